@@ -1,0 +1,86 @@
+import type { Db } from './connection';
+import type { OutboundMessage } from '../lib/messages';
+
+/** A message in the outbox, in the order it must reach the sorter. */
+export interface OutboxEntry {
+  id: number;
+  message: OutboundMessage;
+  createdAt: string;
+}
+
+/** What the service still has to deliver to the sorter, durable until acknowledged. */
+export interface OutboxStore {
+  /** Commit a message for the sorter; returns its outbox id. */
+  add(message: OutboundMessage, clientAddress: string | null, createdAt: string): number;
+  /** The oldest entries, in order. */
+  peek(limit: number): OutboxEntry[];
+  /** Remove an entry the sorter acknowledged (or that expired); false if already gone. */
+  remove(id: number): boolean;
+  /** Entries waiting. */
+  depth(): number;
+}
+
+interface OutboxRow {
+  id: number;
+  kind: 'ASSIGNMENT' | 'DESTINATION';
+  track_id: string | null;
+  barcode: string | null;
+  destination: string;
+  destination_status: string | null;
+  destination_text: string | null;
+  light_status: string | null;
+  light_color: string | null;
+  batch_door_status: string | null;
+  created_at: string;
+}
+
+function toMessage(row: OutboxRow): OutboundMessage {
+  if (row.kind === 'ASSIGNMENT') {
+    return { kind: 'ASSIGNMENT', body: { TrackID: row.track_id ?? '', Destination: row.destination, Barcode: row.barcode ?? '' } };
+  }
+  return {
+    kind: 'DESTINATION',
+    body: {
+      Destination: row.destination,
+      DestinationStatus: row.destination_status as never,
+      DestinationText: row.destination_text ?? '',
+      LightStatus: row.light_status as never,
+      LightColor: row.light_color as never,
+      BatchDoorStatus: row.batch_door_status as never,
+    },
+  };
+}
+
+/** Build the outbox store on an open, migrated database. */
+export function createOutboxStore(db: Db): OutboxStore {
+  const insert = db.prepare(`
+    INSERT INTO outbox (kind, track_id, barcode, destination, destination_status, destination_text,
+      light_status, light_color, batch_door_status, client_address, created_at)
+    VALUES (@kind, @track_id, @barcode, @destination, @destination_status, @destination_text,
+      @light_status, @light_color, @batch_door_status, @client_address, @created_at)`);
+  const peek = db.prepare('SELECT * FROM outbox ORDER BY id LIMIT ?');
+  const remove = db.prepare('DELETE FROM outbox WHERE id = ?');
+  const depth = db.prepare('SELECT count(*) FROM outbox').pluck();
+
+  return {
+    add(message, clientAddress, createdAt) {
+      const none = { track_id: null, barcode: null, destination_status: null, destination_text: null, light_status: null, light_color: null, batch_door_status: null };
+      const columns =
+        message.kind === 'ASSIGNMENT'
+          ? { ...none, track_id: message.body.TrackID, barcode: message.body.Barcode, destination: message.body.Destination }
+          : {
+              ...none,
+              destination: message.body.Destination,
+              destination_status: message.body.DestinationStatus,
+              destination_text: message.body.DestinationText,
+              light_status: message.body.LightStatus,
+              light_color: message.body.LightColor,
+              batch_door_status: message.body.BatchDoorStatus,
+            };
+      return Number(insert.run({ ...columns, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid);
+    },
+    peek: (limit) => (peek.all(limit) as OutboxRow[]).map((row) => ({ id: row.id, message: toMessage(row), createdAt: row.created_at })),
+    remove: (id) => remove.run(id).changes > 0,
+    depth: () => depth.get() as number,
+  };
+}

@@ -1,0 +1,221 @@
+import type { Db } from './connection';
+import type {
+  DestinationInfoDto,
+  InductDto,
+  QueueMessages,
+  QueueName,
+  SorterMessage,
+  VerifyDto,
+} from '../lib/messages';
+
+/** A message at rest in a queue table. */
+export interface StoredMessage<Q extends QueueName = QueueName> {
+  id: number;
+  queue: Q;
+  message: QueueMessages[Q];
+  receivedAt: string;
+}
+
+/** Who received a message, and when: written to delivered_history as the message leaves. */
+export interface Delivery {
+  deliveredAt: string;
+  clientAddress: string | null;
+}
+
+/** The durable queues: what the sorter produced and the WCS has not yet received. */
+export interface QueueStore {
+  /** Commit messages in order, all or none; returns their ids. */
+  enqueue(messages: SorterMessage[], receivedAt: string): number[];
+  /** The oldest message of a queue whose id is not in `skip` (claims in flight). */
+  head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined;
+  /** Remove a delivered message and record it in the history; false if it was already gone. */
+  remove(stored: StoredMessage, delivery: Delivery): boolean;
+  /** Messages waiting in each queue. */
+  depth(queue: QueueName): number;
+  /** received_at of the oldest message in a queue, or null if it is empty. */
+  oldestReceivedAt(queue: QueueName): string | null;
+  /** Empty both queues (test mode re-seeds from the replay file at each start). */
+  clear(): void;
+}
+
+interface SortationRow {
+  id: number;
+  type: 'REQUEST' | 'VERIFY';
+  message_code: number;
+  track_id: string;
+  barcode: string;
+  induct_location: string | null;
+  destination: string | null;
+  recirculation_count: number | null;
+  length: number | null;
+  width: number | null;
+  height: number | null;
+  weight: number | null;
+  received_at: string;
+}
+
+interface DestinationRow {
+  id: number;
+  message_code: number;
+  destination: string;
+  destination_status: DestinationInfoDto['DestinationStatus'];
+  destination_text: string;
+  light_status: DestinationInfoDto['LightStatus'];
+  light_color: DestinationInfoDto['LightColor'];
+  button_id: number;
+  batch_door_status: DestinationInfoDto['BatchDoorStatus'];
+  received_at: string;
+}
+
+function sortationMessage(row: SortationRow): InductDto | VerifyDto {
+  if (row.type === 'REQUEST') {
+    return {
+      Type: 'REQUEST',
+      TrackID: row.track_id,
+      Barcode: row.barcode,
+      MessageCode: row.message_code,
+      InductLocation: row.induct_location ?? '',
+      RecirculationCount: row.recirculation_count ?? 0,
+      Length: row.length ?? 0,
+      Width: row.width ?? 0,
+      Height: row.height ?? 0,
+      Weight: row.weight ?? 0,
+    };
+  }
+  return {
+    Type: 'VERIFY',
+    TrackID: row.track_id,
+    Barcode: row.barcode,
+    Destination: row.destination ?? '',
+    MessageCode: row.message_code,
+  };
+}
+
+function destinationMessage(row: DestinationRow): DestinationInfoDto {
+  return {
+    Type: 'SCAN',
+    Destination: row.destination,
+    DestinationStatus: row.destination_status,
+    DestinationText: row.destination_text,
+    LightStatus: row.light_status,
+    LightColor: row.light_color,
+    ButtonID: row.button_id,
+    MessageCode: row.message_code,
+    BatchDoorStatus: row.batch_door_status,
+  };
+}
+
+/** Named parameters for one sortation row. */
+function sortationParams(m: InductDto | VerifyDto, receivedAt: string) {
+  const request = m.Type === 'REQUEST' ? m : undefined;
+  return {
+    type: m.Type,
+    message_code: m.MessageCode,
+    track_id: m.TrackID,
+    barcode: m.Barcode,
+    induct_location: request ? request.InductLocation : null,
+    destination: m.Type === 'VERIFY' ? m.Destination : null,
+    recirculation_count: request ? request.RecirculationCount : null,
+    length: request ? request.Length : null,
+    width: request ? request.Width : null,
+    height: request ? request.Height : null,
+    weight: request ? request.Weight : null,
+    received_at: receivedAt,
+  };
+}
+
+/** Build the queue store on an open, migrated database; statements are prepared once here. */
+export function createQueueStore(db: Db): QueueStore {
+  const insertSortation = db.prepare(`
+    INSERT INTO sortation_queue (type, message_code, track_id, barcode, induct_location, destination,
+      recirculation_count, length, width, height, weight, received_at)
+    VALUES (@type, @message_code, @track_id, @barcode, @induct_location, @destination,
+      @recirculation_count, @length, @width, @height, @weight, @received_at)`);
+  const insertDestination = db.prepare(`
+    INSERT INTO destination_queue (message_code, destination, destination_status, destination_text,
+      light_status, light_color, button_id, batch_door_status, received_at)
+    VALUES (@message_code, @destination, @destination_status, @destination_text,
+      @light_status, @light_color, @button_id, @batch_door_status, @received_at)`);
+  // Claims in flight are few (one per waiting client at most): pass them as a JSON array.
+  const heads = {
+    sortation: db.prepare(`SELECT * FROM sortation_queue
+      WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`),
+    destination: db.prepare(`SELECT * FROM destination_queue
+      WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`),
+  };
+  const deletes = {
+    sortation: db.prepare('DELETE FROM sortation_queue WHERE id = ?'),
+    destination: db.prepare('DELETE FROM destination_queue WHERE id = ?'),
+  };
+  const depths = {
+    sortation: db.prepare('SELECT count(*) AS n FROM sortation_queue').pluck(),
+    destination: db.prepare('SELECT count(*) AS n FROM destination_queue').pluck(),
+  };
+  const oldest = {
+    sortation: db.prepare('SELECT received_at FROM sortation_queue ORDER BY id LIMIT 1').pluck(),
+    destination: db.prepare('SELECT received_at FROM destination_queue ORDER BY id LIMIT 1').pluck(),
+  };
+  const insertHistory = db.prepare(`
+    INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
+      payload, received_at, delivered_at, client_address)
+    VALUES (@queue, @message_id, @type, @message_code, @track_id, @barcode, @destination,
+      @payload, @received_at, @delivered_at, @client_address)`);
+
+  const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string): number[] =>
+    messages.map((m) => {
+      const info =
+        m.Type === 'SCAN'
+          ? insertDestination.run({
+              message_code: m.MessageCode,
+              destination: m.Destination,
+              destination_status: m.DestinationStatus,
+              destination_text: m.DestinationText,
+              light_status: m.LightStatus,
+              light_color: m.LightColor,
+              button_id: m.ButtonID,
+              batch_door_status: m.BatchDoorStatus,
+              received_at: receivedAt,
+            })
+          : insertSortation.run(sortationParams(m, receivedAt));
+      return Number(info.lastInsertRowid);
+    }),
+  );
+
+  const remove = db.transaction((stored: StoredMessage, delivery: Delivery): boolean => {
+    if (deletes[stored.queue].run(stored.id).changes === 0) return false;
+    const m = stored.message;
+    insertHistory.run({
+      queue: stored.queue,
+      message_id: stored.id,
+      type: m.Type,
+      message_code: m.MessageCode,
+      track_id: m.Type === 'SCAN' ? null : m.TrackID,
+      barcode: m.Type === 'SCAN' ? null : m.Barcode,
+      destination: m.Type === 'REQUEST' ? m.InductLocation : m.Destination,
+      payload: JSON.stringify(m),
+      received_at: stored.receivedAt,
+      delivered_at: delivery.deliveredAt,
+      client_address: delivery.clientAddress,
+    });
+    return true;
+  });
+
+  const clear = db.transaction(() => {
+    db.exec(`DELETE FROM sortation_queue; DELETE FROM destination_queue;
+      DELETE FROM sqlite_sequence WHERE name IN ('sortation_queue', 'destination_queue');`);
+  });
+
+  return {
+    enqueue: (messages, receivedAt) => enqueue.immediate(messages, receivedAt),
+    head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined {
+      const row = heads[queue].get(JSON.stringify([...skip])) as SortationRow | DestinationRow | undefined;
+      if (!row) return undefined;
+      const message = queue === 'sortation' ? sortationMessage(row as SortationRow) : destinationMessage(row as DestinationRow);
+      return { id: row.id, queue, message: message as QueueMessages[Q], receivedAt: row.received_at };
+    },
+    remove: (stored, delivery) => remove.immediate(stored, delivery),
+    depth: (queue) => depths[queue].get() as number,
+    oldestReceivedAt: (queue) => (oldest[queue].get() as string | undefined) ?? null,
+    clear: () => clear.immediate(),
+  };
+}
