@@ -1,0 +1,31 @@
+import { ETX, STX } from './telegram';
+
+/**
+ * One line of Service_PLC.log, the sorter link's traffic log (docs/traffic-log.md):
+ *   2026-11-21T14:03:07.123Z IN  <STX>0151PLC01 WCS01 000042REQUD...<ETX>
+ * IN is sorter to service, OUT is service to sorter. The markers keep trailing spaces visible.
+ */
+export type Direction = 'IN' | 'OUT';
+
+export interface TrafficLine {
+  time: string;
+  direction: Direction;
+  content: string;
+}
+
+const LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (IN|OUT) +<STX>(.*)<ETX>$/;
+
+/** Format a telegram's content (the text between STX and ETX) as a log line, without newline. */
+export function formatTrafficLine(time: Date, direction: Direction, content: string): string {
+  return `${time.toISOString()} ${direction.padEnd(3)} <STX>${content}<ETX>`;
+}
+
+/** Parse one log line; undefined if it is not a traffic line. Blank and '#' lines are not data. */
+export function parseTrafficLine(line: string): TrafficLine | undefined {
+  const m = LINE.exec(line.replace(/\r$/, ''));
+  if (!m) return undefined;
+  return { time: m[1], direction: m[2] as Direction, content: m[3] };
+}
+
+/** A frame as it travels, from a logged content. */
+export const frameOf = (content: string) => `${STX}${content}${ETX}`;
