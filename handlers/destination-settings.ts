@@ -1,0 +1,67 @@
+import type { OutboxStore } from '../db/outbox-store';
+import { BatchDoorStatus, DestinationStatus, EnumDefaults, LightColor, LightStatus, parseEnum } from '../lib/enums';
+import type { DestinationSetting } from '../lib/messages';
+import { type HandlerResult, ok } from '../lib/results';
+import type { SorterLink } from '../lib/sorter-link';
+
+/** What the destination-settings handler needs. */
+export interface DestinationSettingsDeps {
+  testMode: boolean;
+  outbox: OutboxStore;
+  link: SorterLink;
+  clock: () => Date;
+}
+
+/** A validated POST /destination body: enum fields are whatever the client sent. */
+export interface DestinationSettingsEvent {
+  body: {
+    Destination: string;
+    DestinationStatus?: unknown;
+    DestinationText?: string | null;
+    LightStatus?: unknown;
+    LightColor?: unknown;
+    BatchDoorStatus?: unknown;
+    Type?: string;
+  };
+  clientAddress: string | null;
+}
+
+/** A field whose value did not parse and took a default instead (listed in the acknowledgement). */
+export interface DefaultApplied {
+  Field: string;
+  Received: unknown;
+  Applied: string | null;
+}
+
+/**
+ * The spec's rule: enums parse case-insensitively; a value that does not parse (a missing one
+ * included) takes the default and is not an error. Returns the canonical settings and the
+ * defaults that were applied.
+ */
+export function normaliseDestinationSetting(body: DestinationSettingsEvent['body']): { setting: DestinationSetting; defaults: DefaultApplied[] } {
+  const defaults: DefaultApplied[] = [];
+  const pick = <T extends string>(field: string, values: readonly T[], received: unknown, fallback: T | null): T | null => {
+    const parsed = parseEnum(values, received);
+    if (parsed !== undefined) return parsed;
+    defaults.push({ Field: field, Received: received ?? null, Applied: fallback });
+    return fallback;
+  };
+  const setting: DestinationSetting = {
+    Destination: body.Destination,
+    DestinationStatus: pick('DestinationStatus', DestinationStatus, body.DestinationStatus, EnumDefaults.DestinationStatus)!,
+    DestinationText: body.DestinationText ?? '',
+    LightStatus: pick('LightStatus', LightStatus, body.LightStatus, EnumDefaults.LightStatus)!,
+    LightColor: pick('LightColor', LightColor, body.LightColor, EnumDefaults.LightColor)!,
+    // Not applicable unless given: a missing BatchDoorStatus is null, not a default.
+    BatchDoorStatus: body.BatchDoorStatus === undefined || body.BatchDoorStatus === null ? null : pick('BatchDoorStatus', BatchDoorStatus, body.BatchDoorStatus, null),
+  };
+  return { setting, defaults };
+}
+
+/** POST /destination: normalise, write to the outbox before answering, and say how it travels. */
+export function postDestinationSettings(deps: DestinationSettingsDeps, event: DestinationSettingsEvent): HandlerResult {
+  const { setting, defaults } = normaliseDestinationSetting(event.body);
+  if (deps.testMode) return ok({ Accepted: true, Delivery: 'NotSent', OutboxID: null, Message: setting, DefaultsApplied: defaults });
+  const id = deps.outbox.add({ kind: 'DESTINATION', body: setting }, event.clientAddress, deps.clock().toISOString());
+  return ok({ Accepted: true, Delivery: deps.link.offer(id), OutboxID: id, Message: setting, DefaultsApplied: defaults });
+}

@@ -1,0 +1,47 @@
+import type { OutboxStore } from '../db/outbox-store';
+import type { QueueStore } from '../db/queue-store';
+import type { QueueDispatcher } from '../lib/dispatcher';
+import type { QueueName } from '../lib/messages';
+import { type HandlerResult, ok } from '../lib/results';
+import type { ReplaySummary } from '../lib/seed';
+import type { SorterLink } from '../lib/sorter-link';
+
+/** What the status handler needs. */
+export interface StatusDeps {
+  testMode: boolean;
+  version: string;
+  startedAt: Date;
+  clock: () => Date;
+  state: () => 'Running' | 'Stopping';
+  store: QueueStore;
+  outbox: OutboxStore;
+  dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
+  link: SorterLink;
+  replay: ReplaySummary | null;
+}
+
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+/** GET /status: the spec's counters "Sortation Q" and "Destination Q", plus service and link state. */
+export function getStatus(deps: StatusDeps): HandlerResult {
+  const now = deps.clock();
+  const ages = (['sortation', 'destination'] as const)
+    .map((q) => deps.store.oldestReceivedAt(q))
+    .filter((t): t is string => t !== null)
+    .map((t) => now.getTime() - Date.parse(t));
+  return ok({
+    Service: 'sorter-integration-service',
+    Version: deps.version,
+    State: deps.state(),
+    TestMode: deps.testMode,
+    StartedAt: deps.startedAt.toISOString(),
+    UptimeSeconds: seconds(now.getTime() - deps.startedAt.getTime()),
+    'Sortation Q': deps.store.depth('sortation'),
+    'Destination Q': deps.store.depth('destination'),
+    OldestMessageAgeSeconds: ages.length > 0 ? seconds(Math.max(...ages)) : null,
+    WaitingClients: { 'Sortation Q': deps.dispatchers.sortation.waiting, 'Destination Q': deps.dispatchers.destination.waiting },
+    Sorter: deps.link.status(),
+    Outbox: { Depth: deps.outbox.depth() },
+    Replay: deps.replay,
+  });
+}

@@ -1,0 +1,22 @@
+import crypto from 'node:crypto';
+import Boom from '@hapi/boom';
+import type { Lifecycle, Request } from '@hapi/hapi';
+
+/** Paths that stay open without a key: the Swagger UI and the OpenAPI document. */
+const isDocumentation = (path: string) => path === '/' || path === '/swagger.json' || path.startsWith('/swaggerui/');
+
+const digest = (s: string) => crypto.createHash('sha256').update(s).digest();
+
+/**
+ * onRequest check of `X-API-Key` when ApiKeys is configured (off by default, as in the spec).
+ * Keys are compared as SHA-256 digests in constant time.
+ */
+export function apiKeyCheck(keys: string[]): Lifecycle.Method {
+  const digests = keys.map(digest);
+  return (request: Request, h) => {
+    if (isDocumentation(request.path)) return h.continue;
+    const given = request.headers['x-api-key'];
+    if (typeof given === 'string' && digests.some((d) => crypto.timingSafeEqual(d, digest(given)))) return h.continue;
+    throw Boom.unauthorized(given ? 'wrong X-API-Key' : 'missing X-API-Key header');
+  };
+}

@@ -1,0 +1,58 @@
+import { ConfigError, loadConfig, resolveHome } from './config';
+import { createLogger } from './logger';
+import { loadManifest } from './manifest';
+import { projectRoot, version } from './paths';
+import { startSchedules } from './schedule';
+import { createServer } from './server';
+import { createService } from './service';
+
+/**
+ * Process entry: read config.json from the service home, open the queues, listen, run the
+ * schedules, and shut down cleanly on SIGTERM/SIGINT. `--default-home DIR` names the home used
+ * when SORTER_HOME is not set (npm start uses seeds/, the sample replay).
+ */
+async function main(argv: string[]): Promise<void> {
+  const i = argv.indexOf('--default-home');
+  const home = resolveHome(process.env, i >= 0 && argv[i + 1] ? argv[i + 1] : projectRoot);
+  let config;
+  try {
+    config = loadConfig(home);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`sorter-integration: ${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+  const log = createLogger(config.LogLevel);
+  const manifest = loadManifest();
+  const service = await createService({ home, config, log, version });
+  const server = await createServer(service, { manifest });
+  await server.start();
+  const stopSchedules = startSchedules(manifest, service.deps);
+  log.info(
+    { url: server.info.uri, home, testMode: config.TestMode, replay: service.deps.replay },
+    `listening on http://localhost:${server.info.port} (${config.TestMode ? 'test mode' : 'live mode'}); Swagger UI at /`,
+  );
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: answering waiting polls, finishing responses, closing the database');
+    stopSchedules();
+    service.drain();
+    await server.stop({ timeout: 10_000 });
+    await service.close();
+    log.info('stopped');
+    log.flush?.();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  process.stderr.write(`sorter-integration: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,158 @@
+import Joi from 'joi';
+import { BatchDoorStatus, DestinationStatus, LightColor, LightStatus } from './enums';
+import { FieldWidth, NoTrailingSpace, PrintableAscii } from './fields';
+
+/**
+ * joi schemas for every request and response: the same objects validate requests and build
+ * the Swagger document, so the docs cannot drift from the code.
+ */
+
+/** A text field that travels to the sorter: printable ASCII, no trailing space, at most its telegram width. */
+function telegramText(name: keyof typeof FieldWidth): Joi.StringSchema {
+  return Joi.string()
+    .max(FieldWidth[name])
+    .pattern(PrintableAscii, { name: 'printable ASCII' })
+    .pattern(NoTrailingSpace, { name: 'no trailing space' })
+    .messages({
+      'string.pattern.name': `{{#label}} must be {{#name}} (it travels in a fixed-width sorter telegram)`,
+      'string.max': `{{#label}} must be at most {{#limit}} characters (the width of its sorter telegram field)`,
+    });
+}
+
+const oneOf = (values: readonly string[]) => values.join(', ');
+
+export const timeOutQuery = Joi.object({
+  timeOut: Joi.number()
+    .description('Seconds to wait for a message. Any number is accepted, truncated to whole seconds and clamped to 0..30; 0 = immediate check. Omitted: the DefaultTimeOut setting (default 0).')
+    .example(10),
+})
+  .unknown(true)
+  .label('TimeOutQuery');
+
+export const assignmentBody = Joi.object({
+  TrackID: telegramText('TrackID').required().description('The item being answered (from the REQUEST). Required.').example('0004711'),
+  Destination: telegramText('Destination').required().description('Destination identifier. Required.').example('D017'),
+  Barcode: telegramText('Barcode').allow('').description('Optional; sent to the sorter with the assignment.').example('4006381333931'),
+  Type: Joi.string().allow('').description('Optional and ignored; normal integration omits it.'),
+})
+  .unknown(true)
+  .label('AssignmentDto')
+  .description('Field names match case-insensitively (trackId binds to TrackID); unknown fields are ignored.');
+
+const enumInput = (values: readonly string[], fallback: string) =>
+  Joi.any().description(`Case-insensitive, one of ${oneOf(values)}. Anything else (or omitted) becomes ${fallback}; not an error.`);
+
+export const destinationBody = Joi.object({
+  Destination: telegramText('Destination').required().description('Destination identifier. Required.').example('D017'),
+  DestinationStatus: enumInput(DestinationStatus, 'NotReady').example('Ready'),
+  DestinationText: telegramText('DestinationText').allow('', null).description('Display text; "" (or omitted) clears it.').example('Tour 4711'),
+  LightStatus: enumInput(LightStatus, 'Off').example('Solid'),
+  LightColor: enumInput(LightColor, 'Off').example('BLUE'),
+  BatchDoorStatus: Joi.any().description(`Case-insensitive, one of ${oneOf(BatchDoorStatus)}; omitted or unparsable means not applicable (null).`).example('OPENED'),
+  Type: Joi.any().description('Optional and ignored.'),
+})
+  .unknown(true)
+  .label('DestinationSetDto')
+  .description('Field names match case-insensitively; unknown fields are ignored.');
+
+// ---- responses (documentation) ----
+
+export const inductDto = Joi.object({
+  Type: Joi.string().valid('REQUEST').required(),
+  TrackID: Joi.string().required().example('0004711'),
+  Barcode: Joi.string().allow('').required().example('4006381333931'),
+  MessageCode: Joi.number().integer().required().example(210),
+  InductLocation: Joi.string().required().example('IND01'),
+  RecirculationCount: Joi.number().integer().required().example(0),
+  Length: Joi.number().required().example(320.5),
+  Width: Joi.number().required().example(210),
+  Height: Joi.number().required().example(95),
+  Weight: Joi.number().required().example(1.25),
+}).label('InductDto');
+
+export const verifyDto = Joi.object({
+  Type: Joi.string().valid('VERIFY').required(),
+  TrackID: Joi.string().required().example('0004711'),
+  Barcode: Joi.string().allow('').required().example('4006381333931'),
+  Destination: Joi.string().required().example('D017'),
+  MessageCode: Joi.number().integer().required().example(212),
+}).label('VerifyDto');
+
+export const destinationInfoDto = Joi.object({
+  Type: Joi.string().valid('SCAN').required(),
+  Destination: Joi.string().required().example('D017'),
+  DestinationStatus: Joi.string().valid(...DestinationStatus).required(),
+  DestinationText: Joi.string().allow('').required().example(''),
+  LightStatus: Joi.string().valid(...LightStatus).required(),
+  LightColor: Joi.string().valid(...LightColor).required(),
+  ButtonID: Joi.number().integer().required().description('0 = no button (NONE in replay files)').example(0),
+  MessageCode: Joi.number().integer().required().example(211),
+  BatchDoorStatus: Joi.string().valid(...BatchDoorStatus).allow(null).required().description('null when not applicable'),
+}).label('DestinationInfoDto');
+
+const defaultApplied = Joi.object({
+  Field: Joi.string().example('LightColor'),
+  Received: Joi.any().example('purple'),
+  Applied: Joi.string().allow(null).example('Off'),
+}).label('DefaultApplied');
+
+const ack = (label: string, message: Joi.ObjectSchema) =>
+  Joi.object({
+    Accepted: Joi.boolean().valid(true),
+    Delivery: Joi.string().valid('Sent', 'Queued', 'NotSent').description('Sent: written to the sorter. Queued: in the outbox until the sorter link is back. NotSent: test mode.'),
+    OutboxID: Joi.number().integer().allow(null).description('Row id in the outbox table (null in test mode)'),
+    Message: message,
+    DefaultsApplied: Joi.array().items(defaultApplied).description('Fields that did not parse and took the default'),
+  }).label(label);
+
+export const assignmentAck = ack(
+  'AssignmentAck',
+  Joi.object({ TrackID: Joi.string(), Destination: Joi.string(), Barcode: Joi.string().allow('') }).label('Assignment'),
+);
+
+export const destinationAck = ack(
+  'DestinationSetAck',
+  Joi.object({
+    Destination: Joi.string(),
+    DestinationStatus: Joi.string().valid(...DestinationStatus),
+    DestinationText: Joi.string().allow(''),
+    LightStatus: Joi.string().valid(...LightStatus),
+    LightColor: Joi.string().valid(...LightColor),
+    BatchDoorStatus: Joi.string().valid(...BatchDoorStatus).allow(null),
+  }).label('DestinationSetting'),
+);
+
+const queueCounts = (what: string) => Joi.object({ 'Sortation Q': Joi.number(), 'Destination Q': Joi.number() }).description(what);
+
+export const statusDto = Joi.object({
+  Service: Joi.string(),
+  Version: Joi.string(),
+  State: Joi.string().valid('Running', 'Stopping'),
+  TestMode: Joi.boolean(),
+  StartedAt: Joi.string(),
+  UptimeSeconds: Joi.number(),
+  'Sortation Q': Joi.number().integer().description('Messages waiting in the sortation queue'),
+  'Destination Q': Joi.number().integer().description('Messages waiting in the destination queue'),
+  OldestMessageAgeSeconds: Joi.number().allow(null).description('Age of the oldest waiting message, null when both queues are empty'),
+  WaitingClients: queueCounts('Long polls waiting on each queue'),
+  Sorter: Joi.object({
+    Connected: Joi.boolean(),
+    Address: Joi.string().allow(null),
+    Since: Joi.string().allow(null),
+    LastTelegramIn: Joi.string().allow(null),
+    LastTelegramOut: Joi.string().allow(null),
+  }).unknown(true).label('SorterLinkStatus'),
+  Outbox: Joi.object({ Depth: Joi.number().integer() }).unknown(true).label('OutboxStatus'),
+  Replay: Joi.object({
+    File: Joi.string().allow(null),
+    RowsLoaded: Joi.number().integer(),
+    RowsSkipped: Joi.number().integer(),
+    Error: Joi.string().allow(null),
+  }).allow(null).label('ReplaySummary').description('Test mode only: what was loaded from the replay file'),
+}).label('Status');
+
+export const errorDto = Joi.object({
+  statusCode: Joi.number().integer().example(400),
+  error: Joi.string().example('Bad Request'),
+  message: Joi.string().example('"TrackID" is required'),
+}).label('Error');

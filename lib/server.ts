@@ -1,0 +1,102 @@
+import Hapi from '@hapi/hapi';
+import Inert from '@hapi/inert';
+import Vision from '@hapi/vision';
+import HapiSwagger from 'hapi-swagger';
+import { handlers } from '../handlers';
+import { apiKeyCheck } from './auth';
+import { canonicalKeys, reply, schemaKeys, validationFailAction } from './http';
+import { type Manifest, httpTriggers, loadManifest } from './manifest';
+import { httpBindings, routeOptions } from './routes';
+import type { Service } from './service';
+
+/** Where the server listens; defaults come from config (Port, Host). */
+export interface ServerOptions {
+  manifest?: Manifest;
+  port?: number;
+  host?: string;
+}
+
+interface KeyLists {
+  query: string[];
+  payload: string[];
+}
+
+const API_DESCRIPTION = [
+  'Queue-based HTTP JSON interface between a warehouse control system (WCS) and a parcel sorter.',
+  'GET /sortation returns REQUEST (210) or VERIFY (212); GET /destination returns SCAN (211); both return 204 with an empty body when nothing arrives within timeOut.',
+  'POST /sortation answers a REQUEST with a destination; POST /destination sends destination settings. Both are forwarded to the sorter.',
+  'Errors are JSON {statusCode, error, message}. Input field names match case-insensitively; output names are exactly as documented.',
+].join(' ');
+
+/**
+ * Compose the hapi server from the manifest: one route per HTTP trigger, each running its
+ * handler with the service's deps. Returned unstarted (tests use server.inject).
+ */
+export async function createServer(service: Service, options: ServerOptions = {}): Promise<Hapi.Server> {
+  const { deps } = service;
+  const config = deps.settings;
+  const manifest = options.manifest ?? loadManifest();
+  const server = Hapi.server({
+    port: options.port ?? config.Port,
+    host: options.host ?? config.Host,
+    router: { stripTrailingSlash: true },
+    debug: false, // errors go to the structured log below, not to stderr
+    routes: {
+      payload: { maxBytes: config.MaxPayloadBytes, allow: ['application/json'] },
+      validate: { failAction: validationFailAction },
+    },
+  });
+
+  const security = config.ApiKeys.length > 0;
+  await server.register([
+    Inert,
+    Vision,
+    {
+      plugin: HapiSwagger,
+      options: {
+        info: { title: 'Sorter integration service', version: deps.version, description: API_DESCRIPTION },
+        documentationPath: '/',
+        jsonPath: '/swagger.json',
+        swaggerUIPath: '/swaggerui/',
+        grouping: 'tags',
+        sortEndpoints: 'ordered',
+        ...(security && {
+          securityDefinitions: { apiKey: { type: 'apiKey', name: 'X-API-Key', in: 'header' } },
+          security: [{ apiKey: [] }],
+        }),
+      },
+    },
+  ]);
+
+  server.events.on({ name: 'request', channels: 'error' }, (request, event) =>
+    deps.log.error({ err: event.error, method: request.method, path: request.path }, 'request failed'),
+  );
+
+  if (security) server.ext('onRequest', apiKeyCheck(config.ApiKeys));
+
+  // Bind input keys case-insensitively before validation runs (hapi validates after onPostAuth).
+  server.ext('onPostAuth', (request, h) => {
+    const keys = request.route.settings.app as KeyLists | undefined;
+    // hapi's types mark these read-only; hapi's own validation assigns them the same way.
+    const writable = request as unknown as { query: unknown; payload: unknown };
+    if (keys?.query?.length) writable.query = canonicalKeys(request.query, keys.query, 'query');
+    if (keys?.payload?.length) writable.payload = canonicalKeys(request.payload, keys.payload, 'body');
+    return h.continue;
+  });
+
+  for (const { name, fn, method, path } of httpTriggers(manifest)) {
+    const binding = httpBindings[fn.handler];
+    const run = handlers[fn.handler];
+    if (!binding || !run) throw new Error(`manifest.json: function ${name} names handler ${fn.handler}, which does not exist or has no HTTP binding`);
+    const app: KeyLists = { query: schemaKeys(binding.query), payload: schemaKeys(binding.payload) };
+    server.route({
+      method,
+      path,
+      options: {
+        ...routeOptions(binding, fn.description, path, { app, id: name }),
+        handler: async (request, h) => reply(request, h, await run(deps, binding.event(request, fn.input ?? {}) as never)),
+      },
+    });
+  }
+  return server;
+}

@@ -1,0 +1,114 @@
+import { type Db, openDatabase } from '../db/connection';
+import { type HistoryStore, createHistoryStore } from '../db/history-store';
+import { type OutboxStore, createOutboxStore } from '../db/outbox-store';
+import { type QueueStore, createQueueStore } from '../db/queue-store';
+import { watchExternalChanges } from './change-watcher';
+import { type Config, databaseFile } from './config';
+import { QueueDispatcher } from './dispatcher';
+import type { Logger } from './logger';
+import type { QueueName, SorterMessage } from './messages';
+import { type ReplaySummary, seedFromReplay } from './seed';
+import { type SorterLink, offlineLink } from './sorter-link';
+
+/** Everything the handlers may ask for. Each handler declares the part it uses. */
+export interface Deps {
+  testMode: boolean;
+  version: string;
+  startedAt: Date;
+  clock: () => Date;
+  state: () => 'Running' | 'Stopping';
+  settings: Config;
+  store: QueueStore;
+  outbox: OutboxStore;
+  history: HistoryStore;
+  dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
+  link: SorterLink;
+  replay: ReplaySummary | null;
+  log: Logger;
+}
+
+/** The running service's state outside HTTP: the database, the queues, the sorter link. */
+export interface Service {
+  deps: Deps;
+  db: Db;
+  databaseFile: string;
+  /** Commit messages from the sorter and wake waiting clients. */
+  publish(messages: SorterMessage[]): number[];
+  /** Answer all waiting polls (204) and stop taking new ones. */
+  drain(): void;
+  /** Stop the link and close the database. */
+  close(): Promise<void>;
+}
+
+/** Options for createService. */
+export interface ServiceOptions {
+  home: string;
+  config: Config;
+  log: Logger;
+  version: string;
+  clock?: () => Date;
+}
+
+/**
+ * Build the service from validated config: open and migrate the database (test mode: its own
+ * file, emptied and re-seeded from the replay file), and wire the queues, outbox and link.
+ */
+export async function createService(options: ServiceOptions): Promise<Service> {
+  const { config, log } = options;
+  const clock = options.clock ?? (() => new Date());
+  const file = databaseFile(options.home, config);
+  const db = openDatabase(file, { synchronous: config.Synchronous });
+  const store = createQueueStore(db);
+  const replay = config.TestMode ? await seedFromReplay(options.home, store, log, clock) : null;
+
+  const onCommitError = (err: unknown, stored: { id: number; queue: QueueName }) =>
+    log.error({ err, queue: stored.queue, id: stored.id }, 'could not remove a delivered message; it stays queued and may be delivered again');
+  const dispatchers = {
+    sortation: new QueueDispatcher('sortation', store, onCommitError),
+    destination: new QueueDispatcher('destination', store, onCommitError),
+  };
+  const stopWatching = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
+  const link = config.TestMode ? offlineLink(null) : offlineLink(`${config.Sorter.Host}:${config.Sorter.Port}`);
+  let state: 'Running' | 'Stopping' = 'Running';
+  const drain = () => {
+    state = 'Stopping';
+    dispatchers.sortation.close();
+    dispatchers.destination.close();
+  };
+
+  const deps: Deps = {
+    testMode: config.TestMode,
+    version: options.version,
+    startedAt: clock(),
+    clock,
+    state: () => state,
+    settings: config,
+    store,
+    outbox: createOutboxStore(db),
+    history: createHistoryStore(db),
+    dispatchers,
+    link,
+    replay,
+    log,
+  };
+  log.info({ database: file, testMode: config.TestMode }, 'queue database open');
+
+  return {
+    deps,
+    db,
+    databaseFile: file,
+    publish(messages) {
+      const ids = store.enqueue(messages, clock().toISOString());
+      dispatchers.sortation.notify();
+      dispatchers.destination.notify();
+      return ids;
+    },
+    drain,
+    async close() {
+      drain();
+      stopWatching();
+      await link.stop();
+      db.close();
+    },
+  };
+}
