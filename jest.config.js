@@ -1,6 +1,6 @@
 // Two projects: `fast` (in-process, server.inject, a fresh SQLite file per test) and `e2e`
 // (child processes, restarts, crashes, real sockets). `npm test` runs both.
-const tsJest = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] };
+const tsJest = { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] };
 module.exports = {
   projects: [
     {

@@ -19,12 +19,20 @@ export interface HttpBinding {
   query?: Joi.ObjectSchema;
   payload?: Joi.ObjectSchema;
   notes: string[];
-  responses: Record<number, { description: string; schema?: Joi.Schema }>;
+  /** Documented responses; may depend on the function's fixed input (which queue). */
+  responses(input: Record<string, unknown>): Record<number, { description: string; schema?: Joi.Schema }>;
   event(request: Request, input: Record<string, unknown>): unknown;
 }
 
 const badRequest = { description: 'Bad request: the message names the field', schema: errorDto };
 const unauthorized = { description: 'ApiKeys is configured and X-API-Key is missing or wrong', schema: errorDto };
+
+const postErrors = {
+  400: badRequest,
+  401: unauthorized,
+  413: { description: 'Body larger than MaxPayloadBytes', schema: errorDto },
+  415: { description: 'Content-Type is not application/json', schema: errorDto },
+};
 
 const postEvent = (request: Request) => ({ body: request.payload, clientAddress: clientAddress(request) });
 
@@ -37,7 +45,7 @@ const postNotes = [
 export const httpBindings: Record<string, HttpBinding> = {
   'handlers/status.getStatus': {
     notes: ['Counters "Sortation Q" and "Destination Q" are the messages waiting in each queue.'],
-    responses: { 200: { description: 'Status', schema: statusDto }, 401: unauthorized },
+    responses: () => ({ 200: { description: 'Status', schema: statusDto }, 401: unauthorized }),
     event: () => ({}),
   },
   'handlers/dequeue.dequeue': {
@@ -48,20 +56,23 @@ export const httpBindings: Record<string, HttpBinding> = {
       'timeOut: truncated to whole seconds, clamped to 0..30; omitted = DefaultTimeOut (default 0, an immediate check). Not a number: 400.',
       'After a crash a message that was being handed out may be delivered again (at-least-once).',
     ],
-    responses: {
-      210: { description: 'REQUEST: answer with POST /sortation', schema: inductDto },
-      211: { description: 'SCAN', schema: destinationInfoDto },
-      212: { description: 'VERIFY: no answer required', schema: verifyDto },
+    responses: (input) => ({
+      ...(input.queue === 'sortation'
+        ? {
+            210: { description: 'REQUEST: answer with POST /sortation', schema: inductDto },
+            212: { description: 'VERIFY: no answer required', schema: verifyDto },
+          }
+        : { 211: { description: 'SCAN', schema: destinationInfoDto } }),
       204: { description: 'No message within timeOut (empty body)' },
       400: badRequest,
       401: unauthorized,
-    },
+    }),
     event: (request, input) => ({ ...input, timeOut: request.query.timeOut, signal: disconnectSignal(request) }),
   },
   'handlers/assignment.postAssignment': {
     payload: assignmentBody,
     notes: ['TrackID and Destination are required non-empty strings; Barcode and Type are optional.', ...postNotes],
-    responses: { 200: { description: 'Acknowledged', schema: assignmentAck }, 400: badRequest, 401: unauthorized, 413: { description: 'Body larger than MaxPayloadBytes' }, 415: { description: 'Not application/json' } },
+    responses: () => ({ 200: { description: 'Acknowledged', schema: assignmentAck }, ...postErrors }),
     event: postEvent,
   },
   'handlers/destination-settings.postDestinationSettings': {
@@ -70,7 +81,7 @@ export const httpBindings: Record<string, HttpBinding> = {
       'Enum fields parse case-insensitively; a value that does not parse (or is missing) takes the default (DestinationStatus NotReady, LightStatus Off, LightColor Off), is listed in DefaultsApplied, and is not an error.',
       ...postNotes,
     ],
-    responses: { 200: { description: 'Acknowledged', schema: destinationAck }, 400: badRequest, 401: unauthorized, 413: { description: 'Body larger than MaxPayloadBytes' }, 415: { description: 'Not application/json' } },
+    responses: () => ({ 200: { description: 'Acknowledged', schema: destinationAck }, ...postErrors }),
     event: postEvent,
   },
 };
@@ -79,13 +90,13 @@ export const httpBindings: Record<string, HttpBinding> = {
 export const tagOf = (path: string) => path.replace(/^\//, '') || 'service';
 
 /** hapi route options for a binding: validation, case-insensitive keys, Swagger docs. */
-export function routeOptions(binding: HttpBinding, description: string, path: string, extra: Partial<RouteOptions>): RouteOptions {
+export function routeOptions(binding: HttpBinding, input: Record<string, unknown>, description: string, path: string, extra: Partial<RouteOptions>): RouteOptions {
   return {
     ...extra,
     description,
     notes: binding.notes,
     tags: ['api', tagOf(path)],
     validate: { ...(binding.query && { query: binding.query }), ...(binding.payload && { payload: binding.payload }), ...extra.validate },
-    plugins: { 'hapi-swagger': { responses: binding.responses } },
+    plugins: { 'hapi-swagger': { responses: binding.responses(input) } },
   };
 }

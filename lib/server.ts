@@ -30,7 +30,7 @@ const API_DESCRIPTION = [
 
 /**
  * Compose the hapi server from the manifest: one route per HTTP trigger, each running its
- * handler with the service's deps. Returned unstarted (tests use server.inject).
+ * handler with the service's deps. Returned initialized but not listening (tests use server.inject).
  */
 export async function createServer(service: Service, options: ServerOptions = {}): Promise<Hapi.Server> {
   const { deps } = service;
@@ -89,14 +89,17 @@ export async function createServer(service: Service, options: ServerOptions = {}
     const run = handlers[fn.handler];
     if (!binding || !run) throw new Error(`manifest.json: function ${name} names handler ${fn.handler}, which does not exist or has no HTTP binding`);
     const app: KeyLists = { query: schemaKeys(binding.query), payload: schemaKeys(binding.payload) };
+    const input = fn.input ?? {};
     server.route({
       method,
       path,
       options: {
-        ...routeOptions(binding, fn.description, path, { app, id: name }),
-        handler: async (request, h) => reply(request, h, await run(deps, binding.event(request, fn.input ?? {}) as never)),
+        ...routeOptions(binding, input, fn.description, path, { app, id: name }),
+        handler: async (request, h) => reply(request, h, await run(deps, binding.event(request, input) as never)),
       },
     });
   }
+  // Ready but not listening: plugin dependencies (the Swagger UI routes) are wired at initialize.
+  await server.initialize();
   return server;
 }

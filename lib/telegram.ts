@@ -97,10 +97,9 @@ function encodeField(spec: FieldSpec, value: unknown): string {
       s = value === null || value === undefined ? '' : String(value);
       if (!PrintableAscii.test(s)) throw new TelegramError(spec.name, s, 'printable ASCII');
       if (s.endsWith(' ')) throw new TelegramError(spec.name, s, 'no trailing space');
-      s = pad(s, spec.width);
   }
   if (s.length > spec.width) throw new TelegramError(spec.name, String(value), `at most ${spec.width} characters`);
-  return s;
+  return pad(s, spec.width);
 }
 
 function decodeField(spec: FieldSpec, raw: string): unknown {

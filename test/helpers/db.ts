@@ -1,0 +1,19 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type Db, openDatabase } from '../../db/connection';
+
+/** A fresh, migrated SQLite file in a temporary folder. */
+export function freshDb(): { db: Db; file: string; dispose(): void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-db-'));
+  const file = path.join(dir, 'queues.db');
+  const db = openDatabase(file);
+  return {
+    db,
+    file,
+    dispose() {
+      if (db.open) db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

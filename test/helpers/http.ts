@@ -1,0 +1,35 @@
+/** A response as the tests look at it: status, raw text, parsed JSON (if any), content type. */
+export interface Reply {
+  status: number;
+  text: string;
+  json: any;
+  contentType: string | null;
+}
+
+/** One HTTP request over real loopback TCP (Node's fetch). */
+export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Reply> {
+  const res = await fetch(base + path, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json, contentType: res.headers.get('content-type') };
+}
+
+/** Drain a queue with timeOut=0 until 204; returns the bodies in order. */
+export async function drain(base: string, queue: 'sortation' | 'destination', headers: Record<string, string> = {}): Promise<any[]> {
+  const out: any[] = [];
+  for (;;) {
+    const r = await call(base, 'GET', `/${queue}?timeOut=0`, undefined, headers);
+    if (r.status === 204) return out;
+    out.push(r.json);
+  }
+}

@@ -1,0 +1,56 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+
+const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
+
+/** The service running as a child process (the compiled dist/lib/main.js, built by `npm test`). */
+export interface ServiceProcess {
+  proc: ChildProcess;
+  port: number;
+  base: string;
+  logs: Array<Record<string, unknown>>;
+  /** Resolves with the exit code (or signal) once the process has ended. */
+  exited: Promise<number | string>;
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+/**
+ * Start the service with SORTER_HOME=home and wait until it listens. The home's config.json
+ * should set Port 0, so the system picks a free port, which is read from the start-up log line.
+ */
+export function startServiceProcess(home: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 15000): Promise<ServiceProcess> {
+  const proc = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env, SORTER_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: Array<Record<string, unknown>> = [];
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+    exited.then((code) => reject(new Error(`service exited (${code}) before listening; stderr: ${stderr}`)));
+    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        return;
+      }
+      logs.push(entry);
+      if (typeof entry.url === 'string') {
+        clearTimeout(timer);
+        const port = Number(new URL(entry.url).port);
+        resolve({
+          proc,
+          port,
+          base: `http://127.0.0.1:${port}`,
+          logs,
+          exited,
+          stop(signal = 'SIGTERM') {
+            proc.kill(signal);
+            return exited;
+          },
+        });
+      }
+    });
+  });
+}

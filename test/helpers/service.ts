@@ -1,0 +1,35 @@
+import type { Server } from '@hapi/hapi';
+import { type Config, validateConfig } from '../../lib/config';
+import { createLogger } from '../../lib/logger';
+import { createServer } from '../../lib/server';
+import { type Service, createService } from '../../lib/service';
+import { removeHome, tempHome } from './home';
+
+/** An in-process service on a real SQLite file in a temporary home, with its unstarted hapi server. */
+export interface TestService {
+  home: string;
+  config: Config;
+  service: Service;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** Build a service from config overrides and home files; the database is a fresh file. */
+export async function testService(config: Partial<Config> | object = {}, files: Record<string, string | object> = {}, clock?: () => Date): Promise<TestService> {
+  const home = tempHome(files);
+  const validated = validateConfig({ LogLevel: 'silent', ...config });
+  const service = await createService({ home, config: validated, log: createLogger('silent'), version: '0.0.0-test', clock });
+  const server = await createServer(service);
+  return {
+    home,
+    config: validated,
+    service,
+    server,
+    async close() {
+      service.drain();
+      await server.stop({ timeout: 1000 });
+      await service.close();
+      removeHome(home);
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { createQueueStore, type QueueStore } from '../../db/queue-store';
+import { QueueDispatcher } from '../../lib/dispatcher';
+import type { VerifyDto } from '../../lib/messages';
+import { freshDb } from '../helpers/db';
+
+const verify = (t: string): VerifyDto => ({ Type: 'VERIFY', TrackID: t, Barcode: '', Destination: 'D1', MessageCode: 212 });
+const delivered = { deliveredAt: '2026-11-21T00:00:00.000Z', clientAddress: null };
+const trackOf = (c: { stored: { message: unknown } } | null) => (c ? (c.stored.message as VerifyDto).TrackID : null);
+
+describe('QueueDispatcher', () => {
+  let ctx: ReturnType<typeof freshDb>;
+  let store: QueueStore;
+  let d: QueueDispatcher<'sortation'>;
+  beforeEach(() => {
+    ctx = freshDb();
+    store = createQueueStore(ctx.db);
+    d = new QueueDispatcher('sortation', store);
+  });
+  afterEach(() => {
+    d.close();
+    ctx.dispose();
+  });
+
+  it('answers an immediate check at once: a message, or null when empty', async () => {
+    expect(await d.take(0)).toBeNull();
+    store.enqueue([verify('a')], 'T');
+    expect(trackOf(await d.take(0))).toBe('a');
+  });
+
+  it('hides a claimed message from others until it is released, then it is the head again', async () => {
+    store.enqueue([verify('a'), verify('b')], 'T');
+    const first = await d.take(0);
+    const second = await d.take(0);
+    expect([trackOf(first), trackOf(second)]).toEqual(['a', 'b']);
+    first!.release();
+    expect(trackOf(await d.take(0))).toBe('a');
+  });
+
+  it('removes a committed message for good', async () => {
+    store.enqueue([verify('a')], 'T');
+    const claim = await d.take(0);
+    expect(claim!.commit(delivered)).toBe(true);
+    expect(claim!.commit(delivered)).toBe(false);
+    expect(store.depth('sortation')).toBe(0);
+    expect(await d.take(0)).toBeNull();
+  });
+
+  it('serves waiters first come, first served when messages arrive', async () => {
+    const waits = [d.take(5000), d.take(5000), d.take(5000)];
+    expect(d.waiting).toBe(3);
+    store.enqueue([verify('1'), verify('2')], 'T');
+    d.notify();
+    expect(trackOf(await waits[0])).toBe('1');
+    expect(trackOf(await waits[1])).toBe('2');
+    expect(d.waiting).toBe(1);
+    store.enqueue([verify('3')], 'T');
+    d.notify();
+    expect(trackOf(await waits[2])).toBe('3');
+  });
+
+  it('does not let a newcomer overtake a waiter', async () => {
+    const waiting = d.take(5000);
+    store.enqueue([verify('a')], 'T');
+    // Not notified yet: an immediate check must not take what the waiter is owed.
+    expect(await d.take(0)).toBeNull();
+    d.notify();
+    expect(trackOf(await waiting)).toBe('a');
+  });
+
+  it('gives a released message to the next waiter', async () => {
+    store.enqueue([verify('a')], 'T');
+    const claim = await d.take(0);
+    const waiting = d.take(5000);
+    claim!.release();
+    expect(trackOf(await waiting)).toBe('a');
+  });
+
+  it('times out with null after the wait', async () => {
+    const started = Date.now();
+    expect(await d.take(120)).toBeNull();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+    expect(d.waiting).toBe(0);
+  });
+
+  it('drops an aborted waiter without costing a message', async () => {
+    const controller = new AbortController();
+    const gone = d.take(5000, controller.signal);
+    const stays = d.take(5000);
+    controller.abort();
+    expect(await gone).toBeNull();
+    store.enqueue([verify('a')], 'T');
+    d.notify();
+    expect(trackOf(await stays)).toBe('a');
+  });
+
+  it('answers every waiter with null at close and refuses new ones', async () => {
+    const waits = [d.take(5000), d.take(5000)];
+    d.close();
+    expect(await Promise.all(waits)).toEqual([null, null]);
+    store.enqueue([verify('a')], 'T');
+    expect(await d.take(0)).toBeNull();
+  });
+
+  it('keeps the message when its removal fails, and reports the error', async () => {
+    const errors: unknown[] = [];
+    const failing = new QueueDispatcher('sortation', { ...store, remove: () => { throw new Error('disk full'); } }, (err) => errors.push(err));
+    store.enqueue([verify('a')], 'T');
+    const claim = await failing.take(0);
+    expect(claim!.commit(delivered)).toBe(false);
+    expect(errors).toHaveLength(1);
+    expect(trackOf(await failing.take(0))).toBe('a');
+  });
+});
