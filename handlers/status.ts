@@ -36,8 +36,9 @@ export function getStatus(deps: StatusDeps): HandlerResult {
     TestMode: deps.testMode,
     StartedAt: deps.startedAt.toISOString(),
     UptimeSeconds: seconds(now.getTime() - deps.startedAt.getTime()),
-    'Sortation Q': deps.store.depth('sortation'),
-    'Destination Q': deps.store.depth('destination'),
+    // Waiting messages: those being handed out right now are no longer waiting.
+    'Sortation Q': deps.store.depth('sortation') - deps.dispatchers.sortation.inFlight,
+    'Destination Q': deps.store.depth('destination') - deps.dispatchers.destination.inFlight,
     OldestMessageAgeSeconds: ages.length > 0 ? seconds(Math.max(...ages)) : null,
     WaitingClients: { 'Sortation Q': deps.dispatchers.sortation.waiting, 'Destination Q': deps.dispatchers.destination.waiting },
     Sorter: deps.link.status(),

@@ -1,5 +1,5 @@
 import Boom from '@hapi/boom';
-import type { Request, ResponseToolkit, ResponseObject, Lifecycle } from '@hapi/hapi';
+import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type Joi from 'joi';
 import type { Claim } from './dispatcher';
 import type { HandlerResult } from './results';
@@ -16,34 +16,73 @@ export const clientAddress = (request: Request): string | null => request.info.r
  * queue) only when its response has been handed to the client's connection ('finish');
  * if the connection closes first, the message goes back to the head of its queue.
  */
-export function reply(request: Request, h: ResponseToolkit, result: HandlerResult): ResponseObject {
+export async function reply(request: Request, h: ResponseToolkit, result: HandlerResult, clock: () => Date): Promise<ResponseObject | symbol> {
   switch (result.kind) {
     case 'ok':
       return h.response(result.body).code(200);
     case 'empty':
       return h.response().code(204);
     case 'message': {
-      const type = result.claim.stored.message.Type;
-      const code = MessageStatusCode[type];
-      bindClaimToResponse(request, result.claim, code);
-      return h.response(result.claim.stored.message).code(code).message(ReasonPhrase[type]);
+      // A client that gave up just as its message arrived has its FIN queued already; node
+      // reads it in the next poll phase. Look once more after that phase, then write in the
+      // same synchronous step, so no client can leave unseen between the look and the write.
+      // That is why this one response bypasses hapi's (asynchronous) response pipeline.
+      await new Promise((resolve) => setImmediate(resolve));
+      const { res, req } = request.raw;
+      if (res.destroyed || req.socket.destroyed || req.socket.readableEnded) {
+        result.claim.release();
+        return h.abandon;
+      }
+      const message = result.claim.stored.message;
+      const code = MessageStatusCode[message.Type];
+      const body = JSON.stringify(message);
+      bindClaimToResponse(request, result.claim, code, clock);
+      res.writeHead(code, ReasonPhrase[message.Type], {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        'cache-control': 'no-cache',
+      });
+      res.end(body);
+      return h.abandon;
     }
   }
 }
 
-function bindClaimToResponse(request: Request, claim: Claim, code: number): void {
+/**
+ * How long after a response is written we listen for the connection being reset. A client
+ * that closes its socket with our response unread makes its kernel answer with a reset
+ * (ECONNRESET here): that message was never read, so it goes back to the queue. A client
+ * that read the response and closed cleanly (FIN) keeps it.
+ */
+export const DELIVERY_GRACE_MS = 5;
+
+function bindClaimToResponse(request: Request, claim: Claim, code: number, clock: () => Date): void {
   const res = request.raw.res;
-  if (res.destroyed || res.writableEnded) {
-    claim.release();
-    return;
-  }
+  const socket = request.raw.req.socket;
+  let reset = false;
+  const onError = () => (reset = true);
+  const onClose = (hadError: boolean) => (reset ||= hadError);
+  socket.on('error', onError);
+  socket.once('close', onClose);
+  const unlisten = () => {
+    socket.removeListener('error', onError);
+    socket.removeListener('close', onClose);
+  };
   res.once('finish', () => {
-    // Something after the handler may have turned this into an error response: then the
-    // client did not get the message and it must stay queued.
-    if (res.statusCode === code) claim.commit({ deliveredAt: new Date().toISOString(), clientAddress: clientAddress(request) });
-    else claim.release();
+    setTimeout(() => {
+      unlisten();
+      // Something after the handler may also have turned this into an error response.
+      if (reset || res.statusCode !== code) claim.release();
+      else claim.commit({ deliveredAt: clock().toISOString(), clientAddress: clientAddress(request) });
+    }, DELIVERY_GRACE_MS);
   });
-  res.once('close', () => claim.release()); // no-op after a commit
+  // 'close' also follows a normal 'finish': only a response that never finished gives the message back.
+  res.once('close', () => {
+    if (!res.writableFinished) {
+      unlisten();
+      claim.release();
+    }
+  });
 }
 
 /** An AbortSignal that fires if the client's connection closes before its response is written. */

@@ -107,6 +107,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     async close() {
       drain();
       stopWatching();
+      // Responses already written commit their messages a moment later: let them, briefly.
+      for (let i = 0; i < 200 && dispatchers.sortation.inFlight + dispatchers.destination.inFlight > 0; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
       await link.stop();
       db.close();
     },

@@ -106,7 +106,7 @@ describe('getStatus', () => {
       depth: (q: string) => (q === 'sortation' ? 3 : 1),
       oldestReceivedAt: (q: string) => (q === 'sortation' ? '2026-11-21T11:59:30.000Z' : '2026-11-21T11:58:00.000Z'),
     };
-    const waiting = (n: number) => ({ waiting: n });
+    const waiting = (n: number) => ({ waiting: n, inFlight: 0 });
     const result = getStatus({
       testMode: false,
       version: '1.2.3',

@@ -11,6 +11,8 @@ export interface TestService {
   config: Config;
   service: Service;
   server: Server;
+  /** Resolves once every message handed out has been committed or released. */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -25,6 +27,11 @@ export async function testService(config: Partial<Config> | object = {}, files: 
     config: validated,
     service,
     server,
+    async settled() {
+      const { sortation, destination } = service.deps.dispatchers;
+      for (let i = 0; i < 400 && sortation.inFlight + destination.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 5));
+      if (sortation.inFlight + destination.inFlight > 0) throw new Error('claims still in flight after 2 s');
+    },
     async close() {
       service.drain();
       await server.stop({ timeout: 1000 });

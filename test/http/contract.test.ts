@@ -60,6 +60,7 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
 
   it('returns one message per call and removes it once delivered, recording the delivery', async () => {
     await t.server.inject('/sortation');
+    await t.settled();
     expect(t.service.deps.store.depth('sortation')).toBe(1);
     const row = t.service.db.prepare('SELECT type, track_id, client_address FROM delivered_history').get();
     expect(row).toEqual({ type: 'REQUEST', track_id: '0004711', client_address: '127.0.0.1' });
