@@ -30,7 +30,7 @@ describe('delivery over real HTTP on loopback', () => {
     let aborts = 0;
     // A client that leaves in the same few milliseconds as its message is written may take it
     // with it (docs/queue-semantics.md, "The one race left"). This test is about clients that
-    // leave while waiting, so quitters hold off while a burst is being handed out.
+    // leave while waiting, so quitters hold off from 20 ms before to 60 ms after each burst.
     let quietUntil = 0;
 
     const stayer = async () => {
@@ -53,11 +53,11 @@ describe('delivery over real HTTP on loopback', () => {
 
     for (let n = 1; n <= total; ) {
       const batch = Math.min(1 + Math.floor(random() * 4), total - n + 1);
-      quietUntil = Date.now() + 40;
-      await sleep(15); // quitters due in this window have postponed their leaving
+      quietUntil = Date.now() + 80;
+      await sleep(20); // quitters due in this window have postponed their leaving
       t.service.publish(Array.from({ length: batch }, (_, i) => induct(n + i)));
       n += batch;
-      await sleep(25 + Math.floor(random() * 30));
+      await sleep(60 + Math.floor(random() * 40));
     }
     for (let i = 0; i < 300 && received.length < total; i++) await sleep(20);
     stop = true;
