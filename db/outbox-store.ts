@@ -14,6 +14,8 @@ export interface OutboxStore {
   add(message: OutboundMessage, clientAddress: string | null, createdAt: string): number;
   /** The oldest entries, in order. */
   peek(limit: number): OutboxEntry[];
+  /** The entries after outbox id `afterId`, in order. */
+  after(afterId: number, limit: number): OutboxEntry[];
   /** Remove an entry the sorter acknowledged (or that expired); false if already gone. */
   remove(id: number): boolean;
   /** Entries waiting. */
@@ -51,6 +53,8 @@ function toMessage(row: OutboxRow): OutboundMessage {
   };
 }
 
+const toEntry = (row: OutboxRow): OutboxEntry => ({ id: row.id, message: toMessage(row), createdAt: row.created_at });
+
 /** Build the outbox store on an open, migrated database. */
 export function createOutboxStore(db: Db): OutboxStore {
   const insert = db.prepare(`
@@ -59,6 +63,7 @@ export function createOutboxStore(db: Db): OutboxStore {
     VALUES (@kind, @track_id, @barcode, @destination, @destination_status, @destination_text,
       @light_status, @light_color, @batch_door_status, @client_address, @created_at)`);
   const peek = db.prepare('SELECT * FROM outbox ORDER BY id LIMIT ?');
+  const after = db.prepare('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?');
   const remove = db.prepare('DELETE FROM outbox WHERE id = ?');
   const depth = db.prepare('SELECT count(*) FROM outbox').pluck();
 
@@ -79,7 +84,8 @@ export function createOutboxStore(db: Db): OutboxStore {
             };
       return Number(insert.run({ ...columns, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid);
     },
-    peek: (limit) => (peek.all(limit) as OutboxRow[]).map((row) => ({ id: row.id, message: toMessage(row), createdAt: row.created_at })),
+    peek: (limit) => (peek.all(limit) as OutboxRow[]).map(toEntry),
+    after: (afterId, limit) => (after.all(afterId, limit) as OutboxRow[]).map(toEntry),
     remove: (id) => remove.run(id).changes > 0,
     depth: () => depth.get() as number,
   };

@@ -16,7 +16,23 @@ export interface Config {
   MaxPayloadBytes: number;
   ApiKeys: string[];
   LogLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  Sorter: { Host: string; Port: number };
+  Sorter: SorterSettings;
+}
+
+/** The live link to the sorter PLC (docs/sorter-protocol.md). */
+export interface SorterSettings {
+  Host: string;
+  Port: number;
+  Name: string;
+  PeerName: string;
+  HeartbeatMs: number;
+  AckTimeoutMs: number;
+  Window: number;
+  ReconnectMaxMs: number;
+  AssignmentTtlSeconds: number;
+  TrafficLog: boolean;
+  TrafficLogMaxBytes: number;
+  TrafficLogFiles: number;
 }
 
 /** Every setting, its default and its one-line meaning; the README table mirrors this. */
@@ -36,6 +52,16 @@ export const configSchema = Joi.object<Config>({
   Sorter: Joi.object({
     Host: Joi.string().default('127.0.0.1').description('Sorter PLC address'),
     Port: Joi.number().port().default(2000).description('Sorter PLC TCP port'),
+    Name: Joi.string().max(6).pattern(/^[\x21-\x7e]+$/).default('WCS01').description('Our name in telegram headers (sender)'),
+    PeerName: Joi.string().max(6).pattern(/^[\x21-\x7e]+$/).default('PLC01').description("The sorter's name in telegram headers"),
+    HeartbeatMs: Joi.number().integer().min(100).max(60000).default(2000).description('Send LIFE after this much silence; 3x without traffic = link dead'),
+    AckTimeoutMs: Joi.number().integer().min(50).max(60000).default(1000).description('Resend unacknowledged telegrams after this long'),
+    Window: Joi.number().integer().min(1).max(1000).default(64).description('Telegrams sent and not yet acknowledged, at most'),
+    ReconnectMaxMs: Joi.number().integer().min(100).max(300000).default(5000).description('Cap of the reconnect backoff'),
+    AssignmentTtlSeconds: Joi.number().min(1).default(30).description('Assignments older than this are dropped, not sent'),
+    TrafficLog: Joi.boolean().default(true).description('Append every telegram to Service_PLC.log in the service home'),
+    TrafficLogMaxBytes: Joi.number().integer().min(4096).default(10485760).description('Rotate Service_PLC.log at this size'),
+    TrafficLogFiles: Joi.number().integer().min(1).max(100).default(5).description('Rotated logs kept (Service_PLC.log.1 ...)'),
   })
     .default()
     .description('The live sorter link'),

@@ -1,6 +1,8 @@
+import path from 'node:path';
 import { type Db, openDatabase } from '../db/connection';
 import { type HistoryStore, createHistoryStore } from '../db/history-store';
 import { type OutboxStore, createOutboxStore } from '../db/outbox-store';
+import { createLinkStore } from '../db/link-store';
 import { type QueueStore, createQueueStore } from '../db/queue-store';
 import { watchExternalChanges } from './change-watcher';
 import { type Config, databaseFile } from './config';
@@ -8,7 +10,8 @@ import { QueueDispatcher } from './dispatcher';
 import type { Logger } from './logger';
 import type { QueueName, SorterMessage } from './messages';
 import { type ReplaySummary, seedFromReplay } from './seed';
-import { type SorterLink, offlineLink } from './sorter-link';
+import { type SorterLink, TcpSorterLink, offlineLink } from './sorter-link';
+import { TrafficLogWriter } from './traffic-log';
 
 /** Everything the handlers may ask for. Each handler declares the part it uses. */
 export interface Deps {
@@ -68,7 +71,32 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     destination: new QueueDispatcher('destination', store, onCommitError),
   };
   const stopWatching = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
-  const link = config.TestMode ? offlineLink(null) : offlineLink(`${config.Sorter.Host}:${config.Sorter.Port}`);
+  const outbox = createOutboxStore(db);
+  const notifyAll = () => {
+    dispatchers.sortation.notify();
+    dispatchers.destination.notify();
+  };
+  let traffic: TrafficLogWriter | undefined;
+  let link: SorterLink;
+  if (config.TestMode) {
+    link = offlineLink(null);
+  } else {
+    const s = config.Sorter;
+    traffic = s.TrafficLog ? new TrafficLogWriter(path.join(options.home, 'Service_PLC.log'), s.TrafficLogMaxBytes, s.TrafficLogFiles) : undefined;
+    const links = createLinkStore(db, store);
+    link = new TcpSorterLink({
+      settings: s,
+      outbox,
+      links,
+      log,
+      clock,
+      traffic,
+      accept(seq, message) {
+        links.accept(s.PeerName, seq, message, clock().toISOString());
+        (message.Type === 'SCAN' ? dispatchers.destination : dispatchers.sortation).notify();
+      },
+    });
+  }
   let state: 'Running' | 'Stopping' = 'Running';
   const drain = () => {
     state = 'Stopping';
@@ -84,7 +112,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     state: () => state,
     settings: config,
     store,
-    outbox: createOutboxStore(db),
+    outbox,
     history: createHistoryStore(db),
     dispatchers,
     link,
@@ -99,8 +127,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     databaseFile: file,
     publish(messages) {
       const ids = store.enqueue(messages, clock().toISOString());
-      dispatchers.sortation.notify();
-      dispatchers.destination.notify();
+      notifyAll();
       return ids;
     },
     drain,
@@ -112,6 +139,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         await new Promise((r) => setTimeout(r, 10));
       }
       await link.stop();
+      traffic?.close();
       db.close();
     },
   };

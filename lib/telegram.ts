@@ -58,7 +58,7 @@ export const Layouts = {
   ASGN: [text('TrackID', false), text('Barcode'), text('Destination', false)],
   DSET: [text('Destination', false), enumField('DestinationStatus', DestinationStatus, 8), enumField('LightStatus', LightStatus, 8), enumField('LightColor', LightColor, 8), enumField('BatchDoorStatus', BatchDoorStatus, 6, true), text('DestinationText')],
   LIFE: [],
-  SYNS: [],
+  SYNS: [{ name: 'Epoch', width: 12, kind: 'text' }, int('NextSeq', 6)],
   SYNE: [],
 } satisfies Record<TelegramType, FieldSpec[]>;
 
@@ -192,6 +192,21 @@ export function sorterMessageData(m: InductDto | VerifyDto | DestinationInfoDto)
 /** Data for an assignment (ASGN) or destination settings (DSET) telegram. */
 export function outboundData(m: { kind: 'ASSIGNMENT'; body: Assignment } | { kind: 'DESTINATION'; body: DestinationSetting }): { type: TelegramType; data: string } {
   return m.kind === 'ASSIGNMENT' ? { type: 'ASGN', data: encodeData('ASGN', m.body) } : { type: 'DSET', data: encodeData('DSET', m.body) };
+}
+
+/** Data of a negative acknowledgement: a 2-digit reason code and a 40-character text. */
+export const NakReason = { MALFORMED: 1, BAD_DATA: 2, UNEXPECTED: 3, CANNOT_STORE: 4 } as const;
+export const NAK_TEXT_WIDTH = 40;
+
+/** NAK data for a reason; the text is cut to its field (it is a diagnostic, not data). */
+export function nakData(code: number, text: string): string {
+  const printable = text.replace(/[^\x20-\x7e]/g, '?').slice(0, NAK_TEXT_WIDTH).replace(/ +$/, '');
+  return String(code).padStart(2, '0') + pad(printable, NAK_TEXT_WIDTH);
+}
+
+/** Code and text of a NAK's data. */
+export function parseNak(data: string): { code: number; text: string } {
+  return { code: Number(data.slice(0, 2)) || 0, text: data.slice(2).trimEnd() };
 }
 
 /** The sequence number after `seq`: 1..999999, wrapping to 1 (0 is never used). */

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { ETX, STX } from './telegram';
 
 /**
@@ -29,3 +30,46 @@ export function parseTrafficLine(line: string): TrafficLine | undefined {
 
 /** A frame as it travels, from a logged content. */
 export const frameOf = (content: string) => `${STX}${content}${ETX}`;
+
+/**
+ * Appends traffic lines to Service_PLC.log, rotating by size: Service_PLC.log.1 is the newest
+ * rotated file, up to `keep` of them. Writes are synchronous appends (one write call a line),
+ * so a crash loses no line that was written.
+ */
+export class TrafficLogWriter {
+  private fd: number;
+  private size: number;
+
+  constructor(
+    private readonly file: string,
+    private readonly maxBytes: number,
+    private readonly keep: number,
+  ) {
+    this.fd = fs.openSync(file, 'a');
+    this.size = fs.fstatSync(this.fd).size;
+  }
+
+  /** Log one telegram (its content, between STX and ETX). */
+  write(time: Date, direction: Direction, content: string): void {
+    const line = `${formatTrafficLine(time, direction, content)}\n`;
+    if (this.size + line.length > this.maxBytes && this.size > 0) this.rotate();
+    fs.writeSync(this.fd, line);
+    this.size += line.length;
+  }
+
+  /** Close the file. */
+  close(): void {
+    fs.closeSync(this.fd);
+  }
+
+  private rotate(): void {
+    fs.closeSync(this.fd);
+    for (let i = this.keep - 1; i >= 1; i--) {
+      if (fs.existsSync(`${this.file}.${i}`)) fs.renameSync(`${this.file}.${i}`, `${this.file}.${i + 1}`);
+    }
+    fs.renameSync(this.file, `${this.file}.1`);
+    fs.rmSync(`${this.file}.${this.keep + 1}`, { force: true });
+    this.fd = fs.openSync(this.file, 'a');
+    this.size = 0;
+  }
+}

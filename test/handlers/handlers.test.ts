@@ -19,6 +19,7 @@ function fakeOutbox(): OutboxStore & { added: Array<{ message: OutboundMessage; 
       return added.length;
     },
     peek: () => [],
+    after: () => [],
     remove: () => true,
     depth: () => added.length,
   };

@@ -12,7 +12,7 @@ describe('config', () => {
     expect(config.DefaultTimeOut).toBe(0);
     expect(config.Synchronous).toBe('FULL');
     expect(config.ApiKeys).toEqual([]);
-    expect(config.Sorter).toEqual({ Host: '127.0.0.1', Port: 2000 });
+    expect(config.Sorter).toMatchObject({ Host: '127.0.0.1', Port: 2000, Name: 'WCS01', PeerName: 'PLC01', HeartbeatMs: 2000, AckTimeoutMs: 1000, AssignmentTtlSeconds: 30 });
     removeHome(home);
   });
 
@@ -58,6 +58,8 @@ describe('config', () => {
 
   it('documents every key in the README settings table', () => {
     const readme = fs.readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
-    for (const key of Object.keys(validateConfig({}))) expect(readme).toContain(`\`${key}\``);
+    const config = validateConfig({});
+    for (const key of Object.keys(config)) expect(readme).toContain(`\`${key}\``);
+    for (const key of Object.keys(config.Sorter)) expect(readme).toContain(`\`Sorter.${key}\``);
   });
 });

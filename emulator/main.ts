@@ -1,0 +1,100 @@
+import { parseArgs } from 'node:util';
+import { PlcLink } from './plc-link';
+import { EmulatedSorter, defaultSorterOptions } from './sorter';
+
+/**
+ * `npm run emulator -- --port N --rate R --seed S [--duration SECONDS]`: a sorter PLC on TCP.
+ * Prints `emulator listening on HOST:PORT` when ready and, at exit (duration over, SIGTERM or
+ * SIGINT), one line `EMULATOR {json}` with the run's counters.
+ */
+const { values: a } = parseArgs({
+  options: {
+    port: { type: 'string', default: '2000' },
+    host: { type: 'string', default: '127.0.0.1' },
+    rate: { type: 'string', default: String(defaultSorterOptions.rate) },
+    seed: { type: 'string', default: String(defaultSorterOptions.seed) },
+    duration: { type: 'string' },
+    'decision-window': { type: 'string', default: String(defaultSorterOptions.decisionWindowMs) },
+    'loop-ms': { type: 'string', default: String(defaultSorterOptions.loopMs) },
+    'max-recirculations': { type: 'string', default: String(defaultSorterOptions.maxRecirculations) },
+    destinations: { type: 'string', default: String(defaultSorterOptions.destinations) },
+    capacity: { type: 'string', default: String(defaultSorterOptions.capacity) },
+    'no-read-rate': { type: 'string', default: String(defaultSorterOptions.noReadRate) },
+    'empty-after-ms': { type: 'string', default: String(defaultSorterOptions.emptyAfterMs) },
+    'heartbeat-ms': { type: 'string', default: '2000' },
+    'ack-timeout-ms': { type: 'string', default: '1000' },
+    'drop-every': { type: 'string', default: '0' },
+    'silent-after': { type: 'string', default: '0' },
+    'silent-for': { type: 'string', default: '0' },
+    'garbage-every': { type: 'string', default: '0' },
+    'repeat-every': { type: 'string', default: '0' },
+    'drain-timeout': { type: 'string', default: '15' },
+    verbose: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+function num(name: keyof typeof a): number {
+  const v = Number(a[name]);
+  if (!Number.isFinite(v) || v < 0) {
+    process.stderr.write(`emulator: --${name} must be a non-negative number, got ${JSON.stringify(a[name])}\n`);
+    process.exit(2);
+  }
+  return v;
+}
+
+async function main() {
+  const sorterRef: { current?: EmulatedSorter } = {};
+  const link = new PlcLink({
+    port: num('port'),
+    host: a.host,
+    heartbeatMs: num('heartbeat-ms'),
+    ackTimeoutMs: num('ack-timeout-ms'),
+    misbehave: {
+      dropEverySeconds: num('drop-every'),
+      silentAfterSeconds: num('silent-after'),
+      silentForSeconds: num('silent-for'),
+      garbageEvery: num('garbage-every'),
+      repeatEvery: num('repeat-every'),
+    },
+    onData: (t) => sorterRef.current!.onData(t),
+    log: a.verbose ? (line) => process.stderr.write(`emulator: ${line}\n`) : undefined,
+  });
+  const sorter = new EmulatedSorter(link, {
+    rate: num('rate'),
+    seed: num('seed'),
+    decisionWindowMs: num('decision-window'),
+    loopMs: num('loop-ms'),
+    maxRecirculations: num('max-recirculations'),
+    destinations: num('destinations'),
+    capacity: num('capacity'),
+    noReadRate: num('no-read-rate'),
+    emptyAfterMs: num('empty-after-ms'),
+  });
+  sorterRef.current = sorter;
+  const port = await link.listen();
+  process.stdout.write(`emulator listening on ${a.host}:${port}\n`);
+  sorter.start();
+
+  let done = false;
+  const finish = async (drain: boolean) => {
+    if (done) return;
+    done = true;
+    sorter.stopInducting();
+    if (drain) {
+      // Let the items on the sorter finish their passes and the host acknowledge everything.
+      const until = Date.now() + num('drain-timeout') * 1000;
+      while (Date.now() < until && (sorter.onSorter > 0 || link.unacknowledged > 0)) await new Promise((r) => setTimeout(r, 50));
+    }
+    sorter.stop();
+    const stats = { ...sorter.stats, ...link.counters, on_sorter_at_exit: sorter.onSorter, unacknowledged_at_exit: link.unacknowledged, seed: num('seed'), rate: num('rate') };
+    process.stdout.write(`EMULATOR ${JSON.stringify(stats)}\n`);
+    await link.close();
+    process.exit(0);
+  };
+  if (a.duration !== undefined) setTimeout(() => void finish(true), num('duration') * 1000);
+  process.once('SIGTERM', () => void finish(false));
+  process.once('SIGINT', () => void finish(false));
+}
+
+void main();

@@ -1,0 +1,290 @@
+import type { DestinationInfoDto, InductDto, VerifyDto } from '../lib/messages';
+import { type Telegram, decodeData, sorterMessageData } from '../lib/telegram';
+import type { PlcLink } from './plc-link';
+import { seededRandom } from './random';
+
+/** How the emulated sorter behaves. */
+export interface SorterOptions {
+  /** Items inducted per second. */
+  rate: number;
+  seed: number;
+  /** Time from REQUEST to the divert decision, ms (a real sorter's decision window). */
+  decisionWindowMs: number;
+  /** Time an item takes to come round again when it recirculates, ms. */
+  loopMs: number;
+  /** Recirculations before an item goes to the reject destination. */
+  maxRecirculations: number;
+  destinations: number;
+  /** Items a destination holds before it reports NotReady. */
+  capacity: number;
+  /** Chance that an item's barcode is not read. */
+  noReadRate: number;
+  /** Time an operator takes to empty a full destination (then presses its button), ms. */
+  emptyAfterMs: number;
+}
+
+export const defaultSorterOptions: SorterOptions = {
+  rate: 10,
+  seed: 1,
+  decisionWindowMs: 1500,
+  loopMs: 1500,
+  maxRecirculations: 3,
+  destinations: 20,
+  capacity: 40,
+  noReadRate: 0.03,
+  emptyAfterMs: 4000,
+};
+
+export const REJECT = 'REJECT';
+
+interface Item {
+  trackId: string;
+  barcode: string;
+  length: number;
+  width: number;
+  height: number;
+  weight: number;
+  recirculations: number;
+  /** The latest assignment received for the current pass, if any. */
+  assigned: string | null;
+  /** Ever assigned (to tell a late assignment from a missing one). */
+  everAssigned: boolean;
+  decided: boolean;
+}
+
+interface Destination {
+  id: string;
+  status: 'Ready' | 'NotReady';
+  light: DestinationInfoDto['LightStatus'];
+  color: DestinationInfoDto['LightColor'];
+  text: string;
+  count: number;
+  door: DestinationInfoDto['BatchDoorStatus'];
+  /** Full, waiting for the operator: NotReady is the sorter's own, not the WCS's. */
+  full: boolean;
+}
+
+/** The run's statistics, printed as `EMULATOR {json}` at exit. */
+export interface SorterStats {
+  inducted: number;
+  requests: number;
+  verifies: number;
+  scans: number;
+  assignments: number;
+  destination_settings: number;
+  sorted_as_assigned: number;
+  sorted_elsewhere: number;
+  recirculated: number;
+  rejected: number;
+  late_assignments: number;
+  unknown_assignments: number;
+}
+
+/**
+ * The sorter: inducts items at `rate`, sends a REQUEST for each, waits the decision window for
+ * the assignment, diverts the item if its destination is Ready and not full, else recirculates
+ * it (RecirculationCount + 1, a new REQUEST) up to a limit, then rejects it; sends a VERIFY with
+ * the destination actually reached. Destinations fill up, report SCANs, are emptied by an
+ * operator's button press, and apply the settings the WCS sends.
+ */
+export class EmulatedSorter {
+  readonly stats: SorterStats = { inducted: 0, requests: 0, verifies: 0, scans: 0, assignments: 0, destination_settings: 0, sorted_as_assigned: 0, sorted_elsewhere: 0, recirculated: 0, rejected: 0, late_assignments: 0, unknown_assignments: 0 };
+  private readonly random: () => number;
+  private readonly items = new Map<string, Item>();
+  private readonly destinations = new Map<string, Destination>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private inductTimer: NodeJS.Timeout | null = null;
+  private serial: number;
+
+  constructor(
+    private readonly link: PlcLink,
+    private readonly o: SorterOptions,
+  ) {
+    this.random = seededRandom(o.seed);
+    this.serial = Math.floor(this.random() * 1e6) * 1000;
+    for (let i = 1; i <= o.destinations; i++) {
+      const id = `D${String(i).padStart(3, '0')}`;
+      this.destinations.set(id, { id, status: 'Ready', light: 'Off', color: 'Off', text: '', count: 0, door: null, full: false });
+    }
+  }
+
+  /** Report every destination, then start inducting. */
+  start(): void {
+    for (const d of this.destinations.values()) this.scan(d, 0);
+    if (this.o.rate > 0) {
+      const every = 1000 / this.o.rate;
+      let next = Date.now();
+      const loop = () => {
+        const now = Date.now();
+        while (next <= now) {
+          this.induct();
+          next += every;
+        }
+        this.inductTimer = setTimeout(loop, Math.max(1, next - Date.now()));
+      };
+      loop();
+    }
+  }
+
+  /** Stop inducting (items on the sorter still finish their passes). */
+  stopInducting(): void {
+    if (this.inductTimer) clearTimeout(this.inductTimer);
+    this.inductTimer = null;
+  }
+
+  /** Items still on the sorter. */
+  get onSorter(): number {
+    return this.items.size;
+  }
+
+  /** Stop everything. */
+  stop(): void {
+    this.stopInducting();
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  /** A data telegram from the service: an assignment or destination settings. */
+  onData(t: Telegram): void | { code: number; text: string } {
+    const f = decodeData(t.type, t.data);
+    if (t.type === 'ASGN') return this.onAssignment(f.TrackID as string, f.Destination as string);
+    if (t.type === 'DSET') return this.onSettings(f);
+    return { code: 3, text: `${t.type} not expected` };
+  }
+
+  private after(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  private induct(): void {
+    this.serial += 1;
+    const r = this.random;
+    const noRead = r() < this.o.noReadRate;
+    const ean = String(Math.floor(r() * 1e12)).padStart(12, '0');
+    const item: Item = {
+      trackId: String(this.serial).padStart(10, '0'),
+      barcode: noRead ? 'NOREAD' : ean + checkDigit(ean),
+      length: Math.round((100 + r() * 500) * 10) / 10,
+      width: Math.round((80 + r() * 320) * 10) / 10,
+      height: Math.round((20 + r() * 280) * 10) / 10,
+      weight: Math.round((0.05 + r() * 19.9) * 1000) / 1000,
+      recirculations: 0,
+      assigned: null,
+      everAssigned: false,
+      decided: false,
+    };
+    this.items.set(item.trackId, item);
+    this.stats.inducted += 1;
+    this.request(item);
+  }
+
+  private request(item: Item): void {
+    item.assigned = null;
+    item.decided = false;
+    const m: InductDto = { Type: 'REQUEST', TrackID: item.trackId, Barcode: item.barcode, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: item.recirculations, Length: item.length, Width: item.width, Height: item.height, Weight: item.weight };
+    const { type, data } = sorterMessageData(m);
+    this.link.sendData(type, data);
+    this.stats.requests += 1;
+    this.after(this.o.decisionWindowMs, () => this.decide(item));
+  }
+
+  private onAssignment(trackId: string, destination: string): void | { code: number; text: string } {
+    this.stats.assignments += 1;
+    const item = this.items.get(trackId);
+    if (!item) {
+      // The item already left the sorter: the assignment came too late for any pass.
+      this.stats.late_assignments += 1;
+      return;
+    }
+    if (item.decided) {
+      this.stats.late_assignments += 1;
+      return;
+    }
+    if (!this.destinations.has(destination) && destination !== REJECT) this.stats.unknown_assignments += 1;
+    item.assigned = destination;
+    item.everAssigned = true;
+  }
+
+  private decide(item: Item): void {
+    item.decided = true;
+    const d = item.assigned ? this.destinations.get(item.assigned) : undefined;
+    if (item.assigned === REJECT) return this.divert(item, REJECT, true);
+    if (d && d.status === 'Ready' && !d.full) {
+      d.count += 1;
+      this.divert(item, d.id, true);
+      if (d.count >= this.o.capacity) this.fill(d);
+      return;
+    }
+    if (item.recirculations >= this.o.maxRecirculations) {
+      this.stats.rejected += 1;
+      return this.divert(item, REJECT, false);
+    }
+    item.recirculations += 1;
+    this.stats.recirculated += 1;
+    this.after(this.o.loopMs, () => this.request(item));
+  }
+
+  private divert(item: Item, destination: string, asAssigned: boolean): void {
+    this.items.delete(item.trackId);
+    if (asAssigned) this.stats.sorted_as_assigned += 1;
+    const m: VerifyDto = { Type: 'VERIFY', TrackID: item.trackId, Barcode: item.barcode, Destination: destination, MessageCode: 212 };
+    const { type, data } = sorterMessageData(m);
+    this.link.sendData(type, data);
+    this.stats.verifies += 1;
+  }
+
+  private fill(d: Destination): void {
+    d.full = true;
+    d.status = 'NotReady';
+    d.light = 'Flashing';
+    d.color = 'RED';
+    this.scan(d, 0);
+    // Now and then the operator opens the batch door before emptying.
+    if (this.random() < 0.3) {
+      this.after(this.o.emptyAfterMs / 2, () => {
+        d.door = 'OPENED';
+        this.scan(d, 0);
+      });
+    }
+    this.after(this.o.emptyAfterMs, () => {
+      d.full = false;
+      d.count = 0;
+      d.status = 'Ready';
+      d.light = 'Off';
+      d.color = 'Off';
+      d.door = d.door ? 'CLOSED' : null;
+      this.scan(d, Number(d.id.slice(1)) % 1000); // the destination's button
+      d.door = null;
+    });
+  }
+
+  private onSettings(f: Record<string, unknown>): void | { code: number; text: string } {
+    this.stats.destination_settings += 1;
+    const d = this.destinations.get(f.Destination as string);
+    if (!d) return { code: 2, text: `unknown destination ${f.Destination}` };
+    // A full destination stays NotReady whatever the WCS says, until it is emptied.
+    d.status = d.full ? 'NotReady' : (f.DestinationStatus as Destination['status']);
+    d.light = f.LightStatus as Destination['light'];
+    d.color = f.LightColor as Destination['color'];
+    d.text = f.DestinationText as string;
+    if (f.BatchDoorStatus) d.door = f.BatchDoorStatus as Destination['door'];
+    this.scan(d, 0);
+  }
+
+  private scan(d: Destination, button: number): void {
+    const m: DestinationInfoDto = { Type: 'SCAN', Destination: d.id, DestinationStatus: d.status, DestinationText: d.text, LightStatus: d.light, LightColor: d.color, ButtonID: button, MessageCode: 211, BatchDoorStatus: d.door };
+    const { type, data } = sorterMessageData(m);
+    this.link.sendData(type, data);
+    this.stats.scans += 1;
+  }
+}
+
+/** EAN-13 check digit of 12 digits. */
+function checkDigit(digits: string): number {
+  const sum = [...digits].reduce((s, c, i) => s + Number(c) * (i % 2 === 0 ? 1 : 3), 0);
+  return (10 - (sum % 10)) % 10;
+}

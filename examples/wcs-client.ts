@@ -1,0 +1,179 @@
+import { parseArgs } from 'node:util';
+
+/**
+ * A reference WCS client: the spec's "typical loop" (section 4), in plain TypeScript with
+ * fetch and nothing else. Copy it as a starting point.
+ *
+ *   1. GET /status for connectivity.
+ *   2. GET /sortation?timeOut=N; on 210 (REQUEST) POST /sortation with a destination;
+ *      on 212 (VERIFY) just record where the item went.
+ *   3. GET /destination?timeOut=N for SCANs: keep a map of destination states.
+ *   4. POST /destination when a destination needs attention (here: light it when it is full).
+ *
+ * Run: `node dist/examples/wcs-client.js --base http://localhost:8081 --duration 30`.
+ * At exit it prints one line `WCS {json}` with its counters.
+ */
+
+/** Options of the client. */
+export interface WcsClientOptions {
+  base: string;
+  /** Sortation loops running in parallel (one consumer each). */
+  loops?: number;
+  /** Long-poll wait in seconds. */
+  timeOut?: number;
+  apiKey?: string;
+  /** Stop after this long (ms); or call `stop()` on the returned handle. */
+  durationMs?: number;
+  log?: (line: string) => void;
+}
+
+/** What the client saw and did. */
+export interface WcsStats {
+  requests: number;
+  duplicate_requests: number;
+  assignments_posted: number;
+  verifies: number;
+  duplicate_verifies: number;
+  scans: number;
+  destination_settings_posted: number;
+  errors: number;
+  /** TrackID -> destination we assigned last. */
+  assigned: Map<string, string>;
+  /** TrackID -> destination its VERIFY reported. */
+  verified: Map<string, string>;
+}
+
+/** A running client. */
+export interface WcsClient {
+  stats: WcsStats;
+  stop(): Promise<WcsStats>;
+  done: Promise<WcsStats>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Start the reference client against a service. */
+export function runWcsClient(options: WcsClientOptions): WcsClient {
+  const { base, loops = 1, timeOut = 2, apiKey, log = () => {} } = options;
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) };
+  const stats: WcsStats = { requests: 0, duplicate_requests: 0, assignments_posted: 0, verifies: 0, duplicate_verifies: 0, scans: 0, destination_settings_posted: 0, errors: 0, assigned: new Map(), verified: new Map() };
+  const seenRequests = new Set<string>();
+  const ready = new Map<string, boolean>(); // destination -> Ready?
+  let stopping = false;
+
+  const request = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  };
+
+  /** Pick a destination: no-reads go to REJECT; others spread over Ready destinations by TrackID. */
+  const chooseDestination = (trackId: string, barcode: string): string => {
+    if (barcode === 'NOREAD' || barcode === '') return 'REJECT';
+    const candidates = [...ready].filter(([, ok]) => ok).map(([d]) => d).sort();
+    if (candidates.length === 0) return 'D001';
+    let h = 0;
+    for (const c of trackId) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+    return candidates[h % candidates.length];
+  };
+
+  const sortationLoop = async () => {
+    while (!stopping) {
+      try {
+        const r = await request('GET', `/sortation?timeOut=${timeOut}`);
+        if (r.status === 210) {
+          const m = r.json;
+          const key = `${m.TrackID}/${m.RecirculationCount}`;
+          if (seenRequests.has(key)) stats.duplicate_requests += 1;
+          seenRequests.add(key);
+          stats.requests += 1;
+          const destination = chooseDestination(m.TrackID, m.Barcode);
+          const ack = await request('POST', '/sortation', { TrackID: m.TrackID, Destination: destination, Barcode: m.Barcode });
+          if (ack.status === 200) {
+            stats.assignments_posted += 1;
+            stats.assigned.set(m.TrackID, destination);
+          } else stats.errors += 1;
+        } else if (r.status === 212) {
+          if (stats.verified.has(r.json.TrackID)) stats.duplicate_verifies += 1;
+          stats.verified.set(r.json.TrackID, r.json.Destination);
+          stats.verifies += 1;
+        } else if (r.status !== 204) {
+          stats.errors += 1;
+        }
+      } catch (err) {
+        stats.errors += 1;
+        log(`sortation: ${(err as Error).message}`);
+        await sleep(500);
+      }
+    }
+  };
+
+  const destinationLoop = async () => {
+    while (!stopping) {
+      try {
+        const r = await request('GET', `/destination?timeOut=${timeOut}`);
+        if (r.status !== 211) continue;
+        stats.scans += 1;
+        const scan = r.json;
+        const wasReady = ready.get(scan.Destination);
+        ready.set(scan.Destination, scan.DestinationStatus === 'Ready');
+        if (wasReady && scan.DestinationStatus === 'NotReady' && scan.LightColor !== 'RED') {
+          // It just became full: flash it red with a text for the operator.
+          await request('POST', '/destination', { Destination: scan.Destination, DestinationStatus: 'NotReady', LightStatus: 'Flashing', LightColor: 'RED', DestinationText: 'FULL - please empty' });
+          stats.destination_settings_posted += 1;
+        }
+      } catch (err) {
+        stats.errors += 1;
+        log(`destination: ${(err as Error).message}`);
+        await sleep(500);
+      }
+    }
+  };
+
+  const running = [destinationLoop(), ...Array.from({ length: loops }, sortationLoop)];
+  const done = Promise.all(running).then(() => stats);
+  if (options.durationMs !== undefined) setTimeout(() => (stopping = true), options.durationMs);
+  return {
+    stats,
+    done,
+    stop: () => {
+      stopping = true;
+      return done;
+    },
+  };
+}
+
+/** The counters as plain JSON (maps summarised). */
+export function statsJson(s: WcsStats) {
+  const { assigned, verified, ...rest } = s;
+  return { ...rest, items_assigned: assigned.size, items_verified: verified.size };
+}
+
+if (require.main === module) {
+  const { values } = parseArgs({
+    options: {
+      base: { type: 'string', default: 'http://localhost:8081' },
+      duration: { type: 'string' },
+      loops: { type: 'string', default: '1' },
+      'time-out': { type: 'string', default: '2' },
+      'api-key': { type: 'string' },
+    },
+  });
+  const client = runWcsClient({
+    base: values.base!,
+    loops: Number(values.loops),
+    timeOut: Number(values['time-out']),
+    apiKey: values['api-key'],
+    durationMs: values.duration ? Number(values.duration) * 1000 : undefined,
+    log: (l) => process.stderr.write(`wcs: ${l}\n`),
+  });
+  const progress = setInterval(() => process.stdout.write(`wcs ${JSON.stringify(statsJson(client.stats))}\n`), 2000);
+  const end = async () => {
+    clearInterval(progress);
+    process.stdout.write(`WCS ${JSON.stringify(statsJson(await client.stop()))}\n`);
+    process.exit(0);
+  };
+  process.once('SIGINT', end);
+  process.once('SIGTERM', end);
+  void client.done.then(end);
+}
