@@ -24,8 +24,8 @@ export interface LinkStore {
   accept(peer: string, seq: number, message: SorterMessage, at: string): number;
   /** Move an outbox entry the sorter can no longer use to outbox_dropped, with the reason. */
   drop(entry: OutboxEntry, reason: string, at: string): void;
-  /** Entries ever dropped. */
-  droppedCount(): number;
+  /** Entries ever dropped, of one kind. */
+  droppedCount(kind: 'ASSIGNMENT' | 'DESTINATION'): number;
 }
 
 /** Build the link store; `queues` is the queue store on the same database. */
@@ -37,7 +37,7 @@ export function createLinkStore(db: Db, queues: QueueStore): LinkStore {
   const insertDropped = db.prepare(`INSERT OR REPLACE INTO outbox_dropped (id, kind, track_id, destination, created_at, dropped_at, reason)
     VALUES (@id, @kind, @track_id, @destination, @created_at, @dropped_at, @reason)`);
   const deleteOutbox = db.prepare('DELETE FROM outbox WHERE id = ?');
-  const dropped = db.prepare('SELECT count(*) FROM outbox_dropped').pluck();
+  const dropped = db.prepare('SELECT count(*) FROM outbox_dropped WHERE kind = ?').pluck();
 
   const session = (peer: string): PeerSession => {
     let row = select.get(peer) as { peer_epoch: string | null; last_seq_in: number; our_epoch: string } | undefined;
@@ -76,6 +76,6 @@ export function createLinkStore(db: Db, queues: QueueStore): LinkStore {
     },
     accept: (peer, seq, message, at) => accept.immediate(peer, seq, message, at),
     drop: (entry, reason, at) => drop.immediate(entry, reason, at),
-    droppedCount: () => dropped.get() as number,
+    droppedCount: (kind) => dropped.get(kind) as number,
   };
 }

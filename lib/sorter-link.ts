@@ -127,7 +127,8 @@ export class TcpSorterLink implements SorterLink {
       LastTelegramIn: this.lastIn,
       LastTelegramOut: this.lastOut,
       ...this.counters,
-      DroppedAssignments: this.deps.links.droppedCount(),
+      DroppedAssignments: this.deps.links.droppedCount('ASSIGNMENT'),
+      DroppedSettings: this.deps.links.droppedCount('DESTINATION'),
       InFlight: this.inflight.size,
     };
   }
