@@ -1,0 +1,39 @@
+import type { PlcLink } from '../../emulator/plc-link';
+import { EmulatedSorter, defaultSorterOptions } from '../../emulator/sorter';
+import { decodeData, type TelegramType } from '../../lib/telegram';
+
+/** Run an emulated sorter with no host for a moment; return the telegrams it produced. */
+async function produced(seed: number): Promise<Array<{ type: TelegramType; data: string }>> {
+  const sent: Array<{ type: TelegramType; data: string }> = [];
+  const link = { sendData: (type: TelegramType, data: string) => sent.push({ type, data }) } as unknown as PlcLink;
+  const sorter = new EmulatedSorter(link, { ...defaultSorterOptions, seed, rate: 500, noReadRate: 0.2 });
+  sorter.start();
+  await new Promise((r) => setTimeout(r, 120));
+  sorter.stop();
+  return sent;
+}
+
+describe('EmulatedSorter', () => {
+  it('the same seed gives the same items; another seed other items', async () => {
+    const [a, b, c] = [await produced(7), await produced(7), await produced(8)];
+    const requests = (s: typeof a) => s.filter((x) => x.type === 'REQU').slice(0, 30).map((x) => x.data);
+    expect(requests(a).length).toBe(30);
+    expect(requests(a)).toEqual(requests(b));
+    expect(requests(a)).not.toEqual(requests(c));
+  });
+
+  it('reports every destination at start and produces realistic items, some of them no-reads', async () => {
+    const sent = await produced(3);
+    const scans = sent.filter((x) => x.type === 'SCAN').map((x) => decodeData('SCAN', x.data));
+    expect(scans.slice(0, 20).map((s) => s.Destination)).toEqual(Array.from({ length: 20 }, (_, i) => `D${String(i + 1).padStart(3, '0')}`));
+    const items = sent.filter((x) => x.type === 'REQU').map((x) => decodeData('REQU', x.data));
+    expect(items.length).toBeGreaterThan(20);
+    expect(items.some((i) => i.Barcode === 'NOREAD')).toBe(true);
+    for (const i of items) {
+      expect(i.TrackID).toMatch(/^\d{10}$/);
+      expect(i.Barcode === 'NOREAD' || /^\d{13}$/.test(i.Barcode as string)).toBe(true);
+      expect(i.Weight).toBeGreaterThan(0);
+      expect(i.RecirculationCount).toBe(0);
+    }
+  });
+});
