@@ -1,6 +1,7 @@
 import type { DestinationInfoDto, InductDto, VerifyDto } from '../lib/messages';
 import { type Telegram, decodeData, sorterMessageData } from '../lib/telegram';
 import type { PlcLink } from './plc-link';
+import { LatencyWindow } from '../lib/latency';
 import { seededRandom } from './random';
 
 /** How the emulated sorter behaves. */
@@ -50,6 +51,8 @@ interface Item {
   /** Ever assigned (to tell a late assignment from a missing one). */
   everAssigned: boolean;
   decided: boolean;
+  /** When this pass's REQUEST was produced (performance.now()). */
+  requestedAt: number;
 }
 
 interface Destination {
@@ -89,6 +92,8 @@ export interface SorterStats {
  */
 export class EmulatedSorter {
   readonly stats: SorterStats = { inducted: 0, requests: 0, verifies: 0, scans: 0, assignments: 0, destination_settings: 0, sorted_as_assigned: 0, sorted_elsewhere: 0, recirculated: 0, rejected: 0, late_assignments: 0, unknown_assignments: 0 };
+  /** REQUEST sent to assignment received, ms, one sample per pass that got an assignment. */
+  private readonly decisionMs = new LatencyWindow(100_000);
   private readonly random: () => number;
   private readonly items = new Map<string, Item>();
   private readonly destinations = new Map<string, Destination>();
@@ -130,6 +135,12 @@ export class EmulatedSorter {
   stopInducting(): void {
     if (this.inductTimer) clearTimeout(this.inductTimer);
     this.inductTimer = null;
+  }
+
+  /** Decision round trip percentiles (ms), as seen by the sorter. */
+  decisionSummary(): { decision_p50_ms: number | null; decision_p99_ms: number | null } {
+    const { P50Ms, P99Ms } = this.decisionMs.summary();
+    return { decision_p50_ms: P50Ms, decision_p99_ms: P99Ms };
   }
 
   /** Items still on the sorter. */
@@ -176,6 +187,7 @@ export class EmulatedSorter {
       assigned: null,
       everAssigned: false,
       decided: false,
+      requestedAt: 0,
     };
     this.items.set(item.trackId, item);
     this.stats.inducted += 1;
@@ -185,6 +197,7 @@ export class EmulatedSorter {
   private request(item: Item): void {
     item.assigned = null;
     item.decided = false;
+    item.requestedAt = performance.now();
     const m: InductDto = { Type: 'REQUEST', TrackID: item.trackId, Barcode: item.barcode, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: item.recirculations, Length: item.length, Width: item.width, Height: item.height, Weight: item.weight };
     const { type, data } = sorterMessageData(m);
     this.link.sendData(type, data);
@@ -205,6 +218,7 @@ export class EmulatedSorter {
       return;
     }
     if (!this.destinations.has(destination) && destination !== REJECT) this.stats.unknown_assignments += 1;
+    if (item.assigned === null) this.decisionMs.add(performance.now() - item.requestedAt);
     item.assigned = destination;
     item.everAssigned = true;
   }

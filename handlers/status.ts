@@ -5,6 +5,7 @@ import type { QueueName } from '../lib/messages';
 import { type HandlerResult, ok } from '../lib/results';
 import type { ReplaySummary } from '../lib/seed';
 import type { SorterLink } from '../lib/sorter-link';
+import type { WakeMeter } from '../lib/latency';
 
 /** What the status handler needs. */
 export interface StatusDeps {
@@ -18,6 +19,7 @@ export interface StatusDeps {
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   link: SorterLink;
   replay: ReplaySummary | null;
+  wake: WakeMeter;
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
@@ -44,5 +46,7 @@ export function getStatus(deps: StatusDeps): HandlerResult {
     Sorter: deps.link.status(),
     Outbox: { Depth: deps.outbox.depth() },
     Replay: deps.replay,
+    // From a sorter telegram's arrival to the response handing its message to a waiting client.
+    WakeLatency: deps.wake.window.summary(),
   });
 }

@@ -2,6 +2,7 @@ import Boom from '@hapi/boom';
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type Joi from 'joi';
 import type { Claim } from './dispatcher';
+import type { WakeMeter } from './latency';
 import type { HandlerResult } from './results';
 
 /** The spec's status code for each message type: it names the category at HTTP level. */
@@ -16,7 +17,7 @@ export const clientAddress = (request: Request): string | null => request.info.r
  * queue) only when its response has been handed to the client's connection ('finish');
  * if the connection closes first, the message goes back to the head of its queue.
  */
-export async function reply(request: Request, h: ResponseToolkit, result: HandlerResult, clock: () => Date): Promise<ResponseObject | symbol> {
+export async function reply(request: Request, h: ResponseToolkit, result: HandlerResult, clock: () => Date, wake?: WakeMeter): Promise<ResponseObject | symbol> {
   switch (result.kind) {
     case 'ok':
       return h.response(result.body).code(200);
@@ -33,8 +34,9 @@ export async function reply(request: Request, h: ResponseToolkit, result: Handle
         result.claim.release();
         return h.abandon;
       }
-      const message = result.claim.stored.message;
+      const { message, queue, id } = result.claim.stored;
       const code = MessageStatusCode[message.Type];
+      wake?.written(queue, id);
       const body = JSON.stringify(message);
       bindClaimToResponse(request, result.claim, code, clock);
       res.writeHead(code, ReasonPhrase[message.Type], {

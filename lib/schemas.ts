@@ -149,6 +149,9 @@ export const statusDto = Joi.object({
     RowsSkipped: Joi.number().integer(),
     Error: Joi.string().allow(null),
   }).allow(null).label('ReplaySummary').description('Test mode only: what was loaded from the replay file'),
+  WakeLatency: Joi.object({ P50Ms: Joi.number().allow(null), P99Ms: Joi.number().allow(null), Samples: Joi.number().integer() })
+    .label('WakeLatency')
+    .description('From a sorter telegram arriving to the response that hands its message to a waiting client (last 10,000 messages)'),
 }).label('Status');
 
 export const errorDto = Joi.object({

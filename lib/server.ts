@@ -95,7 +95,7 @@ export async function createServer(service: Service, options: ServerOptions = {}
       path,
       options: {
         ...routeOptions(binding, input, fn.description, path, { app, id: name }),
-        handler: async (request, h) => reply(request, h, await run(deps, binding.event(request, input) as never), deps.clock),
+        handler: async (request, h) => reply(request, h, await run(deps, binding.event(request, input) as never), deps.clock, deps.wake),
       },
     });
   }

@@ -7,6 +7,7 @@ import { type QueueStore, createQueueStore } from '../db/queue-store';
 import { watchExternalChanges } from './change-watcher';
 import { type Config, databaseFile } from './config';
 import { QueueDispatcher } from './dispatcher';
+import { WakeMeter } from './latency';
 import type { Logger } from './logger';
 import type { QueueName, SorterMessage } from './messages';
 import { type ReplaySummary, seedFromReplay } from './seed';
@@ -27,6 +28,8 @@ export interface Deps {
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   link: SorterLink;
   replay: ReplaySummary | null;
+  /** Wake latency of messages from the sorter link. */
+  wake: WakeMeter;
   log: Logger;
 }
 
@@ -76,6 +79,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     dispatchers.sortation.notify();
     dispatchers.destination.notify();
   };
+  const wake = new WakeMeter();
   let traffic: TrafficLogWriter | undefined;
   let link: SorterLink;
   if (config.TestMode) {
@@ -91,9 +95,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       log,
       clock,
       traffic,
-      accept(seq, message) {
-        links.accept(s.PeerName, seq, message, clock().toISOString());
-        (message.Type === 'SCAN' ? dispatchers.destination : dispatchers.sortation).notify();
+      accept(seq, message, arrivedAt) {
+        const id = links.accept(s.PeerName, seq, message, clock().toISOString());
+        const queue = message.Type === 'SCAN' ? 'destination' : 'sortation';
+        wake.arrived(queue, id, arrivedAt);
+        dispatchers[queue].notify();
       },
     });
   }
@@ -117,6 +123,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     dispatchers,
     link,
     replay,
+    wake,
     log,
   };
   log.info({ database: file, testMode: config.TestMode }, 'queue database open');

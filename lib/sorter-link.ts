@@ -72,8 +72,8 @@ export interface TcpLinkDeps {
   links: LinkStore;
   log: Logger;
   clock: () => Date;
-  /** Commit a message from the sorter with its sequence number, and wake waiting clients. */
-  accept(seq: number, message: SorterMessage): void;
+  /** Commit a message from the sorter with its sequence number, and wake waiting clients. `arrivedAt` is performance.now() of its arrival. */
+  accept(seq: number, message: SorterMessage, arrivedAt: number): void;
   traffic?: TrafficLogWriter;
 }
 
@@ -99,6 +99,7 @@ export class TcpSorterLink implements SorterLink {
   private resyncUntilId = 0;
   private resyncing = false;
   private lastSeqIn = 0;
+  private arrivedAt = 0;
   private lastInMs = 0;
   private lastOutMs = 0;
   private lastIn: string | null = null;
@@ -264,6 +265,7 @@ export class TcpSorterLink implements SorterLink {
 
   private onData(chunk: Buffer): void {
     const now = this.deps.clock();
+    this.arrivedAt = performance.now();
     this.lastInMs = now.getTime();
     for (const item of this.decoder.push(chunk)) {
       if (item.kind === 'garbage') {
@@ -337,7 +339,7 @@ export class TcpSorterLink implements SorterLink {
       return this.send(t.type, t.seq, 'A', '');
     }
     try {
-      this.deps.accept(t.seq, message);
+      this.deps.accept(t.seq, message, this.arrivedAt);
     } catch (err) {
       this.deps.log.error({ err, seq: t.seq }, 'could not store a sorter message; NAK so the sorter sends it again');
       return this.nak(t.seq, t.type, NakReason.CANNOT_STORE, 'cannot store now, send again');

@@ -8,6 +8,7 @@ import { getStatus } from '../../handlers/status';
 import { createLogger } from '../../lib/logger';
 import type { OutboundMessage } from '../../lib/messages';
 import type { SorterLink } from '../../lib/sorter-link';
+import { WakeMeter } from '../../lib/latency';
 
 /** An outbox that remembers what it was given. */
 function fakeOutbox(): OutboxStore & { added: Array<{ message: OutboundMessage; client: string | null; at: string }> } {
@@ -119,6 +120,7 @@ describe('getStatus', () => {
       dispatchers: { sortation: waiting(2), destination: waiting(0) } as never,
       link: link('Queued'),
       replay: null,
+      wake: new WakeMeter(),
     });
     expect(result).toEqual({
       kind: 'ok',

@@ -1,0 +1,65 @@
+/**
+ * A window of the most recent latency samples (ms) with percentiles: cheap enough for the hot
+ * path (one array write a sample), enough for p50/p99 in /status and the benchmark.
+ */
+export class LatencyWindow {
+  private readonly samples: Float64Array;
+  private count = 0;
+
+  constructor(size = 10_000) {
+    this.samples = new Float64Array(size);
+  }
+
+  /** Record one sample. */
+  add(ms: number): void {
+    this.samples[this.count % this.samples.length] = ms;
+    this.count += 1;
+  }
+
+  /** Samples recorded so far (all time). */
+  get total(): number {
+    return this.count;
+  }
+
+  /** Percentiles of the window, rounded to 0.01 ms; null without samples. */
+  summary(): { P50Ms: number | null; P99Ms: number | null; Samples: number } {
+    const n = Math.min(this.count, this.samples.length);
+    if (n === 0) return { P50Ms: null, P99Ms: null, Samples: 0 };
+    const sorted = Array.from(this.samples.subarray(0, n)).sort((a, b) => a - b);
+    const at = (p: number) => Math.round(sorted[Math.min(n - 1, Math.floor(p * n))] * 100) / 100;
+    return { P50Ms: at(0.5), P99Ms: at(0.99), Samples: this.count };
+  }
+}
+
+/** Percentile of an array of numbers (nearest rank); null if empty. */
+export function percentile(values: number[], p: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+/**
+ * Wake latency: from a sorter telegram's arrival at the service to the response that hands its
+ * message to a waiting client. Messages nobody has fetched yet are remembered up to `limit`.
+ */
+export class WakeMeter {
+  private readonly arrivals = new Map<string, number>();
+  readonly window = new LatencyWindow();
+
+  constructor(private readonly limit = 100_000) {}
+
+  /** A message was received (performance.now() of its telegram's arrival). */
+  arrived(queue: string, id: number, at: number): void {
+    if (this.arrivals.size >= this.limit) this.arrivals.delete(this.arrivals.keys().next().value!);
+    this.arrivals.set(`${queue}:${id}`, at);
+  }
+
+  /** Its response is being written now. */
+  written(queue: string, id: number): void {
+    const key = `${queue}:${id}`;
+    const at = this.arrivals.get(key);
+    if (at === undefined) return;
+    this.arrivals.delete(key);
+    this.window.add(performance.now() - at);
+  }
+}
