@@ -10,6 +10,8 @@ export interface DestinationSettingsDeps {
   outbox: OutboxStore;
   link: SorterLink;
   clock: () => Date;
+  /** Run a write durably; resolves once it is committed (group commit). */
+  commit: <T>(fn: () => T) => Promise<T>;
 }
 
 /** A validated POST /destination body: enum fields are whatever the client sent. */
@@ -59,9 +61,9 @@ export function normaliseDestinationSetting(body: DestinationSettingsEvent['body
 }
 
 /** POST /destination: normalise, write to the outbox before answering, and say how it travels. */
-export function postDestinationSettings(deps: DestinationSettingsDeps, event: DestinationSettingsEvent): HandlerResult {
+export async function postDestinationSettings(deps: DestinationSettingsDeps, event: DestinationSettingsEvent): Promise<HandlerResult> {
   const { setting, defaults } = normaliseDestinationSetting(event.body);
   if (deps.testMode) return ok({ Accepted: true, Delivery: 'NotSent', OutboxID: null, Message: setting, DefaultsApplied: defaults });
-  const id = deps.outbox.add({ kind: 'DESTINATION', body: setting }, event.clientAddress, deps.clock().toISOString());
+  const id = await deps.commit(() => deps.outbox.add({ kind: 'DESTINATION', body: setting }, event.clientAddress, deps.clock().toISOString()));
   return ok({ Accepted: true, Delivery: deps.link.offer(id), OutboxID: id, Message: setting, DefaultsApplied: defaults });
 }

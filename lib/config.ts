@@ -11,6 +11,7 @@ export interface Config {
   Database: string;
   TestDatabase: string;
   Synchronous: 'FULL' | 'NORMAL';
+  GroupCommit: boolean;
   HistoryRetentionDays: number;
   ExternalChangePollMs: number;
   MaxPayloadBytes: number;
@@ -44,6 +45,7 @@ export const configSchema = Joi.object<Config>({
   Database: Joi.string().default('data/sorter.db').description('Live-mode SQLite file, relative to the service home'),
   TestDatabase: Joi.string().default('data/sorter-test.db').description('Test-mode SQLite file, emptied and re-seeded at each start'),
   Synchronous: Joi.string().valid('FULL', 'NORMAL').default('FULL').description('SQLite synchronous mode: FULL survives a power cut'),
+  GroupCommit: Joi.boolean().default(true).description('Commit the writes of one event-loop turn together (one fsync), acknowledging each after the commit'),
   HistoryRetentionDays: Joi.number().integer().min(0).default(30).description('Days delivered messages stay in the history table'),
   ExternalChangePollMs: Joi.number().integer().min(10).max(5000).default(100).description('How often waiting polls look for rows committed by other processes'),
   MaxPayloadBytes: Joi.number().integer().min(256).max(1048576).default(16384).description('Largest accepted request body (413 beyond)'),

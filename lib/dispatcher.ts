@@ -10,7 +10,7 @@ import type { QueueName } from './messages';
 export interface Claim<Q extends QueueName = QueueName> {
   readonly stored: StoredMessage<Q>;
   /** The response reached the client's connection: remove the message, record the delivery. */
-  commit(delivery: Delivery): boolean;
+  commit(delivery: Delivery): Promise<boolean>;
   /** The client went away first: the message goes back to the head of its queue. */
   release(): void;
 }
@@ -36,6 +36,8 @@ export class QueueDispatcher<Q extends QueueName> {
     readonly queue: Q,
     private readonly store: QueueStore,
     private readonly onCommitError: (err: unknown, stored: StoredMessage<Q>) => void = () => {},
+    /** Runs a write durably (group commit in the service); resolves once committed. */
+    private readonly write: <T>(fn: () => T) => Promise<T> = async (fn) => fn(),
   ) {}
 
   /** Clients currently waiting. */
@@ -95,11 +97,12 @@ export class QueueDispatcher<Q extends QueueName> {
     let done = false;
     return {
       stored,
-      commit: (delivery) => {
+      commit: async (delivery) => {
         if (done) return false;
         done = true;
         try {
-          return this.store.remove(stored, delivery);
+          // Claimed (invisible to others) until the removal is committed.
+          return await this.write(() => this.store.remove(stored, delivery));
         } catch (err) {
           // The row stays; the client has it already, so it may be delivered twice.
           this.onCommitError(err, stored);

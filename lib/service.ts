@@ -7,6 +7,7 @@ import { type QueueStore, createQueueStore } from '../db/queue-store';
 import { watchExternalChanges } from './change-watcher';
 import { type Config, databaseFile } from './config';
 import { QueueDispatcher } from './dispatcher';
+import { Committer } from './committer';
 import { WakeMeter } from './latency';
 import type { Logger } from './logger';
 import type { QueueName, SorterMessage } from './messages';
@@ -30,6 +31,9 @@ export interface Deps {
   replay: ReplaySummary | null;
   /** Wake latency of messages from the sorter link. */
   wake: WakeMeter;
+  /** Run a write durably (group commit); resolves once committed. */
+  commit: <T>(fn: () => T) => Promise<T>;
+  committer: Committer;
   log: Logger;
 }
 
@@ -67,11 +71,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const store = createQueueStore(db);
   const replay = config.TestMode ? await seedFromReplay(options.home, store, log, clock) : null;
 
+  const committer = new Committer(db, config.GroupCommit);
+  const commit = <T>(fn: () => T) => committer.run(fn);
   const onCommitError = (err: unknown, stored: { id: number; queue: QueueName }) =>
     log.error({ err, queue: stored.queue, id: stored.id }, 'could not remove a delivered message; it stays queued and may be delivered again');
   const dispatchers = {
-    sortation: new QueueDispatcher('sortation', store, onCommitError),
-    destination: new QueueDispatcher('destination', store, onCommitError),
+    sortation: new QueueDispatcher('sortation', store, onCommitError, commit),
+    destination: new QueueDispatcher('destination', store, onCommitError, commit),
   };
   const stopWatching = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
   const outbox = createOutboxStore(db);
@@ -95,8 +101,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       log,
       clock,
       traffic,
-      accept(seq, message, arrivedAt) {
-        const id = links.accept(s.PeerName, seq, message, clock().toISOString());
+      commit,
+      async accept(seq, message, arrivedAt) {
+        const id = await commit(() => links.accept(s.PeerName, seq, message, clock().toISOString()));
         const queue = message.Type === 'SCAN' ? 'destination' : 'sortation';
         wake.arrived(queue, id, arrivedAt);
         dispatchers[queue].notify();
@@ -124,6 +131,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     link,
     replay,
     wake,
+    commit,
+    committer,
     log,
   };
   log.info({ database: file, testMode: config.TestMode }, 'queue database open');
@@ -146,6 +155,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         await new Promise((r) => setTimeout(r, 10));
       }
       await link.stop();
+      committer.flush();
       traffic?.close();
       db.close();
     },

@@ -72,8 +72,10 @@ export interface TcpLinkDeps {
   links: LinkStore;
   log: Logger;
   clock: () => Date;
-  /** Commit a message from the sorter with its sequence number, and wake waiting clients. `arrivedAt` is performance.now() of its arrival. */
-  accept(seq: number, message: SorterMessage, arrivedAt: number): void;
+  /** Commit a message from the sorter with its sequence number, and wake waiting clients; resolves once committed. `arrivedAt` is performance.now() of its arrival. */
+  accept(seq: number, message: SorterMessage, arrivedAt: number): Promise<void>;
+  /** Run a write durably (group commit). */
+  commit<T>(fn: () => T): Promise<T>;
   traffic?: TrafficLogWriter;
 }
 
@@ -98,7 +100,10 @@ export class TcpSorterLink implements SorterLink {
   private lastSentId = 0;
   private resyncUntilId = 0;
   private resyncing = false;
+  /** Last number accepted, counting those whose commit is still under way. */
   private lastSeqIn = 0;
+  /** Last number whose commit has completed. */
+  private committedSeqIn = 0;
   private arrivedAt = 0;
   private lastInMs = 0;
   private lastOutMs = 0;
@@ -179,7 +184,7 @@ export class TcpSorterLink implements SorterLink {
     this.inflight.clear();
     this.lastSentId = 0;
     const session = this.deps.links.session(this.deps.settings.PeerName);
-    this.lastSeqIn = session.lastSeqIn;
+    this.lastSeqIn = this.committedSeqIn = session.lastSeqIn;
     this.deps.log.info({ address: this.address }, 'sorter link connected; resynchronising');
     // Resynchronisation: our session and first number, then everything not yet acknowledged
     // (in order, same numbers), then SYNE.
@@ -318,7 +323,7 @@ export class TcpSorterLink implements SorterLink {
     if (f.Epoch !== session.peerEpoch) {
       // A new session of the sorter (e.g. it restarted): its numbering starts afresh.
       const next = f.NextSeq as number;
-      this.lastSeqIn = next > 1 ? next - 1 : 0;
+      this.lastSeqIn = this.committedSeqIn = next > 1 ? next - 1 : 0;
       this.deps.links.setPeerSession(peer, f.Epoch as string, this.lastSeqIn, this.deps.clock().toISOString());
       this.deps.log.info({ peer, epoch: f.Epoch, nextSeq: next }, 'sorter announced a new session');
     }
@@ -338,14 +343,25 @@ export class TcpSorterLink implements SorterLink {
       this.counters.DuplicatesReceived += 1;
       return this.send(t.type, t.seq, 'A', '');
     }
-    try {
-      this.deps.accept(t.seq, message, this.arrivedAt);
-    } catch (err) {
-      this.deps.log.error({ err, seq: t.seq }, 'could not store a sorter message; NAK so the sorter sends it again');
-      return this.nak(t.seq, t.type, NakReason.CANNOT_STORE, 'cannot store now, send again');
-    }
+    // Counted as accepted now, so a repeat arriving while the commit is under way is recognised;
+    // acknowledged only once the commit is done.
     this.lastSeqIn = t.seq;
-    this.send(t.type, t.seq, 'A', '');
+    const socket = this.socket;
+    this.deps.accept(t.seq, message, this.arrivedAt).then(
+      () => {
+        this.committedSeqIn = t.seq;
+        if (this.socket === socket) this.send(t.type, t.seq, 'A', '');
+      },
+      (err) => {
+        // Not stored: refuse it and resynchronise, so the sorter sends it (and what follows) again.
+        this.deps.log.error({ err, seq: t.seq }, 'could not store a sorter message; NAK and reconnect so the sorter sends it again');
+        this.lastSeqIn = this.committedSeqIn;
+        if (this.socket === socket) {
+          this.nak(t.seq, t.type, NakReason.CANNOT_STORE, 'cannot store now, send again');
+          socket?.destroy();
+        }
+      },
+    );
   }
 
   private onAck(t: Telegram): void {
@@ -353,7 +369,8 @@ export class TcpSorterLink implements SorterLink {
     const item = this.inflight.get(t.seq);
     if (!item) return; // a late ACK for something already acknowledged
     this.inflight.delete(t.seq);
-    this.deps.outbox.remove(item.entry.id);
+    // If this removal is lost in a crash, the entry is sent again and the sorter recognises the repeat.
+    this.deps.commit(() => this.deps.outbox.remove(item.entry.id)).catch((err) => this.deps.log.error({ err, outboxId: item.entry.id }, 'could not remove an acknowledged outbox entry'));
     this.pump();
   }
 

@@ -32,6 +32,7 @@ const link = (delivery: 'Sent' | 'Queued'): SorterLink => ({
   stop: async () => {},
 });
 const clock = () => new Date('2026-11-21T12:00:00.000Z');
+const commit = async <T>(fn: () => T) => fn();
 
 describe('waitSeconds', () => {
   it.each([
@@ -61,16 +62,16 @@ describe('dequeue', () => {
 });
 
 describe('postAssignment', () => {
-  it('live mode: writes the normalised assignment to the outbox and says how it travels', () => {
+  it('live mode: writes the normalised assignment to the outbox and says how it travels', async () => {
     const outbox = fakeOutbox();
-    const result = postAssignment({ testMode: false, outbox, link: link('Queued'), clock }, { body: { TrackID: '0004711', Destination: 'D1' }, clientAddress: '10.1.1.1' });
+    const result = await postAssignment({ testMode: false, outbox, link: link('Queued'), clock, commit }, { body: { TrackID: '0004711', Destination: 'D1' }, clientAddress: '10.1.1.1' });
     expect(result).toEqual({ kind: 'ok', body: { Accepted: true, Delivery: 'Queued', OutboxID: 1, Message: { TrackID: '0004711', Destination: 'D1', Barcode: '' }, DefaultsApplied: [] } });
     expect(outbox.added).toEqual([{ message: { kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D1', Barcode: '' } }, client: '10.1.1.1', at: '2026-11-21T12:00:00.000Z' }]);
   });
 
-  it('test mode: acknowledges and writes nothing', () => {
+  it('test mode: acknowledges and writes nothing', async () => {
     const outbox = fakeOutbox();
-    const result = postAssignment({ testMode: true, outbox, link: link('Sent'), clock }, { body: { TrackID: '1', Destination: 'D1', Barcode: 'B' }, clientAddress: null });
+    const result = await postAssignment({ testMode: true, outbox, link: link('Sent'), clock, commit }, { body: { TrackID: '1', Destination: 'D1', Barcode: 'B' }, clientAddress: null });
     expect(result).toMatchObject({ body: { Delivery: 'NotSent', OutboxID: null, Message: { Barcode: 'B' } } });
     expect(outbox.added).toHaveLength(0);
   });
@@ -94,9 +95,9 @@ describe('destination settings', () => {
     ]);
   });
 
-  it('writes the normalised settings to the outbox in live mode', () => {
+  it('writes the normalised settings to the outbox in live mode', async () => {
     const outbox = fakeOutbox();
-    const result = postDestinationSettings({ testMode: false, outbox, link: link('Sent'), clock }, { body: { Destination: 'D1', DestinationStatus: 'Ready', LightStatus: 'Off', LightColor: 'Off' }, clientAddress: null });
+    const result = await postDestinationSettings({ testMode: false, outbox, link: link('Sent'), clock, commit }, { body: { Destination: 'D1', DestinationStatus: 'Ready', LightStatus: 'Off', LightColor: 'Off' }, clientAddress: null });
     expect(result).toMatchObject({ body: { Delivery: 'Sent', OutboxID: 1 } });
     expect(outbox.added[0].message).toEqual({ kind: 'DESTINATION', body: { Destination: 'D1', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', BatchDoorStatus: null } });
   });

@@ -39,8 +39,8 @@ describe('QueueDispatcher', () => {
   it('removes a committed message for good', async () => {
     store.enqueue([verify('a')], 'T');
     const claim = await d.take(0);
-    expect(claim!.commit(delivered)).toBe(true);
-    expect(claim!.commit(delivered)).toBe(false);
+    expect(await claim!.commit(delivered)).toBe(true);
+    expect(await claim!.commit(delivered)).toBe(false);
     expect(store.depth('sortation')).toBe(0);
     expect(await d.take(0)).toBeNull();
   });
@@ -106,7 +106,7 @@ describe('QueueDispatcher', () => {
     const failing = new QueueDispatcher('sortation', { ...store, remove: () => { throw new Error('disk full'); } }, (err) => errors.push(err));
     store.enqueue([verify('a')], 'T');
     const claim = await failing.take(0);
-    expect(claim!.commit(delivered)).toBe(false);
+    expect(await claim!.commit(delivered)).toBe(false);
     expect(errors).toHaveLength(1);
     expect(trackOf(await failing.take(0))).toBe('a');
   });

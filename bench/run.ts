@@ -1,0 +1,278 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { parseArgs } from 'node:util';
+import { openDatabase } from '../db/connection';
+import { createQueueStore } from '../db/queue-store';
+import { runWcsClient } from '../examples/wcs-client';
+import type { InductDto } from '../lib/messages';
+import { projectRoot } from '../lib/paths';
+
+/**
+ * `npm run bench [-- --quick]`: the project's benchmark (docs/performance.md). Drives the sorter
+ * emulator with reference-client loops against the service and against a minimal baseline
+ * (bench/baseline.ts), each figure the median of several runs, and checks in every run that
+ * nothing was lost or duplicated. Prints a table and, last, one line `BENCH {json}`.
+ */
+const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const quick = args.quick!;
+const plan = quick
+  ? { runs: 1, seconds: 3, rates: [200, 600, 1000], targets: ['baseline', 'service'] as Target[], scaleRows: 100_000, clientLoops: 4 }
+  : { runs: 3, seconds: 8, rates: [200, 500, 1000, 1500, 2000], targets: ['baseline', 'service', 'service-normal', 'service-nogroup'] as Target[], scaleRows: 1_000_000, clientLoops: 4 };
+
+type Target = 'baseline' | 'service' | 'service-normal' | 'service-nogroup';
+const describeTarget: Record<Target, string> = {
+  baseline: 'baseline (node:http, in memory)',
+  service: 'service, FULL + group commit (default)',
+  'service-normal': 'service, NORMAL + group commit',
+  'service-nogroup': 'service, FULL, no group commit',
+};
+
+const dist = (p: string) => path.join(projectRoot, 'dist', p);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Start a node child; resolve when a stdout line satisfies `ready` (returning its value). */
+function start<T>(script: string, argv: string[], env: NodeJS.ProcessEnv, ready: (line: string) => T | undefined, onLine: (l: string) => void = () => {}): Promise<{ proc: ChildProcess; value: T }> {
+  const proc = spawn(process.execPath, [script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`${path.basename(script)} exited (${code}): ${stderr.slice(-500)}`)));
+    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+      onLine(line);
+      const value = ready(line);
+      if (value !== undefined) resolve({ proc, value });
+    });
+  });
+}
+
+const urlOf = (line: string) => {
+  try {
+    const u = JSON.parse(line).url;
+    return typeof u === 'string' ? u.replace('0.0.0.0', '127.0.0.1') : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+async function startTarget(target: Target, sorterPort: number): Promise<{ proc: ChildProcess; base: string; home?: string }> {
+  if (target === 'baseline') {
+    const { proc, value } = await start(dist('bench/baseline.js'), ['--port', '0', '--sorter-port', String(sorterPort)], {}, urlOf);
+    return { proc, base: value };
+  }
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-home-'));
+  const config = {
+    TestMode: false,
+    Port: 0,
+    Host: '127.0.0.1',
+    Synchronous: target === 'service-normal' ? 'NORMAL' : 'FULL',
+    GroupCommit: target !== 'service-nogroup',
+    Sorter: { Host: '127.0.0.1', Port: sorterPort, TrafficLog: true },
+  };
+  fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
+  const { proc, value } = await start(dist('lib/main.js'), [], { SORTER_HOME: home }, urlOf);
+  return { proc, base: value, home };
+}
+
+function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+interface StepResult {
+  rate: number;
+  cyclesPerS: number;
+  sustained: boolean;
+  decisionP50: number | null;
+  decisionP99: number | null;
+  wakeP50: number | null;
+  wakeP99: number | null;
+  rssMb: number;
+  lost: number;
+  duplicated: number;
+  recirculated: number;
+  rejected: number;
+}
+
+/** One run: emulator at `rate` for the plan's seconds, the target, the reference client. */
+async function step(target: Target, rate: number, seconds: number): Promise<StepResult> {
+  let emuLine = '';
+  const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', '10'], {}, (l) => {
+    const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
+    return m ? Number(m[1]) : undefined;
+  }, (l) => l.startsWith('EMULATOR ') && (emuLine = l));
+  const emuExit = new Promise((r) => emu.proc.once('exit', r));
+  const t = await startTarget(target, emu.value);
+  const client = runWcsClient({ base: t.base, loops: plan.clientLoops, timeOut: 1 });
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(t.proc.pid!))), 200);
+  await emuExit;
+  // Let the client fetch what is still queued (VERIFYs of the last items).
+  for (let i = 0; i < 100; i++) {
+    const s = (await (await fetch(`${t.base}/status`)).json()) as Record<string, number>;
+    if (s['Sortation Q'] === 0 && s['Destination Q'] === 0) break;
+    await sleep(100);
+  }
+  await sleep(1200);
+  const status = (await (await fetch(`${t.base}/status`)).json()) as { WakeLatency: { P50Ms: number | null; P99Ms: number | null } };
+  const wcs = await client.stop();
+  clearInterval(sampler);
+  t.proc.kill('SIGTERM');
+  await new Promise((r) => t.proc.once('exit', r));
+  if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
+  const e = JSON.parse(emuLine.slice('EMULATOR '.length));
+  const lost = e.inducted - wcs.verified.size + e.unacknowledged_at_exit;
+  const duplicated = wcs.duplicate_requests + wcs.duplicate_verifies;
+  return {
+    rate,
+    cyclesPerS: e.sorted_as_assigned / seconds,
+    sustained: e.rejected === 0 && e.recirculated <= 0.01 * e.inducted && (e.decision_p99_ms ?? Infinity) < 1000,
+    decisionP50: e.decision_p50_ms,
+    decisionP99: e.decision_p99_ms,
+    wakeP50: status.WakeLatency.P50Ms,
+    wakeP99: status.WakeLatency.P99Ms,
+    rssMb: Math.round(peakRss),
+    lost,
+    duplicated,
+    recirculated: e.recirculated,
+    rejected: e.rejected,
+  };
+}
+
+/** Median over the plan's runs of one (target, rate). */
+async function medianStep(target: Target, rate: number, seconds = plan.seconds): Promise<StepResult> {
+  const runs: StepResult[] = [];
+  for (let i = 0; i < plan.runs; i++) runs.push(await step(target, rate, seconds));
+  const pick = (f: (r: StepResult) => number | null) => median(runs.map((r) => f(r) ?? Number.NaN));
+  const r: StepResult = {
+    rate,
+    cyclesPerS: pick((x) => x.cyclesPerS),
+    sustained: runs.filter((x) => x.sustained).length * 2 > runs.length,
+    decisionP50: pick((x) => x.decisionP50),
+    decisionP99: pick((x) => x.decisionP99),
+    wakeP50: pick((x) => x.wakeP50),
+    wakeP99: pick((x) => x.wakeP99),
+    rssMb: Math.max(...runs.map((x) => x.rssMb)),
+    lost: runs.reduce((s, x) => s + x.lost, 0),
+    duplicated: runs.reduce((s, x) => s + x.duplicated, 0),
+    recirculated: pick((x) => x.recirculated),
+    rejected: pick((x) => x.rejected),
+  };
+  log(`  ${describeTarget[target].padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  lost ${r.lost}  dup ${r.duplicated}`);
+  return r;
+}
+
+/** Pop latency (head + remove, one transaction) on a queue of `rows` messages; median µs. */
+function popMicros(rows: number): number {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pop-'));
+  const db = openDatabase(path.join(dir, 'q.db'), { synchronous: 'NORMAL' });
+  const store = createQueueStore(db);
+  const m = (n: number): InductDto => ({ Type: 'REQUEST', TrackID: String(n).padStart(10, '0'), Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 });
+  const batch = 10_000;
+  for (let i = 0; i < rows; i += batch) store.enqueue(Array.from({ length: Math.min(batch, rows - i) }, (_, k) => m(i + k)), new Date().toISOString());
+  const samples: number[] = [];
+  for (let i = 0; i < 2000; i++) {
+    const t0 = performance.now();
+    const head = store.head('sortation', []);
+    store.remove(head!, { deliveredAt: 'T', clientAddress: null });
+    samples.push((performance.now() - t0) * 1000);
+  }
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return median(samples);
+}
+
+/** Seed a `rows`-row CSV in a child process; its time and peak memory. */
+async function seedProbe(rows: number): Promise<{ seconds: number; maxRssMb: number; rows: number }> {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-seed-'));
+  const out = fs.createWriteStream(path.join(home, 'Service_PLC.csv'));
+  out.write('Type,MessageCode,DeviceID,TrackID,Barcode,Length,Width,Height,Weight,RecircCount,DestinationStatus,LightStatus,LightColor,DestinationText,ButtonID\n');
+  for (let i = 0; i < rows; i++) {
+    const line = i % 10 === 9 ? `SCAN,211,D${String(i % 50).padStart(3, '0')},,,,,,,,Ready,Off,Off,,NONE\n` : `REQUEST,210,IND01,${String(i).padStart(10, '0')},4006381333931,320.5,210,95,1.25,0,,,,,\n`;
+    if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  await new Promise<void>((r) => out.end(() => r()));
+  const { value } = await start(dist('bench/seed-probe.js'), [home], {}, (l) => (l.startsWith('{') ? JSON.parse(l) : undefined));
+  fs.rmSync(home, { recursive: true, force: true });
+  return value;
+}
+
+async function main() {
+  const started = Date.now();
+  log(`bench (${quick ? 'quick' : 'full'}): ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.cpus()[0]?.model}, node ${process.version}`);
+  const results: Record<string, { ramp: StepResult[]; max: number; at50: StepResult; atMax?: StepResult }> = {};
+  for (const target of plan.targets) {
+    log(`${describeTarget[target]}:`);
+    const at50 = await medianStep(target, 50);
+    const ramp: StepResult[] = [];
+    for (const rate of plan.rates) {
+      const r = await medianStep(target, rate);
+      ramp.push(r);
+      if (!r.sustained) break;
+    }
+    const sustained = ramp.filter((r) => r.sustained);
+    const best = sustained.length > 0 ? sustained[sustained.length - 1] : undefined;
+    results[target] = { ramp, at50, max: best ? best.cyclesPerS : 0, atMax: best };
+  }
+  log('scale:');
+  const popEmpty = popMicros(2000);
+  const popFull = popMicros(plan.scaleRows);
+  log(`  pop median ${popEmpty.toFixed(1)} µs at 2,000 queued; ${popFull.toFixed(1)} µs at ${plan.scaleRows.toLocaleString('en')} queued`);
+  const seed = await seedProbe(plan.scaleRows);
+  log(`  seeding ${seed.rows.toLocaleString('en')} CSV rows: ${seed.seconds.toFixed(1)} s, peak RSS ${seed.maxRssMb.toFixed(0)} MB`);
+
+  const base = results.baseline;
+  const svc = results.service;
+  const all = Object.values(results).flatMap((r) => [r.at50, ...r.ramp]);
+  const lost = all.reduce((s, r) => s + r.lost, 0);
+  const duplicated = all.reduce((s, r) => s + r.duplicated, 0);
+  const ratio = (a: number | null | undefined, b: number | null | undefined) => (a != null && b != null && b !== 0 ? Math.round((a / b) * 100) / 100 : null);
+
+  console.log('\n| target | max sustained cycles/s | decision p50/p99 ms @50/s | wake p50/p99 ms @50/s | decision p99 ms @max | peak RSS MB |');
+  console.log('|---|---|---|---|---|---|');
+  for (const [target, r] of Object.entries(results)) {
+    console.log(`| ${describeTarget[target as Target]} | ${r.max.toFixed(0)} | ${r.at50.decisionP50} / ${r.at50.decisionP99} | ${r.at50.wakeP50} / ${r.at50.wakeP99} | ${r.atMax?.decisionP99 ?? '-'} | ${Math.max(...[r.at50, ...r.ramp].map((x) => x.rssMb))} |`);
+  }
+  console.log(`\nservice vs baseline: throughput ${ratio(svc.max, base.max)}x, wake p99 ${ratio(svc.at50.wakeP99, base.at50.wakeP99)}x, decision p99 @50/s +${svc.at50.decisionP99 != null && base.at50.decisionP99 != null ? (svc.at50.decisionP99 - base.at50.decisionP99).toFixed(2) : '?'} ms`);
+  console.log(`pop at ${plan.scaleRows.toLocaleString('en')} queued vs ~empty: ${ratio(popFull, popEmpty)}x; seeding ${seed.rows.toLocaleString('en')} rows ${seed.seconds.toFixed(1)} s (peak ${seed.maxRssMb.toFixed(0)} MB)`);
+  console.log(`correctness: lost ${lost}, duplicated ${duplicated}; ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  const bench = {
+    quick,
+    items_per_s: Math.round(svc.max),
+    baseline_items_per_s: Math.round(base.max),
+    wake_p50_ms: svc.at50.wakeP50,
+    wake_p99_ms: svc.at50.wakeP99,
+    baseline_wake_p99_ms: base.at50.wakeP99,
+    decision_p99_ms_at_50: svc.at50.decisionP99,
+    baseline_decision_p99_ms_at_50: base.at50.decisionP99,
+    decision_p99_ms_at_max: svc.atMax?.decisionP99 ?? null,
+    pop_1m_vs_empty: ratio(popFull, popEmpty),
+    pop_rows: plan.scaleRows,
+    seed_1m_s: Math.round(seed.seconds * 100) / 100,
+    seed_rows: seed.rows,
+    seed_peak_rss_mb: Math.round(seed.maxRssMb),
+    rss_mb: Math.max(...[svc.at50, ...svc.ramp].map((x) => x.rssMb)),
+    lost,
+    duplicated,
+    durability: 'FULL+group-commit',
+    modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99 }])),
+  };
+  console.log(`BENCH ${JSON.stringify(bench)}`);
+  if (lost !== 0 || duplicated !== 0) {
+    console.error(`bench: FAILED correctness: ${lost} lost, ${duplicated} duplicated`);
+    process.exit(1);
+  }
+}
+
+main().catch((err) => {
+  console.error(`bench failed: ${err.stack ?? err}`);
+  process.exit(1);
+});
