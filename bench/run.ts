@@ -105,7 +105,7 @@ interface StepResult {
 /** One run: emulator at `rate` for the plan's seconds, the target, the reference client. */
 async function step(target: Target, rate: number, seconds: number): Promise<StepResult> {
   let emuLine = '';
-  const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', '10'], {}, (l) => {
+  const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', '10', '--start-when-connected', '1000'], {}, (l) => {
     const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
     return m ? Number(m[1]) : undefined;
   }, (l) => l.startsWith('EMULATOR ') && (emuLine = l));

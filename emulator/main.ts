@@ -29,6 +29,7 @@ const { values: a } = parseArgs({
     'garbage-every': { type: 'string', default: '0' },
     'repeat-every': { type: 'string', default: '0' },
     'drain-timeout': { type: 'string', default: '15' },
+    'start-when-connected': { type: 'string', default: '' },
     verbose: { type: 'boolean', default: false },
   },
   strict: true,
@@ -74,6 +75,18 @@ async function main() {
   sorterRef.current = sorter;
   const port = await link.listen();
   process.stdout.write(`emulator listening on ${a.host}:${port}\n`);
+  // --start-when-connected MS: induct only from MS after the first host connects (a benchmark
+  // then measures the steady state, not the minutes before anyone listened).
+  const startDelay = a['start-when-connected'] === '' ? undefined : num('start-when-connected');
+  const startedAt = new Promise<void>((resolve) => {
+    if (startDelay === undefined) return resolve();
+    const poll = setInterval(() => {
+      if (!link.connected) return;
+      clearInterval(poll);
+      setTimeout(resolve, startDelay);
+    }, 20);
+  });
+  await startedAt;
   sorter.start();
 
   let done = false;

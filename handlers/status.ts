@@ -20,6 +20,7 @@ export interface StatusDeps {
   link: SorterLink;
   replay: ReplaySummary | null;
   wake: WakeMeter;
+  committer: { stats: { Commits: number; Writes: number } };
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
@@ -48,5 +49,7 @@ export function getStatus(deps: StatusDeps): HandlerResult {
     Replay: deps.replay,
     // From a sorter telegram's arrival to the response handing its message to a waiting client.
     WakeLatency: deps.wake.window.summary(),
+    // Group commit at work: transactions committed and the writes they carried.
+    Storage: { ...deps.committer.stats },
   });
 }

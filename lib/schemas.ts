@@ -152,6 +152,9 @@ export const statusDto = Joi.object({
   WakeLatency: Joi.object({ P50Ms: Joi.number().allow(null), P99Ms: Joi.number().allow(null), Samples: Joi.number().integer() })
     .label('WakeLatency')
     .description('From a sorter telegram arriving to the response that hands its message to a waiting client (last 10,000 messages)'),
+  Storage: Joi.object({ Commits: Joi.number().integer(), Writes: Joi.number().integer() })
+    .label('StorageStatus')
+    .description('Transactions committed since start, and the writes they carried (group commit)'),
 }).label('Status');
 
 export const errorDto = Joi.object({

@@ -122,6 +122,7 @@ describe('getStatus', () => {
       link: link('Queued'),
       replay: null,
       wake: new WakeMeter(),
+      committer: { stats: { Commits: 3, Writes: 7 } },
     });
     expect(result).toEqual({
       kind: 'ok',
