@@ -19,8 +19,8 @@ import { projectRoot } from '../lib/paths';
 const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
 const quick = args.quick!;
 const plan = quick
-  ? { runs: 1, seconds: 3, rates: [200, 600, 1000], targets: ['baseline', 'service'] as Target[], scaleRows: 100_000, clientLoops: 4 }
-  : { runs: 3, seconds: 8, rates: [200, 500, 1000, 1500, 2000], targets: ['baseline', 'service', 'service-normal', 'service-nogroup'] as Target[], scaleRows: 1_000_000, clientLoops: 4 };
+  ? { runs: 1, seconds: 3, rates: [300, 1000], targets: ['baseline', 'service'] as Target[], scaleRows: 100_000, clientLoops: 8 }
+  : { runs: 3, seconds: 8, rates: [200, 500, 1000, 1500, 2000], targets: ['baseline', 'service', 'service-normal', 'service-nogroup'] as Target[], scaleRows: 1_000_000, clientLoops: 8 };
 
 type Target = 'baseline' | 'service' | 'service-normal' | 'service-nogroup';
 const describeTarget: Record<Target, string> = {
@@ -105,7 +105,7 @@ interface StepResult {
 /** One run: emulator at `rate` for the plan's seconds, the target, the reference client. */
 async function step(target: Target, rate: number, seconds: number): Promise<StepResult> {
   let emuLine = '';
-  const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', '10', '--start-when-connected', '1000'], {}, (l) => {
+  const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', '120', '--start-when-connected', '1000'], {}, (l) => {
     const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
     return m ? Number(m[1]) : undefined;
   }, (l) => l.startsWith('EMULATOR ') && (emuLine = l));
@@ -115,8 +115,9 @@ async function step(target: Target, rate: number, seconds: number): Promise<Step
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(t.proc.pid!))), 200);
   await emuExit;
-  // Let the client fetch what is still queued (VERIFYs of the last items).
-  for (let i = 0; i < 100; i++) {
+  // Let the client fetch what is still queued (after an overload that can be a long backlog):
+  // correctness is judged on everything, once it has been delivered.
+  for (let i = 0; i < 1200; i++) {
     const s = (await (await fetch(`${t.base}/status`)).json()) as Record<string, number>;
     if (s['Sortation Q'] === 0 && s['Destination Q'] === 0) break;
     await sleep(100);

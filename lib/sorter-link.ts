@@ -141,7 +141,7 @@ export class TcpSorterLink implements SorterLink {
 
   offer(outboxId: number): DeliveryState {
     this.pump();
-    return this.inflight.has(seqOfOutboxId(outboxId)) && this.inflight.get(seqOfOutboxId(outboxId))!.entry.id === outboxId ? 'Sent' : 'Queued';
+    return this.inflight.get(seqOfOutboxId(outboxId))?.entry.id === outboxId ? 'Sent' : 'Queued';
   }
 
   async stop(): Promise<void> {
