@@ -1,18 +1,10 @@
-import type { OutboxStore } from '../db/outbox-store';
 import { BatchDoorStatus, DestinationStatus, EnumDefaults, LightColor, LightStatus, parseEnum } from '../lib/enums';
 import type { DestinationSetting } from '../lib/messages';
-import { type HandlerResult, ok } from '../lib/results';
-import type { SorterLink } from '../lib/sorter-link';
+import type { HandlerResult } from '../lib/results';
+import { type DefaultApplied, type ForwardDeps, forward } from './forward';
 
 /** What the destination-settings handler needs. */
-export interface DestinationSettingsDeps {
-  testMode: boolean;
-  outbox: OutboxStore;
-  link: SorterLink;
-  clock: () => Date;
-  /** Run a write durably; resolves once it is committed (group commit). */
-  commit: <T>(fn: () => T) => Promise<T>;
-}
+export type DestinationSettingsDeps = ForwardDeps;
 
 /** A validated POST /destination body: enum fields are whatever the client sent. */
 export interface DestinationSettingsEvent {
@@ -26,13 +18,6 @@ export interface DestinationSettingsEvent {
     Type?: string;
   };
   clientAddress: string | null;
-}
-
-/** A field whose value did not parse and took a default instead (listed in the acknowledgement). */
-export interface DefaultApplied {
-  Field: string;
-  Received: unknown;
-  Applied: string | null;
 }
 
 /**
@@ -60,10 +45,8 @@ export function normaliseDestinationSetting(body: DestinationSettingsEvent['body
   return { setting, defaults };
 }
 
-/** POST /destination: normalise, write to the outbox before answering, and say how it travels. */
-export async function postDestinationSettings(deps: DestinationSettingsDeps, event: DestinationSettingsEvent): Promise<HandlerResult> {
+/** POST /destination: normalise, then forward (outbox in live mode, nowhere in test mode). */
+export function postDestinationSettings(deps: DestinationSettingsDeps, event: DestinationSettingsEvent): Promise<HandlerResult> {
   const { setting, defaults } = normaliseDestinationSetting(event.body);
-  if (deps.testMode) return ok({ Accepted: true, Delivery: 'NotSent', OutboxID: null, Message: setting, DefaultsApplied: defaults });
-  const id = await deps.commit(() => deps.outbox.add({ kind: 'DESTINATION', body: setting }, event.clientAddress, deps.clock().toISOString()));
-  return ok({ Accepted: true, Delivery: deps.link.offer(id), OutboxID: id, Message: setting, DefaultsApplied: defaults });
+  return forward(deps, { kind: 'DESTINATION', body: setting }, event.clientAddress, defaults);
 }
