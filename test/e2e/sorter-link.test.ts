@@ -31,8 +31,10 @@ function expectEveryItemSortedAsAssigned(emu: Record<string, number>, wcs: WcsSt
   expect(emu.unacknowledged_at_exit).toBe(0);
   expect(wcs.verified.size).toBe(emu.inducted);
   for (const [trackId, destination] of wcs.verified) expect(wcs.assigned.get(trackId)).toBe(destination);
-  expect(wcs.verifies).toBe(emu.verifies);
-  expect(wcs.requests).toBe(emu.requests);
+  // Net of repeats the client itself detected: each test says how many of those it allows
+  // (none, except after kill -9, where HTTP delivery is at-least-once).
+  expect(wcs.verifies - wcs.duplicate_verifies).toBe(emu.verifies);
+  expect(wcs.requests - wcs.duplicate_requests).toBe(emu.requests);
   expect(emu.assignments).toBe(wcs.assignments_posted);
 }
 
@@ -82,8 +84,9 @@ describe('service + emulator + reference client over real TCP', () => {
     expect(emuStats.connections).toBe(2);
     expect(wcs.errors).toBeGreaterThan(0); // the client did notice the outage
     expect(status.Outbox.Depth).toBe(0);
-    // A response written just before the kill may be delivered again (at-least-once, documented).
-    expect(wcs.duplicate_requests + wcs.duplicate_verifies).toBeLessThanOrEqual(1);
+    // A response written just before the kill may be delivered again (at-least-once, documented):
+    // at most one per client loop, as each loop has at most one response in flight (2 + 1 loops).
+    expect(wcs.duplicate_requests + wcs.duplicate_verifies).toBeLessThanOrEqual(3);
     // Telegram level: the sorter resent what the killed service had committed but not acknowledged;
     // the restarted service recognised it, so no VERIFY was queued twice.
     const db = new Database(path.join(home, 'data/sorter.db'), { readonly: true });
