@@ -61,6 +61,8 @@ export const DELIVERY_GRACE_MS = 5;
 function bindClaimToResponse(request: Request, claim: Claim, code: number, clock: () => Date): void {
   const res = request.raw.res;
   const socket = request.raw.req.socket;
+  // Read now: once the client has closed the socket, its address is gone.
+  const address = clientAddress(request);
   let reset = false;
   const onError = () => (reset = true);
   const onClose = (hadError: boolean) => (reset ||= hadError);
@@ -75,7 +77,7 @@ function bindClaimToResponse(request: Request, claim: Claim, code: number, clock
       unlisten();
       // Something after the handler may also have turned this into an error response.
       if (reset || res.statusCode !== code) claim.release();
-      else claim.commit({ deliveredAt: clock().toISOString(), clientAddress: clientAddress(request) });
+      else claim.commit({ deliveredAt: clock().toISOString(), clientAddress: address });
     }, DELIVERY_GRACE_MS);
   });
   // 'close' also follows a normal 'finish': only a response that never finished gives the message back.

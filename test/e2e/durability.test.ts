@@ -6,6 +6,7 @@ import { createQueueStore } from '../../db/queue-store';
 import type { DestinationInfoDto, InductDto } from '../../lib/messages';
 import { call, drain } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
+import { poll } from '../helpers/poll';
 import { startServiceProcess } from '../helpers/process';
 
 const run = promisify(execFile);
@@ -58,7 +59,8 @@ describe('live mode durability', () => {
     home = tempHome({ 'config.json': live });
     const svc = await startServiceProcess(home);
     const file = path.join(home, 'data/sorter.db');
-    const waiting = call(svc.base, 'GET', '/destination?timeOut=10');
+    // A client that closes its connection as soon as it has read the response, as curl does.
+    const waiting = poll(svc.port, '/destination?timeOut=10');
     await new Promise((r) => setTimeout(r, 300));
     const inserted = Date.now();
     await run('sqlite3', [
@@ -67,14 +69,15 @@ describe('live mode durability', () => {
       "INSERT INTO destination_queue (message_code, destination, destination_status, light_status, light_color, button_id, received_at) VALUES (211, 'D042', 'NotReady', 'Solid', 'RED', 3, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));",
     ]);
     const res = await waiting;
+    if (res === 'aborted') throw new Error('the poll was not answered');
     expect(res.status).toBe(211);
-    expect(res.json).toStrictEqual({ Type: 'SCAN', Destination: 'D042', DestinationStatus: 'NotReady', DestinationText: '', LightStatus: 'Solid', LightColor: 'RED', ButtonID: 3, MessageCode: 211, BatchDoorStatus: null });
+    expect(JSON.parse(res.body)).toStrictEqual({ Type: 'SCAN', Destination: 'D042', DestinationStatus: 'NotReady', DestinationText: '', LightStatus: 'Solid', LightColor: 'RED', ButtonID: 3, MessageCode: 211, BatchDoorStatus: null });
     expect(Date.now() - inserted).toBeLessThan(1000);
 
     await new Promise((r) => setTimeout(r, 100)); // the delivery's commit grace
     // The README's operator recipes work against the running service's file.
-    const { stdout } = await run('sqlite3', ['-readonly', file, "SELECT queue, type, destination FROM delivered_history ORDER BY id DESC LIMIT 1;"]);
-    expect(stdout.trim()).toBe('destination|SCAN|D042');
+    const { stdout } = await run('sqlite3', ['-readonly', file, "SELECT queue, type, destination, client_address FROM delivered_history ORDER BY id DESC LIMIT 1;"]);
+    expect(stdout.trim()).toBe('destination|SCAN|D042|127.0.0.1');
     await svc.stop();
   });
 });
