@@ -38,7 +38,7 @@ export async function reply(request: Request, h: ResponseToolkit, result: Handle
       const code = MessageStatusCode[message.Type];
       wake?.written(queue, id);
       const body = JSON.stringify(message);
-      bindClaimToResponse(request, result.claim, code, clock);
+      bindClaimToResponse(request, result.claim, clock);
       res.writeHead(code, ReasonPhrase[message.Type], {
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),
@@ -58,7 +58,7 @@ export async function reply(request: Request, h: ResponseToolkit, result: Handle
  */
 export const DELIVERY_GRACE_MS = 5;
 
-function bindClaimToResponse(request: Request, claim: Claim, code: number, clock: () => Date): void {
+function bindClaimToResponse(request: Request, claim: Claim, clock: () => Date): void {
   const res = request.raw.res;
   const socket = request.raw.req.socket;
   // Read now: once the client has closed the socket, its address is gone.
@@ -75,8 +75,7 @@ function bindClaimToResponse(request: Request, claim: Claim, code: number, clock
   res.once('finish', () => {
     setTimeout(() => {
       unlisten();
-      // Something after the handler may also have turned this into an error response.
-      if (reset || res.statusCode !== code) claim.release();
+      if (reset) claim.release();
       else claim.commit({ deliveredAt: clock().toISOString(), clientAddress: address });
     }, DELIVERY_GRACE_MS);
   });

@@ -31,13 +31,6 @@ export class LatencyWindow {
   }
 }
 
-/** Percentile of an array of numbers (nearest rank); null if empty. */
-export function percentile(values: number[], p: number): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-}
-
 /**
  * Wake latency: from a sorter telegram's arrival at the service to the response that hands its
  * message to a waiting client. Messages nobody has fetched yet are remembered up to `limit`.

@@ -55,11 +55,6 @@ export interface QueueMessages {
   destination: DestinationMessage;
 }
 
-/** Which queue a sorter message belongs on. */
-export function queueOf(message: SorterMessage): QueueName {
-  return message.Type === 'SCAN' ? 'destination' : 'sortation';
-}
-
 /** An assignment on its way to the sorter: the normalised POST /sortation body. */
 export interface Assignment {
   TrackID: string;

@@ -14,7 +14,6 @@ import type { Assignment, DestinationInfoDto, DestinationSetting, InductDto, Ver
  */
 export const STX = '\x02';
 export const ETX = '\x03';
-export const PROTOCOL_VERSION = 1;
 export const HEADER_WIDTH = 27;
 export const MAX_SEQUENCE = 999999;
 

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import { ETX, STX } from './telegram';
 
 /**
  * One line of Service_PLC.log, the sorter link's traffic log (docs/traffic-log.md):
@@ -27,9 +26,6 @@ export function parseTrafficLine(line: string): TrafficLine | undefined {
   if (!m) return undefined;
   return { time: m[1], direction: m[2] as Direction, content: m[3] };
 }
-
-/** A frame as it travels, from a logged content. */
-export const frameOf = (content: string) => `${STX}${content}${ETX}`;
 
 /**
  * Appends traffic lines to Service_PLC.log, rotating by size: Service_PLC.log.1 is the newest
