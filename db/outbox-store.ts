@@ -20,6 +20,8 @@ export interface OutboxStore {
   remove(id: number): boolean;
   /** Entries waiting. */
   depth(): number;
+  /** Id of the newest entry waiting, 0 when the outbox is empty. */
+  lastId(): number;
 }
 
 interface OutboxRow {
@@ -66,6 +68,7 @@ export function createOutboxStore(db: Db): OutboxStore {
   const after = db.prepare('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?');
   const remove = db.prepare('DELETE FROM outbox WHERE id = ?');
   const depth = db.prepare('SELECT count(*) FROM outbox').pluck();
+  const lastId = db.prepare('SELECT coalesce(max(id), 0) FROM outbox').pluck();
 
   return {
     add(message, clientAddress, createdAt) {
@@ -88,5 +91,6 @@ export function createOutboxStore(db: Db): OutboxStore {
     after: (afterId, limit) => (after.all(afterId, limit) as OutboxRow[]).map(toEntry),
     remove: (id) => remove.run(id).changes > 0,
     depth: () => depth.get() as number,
+    lastId: () => lastId.get() as number,
   };
 }

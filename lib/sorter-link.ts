@@ -189,8 +189,7 @@ export class TcpSorterLink implements SorterLink {
     // Resynchronisation: our session and first number, then everything not yet acknowledged
     // (in order, same numbers), then SYNE.
     const [first] = this.deps.outbox.peek(1);
-    const pending = this.deps.outbox.after(0, Number.MAX_SAFE_INTEGER);
-    this.resyncUntilId = pending.length > 0 ? pending[pending.length - 1].id : 0;
+    this.resyncUntilId = this.deps.outbox.lastId();
     this.resyncing = true;
     this.send('SYNS', 0, 'D', encodeData('SYNS', { Epoch: session.ourEpoch, NextSeq: first ? seqOfOutboxId(first.id) : 0 }));
     this.pump();

@@ -23,6 +23,7 @@ function fakeOutbox(): OutboxStore & { added: Array<{ message: OutboundMessage; 
     after: () => [],
     remove: () => true,
     depth: () => added.length,
+    lastId: () => added.length,
   };
 }
 
