@@ -16,11 +16,41 @@ import { projectRoot } from '../lib/paths';
  * (bench/baseline.ts), each figure the median of several runs, and checks in every run that
  * nothing was lost or duplicated. Prints a table and, last, one line `BENCH {json}`.
  */
-const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    // For focused measurements (docs/performance.md): override parts of the plan.
+    targets: { type: 'string' },
+    rates: { type: 'string' },
+    runs: { type: 'string' },
+    seconds: { type: 'string' },
+    'no-scale': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
+  },
+});
 const quick = args.quick!;
 const plan = quick
   ? { runs: 1, seconds: 3, rates: [300, 1000], targets: ['baseline', 'service'] as Target[], scaleRows: 100_000, clientLoops: 8 }
   : { runs: 3, seconds: 8, rates: [200, 500, 1000, 1500, 2000], targets: ['baseline', 'service', 'service-normal', 'service-nogroup'] as Target[], scaleRows: 1_000_000, clientLoops: 8 };
+const allTargets: Target[] = ['baseline', 'service', 'service-normal', 'service-nogroup'];
+if (args.targets) {
+  plan.targets = args.targets.split(',') as Target[];
+  const unknown = plan.targets.filter((t) => !allTargets.includes(t));
+  if (unknown.length > 0 || !plan.targets.includes('baseline') || !plan.targets.includes('service')) {
+    console.error(`bench: --targets takes a comma-separated list of ${allTargets.join(', ')}, including baseline and service`);
+    process.exit(2);
+  }
+}
+if (args.rates) plan.rates = args.rates.split(',').map(Number);
+if (args.runs) plan.runs = Number(args.runs);
+if (args.seconds) plan.seconds = Number(args.seconds);
+if ([...plan.rates, plan.runs, plan.seconds].some((n) => !Number.isFinite(n) || n <= 0)) {
+  console.error('bench: --rates, --runs and --seconds take positive numbers');
+  process.exit(2);
+}
+const scale = !args['no-scale'];
+/** Folder for `node --cpu-prof` profiles of the service (one per run), if asked for. */
+const cpuProfDir = args['cpu-prof'];
 
 type Target = 'baseline' | 'service' | 'service-normal' | 'service-nogroup';
 const describeTarget: Record<Target, string> = {
@@ -36,8 +66,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Start a node child; resolve when a stdout line satisfies `ready` (returning its value). */
-function start<T>(script: string, argv: string[], env: NodeJS.ProcessEnv, ready: (line: string) => T | undefined, onLine: (l: string) => void = () => {}): Promise<{ proc: ChildProcess; value: T }> {
-  const proc = spawn(process.execPath, [script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function start<T>(script: string, argv: string[], env: NodeJS.ProcessEnv, ready: (line: string) => T | undefined, onLine: (l: string) => void = () => {}, nodeArgs: string[] = []): Promise<{ proc: ChildProcess; value: T }> {
+  const proc = spawn(process.execPath, [...nodeArgs, script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
   return new Promise((resolve, reject) => {
@@ -74,7 +104,8 @@ async function startTarget(target: Target, sorterPort: number): Promise<{ proc: 
     Sorter: { Host: '127.0.0.1', Port: sorterPort, TrafficLog: true },
   };
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
-  const { proc, value } = await start(dist('lib/main.js'), [], { SORTER_HOME: home }, urlOf);
+  const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [];
+  const { proc, value } = await start(dist('lib/main.js'), [], { SORTER_HOME: home }, urlOf, () => {}, prof);
   return { proc, base: value, home };
 }
 
@@ -87,6 +118,16 @@ function rssMb(pid: number): number {
   }
 }
 
+/** CPU time (user + system) a process has used so far, in ms. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
 interface StepResult {
   rate: number;
   cyclesPerS: number;
@@ -96,6 +137,8 @@ interface StepResult {
   wakeP50: number | null;
   wakeP99: number | null;
   rssMb: number;
+  /** CPU time per completed cycle: the target, the emulator, and the client (this process). */
+  cpuUsPerCycle: { target: number; emulator: number; client: number };
   lost: number;
   duplicated: number;
   recirculated: number;
@@ -113,8 +156,19 @@ async function step(target: Target, rate: number, seconds: number): Promise<Step
   const t = await startTarget(target, emu.value);
   const client = runWcsClient({ base: t.base, loops: plan.clientLoops, timeOut: 1 });
   let peakRss = 0;
+  let targetCpu = cpuMs(t.proc.pid!);
+  let emuCpu = cpuMs(emu.proc.pid!);
+  const clientCpu = process.cpuUsage();
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(t.proc.pid!))), 200);
+  // The emulator's CPU: the last reading before it exits.
+  const emuStart = emuCpu;
+  const emuWatch = setInterval(() => {
+    const now = cpuMs(emu.proc.pid!);
+    if (!Number.isNaN(now)) emuCpu = now;
+  }, 100);
   await emuExit;
+  clearInterval(emuWatch);
+  emuCpu -= emuStart;
   // Let the client fetch what is still queued (after an overload that can be a long backlog):
   // correctness is judged on everything, once it has been delivered.
   for (let i = 0; i < 1200; i++) {
@@ -126,6 +180,8 @@ async function step(target: Target, rate: number, seconds: number): Promise<Step
   const status = (await (await fetch(`${t.base}/status`)).json()) as { WakeLatency: { P50Ms: number | null; P99Ms: number | null } };
   const wcs = await client.stop();
   clearInterval(sampler);
+  targetCpu = cpuMs(t.proc.pid!) - targetCpu;
+  const clientUsage = process.cpuUsage(clientCpu);
   t.proc.kill('SIGTERM');
   await new Promise((r) => t.proc.once('exit', r));
   if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
@@ -141,6 +197,11 @@ async function step(target: Target, rate: number, seconds: number): Promise<Step
     wakeP50: status.WakeLatency.P50Ms,
     wakeP99: status.WakeLatency.P99Ms,
     rssMb: Math.round(peakRss),
+    cpuUsPerCycle: {
+      target: Math.round((targetCpu * 1000) / e.sorted_as_assigned),
+      emulator: Math.round((emuCpu * 1000) / e.sorted_as_assigned),
+      client: Math.round((clientUsage.user + clientUsage.system) / e.sorted_as_assigned),
+    },
     lost,
     duplicated,
     recirculated: e.recirculated,
@@ -162,12 +223,17 @@ async function medianStep(target: Target, rate: number, seconds = plan.seconds):
     wakeP50: pick((x) => x.wakeP50),
     wakeP99: pick((x) => x.wakeP99),
     rssMb: Math.max(...runs.map((x) => x.rssMb)),
+    cpuUsPerCycle: {
+      target: median(runs.map((x) => x.cpuUsPerCycle.target)),
+      emulator: median(runs.map((x) => x.cpuUsPerCycle.emulator)),
+      client: median(runs.map((x) => x.cpuUsPerCycle.client)),
+    },
     lost: runs.reduce((s, x) => s + x.lost, 0),
     duplicated: runs.reduce((s, x) => s + x.duplicated, 0),
     recirculated: pick((x) => x.recirculated),
     rejected: pick((x) => x.rejected),
   };
-  log(`  ${describeTarget[target].padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  lost ${r.lost}  dup ${r.duplicated}`);
+  log(`  ${describeTarget[target].padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  lost ${r.lost}  dup ${r.duplicated}`);
   return r;
 }
 
@@ -223,12 +289,17 @@ async function main() {
     const best = sustained.length > 0 ? sustained[sustained.length - 1] : undefined;
     results[target] = { ramp, at50, max: best ? best.cyclesPerS : 0, atMax: best };
   }
-  log('scale:');
-  const popEmpty = popMicros(2000);
-  const popFull = popMicros(plan.scaleRows);
-  log(`  pop median ${popEmpty.toFixed(1)} µs at 2,000 queued; ${popFull.toFixed(1)} µs at ${plan.scaleRows.toLocaleString('en')} queued`);
-  const seed = await seedProbe(plan.scaleRows);
-  log(`  seeding ${seed.rows.toLocaleString('en')} CSV rows: ${seed.seconds.toFixed(1)} s, peak RSS ${seed.maxRssMb.toFixed(0)} MB`);
+  let popEmpty = Number.NaN;
+  let popFull = Number.NaN;
+  let seed = { seconds: Number.NaN, maxRssMb: Number.NaN, rows: 0 };
+  if (scale) {
+    log('scale:');
+    popEmpty = popMicros(2000);
+    popFull = popMicros(plan.scaleRows);
+    log(`  pop median ${popEmpty.toFixed(1)} µs at 2,000 queued; ${popFull.toFixed(1)} µs at ${plan.scaleRows.toLocaleString('en')} queued`);
+    seed = await seedProbe(plan.scaleRows);
+    log(`  seeding ${seed.rows.toLocaleString('en')} CSV rows: ${seed.seconds.toFixed(1)} s, peak RSS ${seed.maxRssMb.toFixed(0)} MB`);
+  }
 
   const base = results.baseline;
   const svc = results.service;
