@@ -1,3 +1,4 @@
+import './swagger-assets'; // before hapi-swagger: see the module
 import Hapi from '@hapi/hapi';
 import Inert from '@hapi/inert';
 import Vision from '@hapi/vision';

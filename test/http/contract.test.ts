@@ -273,4 +273,16 @@ describe('Swagger', () => {
     expect(timeOut.description).toMatch(/clamped to 0\.\.30/);
     await t.close();
   });
+
+  it('serves the UI files from swagger-ui-dist', async () => {
+    const t = await testService({ TestMode: true });
+    const ui = await t.server.inject('/');
+    for (const asset of ['swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'swagger-ui.css']) {
+      expect(ui.payload).toContain(`/swaggerui/${asset}`);
+      const res = await t.server.inject(`/swaggerui/${asset}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.rawPayload.length).toBeGreaterThan(10_000);
+    }
+    await t.close();
+  });
 });
