@@ -29,7 +29,6 @@ const wake = new LatencyWindow();
 const codes = { REQUEST: 210, VERIFY: 212, SCAN: 211 } as const;
 
 function deliver(res: http.ServerResponse, q: Queued) {
-  wake.add(performance.now() - q.arrivedAt);
   const body = JSON.stringify(q.message);
   res.writeHead(codes[q.message.Type], { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
@@ -40,6 +39,8 @@ function enqueue(message: SorterMessage, arrivedAt: number) {
   const waiter = waiters[name].shift();
   if (waiter) {
     clearTimeout(waiter.timer);
+    // Wake latency, as the service measures it: only for a message a client was waiting for.
+    wake.add(performance.now() - arrivedAt);
     deliver(waiter.res, { message, arrivedAt });
   } else queues[name].push({ message, arrivedAt });
 }

@@ -1,7 +1,9 @@
 import type { Db } from '../db/connection';
 
-/** A commit less than this long after the previous one means the service is busy. */
-const BUSY_MS = 2;
+/** Above this event-loop utilisation the service counts as busy and favours bigger batches. */
+const BUSY_UTILISATION = 0.5;
+/** How often the utilisation is sampled (ms). */
+const SAMPLE_MS = 100;
 
 interface Work {
   fn: () => unknown;
@@ -12,21 +14,37 @@ interface Work {
 /**
  * Group commit: writes asked for within one turn of the event loop are committed together in
  * one immediate transaction (one fsync with synchronous=FULL), and each caller learns of its
- * result only after that commit, so nothing is acknowledged before it is durable. Under load
- * the batches grow by themselves: while one commit waits for the disk, the next batch fills.
+ * result only after that commit, so nothing is acknowledged before it is durable.
+ *
+ * The batching adapts to load, judged by the event loop's utilisation over the last 100 ms:
+ * - idle: commit at the end of the turn, or at once when the sorter link asks (`flushIfIdle`
+ *   after each chunk of telegrams), for the lowest latency;
+ * - busy: wait a millisecond so that one commit carries more writes, since every commit
+ *   blocks the loop for its fsync (measured in docs/performance.md).
  * With `enabled` false every write is its own transaction (for comparison in the benchmark).
  */
 export class Committer {
   private queue: Work[] = [];
   private scheduled = false;
-  private lastFlush = 0;
+  private busy = false;
+  private readonly sampler?: NodeJS.Timeout;
   /** Transactions committed, and writes they carried (for the benchmark and /status). */
   readonly stats = { Commits: 0, Writes: 0 };
 
   constructor(
     private readonly db: Db,
     private readonly enabled = true,
-  ) {}
+  ) {
+    if (enabled) {
+      let last = performance.eventLoopUtilization();
+      this.sampler = setInterval(() => {
+        const now = performance.eventLoopUtilization();
+        this.busy = performance.eventLoopUtilization(now, last).utilization > BUSY_UTILISATION;
+        last = now;
+      }, SAMPLE_MS);
+      this.sampler.unref();
+    }
+  }
 
   /** Run `fn` inside the next group transaction; resolves with its result once committed. */
   run<T>(fn: () => T): Promise<T> {
@@ -44,18 +62,20 @@ export class Committer {
       this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        // Idle: commit at the end of this turn. Busy (the last commit was a moment ago): wait
-        // a millisecond so one commit carries more writes (measured in docs/performance.md).
-        if (performance.now() - this.lastFlush < BUSY_MS) setTimeout(() => this.flush(), 1);
+        if (this.busy) setTimeout(() => this.flush(), 1);
         else setImmediate(() => this.flush());
       }
     });
   }
 
+  /** Commit what is queued now unless the service is busy (then the scheduled commit does). */
+  flushIfIdle(): void {
+    if (!this.busy && this.queue.length > 0) this.flush();
+  }
+
   /** Commit what is queued now (also used at shutdown). */
   flush(): void {
     this.scheduled = false;
-    this.lastFlush = performance.now();
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
@@ -78,5 +98,10 @@ export class Committer {
     this.stats.Commits += 1;
     this.stats.Writes += batch.length;
     batch.forEach((w, i) => w.resolve(results[i]));
+  }
+
+  /** Stop sampling (at shutdown). */
+  close(): void {
+    if (this.sampler) clearInterval(this.sampler);
   }
 }

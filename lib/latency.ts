@@ -33,7 +33,8 @@ export class LatencyWindow {
 
 /**
  * Wake latency: from a sorter telegram's arrival at the service to the response that hands its
- * message to a waiting client. Messages nobody has fetched yet are remembered up to `limit`.
+ * message to a waiting client. The service records arrivals only for messages that find a
+ * client waiting; those not yet handed out are remembered up to `limit`.
  */
 export class WakeMeter {
   private readonly arrivals = new Map<string, number>();

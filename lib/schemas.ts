@@ -151,7 +151,7 @@ export const statusDto = Joi.object({
   }).allow(null).label('ReplaySummary').description('Test mode only: what was loaded from the replay file'),
   WakeLatency: Joi.object({ P50Ms: Joi.number().allow(null), P99Ms: Joi.number().allow(null), Samples: Joi.number().integer() })
     .label('WakeLatency')
-    .description('From a sorter telegram arriving to the response that hands its message to a waiting client (last 10,000 messages)'),
+    .description('From a sorter telegram arriving to the response that hands its message to a client that was waiting for it (last 10,000 such messages; messages that queue because no client is waiting are not counted)'),
   Storage: Joi.object({ Commits: Joi.number().integer(), Writes: Joi.number().integer() })
     .label('StorageStatus')
     .description('Transactions committed since start, and the writes they carried (group commit)'),

@@ -29,7 +29,7 @@ export interface Deps {
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   link: SorterLink;
   replay: ReplaySummary | null;
-  /** Wake latency of messages from the sorter link. */
+  /** Wake latency of messages from the sorter link that found a client waiting. */
   wake: WakeMeter;
   /** Run a write durably (group commit); resolves once committed. */
   commit: <T>(fn: () => T) => Promise<T>;
@@ -102,10 +102,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       clock,
       traffic,
       commit,
+      flush: () => committer.flushIfIdle(),
       async accept(seq, message, arrivedAt) {
         const id = await commit(() => links.accept(s.PeerName, seq, message, clock().toISOString()));
         const queue = message.Type === 'SCAN' ? 'destination' : 'sortation';
-        wake.arrived(queue, id, arrivedAt);
+        // Wake latency is measured for messages a client is waiting for; the time a message
+        // waits for a client to ask is queueing, which depends on the WCS, not on us.
+        if (dispatchers[queue].waiting > 0) wake.arrived(queue, id, arrivedAt);
         dispatchers[queue].notify();
       },
     });
@@ -156,6 +159,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       }
       await link.stop();
       committer.flush();
+      committer.close();
       traffic?.close();
       db.close();
     },

@@ -38,6 +38,36 @@ describe('Committer (group commit)', () => {
     ctx.dispose();
   });
 
+  it('flushIfIdle commits at once while the event loop is idle, and leaves batching to the scheduled commit while it is busy', async () => {
+    const ctx = freshDb();
+    const store = createQueueStore(ctx.db);
+    const committer = new Committer(ctx.db);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    await sleep(250); // at least two utilisation samples of an idle loop
+    const idle = committer.run(() => store.enqueue([verify('idle')], 'T'));
+    committer.flushIfIdle();
+    expect(store.depth('sortation')).toBe(1); // committed synchronously
+    await idle;
+
+    // Keep the loop busy for a few samples, then ask again: the write waits for its batch.
+    for (let i = 0; i < 4; i++) {
+      await sleep(0);
+      const until = performance.now() + 90;
+      while (performance.now() < until); // spin: utilisation near 1
+    }
+    await sleep(0); // let the sampler (if its turn came) run
+    const until = performance.now() + 120;
+    while (performance.now() < until);
+    await new Promise((r) => setImmediate(r));
+    const busy = committer.run(() => store.enqueue([verify('busy')], 'T'));
+    committer.flushIfIdle();
+    expect(store.depth('sortation')).toBe(1); // not yet: waits for the group commit
+    await busy;
+    expect(store.depth('sortation')).toBe(2);
+    committer.close();
+    ctx.dispose();
+  });
+
   it('without group commit, each write is its own transaction', async () => {
     const ctx = freshDb();
     const store = createQueueStore(ctx.db);
