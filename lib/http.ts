@@ -88,12 +88,16 @@ function bindClaimToResponse(request: Request, claim: Claim, clock: () => Date):
   });
 }
 
+const CONNECTION_CLOSED = new Error('the client connection closed');
+
 /** An AbortSignal that fires if the client's connection closes before its response is written. */
 export function disconnectSignal(request: Request): AbortSignal {
   const controller = new AbortController();
   const res = request.raw.res;
-  if (res.destroyed) controller.abort();
-  else res.once('close', () => controller.abort());
+  // Every response closes at its end, so this fires once per poll: pass a shared reason, or
+  // abort() builds a DOMException with a stack trace each time (about 2% of the CPU at 1000/s).
+  if (res.destroyed) controller.abort(CONNECTION_CLOSED);
+  else res.once('close', () => controller.abort(CONNECTION_CLOSED));
   return controller.signal;
 }
 

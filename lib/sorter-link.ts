@@ -104,6 +104,8 @@ export class TcpSorterLink implements SorterLink {
   private decoder = new TelegramDecoder();
   private readonly inflight = new Map<number, InFlight>();
   private lastSentId = 0;
+  /** The newest outbox id known to exist (offered, or found at connect): past it, nothing to read. */
+  private newestId = 0;
   private resyncUntilId = 0;
   private resyncing = false;
   /** Last number accepted, counting those whose commit is still under way. */
@@ -146,6 +148,7 @@ export class TcpSorterLink implements SorterLink {
   }
 
   offer(outboxId: number): DeliveryState {
+    this.newestId = Math.max(this.newestId, outboxId);
     this.pump();
     return this.inflight.get(seqOfOutboxId(outboxId))?.entry.id === outboxId ? 'Sent' : 'Queued';
   }
@@ -196,6 +199,7 @@ export class TcpSorterLink implements SorterLink {
     // (in order, same numbers), then SYNE.
     const [first] = this.deps.outbox.peek(1);
     this.resyncUntilId = this.deps.outbox.lastId();
+    this.newestId = Math.max(this.newestId, this.resyncUntilId);
     this.resyncing = true;
     this.send('SYNS', 0, 'D', encodeData('SYNS', { Epoch: session.ourEpoch, NextSeq: first ? seqOfOutboxId(first.id) : 0 }));
     this.pump();
@@ -251,13 +255,19 @@ export class TcpSorterLink implements SorterLink {
     this.send(type, seqOfOutboxId(entry.id), 'D', data);
   }
 
-  /** Send outbox entries after the last one sent, up to the window. */
-  private pump(): void {
+  /**
+   * Send outbox entries after the last one sent, up to the window. The outbox is read only when
+   * it holds something newer than what was sent (every entry is offered once committed), or
+   * when `look` asks (the periodic tick: a safety net for entries nobody offered).
+   */
+  private pump(look = false): void {
     if (!this.connected) return;
     const nowMs = this.deps.clock().getTime();
-    while (this.inflight.size < this.deps.settings.Window) {
+    while (this.inflight.size < this.deps.settings.Window && (look || this.lastSentId < this.newestId)) {
+      look = false;
       const entries = this.deps.outbox.after(this.lastSentId, this.deps.settings.Window - this.inflight.size);
       if (entries.length === 0) break;
+      this.newestId = Math.max(this.newestId, entries[entries.length - 1].id);
       for (const entry of entries) {
         this.lastSentId = entry.id;
         if (this.expired(entry, nowMs)) continue;
@@ -414,8 +424,8 @@ export class TcpSorterLink implements SorterLink {
         item.sentAt = nowMs;
         this.counters.Resends += 1;
       }
-      this.pump();
     }
+    this.pump(true);
     if (nowMs - this.lastOutMs > s.HeartbeatMs) this.send('LIFE', 0, 'D', '');
   }
 }

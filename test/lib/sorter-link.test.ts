@@ -121,6 +121,17 @@ describe('TcpSorterLink against a scripted PLC', () => {
     expect(t.service.deps.link.status().Resends).toBe(2);
   });
 
+  it('sends an outbox entry nobody offered (written straight to the table) within a tick', async () => {
+    await start((tg, send) => {
+      if (tg.type === 'ASGN' && tg.flag === 'D') send(ack(tg));
+    });
+    await until(() => t.service.deps.link.status().Connected === true && plc.received.some((x) => x.type === 'SYNE'));
+    // The link reads the outbox when an entry is offered; the periodic tick also looks.
+    t.service.deps.outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: 'UNOFFERED', Destination: 'D1', Barcode: '' } }, null, new Date().toISOString());
+    await until(() => t.service.deps.outbox.depth() === 0, 1000); // not waiting for a reconnect's resync (3 s here)
+    expect(plc.received.filter((x) => x.type === 'ASGN' && x.flag === 'D').map((x) => x.data)).toEqual([encodeData('ASGN', { TrackID: 'UNOFFERED', Barcode: '', Destination: 'D1' })]);
+  });
+
   it('moves a telegram the PLC refuses (NAK) to outbox_dropped with the reason', async () => {
     await start((tg, send) => {
       if (tg.type === 'DSET' && tg.flag === 'D') send(encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: tg.seq, type: 'DSET', flag: 'N', data: nakData(2, 'unknown destination D999') }));
