@@ -75,6 +75,24 @@ describe('CSV files', () => {
     expect(items.map((i) => ('message' in i ? i.message.Type : `skip@${i.problem.line}`))).toEqual(['REQUEST', 'skip@3', 'VERIFY']);
   });
 
+  it('counts lines exactly across empty lines and quoted fields that span lines', async () => {
+    const body = [
+      CSV_HEADER,
+      '', // line 2: empty
+      requestRow('1'), // 3
+      'SCAN,211,D1,,,,,,,,Ready,Off,Off,"two\nlines",NONE', // 4-5
+      '',
+      'SCAN,211,D1,,,,,,,,Bad,Off,Off,,NONE', // 7: skipped, reported on its own line
+      'SCAN,211,D2,,,,,,,,Ready,Off,Off,"three\r\nline\ntext",1', // 8-10
+      verifyRow('1'), // 11
+      'VERIFY,x,D1,2,B,,,,,,,,,,', // 12: skipped
+    ].join('\n');
+    home = tempHome({ 'Service_PLC.csv': body + '\n' });
+    const items = await collect(readReplayCsv(path.join(home, 'Service_PLC.csv')));
+    expect(items.map((i) => ('message' in i ? i.message.Type : `skip@${i.problem.line}`))).toEqual(['REQUEST', 'SCAN', 'skip@7', 'SCAN', 'VERIFY', 'skip@12']);
+    expect(items[1]).toMatchObject({ message: { DestinationText: 'two\nlines' } });
+  });
+
   it('rejects a file whose header is not exactly the spec one', async () => {
     home = tempHome({ 'Service_PLC.csv': CSV_HEADER.replace('RecircCount', 'RecirculationCount') + '\n' + requestRow('1') + '\n' });
     await expect(collect(readReplayCsv(path.join(home, 'Service_PLC.csv')))).rejects.toThrow(ReplayFileError);
