@@ -24,7 +24,7 @@ const freePort = () =>
 const emulatorFlags = (seconds: number, rate = 30, ...more: string[]) => ['--port', '0', '--rate', String(rate), '--seed', '42', '--duration', String(seconds), '--capacity', '100000', '--heartbeat-ms', '300', '--ack-timeout-ms', '300', ...more];
 
 /** Every item the sorter inducted was verified to the client once, at the destination the client assigned. */
-function expectEveryItemSortedAsAssigned(emu: Record<string, number>, wcs: WcsStats) {
+function expectEveryItemSortedAsAssigned(emu: Record<string, number>, wcs: WcsStats, postsInFlight = 0) {
   expect(emu.inducted).toBeGreaterThan(0);
   expect(emu.rejected).toBe(0);
   expect(emu.sorted_as_assigned).toBe(emu.inducted);
@@ -35,7 +35,11 @@ function expectEveryItemSortedAsAssigned(emu: Record<string, number>, wcs: WcsSt
   // (none, except after kill -9, where HTTP delivery is at-least-once).
   expect(wcs.verifies - wcs.duplicate_verifies).toBe(emu.verifies);
   expect(wcs.requests - wcs.duplicate_requests).toBe(emu.requests);
-  expect(emu.assignments).toBe(wcs.assignments_posted);
+  // A POST committed and forwarded whose 200 the client never read (the service was killed
+  // while answering) reached the sorter without being counted by the client: at most one per
+  // loop with a POST in flight.
+  expect(emu.assignments - wcs.assignments_posted).toBeGreaterThanOrEqual(0);
+  expect(emu.assignments - wcs.assignments_posted).toBeLessThanOrEqual(postsInFlight);
 }
 
 describe('service + emulator + reference client over real TCP', () => {
@@ -80,7 +84,7 @@ describe('service + emulator + reference client over real TCP', () => {
       svc = await startServiceProcess(home, {}, 15000);
     });
     // Items whose decision fell in the outage (if any) recirculated and were sorted on a later pass.
-    expectEveryItemSortedAsAssigned(emuStats, wcs);
+    expectEveryItemSortedAsAssigned(emuStats, wcs, 2);
     expect(emuStats.connections).toBe(2);
     expect(wcs.errors).toBeGreaterThan(0); // the client did notice the outage
     expect(status.Outbox.Depth).toBe(0);
