@@ -102,14 +102,16 @@ export class QueueDispatcher<Q extends QueueName> {
         done = true;
         try {
           // Claimed (invisible to others) until the removal is committed.
-          return await this.write(() => this.store.remove(stored, delivery));
+          const removed = await this.write(() => this.store.remove(stored, delivery));
+          this.claimed.delete(stored.id);
+          return removed;
         } catch (err) {
-          // The row stays; the client has it already, so it may be delivered twice.
+          // The row stays; the client has it already, so it may be delivered twice. It is
+          // visible again: hand it to whoever waits. (After a removal nothing new is visible.)
           this.onCommitError(err, stored);
-          return false;
-        } finally {
           this.claimed.delete(stored.id);
           if (this.waiters.length > 0) this.notify();
+          return false;
         }
       },
       release: () => {

@@ -110,4 +110,27 @@ describe('QueueDispatcher', () => {
     expect(errors).toHaveLength(1);
     expect(trackOf(await failing.take(0))).toBe('a');
   });
+
+  it('hands a message whose removal failed to a client already waiting', async () => {
+    const failing = new QueueDispatcher('sortation', { ...store, remove: () => { throw new Error('disk full'); } });
+    store.enqueue([verify('a')], 'T');
+    const claim = await failing.take(0);
+    const waiting = failing.take(5000); // nothing else to take: waits
+    expect(await claim!.commit(delivered)).toBe(false);
+    expect(trackOf(await waiting)).toBe('a');
+    failing.close();
+  });
+
+  it('a successful removal does not query the queue again for waiters', async () => {
+    let heads = 0;
+    const counting = new QueueDispatcher('sortation', { ...store, head: (q, skip) => (heads++, store.head(q, skip)) });
+    store.enqueue([verify('a')], 'T');
+    const claim = await counting.take(0);
+    const waiting = counting.take(5000);
+    const before = heads;
+    expect(await claim!.commit(delivered)).toBe(true);
+    expect(heads).toBe(before);
+    counting.close();
+    expect(await waiting).toBeNull();
+  });
 });
