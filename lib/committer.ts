@@ -22,7 +22,8 @@ interface Work {
  * one immediate transaction (one fsync with synchronous=FULL), and each caller learns of its
  * result only after that commit, so nothing is acknowledged before it is durable.
  *
- * The batching adapts to load, judged by the event loop's utilisation over the last 100 ms:
+ * The batching adapts to load, judged by the event loop's utilisation (busy: over half of
+ * the time in two 100 ms samples in a row):
  * - idle: commit at the end of the turn, or at once when the sorter link asks (`flushIfIdle`
  *   after each chunk of telegrams), for the lowest latency;
  * - busy: collect writes for BUSY_WINDOW_MS so that one commit carries more of them, since
@@ -43,9 +44,14 @@ export class Committer {
   ) {
     if (enabled) {
       let last = performance.eventLoopUtilization();
+      let wasOver = false;
       this.sampler = setInterval(() => {
         const now = performance.eventLoopUtilization();
-        this.busy = performance.eventLoopUtilization(now, last).utilization > BUSY_UTILISATION;
+        const over = performance.eventLoopUtilization(now, last).utilization > BUSY_UTILISATION;
+        // Busy only when two samples in a row say so: a lone spike (a garbage collection, the
+        // start-up) is not load, and would make a few messages wait for a batch for nothing.
+        this.busy = over && wasOver;
+        wasOver = over;
         last = now;
       }, SAMPLE_MS);
       this.sampler.unref();
