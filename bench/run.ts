@@ -9,6 +9,7 @@ import { createQueueStore } from '../db/queue-store';
 import { runWcsClient } from '../examples/wcs-client';
 import type { InductDto } from '../lib/messages';
 import { projectRoot } from '../lib/paths';
+import { CSV_COLUMNS } from '../lib/replay';
 
 /**
  * `npm run bench [-- --quick]`: the project's benchmark (docs/performance.md). Drives the sorter
@@ -268,7 +269,7 @@ function popMicros(rows: number): number {
 async function seedProbe(rows: number): Promise<{ seconds: number; maxRssMb: number; rows: number }> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-seed-'));
   const out = fs.createWriteStream(path.join(home, 'Service_PLC.csv'));
-  out.write('Type,MessageCode,DeviceID,TrackID,Barcode,Length,Width,Height,Weight,RecircCount,DestinationStatus,LightStatus,LightColor,DestinationText,ButtonID\n');
+  out.write(`${CSV_COLUMNS.join(',')}\n`);
   for (let i = 0; i < rows; i++) {
     const line = i % 10 === 9 ? `SCAN,211,D${String(i % 50).padStart(3, '0')},,,,,,,,Ready,Off,Off,,NONE\n` : `REQUEST,210,IND01,${String(i).padStart(10, '0')},4006381333931,320.5,210,95,1.25,0,,,,,\n`;
     if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
