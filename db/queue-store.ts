@@ -16,10 +16,14 @@ export interface StoredMessage<Q extends QueueName = QueueName> {
   receivedAt: string;
 }
 
-/** Who received a message, and when: written to delivered_history as the message leaves. */
+/** Who received a message, when, and how the read was proved: written to delivered_history as the message leaves. */
 export interface Delivery {
   deliveredAt: string;
   clientAddress: string | null;
+  /** Which delivery of the message this was (1 = first; more = handed out before without proof). */
+  attempt?: number;
+  /** What proved that the client read it (docs/queue-semantics.md); null if not recorded. */
+  readProof?: string | null;
 }
 
 /** The durable queues: what the sorter produced and the WCS has not yet received. */
@@ -157,9 +161,9 @@ export function createQueueStore(db: Db): QueueStore {
   };
   const insertHistory = db.prepare(`
     INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
-      payload, received_at, delivered_at, client_address)
+      payload, received_at, delivered_at, client_address, attempt, read_proof)
     VALUES (@queue, @message_id, @type, @message_code, @track_id, @barcode, @destination,
-      @payload, @received_at, @delivered_at, @client_address)`);
+      @payload, @received_at, @delivered_at, @client_address, @attempt, @read_proof)`);
 
   const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string): number[] =>
     messages.map((m) => {
@@ -196,6 +200,8 @@ export function createQueueStore(db: Db): QueueStore {
       received_at: stored.receivedAt,
       delivered_at: delivery.deliveredAt,
       client_address: delivery.clientAddress,
+      attempt: delivery.attempt ?? 1,
+      read_proof: delivery.readProof ?? null,
     });
     return true;
   });

@@ -2,17 +2,24 @@ import type { Delivery, QueueStore, StoredMessage } from '../db/queue-store';
 import type { QueueName } from './messages';
 
 /**
- * A message handed to one waiting client but not yet written to its connection. It stays in
- * its table (invisible to other clients) until `commit` removes it, or `release` gives it
- * back. Claims live only in memory: after a crash, every row is visible again, so a message
- * that was being handed out is delivered again rather than lost (at-least-once).
+ * A message handed to one client and not yet known to be read. It stays in its table
+ * (invisible to other clients) until `commit` removes it, or `release` gives it back.
+ * Claims live only in memory: after a crash, every row is visible again, so a message that
+ * was being handed out is delivered again rather than lost (at-least-once).
  */
 export interface Claim<Q extends QueueName = QueueName> {
   readonly stored: StoredMessage<Q>;
-  /** The response reached the client's connection: remove the message, record the delivery. */
-  commit(delivery: Delivery): Promise<boolean>;
-  /** The client went away first: the message goes back to the head of its queue. */
-  release(): void;
+  /** Which delivery of this message this is: 1, or more if an earlier response may have been read. */
+  readonly attempt: number;
+  /** Its whole response has been written (counts a redelivery when attempt > 1). */
+  written(): void;
+  /** The client has read it: remove the message, record the delivery. */
+  commit(delivery: Omit<Delivery, 'attempt'>): Promise<boolean>;
+  /**
+   * Back to the head of its queue. `mayHaveBeenRead`: the response went out and nothing proves
+   * it unread, so its next delivery may be a duplicate (and carries the next attempt number).
+   */
+  release(mayHaveBeenRead?: boolean): void;
 }
 
 interface Waiter<Q extends QueueName> {
@@ -30,7 +37,11 @@ interface Waiter<Q extends QueueName> {
 export class QueueDispatcher<Q extends QueueName> {
   private readonly waiters: Waiter<Q>[] = [];
   private readonly claimed = new Set<number>();
+  /** Messages still queued that a client may have read (id -> attempts so): their next delivery may be a duplicate. */
+  private readonly mayHaveBeenRead = new Map<number, number>();
   private closed = false;
+  /** Responses written for a message that a client may have read before: possible duplicates. */
+  redelivered = 0;
 
   constructor(
     readonly queue: Q,
@@ -94,16 +105,22 @@ export class QueueDispatcher<Q extends QueueName> {
     const stored = this.store.head(this.queue, this.claimed);
     if (!stored) return null;
     this.claimed.add(stored.id);
+    const attempt = (this.mayHaveBeenRead.get(stored.id) ?? 0) + 1;
     let done = false;
     return {
       stored,
+      attempt,
+      written: () => {
+        if (attempt > 1) this.redelivered += 1;
+      },
       commit: async (delivery) => {
         if (done) return false;
         done = true;
         try {
           // Claimed (invisible to others) until the removal is committed.
-          const removed = await this.write(() => this.store.remove(stored, delivery));
+          const removed = await this.write(() => this.store.remove(stored, { ...delivery, attempt }));
           this.claimed.delete(stored.id);
+          this.mayHaveBeenRead.delete(stored.id);
           return removed;
         } catch (err) {
           // The row stays; the client has it already, so it may be delivered twice. It is
@@ -114,9 +131,10 @@ export class QueueDispatcher<Q extends QueueName> {
           return false;
         }
       },
-      release: () => {
+      release: (mayHaveBeenRead = false) => {
         if (done) return;
         done = true;
+        if (mayHaveBeenRead) this.mayHaveBeenRead.set(stored.id, attempt);
         this.claimed.delete(stored.id);
         this.notify();
       },

@@ -75,6 +75,27 @@ describe('QueueDispatcher', () => {
     expect(trackOf(await waiting)).toBe('a');
   });
 
+  it('counts a message released after it may have been read as a possible duplicate, and records its attempt', async () => {
+    store.enqueue([verify('a'), verify('b')], 'T');
+    const first = await d.take(0);
+    expect(first!.attempt).toBe(1);
+    first!.written();
+    first!.release(true);
+    const again = await d.take(0);
+    expect([trackOf(again), again!.attempt]).toEqual(['a', 2]);
+    expect(d.redelivered).toBe(0); // counted once its response is written
+    again!.written();
+    expect(d.redelivered).toBe(1);
+    await again!.commit(delivered);
+    expect(ctx.db.prepare('SELECT track_id, attempt FROM delivered_history').all()).toEqual([{ track_id: 'a', attempt: 2 }]);
+    // Released when proven unread: not a duplicate, the next delivery is still the first.
+    const b = await d.take(0);
+    b!.written();
+    b!.release(false);
+    expect((await d.take(0))!.attempt).toBe(1);
+    expect(d.redelivered).toBe(1);
+  });
+
   it('times out with null after the wait', async () => {
     const started = Date.now();
     expect(await d.take(120)).toBeNull();
