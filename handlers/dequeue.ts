@@ -13,6 +13,8 @@ export interface DequeueEvent {
   queue: QueueName;
   timeOut?: number;
   signal?: AbortSignal;
+  /** A HEAD request (a monitoring probe): it has no body to carry a message, so it never takes one. */
+  probe?: boolean;
 }
 
 /** Seconds to wait: truncated to whole seconds, clamped to 0..30; omitted means the configured default. */
@@ -23,6 +25,7 @@ export function waitSeconds(timeOut: number | undefined, defaultTimeOut: number)
 
 /** Long-poll one queue: the next message (210/211/212 once written), or empty (204) after the wait. */
 export async function dequeue(deps: DequeueDeps, event: DequeueEvent): Promise<HandlerResult> {
+  if (event.probe) return empty;
   const seconds = waitSeconds(event.timeOut, deps.settings.DefaultTimeOut);
   const claim = await deps.dispatchers[event.queue].take(seconds * 1000, event.signal);
   return claim ? { kind: 'message', claim } : empty;

@@ -6,6 +6,7 @@ import { type HandlerResult, ok } from '../lib/results';
 import type { ReplaySummary } from '../lib/seed';
 import type { SorterLink } from '../lib/sorter-link';
 import type { WakeMeter } from '../lib/latency';
+import type { DeliveryStatus } from '../lib/delivery';
 
 /** What the status handler needs. */
 export interface StatusDeps {
@@ -20,6 +21,7 @@ export interface StatusDeps {
   link: SorterLink;
   replay: ReplaySummary | null;
   wake: WakeMeter;
+  deliveries: { status(): DeliveryStatus };
   committer: { stats: { Commits: number; Writes: number } };
 }
 
@@ -47,6 +49,9 @@ export function getStatus(deps: StatusDeps): HandlerResult {
     Sorter: deps.link.status(),
     Outbox: { Depth: deps.outbox.depth() },
     Replay: deps.replay,
+    // Responses whose read is not proven yet, how the others were settled, and redeliveries
+    // (possible duplicates: a message handed out again after an earlier response went unproven).
+    Delivery: { ...deps.deliveries.status(), Redelivered: deps.dispatchers.sortation.redelivered + deps.dispatchers.destination.redelivered },
     // From a sorter telegram's arrival to the response handing its message to a waiting client.
     WakeLatency: deps.wake.window.summary(),
     // Group commit at work: transactions committed and the writes they carried.

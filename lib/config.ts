@@ -8,6 +8,9 @@ export interface Config {
   Port: number;
   Host: string;
   DefaultTimeOut: number;
+  Delivery: 'AtLeastOnce' | 'AtMostOnce';
+  VisibilityTimeoutSeconds: number;
+  DeliveryCloseGraceMs: number;
   Database: string;
   TestDatabase: string;
   Synchronous: 'FULL' | 'NORMAL';
@@ -42,6 +45,12 @@ export const configSchema = Joi.object<Config>({
   Port: Joi.number().port().default(8081).description('HTTP listening port'),
   Host: Joi.string().default('0.0.0.0').description('HTTP listening address'),
   DefaultTimeOut: Joi.number().min(0).max(30).default(0).description('Long-poll wait in seconds when a GET has no timeOut'),
+  Delivery: Joi.string()
+    .valid('AtLeastOnce', 'AtMostOnce')
+    .default('AtLeastOnce')
+    .description('AtLeastOnce: a message leaves its queue only with proof that the client read it (else it is delivered again); AtMostOnce: once its response was written and nothing failed within 5 ms'),
+  VisibilityTimeoutSeconds: Joi.number().min(1).max(3600).default(30).description('AtLeastOnce: without proof after this long, the client is asked by closing its connection'),
+  DeliveryCloseGraceMs: Joi.number().integer().min(0).max(5000).default(50).description("After a client's close, how long to watch for the reset that says it had not read its last response"),
   Database: Joi.string().default('data/sorter.db').description('Live-mode SQLite file, relative to the service home'),
   TestDatabase: Joi.string().default('data/sorter-test.db').description('Test-mode SQLite file, emptied and re-seeded at each start'),
   Synchronous: Joi.string().valid('FULL', 'NORMAL').default('FULL').description('SQLite synchronous mode: FULL survives a power cut'),

@@ -1,7 +1,7 @@
 import Boom from '@hapi/boom';
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type Joi from 'joi';
-import type { Claim } from './dispatcher';
+import type { DeliveryTracker } from './delivery';
 import type { WakeMeter } from './latency';
 import type { HandlerResult } from './results';
 
@@ -9,25 +9,34 @@ import type { HandlerResult } from './results';
 export const MessageStatusCode = { REQUEST: 210, VERIFY: 212, SCAN: 211 } as const;
 const ReasonPhrase = { REQUEST: 'Request', VERIFY: 'Verify', SCAN: 'Scan' } as const;
 
+/** True for server.inject() requests (hapi has the getter; its typings declare it only under `auth`). */
+const isInjected = (request: Request): boolean => (request as unknown as { isInjected: boolean }).isInjected === true;
+
 /** The client's address as recorded in the delivery history. */
 export const clientAddress = (request: Request): string | null => request.info.remoteAddress || null;
 
+/** What reply() needs besides the request and the result. */
+export interface ReplyContext {
+  wake?: WakeMeter;
+  deliveries: DeliveryTracker;
+}
+
 /**
- * The one place handler results become HTTP. A message is committed (removed from its
- * queue) only when its response has been handed to the client's connection ('finish');
- * if the connection closes first, the message goes back to the head of its queue.
+ * The one place handler results become HTTP. A message response is handed to the delivery
+ * tracker (lib/delivery.ts), which removes the message from its queue once the client has
+ * read it, or puts it back at the head.
  */
-export async function reply(request: Request, h: ResponseToolkit, result: HandlerResult, clock: () => Date, wake?: WakeMeter): Promise<ResponseObject | symbol> {
+export async function reply(request: Request, h: ResponseToolkit, result: HandlerResult, context: ReplyContext): Promise<ResponseObject | symbol> {
   switch (result.kind) {
     case 'ok':
       return h.response(result.body).code(200);
     case 'empty':
       return h.response().code(204);
     case 'message': {
-      // A client that gave up just as its message arrived has its FIN queued already; node
-      // reads it in the next poll phase. Look once more after that phase, then write in the
-      // same synchronous step, so no client can leave unseen between the look and the write.
-      // That is why this one response bypasses hapi's (asynchronous) response pipeline.
+      // A client that gave up while its message was being claimed has its FIN queued already;
+      // look once more after a poll phase and give the message back without writing it. (FINs
+      // that arrive later are judged by the tracker.) This response bypasses hapi's
+      // asynchronous response pipeline so that the look and the write are one synchronous step.
       await new Promise((resolve) => setImmediate(resolve));
       const { res, req } = request.raw;
       if (res.destroyed || req.socket.destroyed || req.socket.readableEnded) {
@@ -36,56 +45,23 @@ export async function reply(request: Request, h: ResponseToolkit, result: Handle
       }
       const { message, queue, id } = result.claim.stored;
       const code = MessageStatusCode[message.Type];
-      wake?.written(queue, id);
+      context.wake?.written(queue, id);
       const body = JSON.stringify(message);
-      bindClaimToResponse(request, result.claim, clock);
+      // Read now: once the client has closed the socket, its address is gone.
+      context.deliveries.track(result.claim, req, res, isInjected(request), clientAddress(request));
       res.writeHead(code, ReasonPhrase[message.Type], {
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),
         'cache-control': 'no-cache',
+        // For clients that deduplicate: the message's queue row, and which delivery of it this is
+        // (2 or more: an earlier response may have been read, so this may be a duplicate).
+        'x-message-id': String(id),
+        'x-delivery-attempt': String(result.claim.attempt),
       });
       res.end(body);
       return h.abandon;
     }
   }
-}
-
-/**
- * How long after a response is written we listen for the connection being reset. A client
- * that closes its socket with our response unread makes its kernel answer with a reset
- * (ECONNRESET here): that message was never read, so it goes back to the queue. A client
- * that read the response and closed cleanly (FIN) keeps it.
- */
-export const DELIVERY_GRACE_MS = 5;
-
-function bindClaimToResponse(request: Request, claim: Claim, clock: () => Date): void {
-  const res = request.raw.res;
-  const socket = request.raw.req.socket;
-  // Read now: once the client has closed the socket, its address is gone.
-  const address = clientAddress(request);
-  let reset = false;
-  const onError = () => (reset = true);
-  const onClose = (hadError: boolean) => (reset ||= hadError);
-  socket.on('error', onError);
-  socket.once('close', onClose);
-  const unlisten = () => {
-    socket.removeListener('error', onError);
-    socket.removeListener('close', onClose);
-  };
-  res.once('finish', () => {
-    setTimeout(() => {
-      unlisten();
-      if (reset) claim.release();
-      else claim.commit({ deliveredAt: clock().toISOString(), clientAddress: address });
-    }, DELIVERY_GRACE_MS);
-  });
-  // 'close' also follows a normal 'finish': only a response that never finished gives the message back.
-  res.once('close', () => {
-    if (!res.writableFinished) {
-      unlisten();
-      claim.release();
-    }
-  });
 }
 
 const CONNECTION_CLOSED = new Error('the client connection closed');

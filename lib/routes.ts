@@ -54,7 +54,9 @@ export const httpBindings: Record<string, HttpBinding> = {
       'Returns at most one message. It leaves the queue only once the response has been handed to your connection; if you disconnect first it stays at the head of the queue.',
       'Competing long polls are served in the order they started waiting.',
       'timeOut: truncated to whole seconds, clamped to 0..30; omitted = DefaultTimeOut (default 0, an immediate check). Not a number: 400.',
+      'Delivery AtLeastOnce (default): a message leaves its queue once the service has proof that you read it (your next request on the same kept-alive connection, or a clean close of the connection); otherwise it is delivered again. Headers X-Message-Id and X-Delivery-Attempt (2 or more: possibly a duplicate) help you deduplicate.',
       'After a crash a message that was being handed out may be delivered again (at-least-once).',
+      'HEAD answers 204 and never takes a message.',
     ],
     responses: (input) => ({
       ...(input.queue === 'sortation'
@@ -67,7 +69,8 @@ export const httpBindings: Record<string, HttpBinding> = {
       400: badRequest,
       401: unauthorized,
     }),
-    event: (request, input) => ({ ...input, timeOut: request.query.timeOut, signal: disconnectSignal(request) }),
+    // hapi answers HEAD with the GET route: a HEAD must not take a message (its response has no body).
+    event: (request, input) => ({ ...input, timeOut: request.query.timeOut, signal: disconnectSignal(request), probe: request.method === 'head' }),
   },
   'handlers/assignment.postAssignment': {
     payload: assignmentBody,

@@ -149,6 +149,23 @@ export const statusDto = Joi.object({
     RowsSkipped: Joi.number().integer(),
     Error: Joi.string().allow(null),
   }).allow(null).label('ReplaySummary').description('Test mode only: what was loaded from the replay file'),
+  Delivery: Joi.object({
+    Mode: Joi.string().valid('AtLeastOnce', 'AtMostOnce'),
+    AwaitingProof: Joi.number().integer().description('Messages whose response went out and whose read is not proven yet (invisible to other clients)'),
+    Confirmed: Joi.object({
+      NextRequest: Joi.number().integer(),
+      ClientClose: Joi.number().integer(),
+      ServerClose: Joi.number().integer(),
+      Grace: Joi.number().integer(),
+      Injected: Joi.number().integer(),
+    }).label('DeliveryConfirmed').description('Messages removed from their queue, by what proved the read'),
+    Returned: Joi.object({ Reset: Joi.number().integer(), ClosedUnread: Joi.number().integer(), NoProof: Joi.number().integer() })
+      .label('DeliveryReturned')
+      .description('Messages put back at the head of their queue, by reason'),
+    Redelivered: Joi.number().integer().description('Deliveries of a message whose earlier response went out without proof: possible duplicates'),
+  })
+    .label('DeliveryStatus')
+    .description('How handed-out messages left their queues since start (docs/queue-semantics.md)'),
   WakeLatency: Joi.object({ P50Ms: Joi.number().allow(null), P99Ms: Joi.number().allow(null), Samples: Joi.number().integer() })
     .label('WakeLatency')
     .description('From a sorter telegram arriving to the response that hands its message to a client that was waiting for it (last 10,000 such messages; messages that queue because no client is waiting are not counted)'),

@@ -69,6 +69,10 @@ export async function createServer(service: Service, options: ServerOptions = {}
     },
   ]);
 
+  deps.deliveries.attach(server.listener);
+  // Before the listener stops: clients holding a message whose read is not proven are asked.
+  server.ext('onPreStop', () => deps.deliveries.drain());
+
   server.events.on({ name: 'request', channels: 'error' }, (request, event) =>
     deps.log.error({ err: event.error, method: request.method, path: request.path }, 'request failed'),
   );
@@ -96,7 +100,7 @@ export async function createServer(service: Service, options: ServerOptions = {}
       path,
       options: {
         ...routeOptions(binding, input, fn.description, path, { app, id: name }),
-        handler: async (request, h) => reply(request, h, await run(deps, binding.event(request, input) as never), deps.clock, deps.wake),
+        handler: async (request, h) => reply(request, h, await run(deps, binding.event(request, input) as never), deps),
       },
     });
   }

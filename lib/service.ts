@@ -8,6 +8,7 @@ import { watchExternalChanges } from './change-watcher';
 import { type Config, databaseFile } from './config';
 import { QueueDispatcher } from './dispatcher';
 import { Committer } from './committer';
+import { DeliveryTracker } from './delivery';
 import { WakeMeter } from './latency';
 import type { Logger } from './logger';
 import type { QueueName, SorterMessage } from './messages';
@@ -31,6 +32,8 @@ export interface Deps {
   replay: ReplaySummary | null;
   /** Wake latency of messages from the sorter link that found a client waiting. */
   wake: WakeMeter;
+  /** Decides when a handed-out message was read (Delivery setting); attached to the HTTP listener by the server. */
+  deliveries: DeliveryTracker;
   /** Run a write durably (group commit); resolves once committed. */
   commit: <T>(fn: () => T) => Promise<T>;
   committer: Committer;
@@ -86,6 +89,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     dispatchers.destination.notify();
   };
   const wake = new WakeMeter();
+  const deliveries = new DeliveryTracker({
+    mode: config.Delivery,
+    visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000,
+    closeGraceMs: config.DeliveryCloseGraceMs,
+    clock,
+  });
   let traffic: TrafficLogWriter | undefined;
   let link: SorterLink;
   if (config.TestMode) {
@@ -134,6 +143,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     link,
     replay,
     wake,
+    deliveries,
     commit,
     committer,
     log,

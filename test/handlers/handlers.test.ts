@@ -110,7 +110,8 @@ describe('getStatus', () => {
       depth: (q: string) => (q === 'sortation' ? 3 : 1),
       oldestReceivedAt: (q: string) => (q === 'sortation' ? '2026-11-21T11:59:30.000Z' : '2026-11-21T11:58:00.000Z'),
     };
-    const waiting = (n: number) => ({ waiting: n, inFlight: 0 });
+    const waiting = (n: number, redelivered = 0) => ({ waiting: n, inFlight: 0, redelivered });
+    const delivery = { Mode: 'AtLeastOnce' as const, AwaitingProof: 1, Confirmed: { NextRequest: 5, ClientClose: 2, ServerClose: 0, Grace: 0, Injected: 0 }, Returned: { Reset: 1, ClosedUnread: 0, NoProof: 1 } };
     const result = getStatus({
       testMode: false,
       version: '1.2.3',
@@ -119,10 +120,11 @@ describe('getStatus', () => {
       state: () => 'Running',
       store: store as never,
       outbox: fakeOutbox(),
-      dispatchers: { sortation: waiting(2), destination: waiting(0) } as never,
+      dispatchers: { sortation: waiting(2, 1), destination: waiting(0, 2) } as never,
       link: link('Queued'),
       replay: null,
       wake: new WakeMeter(),
+      deliveries: { status: () => delivery },
       committer: { stats: { Commits: 3, Writes: 7 } },
     });
     expect(result).toEqual({
@@ -133,6 +135,7 @@ describe('getStatus', () => {
         OldestMessageAgeSeconds: 120,
         UptimeSeconds: 3600,
         WaitingClients: { 'Sortation Q': 2, 'Destination Q': 0 },
+        Delivery: { ...delivery, Redelivered: 3 },
         Sorter: expect.objectContaining({ Connected: false, Address: 'plc:2000' }),
         Version: '1.2.3',
         TestMode: false,

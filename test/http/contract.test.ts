@@ -62,8 +62,25 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
     await t.server.inject('/sortation');
     await t.settled();
     expect(t.service.deps.store.depth('sortation')).toBe(1);
-    const row = t.service.db.prepare('SELECT type, track_id, client_address FROM delivered_history').get();
-    expect(row).toEqual({ type: 'REQUEST', track_id: '0004711', client_address: '127.0.0.1' });
+    const row = t.service.db.prepare('SELECT type, track_id, client_address, attempt, read_proof FROM delivered_history').get();
+    expect(row).toEqual({ type: 'REQUEST', track_id: '0004711', client_address: '127.0.0.1', attempt: 1, read_proof: 'Injected' });
+    const status = JSON.parse((await t.server.inject('/status')).payload);
+    expect(status.Delivery).toMatchObject({ Mode: 'AtLeastOnce', AwaitingProof: 0, Confirmed: { Injected: 1 }, Redelivered: 0 });
+  });
+
+  it('names the message and its delivery attempt in headers, for clients that deduplicate', async () => {
+    const res = await t.server.inject('/sortation?timeOut=0');
+    expect(res.headers).toMatchObject({ 'x-message-id': '1', 'x-delivery-attempt': '1' });
+  });
+
+  it('HEAD on a queue path answers 204 at once and takes nothing, whatever the timeOut', async () => {
+    for (const url of ['/sortation?timeOut=0', '/sortation?timeOut=10', '/destination?timeOut=10']) {
+      const res = await t.server.inject({ method: 'HEAD', url });
+      expect([res.statusCode, res.payload]).toEqual([204, '']);
+    }
+    await t.settled();
+    expect(JSON.parse((await t.server.inject('/status')).payload)).toMatchObject({ 'Sortation Q': 2, 'Destination Q': 1 });
+    expect(t.service.db.prepare('SELECT count(*) FROM delivered_history').pluck().get()).toBe(0);
   });
 
   it('GET /status has the numeric counters "Sortation Q" and "Destination Q", test mode and replay counts', async () => {
