@@ -27,7 +27,10 @@ export function startServiceProcess(home: string, env: NodeJS.ProcessEnv = {}, t
   const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
-    exited.then((code) => reject(new Error(`service exited (${code}) before listening; stderr: ${stderr}`)));
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited (${code}) before listening; stderr: ${stderr}`));
+    });
     readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
       let entry: Record<string, unknown>;
       try {
