@@ -19,8 +19,9 @@ export interface OpenOptions {
 export const defaultMigrationsDir = path.join(projectRoot, 'migrations');
 
 /**
- * Open (creating if needed) the queue database in WAL mode, so that operators can read it
- * with sqlite3 while the service writes, and bring its schema up to date.
+ * Open (creating if needed) the queue database for writing, in WAL mode so that readers (the
+ * service's main thread, operators with sqlite3) never wait for it, and bring its schema up to
+ * date. In the service only the writer thread (db/writer.ts) holds such a connection.
  */
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -31,5 +32,15 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   migrate(db, options.migrationsDir ?? defaultMigrationsDir);
+  return db;
+}
+
+/**
+ * A read-only connection to the queue database (the service's main thread): in WAL mode it sees
+ * every committed transaction and never waits for a writer; it cannot write by mistake.
+ */
+export function openReader(file: string): Db {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  db.pragma('busy_timeout = 5000');
   return db;
 }

@@ -1,25 +1,38 @@
 import type { Db } from './connection';
 
-/** Housekeeping of the delivered-message history and the WAL file. */
-export interface HistoryStore {
-  /** Delete history rows delivered before `cutoff` (ISO time); returns how many. */
-  purgeDeliveredBefore(cutoff: string): number;
-  /** Fold the WAL back into the database file and truncate it. */
-  checkpoint(): { busy: boolean; walFrames: number; checkpointed: number };
+/** Reading the delivered-message history. */
+export interface HistoryReads {
   /** Rows in the history. */
   size(): number;
 }
 
-/** Build the history store on an open, migrated database. */
-export function createHistoryStore(db: Db): HistoryStore {
-  const purge = db.prepare('DELETE FROM delivered_history WHERE delivered_at < ?');
+/** Housekeeping of the history and the WAL file (writer thread). */
+export interface HistoryWrites {
+  /** Delete history rows delivered before `cutoff` (ISO time); returns how many. */
+  purgeDeliveredBefore(cutoff: string): number;
+  /** Fold the WAL back into the database file and truncate it (outside any transaction). */
+  checkpoint(): { busy: boolean; walFrames: number; checkpointed: number };
+}
+
+/** The history reads on an open, migrated database. */
+export function historyReads(db: Db): HistoryReads {
   const size = db.prepare('SELECT count(*) FROM delivered_history').pluck();
+  return { size: () => size.get() as number };
+}
+
+/** The history writes on an open, migrated database. */
+export function historyWrites(db: Db): HistoryWrites {
+  const purge = db.prepare('DELETE FROM delivered_history WHERE delivered_at < ?');
   return {
     purgeDeliveredBefore: (cutoff) => purge.run(cutoff).changes,
     checkpoint() {
       const [row] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
       return { busy: row.busy !== 0, walFrames: row.log, checkpointed: row.checkpointed };
     },
-    size: () => size.get() as number,
   };
+}
+
+/** Reads and writes on one connection, synchronously (tests, tools). */
+export function createHistoryStore(db: Db): HistoryReads & HistoryWrites {
+  return { ...historyReads(db), ...historyWrites(db) };
 }

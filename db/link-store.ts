@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Db } from './connection';
-import type { QueueStore } from './queue-store';
+import type { QueueWrites } from './queue-store';
 import type { OutboxEntry } from './outbox-store';
 import type { SorterMessage } from '../lib/messages';
 
@@ -14,43 +14,74 @@ export interface PeerSession {
   ourEpoch: string;
 }
 
-/** Durable link state (migration 002). */
-export interface LinkStore {
-  /** The session with a peer; created with a fresh epoch of ours on first use. */
-  session(peer: string): PeerSession;
-  /** The peer announced a session (SYNS); a new epoch restarts its numbering after `lastSeqIn`. */
-  setPeerSession(peer: string, epoch: string, lastSeqIn: number, at: string): void;
-  /** Commit a message from the peer and its sequence number in one transaction. */
-  accept(peer: string, seq: number, message: SorterMessage, at: string): number;
-  /** Move an outbox entry the sorter can no longer use to outbox_dropped, with the reason. */
-  drop(entry: OutboxEntry, reason: string, at: string): void;
+/** Reading the durable link state (migration 002). */
+export interface LinkReads {
+  /** The session with a peer, if it was ever created (LinkWrites.ensureSession). */
+  session(peer: string): PeerSession | undefined;
   /** Entries ever dropped, of one kind. */
   droppedCount(kind: 'ASSIGNMENT' | 'DESTINATION'): number;
 }
 
-/** Build the link store; `queues` is the queue store on the same database. */
-export function createLinkStore(db: Db, queues: QueueStore): LinkStore {
+/** Writing the durable link state (writer thread). */
+export interface LinkWrites {
+  /** The session with a peer, created with a fresh epoch of ours on first use. */
+  ensureSession(peer: string, at: string): PeerSession;
+  /** The peer announced a session (SYNS); a new epoch restarts its numbering after `lastSeqIn`. */
+  setPeerSession(peer: string, epoch: string, lastSeqIn: number, at: string): void;
+  /**
+   * Commit a message from the peer with its sequence number, in one transaction, only if the
+   * last number stored is `after` (the one before it): a message whose predecessor was not
+   * stored fails too, so no gap can be papered over by a later repeat. Returns the queue id.
+   */
+  accept(peer: string, seq: number, after: number, message: SorterMessage, at: string): number;
+  /** Move an outbox entry the sorter can no longer use to outbox_dropped, with the reason. */
+  drop(entry: OutboxEntry, reason: string, at: string): void;
+}
+
+/** Both, on one connection (tests, tools). */
+export type LinkStore = LinkReads & LinkWrites;
+
+interface SessionRow {
+  peer_epoch: string | null;
+  last_seq_in: number;
+  our_epoch: string;
+}
+const toSession = (row: SessionRow): PeerSession => ({ peerEpoch: row.peer_epoch, lastSeqIn: row.last_seq_in, ourEpoch: row.our_epoch });
+
+/** The link reads on an open, migrated database. */
+export function linkReads(db: Db): LinkReads {
   const select = db.prepare('SELECT peer_epoch, last_seq_in, our_epoch FROM link_state WHERE peer = ?');
-  const insert = db.prepare('INSERT INTO link_state (peer, our_epoch, updated_at) VALUES (?, ?, ?)');
+  const dropped = db.prepare('SELECT count(*) FROM outbox_dropped WHERE kind = ?').pluck();
+  return {
+    session(peer) {
+      const row = select.get(peer) as SessionRow | undefined;
+      return row && toSession(row);
+    },
+    droppedCount: (kind) => dropped.get(kind) as number,
+  };
+}
+
+/** The link writes on an open, migrated database; `queues` are the queue writes on the same one. */
+export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
+  const select = db.prepare('SELECT peer_epoch, last_seq_in, our_epoch FROM link_state WHERE peer = ?');
+  const insert = db.prepare('INSERT OR IGNORE INTO link_state (peer, our_epoch, updated_at) VALUES (?, ?, ?)');
   const setSession = db.prepare('UPDATE link_state SET peer_epoch = ?, last_seq_in = ?, updated_at = ? WHERE peer = ?');
-  const setLastIn = db.prepare('UPDATE link_state SET last_seq_in = ?, updated_at = ? WHERE peer = ?');
+  const setLastIn = db.prepare('UPDATE link_state SET last_seq_in = @seq, updated_at = @at WHERE peer = @peer AND last_seq_in = @after');
   const insertDropped = db.prepare(`INSERT OR REPLACE INTO outbox_dropped (id, kind, track_id, destination, created_at, dropped_at, reason)
     VALUES (@id, @kind, @track_id, @destination, @created_at, @dropped_at, @reason)`);
   const deleteOutbox = db.prepare('DELETE FROM outbox WHERE id = ?');
-  const dropped = db.prepare('SELECT count(*) FROM outbox_dropped WHERE kind = ?').pluck();
 
-  const session = (peer: string): PeerSession => {
-    let row = select.get(peer) as { peer_epoch: string | null; last_seq_in: number; our_epoch: string } | undefined;
-    if (!row) {
-      insert.run(peer, crypto.randomBytes(6).toString('hex').toUpperCase(), new Date().toISOString());
-      row = select.get(peer) as { peer_epoch: string | null; last_seq_in: number; our_epoch: string };
-    }
-    return { peerEpoch: row.peer_epoch, lastSeqIn: row.last_seq_in, ourEpoch: row.our_epoch };
+  const ensureSession = (peer: string, at: string): PeerSession => {
+    insert.run(peer, crypto.randomBytes(6).toString('hex').toUpperCase(), at);
+    return toSession(select.get(peer) as SessionRow);
   };
 
-  const accept = db.transaction((peer: string, seq: number, message: SorterMessage, at: string): number => {
+  const accept = db.transaction((peer: string, seq: number, after: number, message: SorterMessage, at: string): number => {
+    if (setLastIn.run({ seq, at, peer, after }).changes === 0) {
+      const stored = (select.get(peer) as SessionRow | undefined)?.last_seq_in;
+      throw new Error(`telegram ${seq} from ${peer} out of sequence: expected the last stored number to be ${after}, it is ${stored ?? 'missing'}`);
+    }
     const [id] = queues.enqueue([message], at);
-    setLastIn.run(seq, at, peer);
     return id;
   });
 
@@ -68,14 +99,20 @@ export function createLinkStore(db: Db, queues: QueueStore): LinkStore {
     deleteOutbox.run(entry.id);
   });
 
+  const setPeerSession = db.transaction((peer: string, epoch: string, lastSeqIn: number, at: string) => {
+    ensureSession(peer, at);
+    setSession.run(epoch, lastSeqIn, at, peer);
+  });
+
   return {
-    session,
-    setPeerSession: (peer, epoch, lastSeqIn, at) => {
-      session(peer);
-      setSession.run(epoch, lastSeqIn, at, peer);
-    },
-    accept: (peer, seq, message, at) => accept.immediate(peer, seq, message, at),
+    ensureSession,
+    setPeerSession: (peer, epoch, lastSeqIn, at) => setPeerSession.immediate(peer, epoch, lastSeqIn, at),
+    accept: (peer, seq, after, message, at) => accept.immediate(peer, seq, after, message, at),
     drop: (entry, reason, at) => drop.immediate(entry, reason, at),
-    droppedCount: (kind) => dropped.get(kind) as number,
   };
+}
+
+/** Reads and writes on one connection, synchronously (tests, tools). */
+export function createLinkStore(db: Db, queues: QueueWrites): LinkStore {
+  return { ...linkReads(db), ...linkWrites(db, queues) };
 }

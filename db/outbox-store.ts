@@ -8,21 +8,28 @@ export interface OutboxEntry {
   createdAt: string;
 }
 
-/** What the service still has to deliver to the sorter, durable until acknowledged. */
-export interface OutboxStore {
-  /** Commit a message for the sorter; returns its outbox id. */
-  add(message: OutboundMessage, clientAddress: string | null, createdAt: string): number;
+/** Reading what the service still has to deliver to the sorter (main thread). */
+export interface OutboxReads {
   /** The oldest entries, in order. */
   peek(limit: number): OutboxEntry[];
   /** The entries after outbox id `afterId`, in order. */
   after(afterId: number, limit: number): OutboxEntry[];
-  /** Remove an entry the sorter acknowledged (or that expired); false if already gone. */
-  remove(id: number): boolean;
   /** Entries waiting. */
   depth(): number;
   /** Id of the newest entry waiting, 0 when the outbox is empty. */
   lastId(): number;
 }
+
+/** Writing the outbox, durable until acknowledged (writer thread). */
+export interface OutboxWrites {
+  /** Add a message for the sorter; returns its outbox id. */
+  add(message: OutboundMessage, clientAddress: string | null, createdAt: string): number;
+  /** Remove an entry the sorter acknowledged; false if already gone. */
+  remove(id: number): boolean;
+}
+
+/** Both, on one connection (tests, tools). */
+export type OutboxStore = OutboxReads & OutboxWrites;
 
 interface OutboxRow {
   id: number;
@@ -57,19 +64,28 @@ function toMessage(row: OutboxRow): OutboundMessage {
 
 const toEntry = (row: OutboxRow): OutboxEntry => ({ id: row.id, message: toMessage(row), createdAt: row.created_at });
 
-/** Build the outbox store on an open, migrated database. */
-export function createOutboxStore(db: Db): OutboxStore {
+/** The outbox reads on an open, migrated database. */
+export function outboxReads(db: Db): OutboxReads {
+  const peek = db.prepare('SELECT * FROM outbox ORDER BY id LIMIT ?');
+  const after = db.prepare('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?');
+  const depth = db.prepare('SELECT count(*) FROM outbox').pluck();
+  const lastId = db.prepare('SELECT coalesce(max(id), 0) FROM outbox').pluck();
+  return {
+    peek: (limit) => (peek.all(limit) as OutboxRow[]).map(toEntry),
+    after: (afterId, limit) => (after.all(afterId, limit) as OutboxRow[]).map(toEntry),
+    depth: () => depth.get() as number,
+    lastId: () => lastId.get() as number,
+  };
+}
+
+/** The outbox writes on an open, migrated database. */
+export function outboxWrites(db: Db): OutboxWrites {
   const insert = db.prepare(`
     INSERT INTO outbox (kind, track_id, barcode, destination, destination_status, destination_text,
       light_status, light_color, batch_door_status, client_address, created_at)
     VALUES (@kind, @track_id, @barcode, @destination, @destination_status, @destination_text,
       @light_status, @light_color, @batch_door_status, @client_address, @created_at)`);
-  const peek = db.prepare('SELECT * FROM outbox ORDER BY id LIMIT ?');
-  const after = db.prepare('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?');
   const remove = db.prepare('DELETE FROM outbox WHERE id = ?');
-  const depth = db.prepare('SELECT count(*) FROM outbox').pluck();
-  const lastId = db.prepare('SELECT coalesce(max(id), 0) FROM outbox').pluck();
-
   return {
     add(message, clientAddress, createdAt) {
       const none = { track_id: null, barcode: null, destination_status: null, destination_text: null, light_status: null, light_color: null, batch_door_status: null };
@@ -87,10 +103,11 @@ export function createOutboxStore(db: Db): OutboxStore {
             };
       return Number(insert.run({ ...columns, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid);
     },
-    peek: (limit) => (peek.all(limit) as OutboxRow[]).map(toEntry),
-    after: (afterId, limit) => (after.all(afterId, limit) as OutboxRow[]).map(toEntry),
     remove: (id) => remove.run(id).changes > 0,
-    depth: () => depth.get() as number,
-    lastId: () => lastId.get() as number,
   };
+}
+
+/** Reads and writes on one connection, synchronously (tests, tools). */
+export function createOutboxStore(db: Db): OutboxStore {
+  return { ...outboxReads(db), ...outboxWrites(db) };
 }

@@ -26,21 +26,28 @@ export interface Delivery {
   readProof?: string | null;
 }
 
-/** The durable queues: what the sorter produced and the WCS has not yet received. */
-export interface QueueStore {
-  /** Commit messages in order, all or none; returns their ids. */
-  enqueue(messages: SorterMessage[], receivedAt: string): number[];
+/** Reading the durable queues (the service's read-only connection, on the main thread). */
+export interface QueueReads {
   /** The oldest message of a queue whose id is not in `skip` (claims in flight). */
   head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined;
-  /** Remove a delivered message and record it in the history; false if it was already gone. */
-  remove(stored: StoredMessage, delivery: Delivery): boolean;
   /** Messages waiting in each queue. */
   depth(queue: QueueName): number;
   /** received_at of the oldest message in a queue, or null if it is empty. */
   oldestReceivedAt(queue: QueueName): string | null;
+}
+
+/** Writing the durable queues (run by the writer thread, db/writer.ts, inside its transaction). */
+export interface QueueWrites {
+  /** Add messages in order, all or none; returns their ids. */
+  enqueue(messages: SorterMessage[], receivedAt: string): number[];
+  /** Remove a delivered message and record it in the history; false if it was already gone. */
+  remove(stored: StoredMessage, delivery: Delivery): boolean;
   /** Empty both queues (test mode re-seeds from the replay file at each start). */
   clear(): void;
 }
+
+/** Both, on one connection: for tests, the benchmark and tools (the service splits them over two threads). */
+export type QueueStore = QueueReads & QueueWrites;
 
 interface SortationRow {
   id: number;
@@ -128,8 +135,37 @@ function sortationParams(m: InductDto | VerifyDto, receivedAt: string) {
   };
 }
 
-/** Build the queue store on an open, migrated database; statements are prepared once here. */
-export function createQueueStore(db: Db): QueueStore {
+/** The queue reads on an open, migrated database; statements are prepared once here. */
+export function queueReads(db: Db): QueueReads {
+  // Claims in flight are few (one per waiting client at most): pass them as a JSON array.
+  const heads = {
+    sortation: db.prepare(`SELECT * FROM sortation_queue
+      WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`),
+    destination: db.prepare(`SELECT * FROM destination_queue
+      WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`),
+  };
+  const depths = {
+    sortation: db.prepare('SELECT count(*) AS n FROM sortation_queue').pluck(),
+    destination: db.prepare('SELECT count(*) AS n FROM destination_queue').pluck(),
+  };
+  const oldest = {
+    sortation: db.prepare('SELECT received_at FROM sortation_queue ORDER BY id LIMIT 1').pluck(),
+    destination: db.prepare('SELECT received_at FROM destination_queue ORDER BY id LIMIT 1').pluck(),
+  };
+  return {
+    head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined {
+      const row = heads[queue].get(JSON.stringify([...skip])) as SortationRow | DestinationRow | undefined;
+      if (!row) return undefined;
+      const message = queue === 'sortation' ? sortationMessage(row as SortationRow) : destinationMessage(row as DestinationRow);
+      return { id: row.id, queue, message: message as QueueMessages[Q], receivedAt: row.received_at };
+    },
+    depth: (queue) => depths[queue].get() as number,
+    oldestReceivedAt: (queue) => (oldest[queue].get() as string | undefined) ?? null,
+  };
+}
+
+/** The queue writes on an open, migrated database; each runs in its own (nested) transaction. */
+export function queueWrites(db: Db): QueueWrites {
   const insertSortation = db.prepare(`
     INSERT INTO sortation_queue (type, message_code, track_id, barcode, induct_location, destination,
       recirculation_count, length, width, height, weight, received_at)
@@ -140,24 +176,9 @@ export function createQueueStore(db: Db): QueueStore {
       light_status, light_color, button_id, batch_door_status, received_at)
     VALUES (@message_code, @destination, @destination_status, @destination_text,
       @light_status, @light_color, @button_id, @batch_door_status, @received_at)`);
-  // Claims in flight are few (one per waiting client at most): pass them as a JSON array.
-  const heads = {
-    sortation: db.prepare(`SELECT * FROM sortation_queue
-      WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`),
-    destination: db.prepare(`SELECT * FROM destination_queue
-      WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`),
-  };
   const deletes = {
     sortation: db.prepare('DELETE FROM sortation_queue WHERE id = ?'),
     destination: db.prepare('DELETE FROM destination_queue WHERE id = ?'),
-  };
-  const depths = {
-    sortation: db.prepare('SELECT count(*) AS n FROM sortation_queue').pluck(),
-    destination: db.prepare('SELECT count(*) AS n FROM destination_queue').pluck(),
-  };
-  const oldest = {
-    sortation: db.prepare('SELECT received_at FROM sortation_queue ORDER BY id LIMIT 1').pluck(),
-    destination: db.prepare('SELECT received_at FROM destination_queue ORDER BY id LIMIT 1').pluck(),
   };
   const insertHistory = db.prepare(`
     INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
@@ -213,15 +234,12 @@ export function createQueueStore(db: Db): QueueStore {
 
   return {
     enqueue: (messages, receivedAt) => enqueue.immediate(messages, receivedAt),
-    head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined {
-      const row = heads[queue].get(JSON.stringify([...skip])) as SortationRow | DestinationRow | undefined;
-      if (!row) return undefined;
-      const message = queue === 'sortation' ? sortationMessage(row as SortationRow) : destinationMessage(row as DestinationRow);
-      return { id: row.id, queue, message: message as QueueMessages[Q], receivedAt: row.received_at };
-    },
     remove: (stored, delivery) => remove.immediate(stored, delivery),
-    depth: (queue) => depths[queue].get() as number,
-    oldestReceivedAt: (queue) => (oldest[queue].get() as string | undefined) ?? null,
     clear: () => clear.immediate(),
   };
+}
+
+/** Reads and writes on one connection, synchronously (tests, benchmark, tools). */
+export function createQueueStore(db: Db): QueueStore {
+  return { ...queueReads(db), ...queueWrites(db) };
 }

@@ -1,16 +1,16 @@
-import type { OutboxStore } from '../db/outbox-store';
+import type { ServiceStores } from '../db/service-stores';
 import type { OutboundMessage } from '../lib/messages';
-import { type HandlerResult, ok } from '../lib/results';
+import { type HandlerResult, ok, unavailable } from '../lib/results';
 import type { SorterLink } from '../lib/sorter-link';
 
 /** What forwarding a message to the sorter needs. */
 export interface ForwardDeps {
   testMode: boolean;
-  outbox: OutboxStore;
+  /** The outbox: `add` resolves once committed, or says why nothing was written. */
+  outbox: Pick<ServiceStores['outbox'], 'add'>;
   link: SorterLink;
   clock: () => Date;
-  /** Run a write durably; resolves once it is committed (group commit). */
-  commit: <T>(fn: () => T) => Promise<T>;
+  settings: { CommitTimeoutMs: number };
 }
 
 /** A field whose value did not parse and took a default instead (listed in the acknowledgement). */
@@ -22,10 +22,13 @@ export interface DefaultApplied {
 
 /**
  * Forward a normalised message to the sorter: committed to the outbox before the answer, so an
- * acknowledged message survives a crash; in test mode nothing is written or sent.
+ * acknowledged message survives a crash; in test mode nothing is written or sent. If the storage
+ * cannot start the write within CommitTimeoutMs (an operator's lock, a stalled disk) or fails,
+ * the answer is 503 and nothing was written: the client sends it again.
  */
 export async function forward(deps: ForwardDeps, message: OutboundMessage, clientAddress: string | null, defaults: DefaultApplied[]): Promise<HandlerResult> {
   if (deps.testMode) return ok({ Accepted: true, Delivery: 'NotSent', OutboxID: null, Message: message.body, DefaultsApplied: defaults });
-  const id = await deps.commit(() => deps.outbox.add(message, clientAddress, deps.clock().toISOString()));
-  return ok({ Accepted: true, Delivery: deps.link.offer(id), OutboxID: id, Message: message.body, DefaultsApplied: defaults });
+  const added = await deps.outbox.add(message, clientAddress, deps.clock().toISOString(), { cancelAfterMs: deps.settings.CommitTimeoutMs });
+  if (!added.written) return unavailable(`not accepted, nothing was written, send it again: ${added.reason}`);
+  return ok({ Accepted: true, Delivery: deps.link.offer(added.value), OutboxID: added.value, Message: message.body, DefaultsApplied: defaults });
 }

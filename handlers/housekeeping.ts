@@ -1,10 +1,10 @@
-import type { HistoryStore } from '../db/history-store';
+import type { ServiceStores } from '../db/service-stores';
 import type { Logger } from '../lib/logger';
 import { type HandlerResult, ok } from '../lib/results';
 
 /** What housekeeping needs. */
 export interface HousekeepingDeps {
-  history: HistoryStore;
+  history: Pick<ServiceStores['history'], 'purgeDeliveredBefore' | 'checkpoint'>;
   clock: () => Date;
   settings: { HistoryRetentionDays: number };
   log: Logger;
@@ -13,10 +13,10 @@ export interface HousekeepingDeps {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Scheduled: purge delivered history older than the retention, then checkpoint and truncate the WAL. */
-export function housekeeping(deps: HousekeepingDeps): HandlerResult {
+export async function housekeeping(deps: HousekeepingDeps): Promise<HandlerResult> {
   const cutoff = new Date(deps.clock().getTime() - deps.settings.HistoryRetentionDays * DAY_MS).toISOString();
-  const purged = deps.history.purgeDeliveredBefore(cutoff);
-  const checkpoint = deps.history.checkpoint();
+  const purged = await deps.history.purgeDeliveredBefore(cutoff);
+  const checkpoint = await deps.history.checkpoint();
   const result = { PurgedHistoryRows: purged, Cutoff: cutoff, Checkpoint: checkpoint };
   deps.log.info(result, `housekeeping: purged ${purged} history rows delivered before ${cutoff}`);
   return ok(result);

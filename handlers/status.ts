@@ -1,5 +1,6 @@
-import type { OutboxStore } from '../db/outbox-store';
-import type { QueueStore } from '../db/queue-store';
+import type { OutboxReads } from '../db/outbox-store';
+import type { QueueReads } from '../db/queue-store';
+import type { StorageStatus } from '../db/writer';
 import type { QueueDispatcher } from '../lib/dispatcher';
 import type { QueueName } from '../lib/messages';
 import { type HandlerResult, ok } from '../lib/results';
@@ -15,14 +16,14 @@ export interface StatusDeps {
   startedAt: Date;
   clock: () => Date;
   state: () => 'Running' | 'Stopping';
-  store: QueueStore;
-  outbox: OutboxStore;
+  store: QueueReads;
+  outbox: OutboxReads;
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   link: SorterLink;
   replay: ReplaySummary | null;
   wake: WakeMeter;
   deliveries: { status(): DeliveryStatus };
-  committer: { stats: { Commits: number; Writes: number } };
+  storage: { status(): StorageStatus };
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
@@ -54,7 +55,7 @@ export function getStatus(deps: StatusDeps): HandlerResult {
     Delivery: { ...deps.deliveries.status(), Redelivered: deps.dispatchers.sortation.redelivered + deps.dispatchers.destination.redelivered },
     // From a sorter telegram's arrival to the response handing its message to a waiting client.
     WakeLatency: deps.wake.window.summary(),
-    // Group commit at work: transactions committed and the writes they carried.
-    Storage: { ...deps.committer.stats },
+    // The writer thread: Ok, Stalled (waiting for a lock or the disk) or Failing, with figures.
+    Storage: deps.storage.status(),
   });
 }

@@ -15,6 +15,7 @@ export interface Config {
   TestDatabase: string;
   Synchronous: 'FULL' | 'NORMAL';
   GroupCommit: boolean;
+  CommitTimeoutMs: number;
   HistoryRetentionDays: number;
   ExternalChangePollMs: number;
   MaxPayloadBytes: number;
@@ -54,7 +55,8 @@ export const configSchema = Joi.object<Config>({
   Database: Joi.string().default('data/sorter.db').description('Live-mode SQLite file, relative to the service home'),
   TestDatabase: Joi.string().default('data/sorter-test.db').description('Test-mode SQLite file, emptied and re-seeded at each start'),
   Synchronous: Joi.string().valid('FULL', 'NORMAL').default('FULL').description('SQLite synchronous mode: FULL survives a power cut'),
-  GroupCommit: Joi.boolean().default(true).description('Commit the writes of one event-loop turn together (one fsync), acknowledging each after the commit'),
+  GroupCommit: Joi.boolean().default(true).description('Commit the writes that arrive while a commit is in progress together in the next one (one fsync), acknowledging each after its commit'),
+  CommitTimeoutMs: Joi.number().integer().min(100).max(60000).default(2000).description('A POST whose write the storage has not started within this long is answered 503 with Retry-After, and nothing is written'),
   HistoryRetentionDays: Joi.number().integer().min(0).default(30).description('Days delivered messages stay in the history table'),
   ExternalChangePollMs: Joi.number().integer().min(10).max(5000).default(100).description('How often waiting polls look for rows committed by other processes'),
   MaxPayloadBytes: Joi.number().integer().min(256).max(1048576).default(16384).description('Largest accepted request body (413 beyond)'),

@@ -1,4 +1,4 @@
-import type { Delivery, QueueStore, StoredMessage } from '../db/queue-store';
+import type { Delivery, QueueReads, StoredMessage } from '../db/queue-store';
 import type { QueueName } from './messages';
 
 /**
@@ -29,6 +29,15 @@ interface Waiter<Q extends QueueName> {
   signal?: AbortSignal;
 }
 
+/** What the dispatcher needs of the queue store: its head, and the removal of a delivered message (committed when it resolves). */
+export interface DispatchStore {
+  head: QueueReads['head'];
+  remove(stored: StoredMessage, delivery: Delivery): boolean | Promise<boolean>;
+}
+
+/** The first wait before a failed removal is tried again (ms); it doubles up to 30 s. */
+const REMOVAL_RETRY_MS = 500;
+
 /**
  * Long-poll dispatch for one queue. Waiters are served strictly first come, first served;
  * `notify` is called whenever rows may have been committed (our own enqueue, a released
@@ -45,10 +54,9 @@ export class QueueDispatcher<Q extends QueueName> {
 
   constructor(
     readonly queue: Q,
-    private readonly store: QueueStore,
+    private readonly store: DispatchStore,
     private readonly onCommitError: (err: unknown, stored: StoredMessage<Q>) => void = () => {},
-    /** Runs a write durably (group commit in the service); resolves once committed. */
-    private readonly write: <T>(fn: () => T) => Promise<T> = async (fn) => fn(),
+    private readonly retryMs = REMOVAL_RETRY_MS,
   ) {}
 
   /** Clients currently waiting. */
@@ -116,19 +124,24 @@ export class QueueDispatcher<Q extends QueueName> {
       commit: async (delivery) => {
         if (done) return false;
         done = true;
-        try {
-          // Claimed (invisible to others) until the removal is committed.
-          const removed = await this.write(() => this.store.remove(stored, { ...delivery, attempt }));
-          this.claimed.delete(stored.id);
-          this.mayHaveBeenRead.delete(stored.id);
-          return removed;
-        } catch (err) {
-          // The row stays; the client has it already, so it may be delivered twice. It is
-          // visible again: hand it to whoever waits. (After a removal nothing new is visible.)
-          this.onCommitError(err, stored);
-          this.claimed.delete(stored.id);
-          if (this.waiters.length > 0) this.notify();
-          return false;
+        // Claimed (invisible to others) until the removal is committed. If the storage fails,
+        // the message stays claimed and the removal is tried again: the client has it already,
+        // and handing it out again meanwhile would only repeat it. Given up only at shutdown
+        // (the row stays, so it is delivered again after the restart: at-least-once).
+        for (let tries = 0; ; tries++) {
+          try {
+            const removed = await this.store.remove(stored, { ...delivery, attempt });
+            this.claimed.delete(stored.id);
+            this.mayHaveBeenRead.delete(stored.id);
+            return removed;
+          } catch (err) {
+            this.onCommitError(err, stored);
+            if (!this.closed) await new Promise((r) => setTimeout(r, Math.min(30_000, this.retryMs * 2 ** tries)).unref());
+            if (this.closed) {
+              this.claimed.delete(stored.id);
+              return false;
+            }
+          }
         }
       },
       release: (mayHaveBeenRead = false) => {

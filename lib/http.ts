@@ -32,6 +32,11 @@ export async function reply(request: Request, h: ResponseToolkit, result: Handle
       return h.response(result.body).code(200);
     case 'empty':
       return h.response().code(204);
+    case 'unavailable': {
+      const err = Boom.serverUnavailable(result.reason);
+      err.output.headers['Retry-After'] = String(result.retryAfterSeconds);
+      throw err;
+    }
     case 'message': {
       // A client that gave up while its message was being claimed has its FIN queued already;
       // look once more after a poll phase and give the message back without writing it. (FINs

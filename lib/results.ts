@@ -7,9 +7,12 @@ import type { Claim } from './dispatcher';
 export type HandlerResult =
   | { kind: 'ok'; body: object }
   | { kind: 'message'; claim: Claim }
-  | { kind: 'empty' };
+  | { kind: 'empty' }
+  | { kind: 'unavailable'; reason: string; retryAfterSeconds: number };
 
 /** 200 with a JSON body. */
 export const ok = (body: object): HandlerResult => ({ kind: 'ok', body });
 /** 204, no body. */
 export const empty: HandlerResult = { kind: 'empty' };
+/** 503 with Retry-After: the service cannot do it now (e.g. the storage is stalled) and did nothing. */
+export const unavailable = (reason: string, retryAfterSeconds = 1): HandlerResult => ({ kind: 'unavailable', reason, retryAfterSeconds });

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { QueueStore } from '../db/queue-store';
+import type { QueueWrites } from '../db/queue-store';
 import type { Logger } from './logger';
 import type { SorterMessage } from './messages';
 import { ReplayFileError, findReplayFile, readReplayFile } from './replay';
@@ -12,30 +12,42 @@ export interface ReplaySummary {
   Error: string | null;
 }
 
+/** The queue writes seeding needs: synchronous (one connection) or through the writer thread. */
+export type SeedTarget = { [K in 'clear' | 'enqueue']: (...args: Parameters<QueueWrites[K]>) => ReturnType<QueueWrites[K]> | Promise<ReturnType<QueueWrites[K]>> };
+
 /**
  * Test mode start-up: empty the test database's queues and load exactly the replay file's
- * messages, in file order, committing in batches so a million rows stay in flat memory.
+ * messages, in file order, committing in batches so a million rows stay in flat memory. One
+ * batch is committed while the next is read.
  */
 export async function seedFromReplay(
   home: string,
-  store: QueueStore,
+  store: SeedTarget,
   log: Logger,
   now: () => Date,
   batchSize = 5000,
 ): Promise<ReplaySummary> {
-  store.clear();
   const file = findReplayFile(home);
   const summary: ReplaySummary = { File: file ? path.basename(file) : null, RowsLoaded: 0, RowsSkipped: 0, Error: null };
+  try {
+    await store.clear();
+  } catch (err) {
+    summary.Error = `the test database cannot be emptied and seeded: ${(err as Error).message}`;
+    log.error({ file: summary.File }, summary.Error);
+    return summary;
+  }
   if (!file) {
     log.warn({ home }, 'test mode: no Service_PLC.csv or Service_PLC.log in the service home; queues start empty');
     return summary;
   }
   let batch: SorterMessage[] = [];
-  const flush = () => {
+  let committing: Promise<unknown> = Promise.resolve();
+  const flush = async () => {
     if (batch.length === 0) return;
-    store.enqueue(batch, now().toISOString());
-    summary.RowsLoaded += batch.length;
+    const rows = batch;
     batch = [];
+    await committing; // at most one batch in flight: flat memory
+    committing = Promise.resolve(store.enqueue(rows, now().toISOString())).then(() => (summary.RowsLoaded += rows.length));
   };
   try {
     for await (const item of readReplayFile(file)) {
@@ -45,12 +57,14 @@ export async function seedFromReplay(
         continue;
       }
       batch.push(item.message);
-      if (batch.length >= batchSize) flush();
+      if (batch.length >= batchSize) await flush();
     }
-    flush();
+    await flush();
+    await committing;
   } catch (err) {
     // Rows committed so far stay: they are whole, in order, and the status says what happened.
-    flush();
+    await flush().catch(() => {});
+    await committing.catch(() => {});
     summary.Error = err instanceof ReplayFileError ? err.message : `${summary.File} cannot be read: ${(err as Error).message}`;
     log.error({ file: summary.File }, summary.Error);
   }

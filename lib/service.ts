@@ -1,17 +1,15 @@
 import path from 'node:path';
-import { type Db, openDatabase } from '../db/connection';
-import { type HistoryStore, createHistoryStore } from '../db/history-store';
-import { type OutboxStore, createOutboxStore } from '../db/outbox-store';
-import { createLinkStore } from '../db/link-store';
-import { type QueueStore, createQueueStore } from '../db/queue-store';
+import { Checkpointer } from '../db/checkpointer';
+import { type Db, openReader } from '../db/connection';
+import { type ServiceStores, serviceStores } from '../db/service-stores';
+import { type StorageStatus, Writer } from '../db/writer';
 import { watchExternalChanges } from './change-watcher';
 import { type Config, databaseFile } from './config';
-import { QueueDispatcher } from './dispatcher';
-import { Committer } from './committer';
 import { DeliveryTracker } from './delivery';
+import { QueueDispatcher } from './dispatcher';
 import { WakeMeter } from './latency';
 import type { Logger } from './logger';
-import type { QueueName, SorterMessage } from './messages';
+import type { QueueName } from './messages';
 import { type ReplaySummary, seedFromReplay } from './seed';
 import { type SorterLink, TcpSorterLink, offlineLink } from './sorter-link';
 import { TrafficLogWriter } from './traffic-log';
@@ -24,9 +22,9 @@ export interface Deps {
   clock: () => Date;
   state: () => 'Running' | 'Stopping';
   settings: Config;
-  store: QueueStore;
-  outbox: OutboxStore;
-  history: HistoryStore;
+  store: ServiceStores['queues'];
+  outbox: ServiceStores['outbox'];
+  history: ServiceStores['history'];
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   link: SorterLink;
   replay: ReplaySummary | null;
@@ -34,22 +32,21 @@ export interface Deps {
   wake: WakeMeter;
   /** Decides when a handed-out message was read (Delivery setting); attached to the HTTP listener by the server. */
   deliveries: DeliveryTracker;
-  /** Run a write durably (group commit); resolves once committed. */
-  commit: <T>(fn: () => T) => Promise<T>;
-  committer: Committer;
+  /** The writer thread's state: committing, stalled (lock, disk) or failing. */
+  storage: { status(): StorageStatus };
   log: Logger;
 }
 
 /** The running service's state outside HTTP: the database, the queues, the sorter link. */
 export interface Service {
   deps: Deps;
+  /** The main thread's read-only connection (for tests and tools that look at the tables). */
   db: Db;
+  writer: Writer;
   databaseFile: string;
-  /** Commit messages from the sorter and wake waiting clients. */
-  publish(messages: SorterMessage[]): number[];
   /** Answer all waiting polls (204) and stop taking new ones. */
   drain(): void;
-  /** Stop the link and close the database. */
+  /** Stop the link, finish the writes, close the database. */
   close(): Promise<void>;
 }
 
@@ -63,31 +60,33 @@ export interface ServiceOptions {
 }
 
 /**
- * Build the service from validated config: open and migrate the database (test mode: its own
- * file, emptied and re-seeded from the replay file), and wire the queues, outbox and link.
+ * Build the service from validated config: start the writer thread (it opens and migrates the
+ * database; test mode: its own file, emptied and re-seeded from the replay file), open the read
+ * connection, and wire the queues, outbox and link.
  */
 export async function createService(options: ServiceOptions): Promise<Service> {
   const { config, log } = options;
   const clock = options.clock ?? (() => new Date());
   const file = databaseFile(options.home, config);
-  const db = openDatabase(file, { synchronous: config.Synchronous });
-  const store = createQueueStore(db);
-  const replay = config.TestMode ? await seedFromReplay(options.home, store, log, clock) : null;
+  const writer = await Writer.start({
+    file,
+    synchronous: config.Synchronous,
+    groupCommit: config.GroupCommit,
+    onState: (state, detail) => (state === 'Ok' ? log.info({ storage: state }, `storage: ${detail}`) : log.error({ storage: state, reason: detail }, `storage ${state.toLowerCase()}: ${detail}`)),
+  });
+  if (writer.status().ReadOnly) log.error({ database: file }, 'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)');
+  const checkpointer = Checkpointer.start(file);
+  const db = openReader(file);
+  const stores = serviceStores(db, writer);
+  const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock) : null;
 
-  const committer = new Committer(db, config.GroupCommit);
-  const commit = <T>(fn: () => T) => committer.run(fn);
-  const onCommitError = (err: unknown, stored: { id: number; queue: QueueName }) =>
-    log.error({ err, queue: stored.queue, id: stored.id }, 'could not remove a delivered message; it stays queued and may be delivered again');
+  const onRemoveError = (err: unknown, stored: { id: number; queue: QueueName }) =>
+    log.error({ err, queue: stored.queue, id: stored.id }, 'could not remove a delivered message; it stays claimed and the removal is tried again');
   const dispatchers = {
-    sortation: new QueueDispatcher('sortation', store, onCommitError, commit),
-    destination: new QueueDispatcher('destination', store, onCommitError, commit),
+    sortation: new QueueDispatcher('sortation', stores.queues, onRemoveError),
+    destination: new QueueDispatcher('destination', stores.queues, onRemoveError),
   };
   const stopWatching = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
-  const outbox = createOutboxStore(db);
-  const notifyAll = () => {
-    dispatchers.sortation.notify();
-    dispatchers.destination.notify();
-  };
   const wake = new WakeMeter();
   const deliveries = new DeliveryTracker({
     mode: config.Delivery,
@@ -102,18 +101,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   } else {
     const s = config.Sorter;
     traffic = s.TrafficLog ? new TrafficLogWriter(path.join(options.home, 'Service_PLC.log'), s.TrafficLogMaxBytes, s.TrafficLogFiles) : undefined;
-    const links = createLinkStore(db, store);
+    // Our session with the sorter must exist before the link starts. If the storage cannot write
+    // (read-only file), the one committed on an earlier run serves; without one the link cannot run.
+    await stores.links.ensureSession(s.PeerName, clock().toISOString()).catch((err) => {
+      if (!stores.links.session(s.PeerName)) throw err;
+    });
     link = new TcpSorterLink({
       settings: s,
-      outbox,
-      links,
+      outbox: stores.outbox,
+      links: stores.links,
       log,
       clock,
       traffic,
-      commit,
-      flush: () => committer.flushIfIdle(),
-      async accept(seq, message, arrivedAt) {
-        const id = await commit(() => links.accept(s.PeerName, seq, message, clock().toISOString()));
+      async accept(seq, after, message, arrivedAt) {
+        const id = await stores.links.accept(s.PeerName, seq, after, message, clock().toISOString());
         const queue = message.Type === 'SCAN' ? 'destination' : 'sortation';
         // Wake latency is measured for messages a client is waiting for; the time a message
         // waits for a client to ask is queueing, which depends on the WCS, not on us.
@@ -136,16 +137,15 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     clock,
     state: () => state,
     settings: config,
-    store,
-    outbox,
-    history: createHistoryStore(db),
+    store: stores.queues,
+    outbox: stores.outbox,
+    history: stores.history,
     dispatchers,
     link,
     replay,
     wake,
     deliveries,
-    commit,
-    committer,
+    storage: writer,
     log,
   };
   log.info({ database: file, testMode: config.TestMode }, 'queue database open');
@@ -153,24 +153,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   return {
     deps,
     db,
+    writer,
     databaseFile: file,
-    publish(messages) {
-      const ids = store.enqueue(messages, clock().toISOString());
-      notifyAll();
-      return ids;
-    },
     drain,
     async close() {
       drain();
       stopWatching();
-      // Responses already written commit their messages a moment later: let them, briefly.
+      // Responses already read commit their messages a moment later: let them, briefly.
       for (let i = 0; i < 200 && dispatchers.sortation.inFlight + dispatchers.destination.inFlight > 0; i++) {
         await new Promise((r) => setTimeout(r, 10));
       }
       await link.stop();
-      committer.flush();
-      committer.close();
-      traffic?.close();
+      await checkpointer.stop();
+      await writer.close();
+      await traffic?.close();
       db.close();
     },
   };

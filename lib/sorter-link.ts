@@ -1,6 +1,6 @@
 import net from 'node:net';
-import type { LinkStore } from '../db/link-store';
-import type { OutboxEntry, OutboxStore } from '../db/outbox-store';
+import type { LinkReads, PeerSession } from '../db/link-store';
+import type { OutboxEntry, OutboxReads } from '../db/outbox-store';
 import type { SorterSettings } from './config';
 import type { Logger } from './logger';
 import type { SorterMessage } from './messages';
@@ -65,23 +65,22 @@ export function isRepeat(seq: number, last: number): boolean {
   return (last - seq + MAX_SEQUENCE) % MAX_SEQUENCE < REPEAT_WINDOW;
 }
 
-/** What the TCP link needs from the rest of the service. */
+/** What the TCP link needs from the rest of the service. Writes resolve once committed. */
 export interface TcpLinkDeps {
   settings: SorterSettings;
-  outbox: OutboxStore;
-  links: LinkStore;
+  outbox: OutboxReads & { remove(id: number): Promise<boolean> };
+  links: LinkReads & {
+    setPeerSession(peer: string, epoch: string, lastSeqIn: number, at: string): Promise<void>;
+    drop(entry: OutboxEntry, reason: string, at: string): Promise<void>;
+  };
   log: Logger;
   clock: () => Date;
-  /** Commit a message from the sorter with its sequence number, and wake waiting clients; resolves once committed. `arrivedAt` is performance.now() of its arrival. */
-  accept(seq: number, message: SorterMessage, arrivedAt: number): Promise<void>;
-  /** Run a write durably (group commit). */
-  commit<T>(fn: () => T): Promise<T>;
   /**
-   * Commit the writes queued so far now, rather than at the end of the event-loop turn, if
-   * that costs no batching (the service is idle). Called after each chunk from the sorter, so
-   * its messages (all of them, in one transaction) reach waiting clients sooner.
+   * Commit a message from the sorter with its sequence number, only if the last number stored is
+   * `after`, and wake waiting clients; resolves once committed. `arrivedAt` is performance.now()
+   * of its arrival.
    */
-  flush?(): void;
+  accept(seq: number, after: number, message: SorterMessage, arrivedAt: number): Promise<void>;
   traffic?: TrafficLogWriter;
 }
 
@@ -108,6 +107,11 @@ export class TcpSorterLink implements SorterLink {
   private newestId = 0;
   private resyncUntilId = 0;
   private resyncing = false;
+  /** The sorter's session id, as last announced (and committed or being committed). */
+  private peerEpoch: string | null = null;
+  private sessionLoaded = false;
+  /** Counts the sorter's new sessions: a commit from an earlier one must not move today's numbers. */
+  private sessionGen = 0;
   /** Last number accepted, counting those whose commit is still under way. */
   private lastSeqIn = 0;
   /** Last number whose commit has completed. */
@@ -182,6 +186,14 @@ export class TcpSorterLink implements SorterLink {
     socket.on('close', () => this.onClose(socket));
   }
 
+  /** Our session with the sorter, as committed (the service creates it before the link starts). */
+  private session(): PeerSession {
+    const peer = this.deps.settings.PeerName;
+    const session = this.deps.links.session(peer);
+    if (!session) throw new Error(`no link session with ${peer} in the database`);
+    return session;
+  }
+
   private onConnect(socket: net.Socket): void {
     if (socket !== this.socket) return;
     const now = this.deps.clock();
@@ -192,8 +204,14 @@ export class TcpSorterLink implements SorterLink {
     this.decoder = new TelegramDecoder();
     this.inflight.clear();
     this.lastSentId = 0;
-    const session = this.deps.links.session(this.deps.settings.PeerName);
-    this.lastSeqIn = this.committedSeqIn = session.lastSeqIn;
+    const session = this.session();
+    // From the database once; afterwards the numbering in memory is ahead of it by the commits
+    // still under way, which complete in order.
+    if (!this.sessionLoaded) {
+      this.sessionLoaded = true;
+      this.peerEpoch = session.peerEpoch;
+      this.lastSeqIn = this.committedSeqIn = session.lastSeqIn;
+    }
     this.deps.log.info({ address: this.address }, 'sorter link connected; resynchronising');
     // Resynchronisation: our session and first number, then everything not yet acknowledged
     // (in order, same numbers), then SYNE.
@@ -245,9 +263,14 @@ export class TcpSorterLink implements SorterLink {
     const ageS = (nowMs - Date.parse(entry.createdAt)) / 1000;
     if (ageS <= this.deps.settings.AssignmentTtlSeconds) return false;
     const reason = `older than AssignmentTtlSeconds (${Math.round(ageS)} s)`;
-    this.deps.links.drop(entry, reason, new Date(nowMs).toISOString());
+    this.drop(entry, reason, new Date(nowMs).toISOString());
     this.deps.log.warn({ outboxId: entry.id, trackId: entry.message.body.TrackID, reason }, 'assignment dropped, not sent');
     return true;
+  }
+
+  /** Move an entry to outbox_dropped (committed in the background; a repeat of the drop after a resync is harmless). */
+  private drop(entry: OutboxEntry, reason: string, at: string): void {
+    this.deps.links.drop(entry, reason, at).catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not move an outbox entry to outbox_dropped'));
   }
 
   private transmit(entry: OutboxEntry): void {
@@ -298,7 +321,6 @@ export class TcpSorterLink implements SorterLink {
       this.deps.traffic?.write(now, 'IN', item.content);
       this.onTelegram(item.content);
     }
-    this.deps.flush?.();
   }
 
   private onTelegram(content: string): void {
@@ -335,12 +357,16 @@ export class TcpSorterLink implements SorterLink {
       return this.nak(t.seq, 'SYNS', NakReason.BAD_DATA, (err as Error).message);
     }
     const peer = this.deps.settings.PeerName;
-    const session = this.deps.links.session(peer);
-    if (f.Epoch !== session.peerEpoch) {
-      // A new session of the sorter (e.g. it restarted): its numbering starts afresh.
+    if (f.Epoch !== this.peerEpoch) {
+      // A new session of the sorter (e.g. it restarted): its numbering starts afresh. Committed
+      // before any message of the new session (the writer keeps the order of writes).
       const next = f.NextSeq as number;
+      this.peerEpoch = f.Epoch as string;
+      this.sessionGen += 1;
       this.lastSeqIn = this.committedSeqIn = next > 1 ? next - 1 : 0;
-      this.deps.links.setPeerSession(peer, f.Epoch as string, this.lastSeqIn, this.deps.clock().toISOString());
+      this.deps.links
+        .setPeerSession(peer, this.peerEpoch, this.lastSeqIn, this.deps.clock().toISOString())
+        .catch((err) => this.deps.log.error({ err, peer }, "could not store the sorter's new session"));
       this.deps.log.info({ peer, epoch: f.Epoch, nextSeq: next }, 'sorter announced a new session');
     }
     this.send('SYNS', t.seq, 'A', '');
@@ -355,27 +381,30 @@ export class TcpSorterLink implements SorterLink {
       return this.nak(t.seq, t.type, NakReason.BAD_DATA, why);
     }
     if (isRepeat(t.seq, this.lastSeqIn)) {
-      // Already committed (our ACK was lost or late): acknowledge again, queue nothing.
       this.counters.DuplicatesReceived += 1;
-      return this.send(t.type, t.seq, 'A', '');
+      // Committed already (our ACK was lost or late): acknowledge again, queue nothing. Still
+      // being committed (a slow disk): the ACK follows that commit, never before it.
+      if (isRepeat(t.seq, this.committedSeqIn)) this.send(t.type, t.seq, 'A', '');
+      return;
     }
     // Counted as accepted now, so a repeat arriving while the commit is under way is recognised;
-    // acknowledged only once the commit is done.
+    // acknowledged only once the commit is done. The commit succeeds only after its
+    // predecessor's, so a failure cannot leave a gap that a later repeat would cover.
+    const after = this.lastSeqIn;
     this.lastSeqIn = t.seq;
     const socket = this.socket;
-    this.deps.accept(t.seq, message, this.arrivedAt).then(
+    const gen = this.sessionGen;
+    this.deps.accept(t.seq, after, message, this.arrivedAt).then(
       () => {
-        this.committedSeqIn = t.seq;
+        if (gen === this.sessionGen) this.committedSeqIn = t.seq;
         if (this.socket === socket) this.send(t.type, t.seq, 'A', '');
       },
       (err) => {
-        // Not stored: refuse it and resynchronise, so the sorter sends it (and what follows) again.
-        this.deps.log.error({ err, seq: t.seq }, 'could not store a sorter message; NAK and reconnect so the sorter sends it again');
-        this.lastSeqIn = this.committedSeqIn;
-        if (this.socket === socket) {
-          this.nak(t.seq, t.type, NakReason.CANNOT_STORE, 'cannot store now, send again');
-          socket?.destroy();
-        }
+        // Not stored: refuse it (code 04); the sorter sends it, and what follows, again after its
+        // ACK timeout. Numbering goes back to the last committed message.
+        this.deps.log.error({ err, seq: t.seq }, 'could not store a sorter message; NAK 04, the sorter sends it again');
+        if (gen === this.sessionGen && isRepeat(t.seq, this.lastSeqIn)) this.lastSeqIn = this.committedSeqIn;
+        if (this.socket === socket) this.nak(t.seq, t.type, NakReason.CANNOT_STORE, 'cannot store now, send again');
       },
     );
   }
@@ -386,7 +415,7 @@ export class TcpSorterLink implements SorterLink {
     if (!item) return; // a late ACK for something already acknowledged
     this.inflight.delete(t.seq);
     // If this removal is lost in a crash, the entry is sent again and the sorter recognises the repeat.
-    this.deps.commit(() => this.deps.outbox.remove(item.entry.id)).catch((err) => this.deps.log.error({ err, outboxId: item.entry.id }, 'could not remove an acknowledged outbox entry'));
+    this.deps.outbox.remove(item.entry.id).catch((err) => this.deps.log.error({ err, outboxId: item.entry.id }, 'could not remove an acknowledged outbox entry'));
     this.pump();
   }
 
@@ -398,7 +427,7 @@ export class TcpSorterLink implements SorterLink {
     const item = this.inflight.get(t.seq);
     if (!item || code === NakReason.CANNOT_STORE) return; // resent after AckTimeoutMs
     this.inflight.delete(t.seq);
-    this.deps.links.drop(item.entry, `NAK ${code}: ${text}`, this.deps.clock().toISOString());
+    this.drop(item.entry, `NAK ${code}: ${text}`, this.deps.clock().toISOString());
     this.pump();
   }
 

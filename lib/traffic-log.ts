@@ -29,11 +29,12 @@ export function parseTrafficLine(line: string): TrafficLine | undefined {
 
 /**
  * Appends traffic lines to Service_PLC.log, rotating by size: Service_PLC.log.1 is the newest
- * rotated file, up to `keep` of them. Writes are synchronous appends (one write call a line),
- * so a crash loses no line that was written.
+ * rotated file, up to `keep` of them. Lines are written in order through a stream (libuv's thread
+ * pool), so a slow disk never blocks the event loop; a crash may lose the last lines still in
+ * memory (the database, not this log, is the record of what was committed).
  */
 export class TrafficLogWriter {
-  private fd: number;
+  private stream: fs.WriteStream;
   private size: number;
 
   constructor(
@@ -41,31 +42,35 @@ export class TrafficLogWriter {
     private readonly maxBytes: number,
     private readonly keep: number,
   ) {
-    this.fd = fs.openSync(file, 'a');
-    this.size = fs.fstatSync(this.fd).size;
+    const fd = fs.openSync(file, 'a');
+    this.size = fs.fstatSync(fd).size;
+    this.stream = fs.createWriteStream(file, { fd });
   }
 
   /** Log one telegram (its content, between STX and ETX). */
   write(time: Date, direction: Direction, content: string): void {
     const line = `${formatTrafficLine(time, direction, content)}\n`;
     if (this.size + line.length > this.maxBytes && this.size > 0) this.rotate();
-    fs.writeSync(this.fd, line);
+    this.stream.write(line);
     this.size += line.length;
   }
 
-  /** Close the file. */
-  close(): void {
-    fs.closeSync(this.fd);
+  /** Write out what is buffered and close the file. */
+  close(): Promise<void> {
+    return new Promise((resolve) => this.stream.end(() => resolve()));
   }
 
+
   private rotate(): void {
-    fs.closeSync(this.fd);
+    // Lines still buffered for the old stream land in the renamed file, where they belong.
+    this.stream.end();
     for (let i = this.keep - 1; i >= 1; i--) {
       if (fs.existsSync(`${this.file}.${i}`)) fs.renameSync(`${this.file}.${i}`, `${this.file}.${i + 1}`);
     }
     fs.renameSync(this.file, `${this.file}.1`);
     fs.rmSync(`${this.file}.${this.keep + 1}`, { force: true });
-    this.fd = fs.openSync(this.file, 'a');
+    // Opened here, not lazily by the stream, so that the next rotation renames an open file.
+    this.stream = fs.createWriteStream(this.file, { fd: fs.openSync(this.file, 'a') });
     this.size = 0;
   }
 }

@@ -47,7 +47,7 @@ describe('delivery over real HTTP on loopback', () => {
 
     for (let n = 1; n <= total; ) {
       const batch = Math.min(1 + Math.floor(random() * 4), total - n + 1);
-      t.service.publish(Array.from({ length: batch }, (_, i) => induct(n + i)));
+      await t.publish(Array.from({ length: batch }, (_, i) => induct(n + i)));
       n += batch;
       await sleep(60 + Math.floor(random() * 40));
     }
@@ -71,13 +71,13 @@ describe('delivery over real HTTP on loopback', () => {
     expect(gone).toBe('aborted');
     for (let i = 0; i < 100 && t.service.deps.dispatchers.sortation.waiting > 0; i++) await sleep(10);
     expect(t.service.deps.dispatchers.sortation.waiting).toBe(0);
-    t.service.publish([induct(1)]);
+    await t.publish([induct(1)]);
     const next = await poll(port, '/sortation?timeOut=0');
     expect(next).toMatchObject({ status: 210 });
   });
 
   it('a client that reads its message and closes at once keeps it (no duplicate)', async () => {
-    t.service.publish([induct(1), induct(2)]);
+    await t.publish([induct(1), induct(2)]);
     const first = await poll(port, '/sortation?timeOut=0');
     const second = await poll(port, '/sortation?timeOut=0');
     await t.settled();
@@ -97,7 +97,7 @@ describe('delivery over real HTTP on loopback', () => {
     };
     const running = perConsumer.map((_, i) => consumer(i));
     for (let n = 1; n <= total; n += 20) {
-      t.service.publish(Array.from({ length: 20 }, (_, i) => induct(n + i)));
+      await t.publish(Array.from({ length: 20 }, (_, i) => induct(n + i)));
       await sleep(5);
     }
     const count = () => perConsumer.reduce((s, c) => s + c.length, 0);

@@ -1,5 +1,4 @@
-import type { HistoryStore } from '../../db/history-store';
-import type { OutboxStore } from '../../db/outbox-store';
+import type { ServiceStores } from '../../db/service-stores';
 import { postAssignment } from '../../handlers/assignment';
 import { dequeue, waitSeconds } from '../../handlers/dequeue';
 import { normaliseDestinationSetting, postDestinationSettings } from '../../handlers/destination-settings';
@@ -10,20 +9,17 @@ import type { OutboundMessage } from '../../lib/messages';
 import type { SorterLink } from '../../lib/sorter-link';
 import { WakeMeter } from '../../lib/latency';
 
-/** An outbox that remembers what it was given. */
-function fakeOutbox(): OutboxStore & { added: Array<{ message: OutboundMessage; client: string | null; at: string }> } {
-  const added: Array<{ message: OutboundMessage; client: string | null; at: string }> = [];
+/** An outbox that remembers what it was given, or refuses every write with `refuse` as the reason. */
+function fakeOutbox(refuse?: string): Pick<ServiceStores['outbox'], 'add' | 'depth'> & { added: Array<{ message: OutboundMessage; client: string | null; at: string; cancelAfterMs?: number }> } {
+  const added: Array<{ message: OutboundMessage; client: string | null; at: string; cancelAfterMs?: number }> = [];
   return {
     added,
-    add(message, client, at) {
-      added.push({ message, client, at });
-      return added.length;
+    async add(message, client, at, options) {
+      if (refuse) return { written: false, reason: refuse };
+      added.push({ message, client, at, cancelAfterMs: options?.cancelAfterMs });
+      return { written: true, value: added.length };
     },
-    peek: () => [],
-    after: () => [],
-    remove: () => true,
     depth: () => added.length,
-    lastId: () => added.length,
   };
 }
 
@@ -33,7 +29,7 @@ const link = (delivery: 'Sent' | 'Queued'): SorterLink => ({
   stop: async () => {},
 });
 const clock = () => new Date('2026-11-21T12:00:00.000Z');
-const commit = async <T>(fn: () => T) => fn();
+const settings = { CommitTimeoutMs: 2000 };
 
 describe('waitSeconds', () => {
   it.each([
@@ -65,14 +61,20 @@ describe('dequeue', () => {
 describe('postAssignment', () => {
   it('live mode: writes the normalised assignment to the outbox and says how it travels', async () => {
     const outbox = fakeOutbox();
-    const result = await postAssignment({ testMode: false, outbox, link: link('Queued'), clock, commit }, { body: { TrackID: '0004711', Destination: 'D1' }, clientAddress: '10.1.1.1' });
+    const result = await postAssignment({ testMode: false, outbox, link: link('Queued'), clock, settings }, { body: { TrackID: '0004711', Destination: 'D1' }, clientAddress: '10.1.1.1' });
     expect(result).toEqual({ kind: 'ok', body: { Accepted: true, Delivery: 'Queued', OutboxID: 1, Message: { TrackID: '0004711', Destination: 'D1', Barcode: '' }, DefaultsApplied: [] } });
-    expect(outbox.added).toEqual([{ message: { kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D1', Barcode: '' } }, client: '10.1.1.1', at: '2026-11-21T12:00:00.000Z' }]);
+    expect(outbox.added).toEqual([{ message: { kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D1', Barcode: '' } }, client: '10.1.1.1', at: '2026-11-21T12:00:00.000Z', cancelAfterMs: 2000 }]);
+  });
+
+  it('storage that cannot write in time: 503 with the reason, as a value (nothing was written)', async () => {
+    const outbox = fakeOutbox('addToOutbox not written: the storage did not start it within 2000 ms');
+    const result = await postAssignment({ testMode: false, outbox, link: link('Queued'), clock, settings }, { body: { TrackID: '1', Destination: 'D1' }, clientAddress: null });
+    expect(result).toEqual({ kind: 'unavailable', retryAfterSeconds: 1, reason: expect.stringMatching(/^not accepted, nothing was written, send it again: addToOutbox not written/) });
   });
 
   it('test mode: acknowledges and writes nothing', async () => {
     const outbox = fakeOutbox();
-    const result = await postAssignment({ testMode: true, outbox, link: link('Sent'), clock, commit }, { body: { TrackID: '1', Destination: 'D1', Barcode: 'B' }, clientAddress: null });
+    const result = await postAssignment({ testMode: true, outbox, link: link('Sent'), clock, settings }, { body: { TrackID: '1', Destination: 'D1', Barcode: 'B' }, clientAddress: null });
     expect(result).toMatchObject({ body: { Delivery: 'NotSent', OutboxID: null, Message: { Barcode: 'B' } } });
     expect(outbox.added).toHaveLength(0);
   });
@@ -98,7 +100,7 @@ describe('destination settings', () => {
 
   it('writes the normalised settings to the outbox in live mode', async () => {
     const outbox = fakeOutbox();
-    const result = await postDestinationSettings({ testMode: false, outbox, link: link('Sent'), clock, commit }, { body: { Destination: 'D1', DestinationStatus: 'Ready', LightStatus: 'Off', LightColor: 'Off' }, clientAddress: null });
+    const result = await postDestinationSettings({ testMode: false, outbox, link: link('Sent'), clock, settings }, { body: { Destination: 'D1', DestinationStatus: 'Ready', LightStatus: 'Off', LightColor: 'Off' }, clientAddress: null });
     expect(result).toMatchObject({ body: { Delivery: 'Sent', OutboxID: 1 } });
     expect(outbox.added[0].message).toEqual({ kind: 'DESTINATION', body: { Destination: 'D1', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', BatchDoorStatus: null } });
   });
@@ -111,6 +113,7 @@ describe('getStatus', () => {
       oldestReceivedAt: (q: string) => (q === 'sortation' ? '2026-11-21T11:59:30.000Z' : '2026-11-21T11:58:00.000Z'),
     };
     const waiting = (n: number, redelivered = 0) => ({ waiting: n, inFlight: 0, redelivered });
+    const storage = { State: 'Stalled' as const, Since: '2026-11-21T11:59:58.000Z', WaitingFor: 'Lock' as const, PendingWrites: 4, LastCommitMs: 1.2, Commits: 3, Writes: 7, LastError: null, ReadOnly: false };
     const delivery = { Mode: 'AtLeastOnce' as const, AwaitingProof: 1, Confirmed: { NextRequest: 5, ClientClose: 2, ServerClose: 0, Grace: 0, Injected: 0 }, Returned: { Reset: 1, ClosedUnread: 0, NoProof: 1 } };
     const result = getStatus({
       testMode: false,
@@ -119,13 +122,13 @@ describe('getStatus', () => {
       clock,
       state: () => 'Running',
       store: store as never,
-      outbox: fakeOutbox(),
+      outbox: { ...fakeOutbox(), peek: () => [], after: () => [], lastId: () => 0 },
       dispatchers: { sortation: waiting(2, 1), destination: waiting(0, 2) } as never,
       link: link('Queued'),
       replay: null,
       wake: new WakeMeter(),
       deliveries: { status: () => delivery },
-      committer: { stats: { Commits: 3, Writes: 7 } },
+      storage: { status: () => storage },
     });
     expect(result).toEqual({
       kind: 'ok',
@@ -136,6 +139,7 @@ describe('getStatus', () => {
         UptimeSeconds: 3600,
         WaitingClients: { 'Sortation Q': 2, 'Destination Q': 0 },
         Delivery: { ...delivery, Redelivered: 3 },
+        Storage: storage,
         Sorter: expect.objectContaining({ Connected: false, Address: 'plc:2000' }),
         Version: '1.2.3',
         TestMode: false,
@@ -145,10 +149,10 @@ describe('getStatus', () => {
 });
 
 describe('housekeeping', () => {
-  it('purges history older than the retention and checkpoints', () => {
+  it('purges history older than the retention and checkpoints', async () => {
     const cutoffs: string[] = [];
-    const history: HistoryStore = { purgeDeliveredBefore: (c) => (cutoffs.push(c), 5), checkpoint: () => ({ busy: false, walFrames: 0, checkpointed: 0 }), size: () => 0 };
-    const result = housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent') });
+    const history = { purgeDeliveredBefore: async (c: string) => (cutoffs.push(c), 5), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) };
+    const result = await housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent') });
     expect(cutoffs).toEqual(['2026-11-14T12:00:00.000Z']);
     expect(result).toMatchObject({ body: { PurgedHistoryRows: 5 } });
   });

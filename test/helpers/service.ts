@@ -1,6 +1,7 @@
 import type { Server } from '@hapi/hapi';
 import { type Config, validateConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
+import type { SorterMessage } from '../../lib/messages';
 import { createServer } from '../../lib/server';
 import { type Service, createService } from '../../lib/service';
 import { removeHome, tempHome } from './home';
@@ -11,6 +12,8 @@ export interface TestService {
   config: Config;
   service: Service;
   server: Server;
+  /** Commit messages as the sorter link would (through the writer thread) and wake waiting clients. */
+  publish(messages: SorterMessage[]): Promise<number[]>;
   /** Resolves once every message handed out has been committed or released. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -27,6 +30,7 @@ export async function testService(config: Partial<Config> | object = {}, files: 
     config: validated,
     service,
     server,
+    publish: (messages) => publish(service, messages),
     async settled() {
       const { sortation, destination } = service.deps.dispatchers;
       for (let i = 0; i < 400 && sortation.inFlight + destination.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 5));
@@ -39,4 +43,12 @@ export async function testService(config: Partial<Config> | object = {}, files: 
       removeHome(home);
     },
   };
+}
+
+/** Commit messages as the sorter link would (through the writer thread) and wake waiting clients. */
+export async function publish(service: Service, messages: SorterMessage[]): Promise<number[]> {
+  const ids = await service.writer.run('enqueue', [messages, new Date().toISOString()]);
+  service.deps.dispatchers.sortation.notify();
+  service.deps.dispatchers.destination.notify();
+  return ids;
 }

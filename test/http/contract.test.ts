@@ -149,7 +149,7 @@ describe('timeOut (decisions.md, HTTP interface)', () => {
     t = await testService({ TestMode: true });
     const pending = t.server.inject('/sortation?timeOut=600');
     await new Promise((r) => setTimeout(r, 50));
-    t.service.publish([{ Type: 'VERIFY', TrackID: '1', Barcode: '', Destination: 'D1', MessageCode: 212 }]);
+    await t.publish([{ Type: 'VERIFY', TrackID: '1', Barcode: '', Destination: 'D1', MessageCode: 212 }]);
     expect((await pending).statusCode).toBe(212);
   });
 
@@ -166,7 +166,7 @@ describe('timeOut (decisions.md, HTTP interface)', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(t.service.deps.dispatchers.destination.waiting).toBe(1);
     const started = Date.now();
-    t.service.publish([{ Type: 'SCAN', Destination: 'D1', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null }]);
+    await t.publish([{ Type: 'SCAN', Destination: 'D1', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null }]);
     const res = await pending;
     expect(res.statusCode).toBe(211);
     expect(Date.now() - started).toBeLessThan(500);

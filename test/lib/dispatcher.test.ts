@@ -122,24 +122,32 @@ describe('QueueDispatcher', () => {
     expect(await d.take(0)).toBeNull();
   });
 
-  it('keeps the message when its removal fails, and reports the error', async () => {
+  it('keeps a message whose removal fails claimed, and tries again until it is removed', async () => {
     const errors: unknown[] = [];
-    const failing = new QueueDispatcher('sortation', { ...store, remove: () => { throw new Error('disk full'); } }, (err) => errors.push(err));
-    store.enqueue([verify('a')], 'T');
-    const claim = await failing.take(0);
-    expect(await claim!.commit(delivered)).toBe(false);
-    expect(errors).toHaveLength(1);
-    expect(trackOf(await failing.take(0))).toBe('a');
+    let failures = 2;
+    const flaky = { ...store, remove: (m: Parameters<typeof store.remove>[0], dl: Parameters<typeof store.remove>[1]) => (failures-- > 0 ? Promise.reject(new Error('disk I/O error')) : Promise.resolve(store.remove(m, dl))) };
+    const retrying = new QueueDispatcher('sortation', flaky, (err) => errors.push(err), 5);
+    store.enqueue([verify('a'), verify('b')], 'T');
+    const claim = await retrying.take(0);
+    const committing = claim!.commit(delivered);
+    // Meanwhile nobody else gets it: the client has it already.
+    expect(trackOf(await retrying.take(0))).toBe('b');
+    expect(await committing).toBe(true);
+    expect(errors).toHaveLength(2);
+    expect(retrying.inFlight).toBe(1); // b
+    expect(ctx.db.prepare('SELECT track_id FROM delivered_history').pluck().all()).toEqual(['a']);
   });
 
-  it('hands a message whose removal failed to a client already waiting', async () => {
-    const failing = new QueueDispatcher('sortation', { ...store, remove: () => { throw new Error('disk full'); } });
+  it('gives up the retries at close: the row stays, to be delivered again after the restart', async () => {
+    const failing = new QueueDispatcher('sortation', { ...store, remove: () => Promise.reject(new Error('readonly database')) }, () => {}, 5);
     store.enqueue([verify('a')], 'T');
     const claim = await failing.take(0);
-    const waiting = failing.take(5000); // nothing else to take: waits
-    expect(await claim!.commit(delivered)).toBe(false);
-    expect(trackOf(await waiting)).toBe('a');
+    const committing = claim!.commit(delivered);
+    await new Promise((r) => setTimeout(r, 20));
     failing.close();
+    expect(await committing).toBe(false);
+    expect(store.depth('sortation')).toBe(1);
+    expect(failing.inFlight).toBe(0);
   });
 
   it('a successful removal does not query the queue again for waiters', async () => {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { createLinkStore } from '../../db/link-store';
 import { createQueueStore } from '../../db/queue-store';
 import { isRepeat, seqOfOutboxId } from '../../lib/sorter-link';
@@ -32,24 +33,40 @@ describe('link store', () => {
   it('commits a message with its sequence number, and keeps one stable epoch of ours', () => {
     const ctx = freshDb();
     const links = createLinkStore(ctx.db, createQueueStore(ctx.db));
-    const first = links.session('PLC01');
+    expect(links.session('PLC01')).toBeUndefined();
+    const first = links.ensureSession('PLC01', 'T');
     expect(first).toMatchObject({ peerEpoch: null, lastSeqIn: 0 });
     expect(first.ourEpoch).toMatch(/^[0-9A-F]{12}$/);
-    links.accept('PLC01', 17, { Type: 'VERIFY', TrackID: '1', Barcode: '', Destination: 'D1', MessageCode: 212 }, 'T');
+    expect(links.ensureSession('PLC01', 'T')).toEqual(first);
+    const verify = { Type: 'VERIFY', TrackID: '1', Barcode: '', Destination: 'D1', MessageCode: 212 } as const;
+    links.accept('PLC01', 17, 0, verify, 'T');
     expect(links.session('PLC01')).toEqual({ ...first, lastSeqIn: 17 });
     links.setPeerSession('PLC01', 'ABC', 0, 'T');
     expect(links.session('PLC01')).toEqual({ ourEpoch: first.ourEpoch, peerEpoch: 'ABC', lastSeqIn: 0 });
     ctx.dispose();
   });
+
+  it('refuses a message whose predecessor was not stored: no gap for a later repeat to cover', () => {
+    const ctx = freshDb();
+    const queues = createQueueStore(ctx.db);
+    const links = createLinkStore(ctx.db, queues);
+    links.ensureSession('PLC01', 'T');
+    const verify = { Type: 'VERIFY', TrackID: '1', Barcode: '', Destination: 'D1', MessageCode: 212 } as const;
+    links.accept('PLC01', 1, 0, verify, 'T');
+    expect(() => links.accept('PLC01', 3, 2, verify, 'T')).toThrow(/telegram 3 from PLC01 out of sequence: expected the last stored number to be 2, it is 1/);
+    expect(queues.depth('sortation')).toBe(1); // the refused message was not queued either
+    expect(links.session('PLC01')!.lastSeqIn).toBe(1);
+    ctx.dispose();
+  });
 });
 
 describe('TrafficLogWriter', () => {
-  it('appends parseable lines and rotates by size, keeping the configured number of files', () => {
+  it('appends parseable lines and rotates by size, keeping the configured number of files', async () => {
     const home = tempHome();
     const file = path.join(home, 'Service_PLC.log');
     const writer = new TrafficLogWriter(file, 300, 2);
     for (let i = 0; i < 20; i++) writer.write(new Date(Date.UTC(2026, 10, 21, 8, 0, i)), i % 2 ? 'OUT' : 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
-    writer.close();
+    await writer.close();
     expect(fs.existsSync(`${file}.1`)).toBe(true);
     expect(fs.existsSync(`${file}.2`)).toBe(true);
     expect(fs.existsSync(`${file}.3`)).toBe(false);
@@ -127,7 +144,7 @@ describe('TcpSorterLink against a scripted PLC', () => {
     });
     await until(() => t.service.deps.link.status().Connected === true && plc.received.some((x) => x.type === 'SYNE'));
     // The link reads the outbox when an entry is offered; the periodic tick also looks.
-    t.service.deps.outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: 'UNOFFERED', Destination: 'D1', Barcode: '' } }, null, new Date().toISOString());
+    await t.service.writer.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: 'UNOFFERED', Destination: 'D1', Barcode: '' } }, null, new Date().toISOString()]);
     await until(() => t.service.deps.outbox.depth() === 0, 1000); // not waiting for a reconnect's resync (3 s here)
     expect(plc.received.filter((x) => x.type === 'ASGN' && x.flag === 'D').map((x) => x.data)).toEqual([encodeData('ASGN', { TrackID: 'UNOFFERED', Barcode: '', Destination: 'D1' })]);
   });
@@ -146,11 +163,34 @@ describe('TcpSorterLink against a scripted PLC', () => {
   it('drops an assignment older than its time to live instead of sending it', async () => {
     await start(() => {}, { AssignmentTtlSeconds: 1 });
     // Written while the link is down, two minutes ago (as if the service had been stuck).
-    t.service.deps.outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: 'OLD', Destination: 'D1', Barcode: '' } }, null, new Date(Date.now() - 120_000).toISOString());
+    await t.service.writer.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: 'OLD', Destination: 'D1', Barcode: '' } }, null, new Date(Date.now() - 120_000).toISOString()]);
     await until(() => t.service.deps.outbox.depth() === 0);
     expect(plc.received.some((x) => x.type === 'ASGN')).toBe(false);
     expect(t.service.db.prepare('SELECT track_id, reason FROM outbox_dropped').get()).toEqual({ track_id: 'OLD', reason: expect.stringMatching(/older than AssignmentTtlSeconds/) });
     expect(t.service.deps.link.status().DroppedAssignments).toBe(1);
+  });
+
+  it('while the commit waits (a lock held by another process), a repeat is not acknowledged ahead of it', async () => {
+    const acks: number[] = [];
+    await start((tg) => {
+      if (tg.type === 'REQU' && tg.flag === 'A') acks.push(t.service.deps.store.depth('sortation'));
+    });
+    await until(() => plc.received.some((x) => x.type === 'SYNS'));
+    const operator = new Database(t.service.databaseFile);
+    operator.exec('BEGIN IMMEDIATE');
+    const { type, data } = sorterMessageData({ Type: 'REQUEST', TrackID: '0004711', Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 });
+    const requ = encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: 1, type, flag: 'D', data });
+    plc.toHost(requ);
+    await new Promise((r) => setTimeout(r, 200));
+    plc.toHost(requ); // the sorter's resend after its ACK timeout
+    await new Promise((r) => setTimeout(r, 200));
+    expect(acks).toEqual([]); // nothing acknowledged before it is durable
+    expect(t.service.deps.link.status().DuplicatesReceived).toBe(1);
+    operator.exec('COMMIT');
+    operator.close();
+    await until(() => acks.length === 1);
+    expect(acks).toEqual([1]);
+    expect(t.service.deps.store.depth('sortation')).toBe(1);
   });
 
   it('acknowledges a REQU only once it is in the queue, a repeat again without queuing it, garbage with NAK 01', async () => {

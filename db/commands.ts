@@ -1,0 +1,55 @@
+import type { Db } from './connection';
+import { historyWrites } from './history-store';
+import { linkWrites } from './link-store';
+import { outboxWrites } from './outbox-store';
+import { queueWrites } from './queue-store';
+
+/**
+ * Every write the service makes, by name: what the writer thread (db/writer.ts) runs. A command
+ * is data (its name and its arguments), so it crosses the thread boundary; its SQL stays in the
+ * store that owns the table.
+ */
+export function writeCommands(db: Db) {
+  const queue = queueWrites(db);
+  const outbox = outboxWrites(db);
+  const link = linkWrites(db, queue);
+  const history = historyWrites(db);
+  return {
+    /** Sorter messages into their queues (replay seeding, tests). */
+    enqueue: queue.enqueue,
+    /** A message read by a WCS client: out of its queue, into the history. */
+    deliver: queue.remove,
+    /** Empty both queues (test mode, before seeding). */
+    clearQueues: queue.clear,
+    /** An assignment or destination setting for the sorter (POST). */
+    addToOutbox: outbox.add,
+    /** An outbox entry the sorter acknowledged. */
+    removeFromOutbox: outbox.remove,
+    ensurePeerSession: link.ensureSession,
+    setPeerSession: link.setPeerSession,
+    /** A message from the sorter with its sequence number. */
+    acceptFromPeer: link.accept,
+    /** An outbox entry the sorter cannot use: to outbox_dropped. */
+    dropFromOutbox: link.drop,
+    purgeHistory: history.purgeDeliveredBefore,
+  };
+}
+
+/** Writes that cannot run inside a transaction: the writer runs them between transactions. */
+export function outsideTransactionCommands(db: Db) {
+  const history = historyWrites(db);
+  return { checkpoint: history.checkpoint };
+}
+
+type Transactional = ReturnType<typeof writeCommands>;
+type Outside = ReturnType<typeof outsideTransactionCommands>;
+type All = Transactional & Outside;
+
+/** The name of a write command. */
+export type WriteOp = keyof All;
+/** The arguments of a write command. */
+export type WriteArgs<Op extends WriteOp> = Parameters<All[Op]>;
+/** What a write command returns once committed. */
+export type WriteResult<Op extends WriteOp> = ReturnType<All[Op]>;
+/** True for the commands the writer runs between transactions. */
+export const isOutsideTransaction = (op: WriteOp): op is keyof Outside => op === 'checkpoint';

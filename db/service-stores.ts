@@ -1,0 +1,63 @@
+import type { Db } from './connection';
+import { type HistoryReads, type HistoryWrites, historyReads } from './history-store';
+import { type LinkReads, type LinkWrites, linkReads } from './link-store';
+import { type OutboxReads, type OutboxWrites, outboxReads } from './outbox-store';
+import { type QueueReads, type QueueWrites, queueReads } from './queue-store';
+import { type RunOptions, type Writer, WriteCancelled, WriteFailed } from './writer';
+
+/** A store's synchronous writes as the service calls them: promises that resolve once committed. */
+type Committed<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never };
+
+/** A write the service may be refused (storage stalled or failing): the reason, and nothing was written. */
+export type Refusable<T> = { written: true; value: T } | { written: false; reason: string };
+
+/**
+ * The stores as the service uses them: reads run on the main thread's read-only connection,
+ * writes are commands to the writer thread (db/writer.ts) that resolve once committed.
+ */
+export interface ServiceStores {
+  queues: QueueReads & Committed<QueueWrites>;
+  outbox: OutboxReads &
+    Committed<Pick<OutboxWrites, 'remove'>> & {
+      /** Add a message for the sorter, unless the storage cannot start the write within `options.cancelAfterMs`. */
+      add(...args: [...Parameters<OutboxWrites['add']>, RunOptions?]): Promise<Refusable<number>>;
+    };
+  links: LinkReads & Committed<LinkWrites>;
+  history: HistoryReads & Committed<HistoryWrites>;
+}
+
+/** Assemble the service's stores from its read connection and its writer. */
+export function serviceStores(reader: Db, writer: Writer): ServiceStores {
+  return {
+    queues: {
+      ...queueReads(reader),
+      enqueue: (messages, receivedAt) => writer.run('enqueue', [messages, receivedAt]),
+      remove: (stored, delivery) => writer.run('deliver', [stored, delivery]),
+      clear: () => writer.run('clearQueues', []),
+    },
+    outbox: {
+      ...outboxReads(reader),
+      add: async (message, clientAddress, createdAt, options) => {
+        try {
+          return { written: true, value: await writer.run('addToOutbox', [message, clientAddress, createdAt], options) };
+        } catch (err) {
+          if (err instanceof WriteCancelled || err instanceof WriteFailed) return { written: false, reason: err.message };
+          throw err;
+        }
+      },
+      remove: (id) => writer.run('removeFromOutbox', [id]),
+    },
+    links: {
+      ...linkReads(reader),
+      ensureSession: (peer, at) => writer.run('ensurePeerSession', [peer, at]),
+      setPeerSession: (peer, epoch, lastSeqIn, at) => writer.run('setPeerSession', [peer, epoch, lastSeqIn, at]),
+      accept: (peer, seq, after, message, at) => writer.run('acceptFromPeer', [peer, seq, after, message, at]),
+      drop: (entry, reason, at) => writer.run('dropFromOutbox', [entry, reason, at]),
+    },
+    history: {
+      ...historyReads(reader),
+      purgeDeliveredBefore: (cutoff) => writer.run('purgeHistory', [cutoff]),
+      checkpoint: () => writer.run('checkpoint', []),
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import type { WriteOp } from './commands';
+
+/** What the main thread and the writer thread (db/writer.ts, db/writer-worker.ts) say to each other. */
+
+/** One write, as data. `cancel` (an Int32 in shared memory) lets the main thread give up on it. */
+export interface Command {
+  seq: number;
+  op: WriteOp;
+  args: unknown[];
+  cancel?: SharedArrayBuffer;
+}
+
+/** States of a command's cancel flag: the first of main (cancel) and writer (take) to swap it wins. */
+export const enum Cancel {
+  Queued = 0,
+  Taken = 1,
+  Cancelled = 2,
+}
+
+/** What the writer is doing, in shared memory so that it can be read while the writer is blocked. */
+export const enum Phase {
+  Idle = 0,
+  /** BEGIN IMMEDIATE: waiting for the write lock (another connection holds it). */
+  Lock = 1,
+  /** Running the statements. */
+  Write = 2,
+  /** COMMIT: the disk sync (fsync with Synchronous FULL). */
+  Sync = 3,
+}
+
+/** Slots of the shared status array (BigInt64). */
+export const enum Field {
+  Phase = 0,
+  /** Date.now() when the phase began. */
+  PhaseSince = 1,
+  LastCommitUs = 2,
+  Commits = 3,
+  Writes = 4,
+}
+export const STATUS_FIELDS = 5;
+
+/** The writer thread's workerData. */
+export interface WriterData {
+  file: string;
+  synchronous: 'FULL' | 'NORMAL';
+  groupCommit: boolean;
+  migrationsDir?: string;
+  status: SharedArrayBuffer;
+}
+
+/** From the writer thread. A `done` carries each command's result, or a whole transaction's failure. */
+export type FromWriter =
+  | { type: 'ready'; readOnly: boolean }
+  | { type: 'failed-to-open'; error: string }
+  | { type: 'done'; results: Array<[number, true, unknown] | [number, false, string]>; failure: string | null }
+  | { type: 'closed' };

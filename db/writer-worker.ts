@@ -1,0 +1,174 @@
+// The writer thread (db/writer.ts starts it): the one connection that writes the queue database.
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { isOutsideTransaction, outsideTransactionCommands, writeCommands } from './commands';
+import { type Db, openDatabase } from './connection';
+import { type Command, type FromWriter, type WriterData, Cancel, Field, Phase } from './writer-protocol';
+
+const port = parentPort!;
+const data = workerData as WriterData;
+const status = new BigInt64Array(data.status);
+
+const set = (field: Field, value: number) => Atomics.store(status, field, BigInt(Math.round(value)));
+const add = (field: Field, n: number) => Atomics.add(status, field, BigInt(n));
+const phase = (p: Phase) => {
+  set(Field.PhaseSince, Date.now());
+  set(Field.Phase, p);
+};
+const post = (message: FromWriter) => port.postMessage(message);
+const reason = (err: unknown) => {
+  const e = err as { code?: string; message?: string };
+  return e.code ? `${e.code}: ${e.message}` : String(e.message ?? err);
+};
+
+let db: Db;
+try {
+  db = openDatabase(data.file, { synchronous: data.synchronous, migrationsDir: data.migrationsDir });
+} catch (err) {
+  post({ type: 'failed-to-open', error: reason(err) });
+  process.exit(1);
+}
+// Checkpoints run on their own thread (db/checkpointer.ts), never inside a commit.
+db.pragma('wal_autocheckpoint = 0');
+const commands = writeCommands(db);
+const outside = outsideTransactionCommands(db);
+// Each command in a savepoint of the batch's transaction: a failing one is undone alone.
+const inSavepoint = db.transaction((c: Command) => (commands as Record<string, (...a: unknown[]) => unknown>)[c.op](...c.args));
+
+const pending: Command[] = [];
+let scheduled = false;
+let closing = false;
+
+function take(message: unknown): void {
+  if (Array.isArray(message)) pending.push(...(message as Command[]));
+  else if ((message as { type?: string }).type === 'close') closing = true;
+}
+
+/** Everything that arrived while this thread was busy (or blocked), without waiting for the event loop. */
+function drainPort(): void {
+  for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) take(m.message);
+}
+
+/** A command the main thread gave up on (it answered 503) is skipped: nothing half-written. */
+function claim(c: Command): boolean {
+  return !c.cancel || Atomics.compareExchange(new Int32Array(c.cancel), 0, Cancel.Queued, Cancel.Taken) === Cancel.Queued;
+}
+
+/** BEGIN IMMEDIATE, waiting as long as another connection (an operator's sqlite3) holds the write lock. */
+function begin(): void {
+  phase(Phase.Lock);
+  for (;;) {
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+    }
+  }
+}
+
+/** Move the transactional commands of `pending` to `into`; checkpoints stay for between transactions. */
+function takeTransactional(into: Command[]): void {
+  const rest = pending.splice(0);
+  for (const c of rest) (isOutsideTransaction(c.op) ? pending : into).push(c);
+}
+
+/**
+ * One transaction for `batch`, plus (group commit) whatever arrived while waiting for the lock.
+ * Commands are claimed only once the lock is held, so a command cancelled meanwhile is never in it.
+ */
+function transaction(batch: Command[]): void {
+  const started = Date.now();
+  let taken: Command[] | null = null;
+  const results: Array<[number, true, unknown] | [number, false, string]> = [];
+  try {
+    begin();
+    drainPort();
+    if (data.groupCommit) takeTransactional(batch);
+    taken = batch.filter(claim);
+    phase(Phase.Write);
+    for (const c of taken) {
+      try {
+        results.push([c.seq, true, inSavepoint(c)]);
+      } catch (err) {
+        results.push([c.seq, false, reason(err)]);
+      }
+    }
+    phase(Phase.Sync);
+    db.exec('COMMIT');
+  } catch (err) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    phase(Phase.Idle);
+    const failed = taken ?? batch.filter(claim);
+    post({ type: 'done', results: failed.map((c) => [c.seq, false, `not committed: ${reason(err)}`]), failure: reason(err) });
+    return;
+  }
+  phase(Phase.Idle);
+  set(Field.LastCommitUs, (Date.now() - started) * 1000);
+  add(Field.Commits, 1);
+  add(Field.Writes, taken.length);
+  post({ type: 'done', results, failure: null });
+}
+
+function runOutside(c: Command): void {
+  if (!claim(c)) return;
+  phase(Phase.Write);
+  try {
+    post({ type: 'done', results: [[c.seq, true, outside[c.op as keyof typeof outside]()]], failure: null });
+  } catch (err) {
+    post({ type: 'done', results: [[c.seq, false, reason(err)]], failure: null });
+  } finally {
+    phase(Phase.Idle);
+  }
+}
+
+/**
+ * Pipelined group commit: every command that arrived while the previous transaction was being
+ * committed goes into the next one, which starts as soon as that one is done.
+ */
+function run(): void {
+  scheduled = false;
+  drainPort();
+  while (pending.length > 0) {
+    const batch = pending.splice(0);
+    for (const c of batch.filter((x) => isOutsideTransaction(x.op))) runOutside(c);
+    const inside = batch.filter((x) => !isOutsideTransaction(x.op));
+    if (data.groupCommit) {
+      if (inside.length > 0) transaction(inside);
+    } else {
+      for (const c of inside) transaction([c]);
+    }
+    drainPort();
+  }
+  if (closing) {
+    db.close();
+    post({ type: 'closed' });
+    port.close();
+  }
+}
+
+/**
+ * Can this connection write? better-sqlite3's `readonly` only repeats how it was opened; a file
+ * the process may not write (permissions, an immutable or read-only file system) opens all the
+ * same and fails at the first write. So write the schema version over itself, and roll back.
+ */
+function canWrite(): boolean {
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    db.pragma(`user_version = ${db.pragma('user_version', { simple: true })}`);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code !== 'SQLITE_READONLY';
+  } finally {
+    if (db.inTransaction) db.exec('ROLLBACK');
+  }
+}
+
+port.on('message', (message) => {
+  take(message);
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(run);
+  }
+});
+phase(Phase.Idle);
+post({ type: 'ready', readOnly: !canWrite() });

@@ -1,0 +1,125 @@
+// The writer thread on a real SQLite file: batching, order, commit-before-answer, failures, stalls.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { WriteCancelled, WriteFailed, Writer } from '../../db/writer';
+import type { VerifyDto } from '../../lib/messages';
+
+const verify = (t: string): VerifyDto => ({ Type: 'VERIFY', TrackID: t, Barcode: '', Destination: 'D1', MessageCode: 212 });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('Writer (one writer thread, pipelined group commit)', () => {
+  let dir: string;
+  let file: string;
+  let writer: Writer;
+  let other: Database.Database;
+  const count = () => other.prepare('SELECT count(*) FROM sortation_queue').pluck().get() as number;
+
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-writer-'));
+    file = path.join(dir, 'q.db');
+    writer = await Writer.start({ file, synchronous: 'FULL', groupCommit: true, stallMs: 50 });
+    other = new Database(file); // another connection: an operator's sqlite3, say
+    other.pragma('busy_timeout = 5000');
+  });
+  afterEach(async () => {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    other.close();
+    await writer.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('commits the writes of one turn in one transaction; each resolves only once committed, in order', async () => {
+    const before = writer.status().Commits;
+    const resolved: string[] = [];
+    const seenAtResolve: number[] = [];
+    const writes = ['a', 'b', 'c', 'd'].map((t) =>
+      writer.run('enqueue', [[verify(t)], 'T']).then((ids) => {
+        resolved.push(t);
+        seenAtResolve.push(count());
+        return ids;
+      }),
+    );
+    expect(count()).toBe(0);
+    expect((await Promise.all(writes)).flat()).toEqual([1, 2, 3, 4]);
+    expect(resolved).toEqual(['a', 'b', 'c', 'd']);
+    expect(seenAtResolve.every((n) => n === 4)).toBe(true); // visible to another connection when answered
+    expect(writer.status()).toMatchObject({ State: 'Ok', Commits: before + 1, PendingWrites: 0 });
+  });
+
+  it('a failing command fails alone: the others of its transaction are committed', async () => {
+    const good = writer.run('enqueue', [[verify('ok')], 'T']);
+    const bad = writer.run('enqueue', [[{ ...verify('x'), Type: 'BOGUS' } as unknown as VerifyDto], 'T']);
+    const alsoGood = writer.run('enqueue', [[verify('ok2')], 'T']);
+    await expect(bad).rejects.toThrow(WriteFailed);
+    await expect(bad).rejects.toThrow(/CHECK constraint failed/);
+    expect([...(await good), ...(await alsoGood)]).toHaveLength(2);
+    expect(count()).toBe(2);
+    expect(writer.status().State).toBe('Ok'); // a command's own error is not a storage failure
+  });
+
+  it('while another connection holds the write lock: stalled, not frozen; what arrives meanwhile goes into the next commit', async () => {
+    other.exec('BEGIN IMMEDIATE');
+    const first = writer.run('enqueue', [[verify('1')], 'T']);
+    await sleep(120);
+    const rest = [writer.run('enqueue', [[verify('2')], 'T']), writer.run('enqueue', [[verify('3')], 'T'])];
+    await sleep(20);
+    const stalled = writer.status();
+    expect(stalled).toMatchObject({ State: 'Stalled', WaitingFor: 'Lock', PendingWrites: 3 });
+    expect(Date.now() - Date.parse(stalled.Since)).toBeGreaterThanOrEqual(100);
+    const commits = stalled.Commits;
+    other.exec('COMMIT');
+    await Promise.all([first, ...rest]);
+    expect(writer.status()).toMatchObject({ State: 'Ok', Commits: commits + 1, WaitingFor: null });
+    expect(writer.status().LastCommitMs).toBeGreaterThanOrEqual(100); // the lock wait is part of it
+  });
+
+  it('a write the writer has not started within cancelAfterMs is refused and never written', async () => {
+    other.exec('BEGIN IMMEDIATE');
+    const blocked = writer.run('enqueue', [[verify('waits')], 'T']);
+    const refused = writer.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: 'T1', Destination: 'D1', Barcode: '' } }, null, 'T'], { cancelAfterMs: 100 });
+    await expect(refused).rejects.toThrow(WriteCancelled);
+    other.exec('COMMIT');
+    await blocked;
+    await writer.run('enqueue', [[verify('after')], 'T']);
+    expect(other.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
+    expect(count()).toBe(2);
+  });
+
+  it('runs a checkpoint between transactions', async () => {
+    await writer.run('enqueue', [[verify('a')], 'T']);
+    expect(await writer.run('checkpoint', [])).toMatchObject({ busy: false });
+  });
+});
+
+/** Make a file read-only for this process: by permissions, or for root (who ignores them) by the immutable attribute. */
+function makeReadOnly(file: string): () => void {
+  if (process.getuid?.() !== 0) {
+    fs.chmodSync(file, 0o444);
+    return () => fs.chmodSync(file, 0o644);
+  }
+  execFileSync('chattr', ['+i', file]); // fails loudly where the file system cannot do it
+  return () => execFileSync('chattr', ['-i', file]);
+}
+
+describe('Writer on a read-only database file', () => {
+  it('starts, says so in its status, and fails each write with the reason', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-writer-ro-'));
+    const file = path.join(dir, 'q.db');
+    const first = await Writer.start({ file, synchronous: 'FULL', groupCommit: true });
+    await first.close();
+    const undo = makeReadOnly(file);
+    try {
+      const writer = await Writer.start({ file, synchronous: 'FULL', groupCommit: true });
+      expect(writer.status()).toMatchObject({ State: 'Failing', ReadOnly: true, LastError: 'the database file is read-only' });
+      await expect(writer.run('enqueue', [[verify('x')], 'T'])).rejects.toThrow(/SQLITE_READONLY/);
+      expect(writer.status().State).toBe('Failing');
+      await writer.close();
+    } finally {
+      undo();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
