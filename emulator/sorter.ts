@@ -81,6 +81,10 @@ export interface SorterStats {
   rejected: number;
   late_assignments: number;
   unknown_assignments: number;
+  /** Passes that reached their decision point without an assignment (the item recirculated or was rejected). */
+  passes_without_assignment: number;
+  /** When the last such pass sent its REQUEST, seconds after inducting began (null: none). */
+  last_pass_without_assignment_s: number | null;
 }
 
 /**
@@ -91,7 +95,7 @@ export interface SorterStats {
  * operator's button press, and apply the settings the WCS sends.
  */
 export class EmulatedSorter {
-  readonly stats: SorterStats = { inducted: 0, requests: 0, verifies: 0, scans: 0, assignments: 0, destination_settings: 0, sorted_as_assigned: 0, sorted_elsewhere: 0, recirculated: 0, rejected: 0, late_assignments: 0, unknown_assignments: 0 };
+  readonly stats: SorterStats = { inducted: 0, requests: 0, verifies: 0, scans: 0, assignments: 0, destination_settings: 0, sorted_as_assigned: 0, sorted_elsewhere: 0, recirculated: 0, rejected: 0, late_assignments: 0, unknown_assignments: 0, passes_without_assignment: 0, last_pass_without_assignment_s: null };
   /** REQUEST sent to assignment received, ms, one sample per pass that got an assignment. */
   private readonly decisionMs = new LatencyWindow(100_000);
   private readonly random: () => number;
@@ -113,8 +117,12 @@ export class EmulatedSorter {
     }
   }
 
+  /** performance.now() when inducting began. */
+  private startedAt = 0;
+
   /** Report every destination, then start inducting. */
   start(): void {
+    this.startedAt = performance.now();
     for (const d of this.destinations.values()) this.scan(d, 0);
     if (this.o.rate > 0) {
       const every = 1000 / this.o.rate;
@@ -225,6 +233,10 @@ export class EmulatedSorter {
 
   private decide(item: Item): void {
     item.decided = true;
+    if (item.assigned === null) {
+      this.stats.passes_without_assignment += 1;
+      this.stats.last_pass_without_assignment_s = Math.round((item.requestedAt - this.startedAt) / 10) / 100;
+    }
     const d = item.assigned ? this.destinations.get(item.assigned) : undefined;
     if (item.assigned === REJECT) return this.divert(item, REJECT, true);
     if (d && d.status === 'Ready' && !d.full) {

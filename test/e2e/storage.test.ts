@@ -1,0 +1,116 @@
+// Storage that is slow, locked or read-only, tried as a site would meet it: the service as its own
+// process with the emulator at 50 items/s and the reference client with 4 loops.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { slowFsyncEnv } from '../../bench/slow-disk';
+import { runWcsClient } from '../../examples/wcs-client';
+import { startEmulator } from '../helpers/emulator';
+import { call } from '../helpers/http';
+import { removeHome, tempHome } from '../helpers/home';
+import { type ServiceProcess, startServiceProcess } from '../helpers/process';
+
+jest.setTimeout(120_000);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const steady = ['--rate', '50', '--seed', '11', '--capacity', '100000000', '--start-when-connected', '1000', '--drain-timeout', '30'];
+
+/** Emulator + service (with `env`) + reference client; `during` runs while items flow. */
+async function run(seconds: number, env: NodeJS.ProcessEnv = {}, during?: (svc: ServiceProcess, home: string) => Promise<void>) {
+  const emu = await startEmulator(['--port', '0', '--duration', String(seconds), ...steady]);
+  const home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port } } });
+  const svc = await startServiceProcess(home, env);
+  const client = runWcsClient({ base: svc.base, loops: 4, timeOut: 1 });
+  const statusMs: number[] = [];
+  const probe = setInterval(async () => {
+    const t0 = performance.now();
+    await call(svc.base, 'GET', '/status').catch(() => {});
+    statusMs.push(performance.now() - t0);
+  }, 100);
+  const work = during?.(svc, home);
+  const emuStats = await emu.stats;
+  await work;
+  await sleep(1000);
+  clearInterval(probe);
+  const wcs = await client.stop();
+  const status = (await call(svc.base, 'GET', '/status')).json;
+  await svc.stop();
+  statusMs.sort((a, b) => a - b);
+  return { emu: emuStats, wcs, status, home, statusP99: statusMs[Math.floor(statusMs.length * 0.99)] };
+}
+
+describe('slow, locked and read-only storage', () => {
+  let home = '';
+  afterEach(() => removeHome(home));
+
+  it('fsync 20 ms slower (an SD card), 50 items/s for 15 s: no item late, none lost', async () => {
+    const r = await run(15, slowFsyncEnv(20));
+    home = r.home;
+    expect(r.emu.inducted).toBeGreaterThanOrEqual(740);
+    expect(r.emu).toMatchObject({ late_assignments: 0, passes_without_assignment: 0, rejected: 0, unacknowledged_at_exit: 0 });
+    expect(r.emu.sorted_as_assigned).toBe(r.emu.inducted);
+    expect(r.wcs.verified.size).toBe(r.emu.inducted); // every VERIFY reached the WCS
+    expect(r.emu.decision_p99_ms).toBeLessThan(500);
+    expect(r.status.Storage.State).toBe('Ok');
+  });
+
+  it("an operator's write lock held for 10 s under 50 items/s: /status answers at once, no reconnect, nothing lost, late only while held", async () => {
+    let lockFrom = 0;
+    let lockUntil = 0;
+    let seenDuringLock: any;
+    const r = await run(20, {}, async (svc, h) => {
+      await sleep(5000);
+      const sqlite: ChildProcess = spawn('sqlite3', [path.join(h, 'data/sorter.db')], { stdio: ['pipe', 'ignore', 'inherit'] });
+      sqlite.stdin!.write('.timeout 2000\nBEGIN IMMEDIATE;\nSELECT 1;\n');
+      lockFrom = Date.now();
+      await sleep(3000);
+      seenDuringLock = (await call(svc.base, 'GET', '/status')).json;
+      await sleep(7000);
+      sqlite.stdin!.end('COMMIT;\n');
+      await new Promise((resolve) => sqlite.once('exit', resolve));
+      lockUntil = Date.now();
+    });
+    home = r.home;
+    expect(lockUntil - lockFrom).toBeGreaterThanOrEqual(10_000);
+    // While the lock was held, the storage said so and the service kept answering.
+    expect(seenDuringLock.Storage).toMatchObject({ State: 'Stalled', WaitingFor: 'Lock' });
+    expect(seenDuringLock.Storage.PendingWrites).toBeGreaterThan(0);
+    expect(seenDuringLock.Sorter.Connected).toBe(true);
+    expect(r.statusP99).toBeLessThan(50);
+    expect(r.emu.connections).toBe(1); // the link was never declared dead
+    // Nothing lost: every item inducted reached its destination or reject, and its VERIFY the WCS.
+    expect(r.emu.unacknowledged_at_exit).toBe(0);
+    expect(r.wcs.verified.size).toBe(r.emu.inducted);
+    // Items missed their decision only for passes that began before the lock ended (and the
+    // backlog had cleared, well within one decision window after it).
+    expect(r.emu.passes_without_assignment).toBeGreaterThan(0);
+    const lastMissed = r.emu.inducting_since_ms + r.emu.last_pass_without_assignment_s * 1000;
+    expect(lastMissed).toBeLessThan(lockUntil + 1500);
+    expect(r.status.Storage.State).toBe('Ok');
+  });
+
+  it('a read-only database file: a clear error, reads still served, POSTs 503 with the reason, no crash loop', async () => {
+    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Port: 1 } } });
+    const first = await startServiceProcess(home);
+    await first.stop();
+    const file = path.join(home, 'data/sorter.db');
+    const root = process.getuid?.() === 0;
+    if (root) execFileSync('chattr', ['+i', file]);
+    else fs.chmodSync(file, 0o444);
+    try {
+      const svc = await startServiceProcess(home);
+      expect(svc.logs.some((l) => l.level === 50 && /read-only/.test(String(l.msg)))).toBe(true);
+      const status = (await call(svc.base, 'GET', '/status')).json;
+      expect(status.Storage).toMatchObject({ State: 'Failing', ReadOnly: true, LastError: 'the database file is read-only' });
+      expect((await call(svc.base, 'GET', '/sortation?timeOut=0')).status).toBe(204);
+      const post = await call(svc.base, 'POST', '/sortation', { TrackID: '1', Destination: 'D1' });
+      expect(post.status).toBe(503);
+      expect(post.json.message).toMatch(/nothing was written.*SQLITE_READONLY/);
+      await sleep(2000);
+      expect(svc.proc.exitCode).toBeNull(); // still up
+      expect(await svc.stop()).toBe(0);
+    } finally {
+      if (root) execFileSync('chattr', ['-i', file]);
+      else fs.chmodSync(file, 0o644);
+    }
+  });
+});
