@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 const { file, intervalMs } = workerData as { file: string; intervalMs: number };
 const db = new Database(file, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
+db.pragma('cache_size = -256'); // it copies pages through; a large cache would only cost memory
 // PASSIVE: copies what it can while the writer goes on committing (it takes no write lock), so
 // its disk syncs never lengthen a commit. A read-only file cannot be checkpointed: nothing to do.
 const timer = setInterval(() => {

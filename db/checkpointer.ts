@@ -16,7 +16,10 @@ export class Checkpointer {
 
   /** Start checkpointing `file` (already created and migrated by the writer). */
   static start(file: string, intervalMs = CHECKPOINT_INTERVAL_MS): Checkpointer {
-    const worker = new Worker(path.join(projectRoot, 'dist', 'db', 'checkpoint-worker.js'), { workerData: { file, intervalMs } });
+    const worker = new Worker(path.join(projectRoot, 'dist', 'db', 'checkpoint-worker.js'), {
+      workerData: { file, intervalMs },
+      resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
+    });
     worker.unref();
     return new Checkpointer(worker);
   }

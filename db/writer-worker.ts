@@ -35,7 +35,6 @@ const outside = outsideTransactionCommands(db);
 const inSavepoint = db.transaction((c: Command) => (commands as Record<string, (...a: unknown[]) => unknown>)[c.op](...c.args));
 
 const pending: Command[] = [];
-let scheduled = false;
 let closing = false;
 
 function take(message: unknown): void {
@@ -126,7 +125,6 @@ function runOutside(c: Command): void {
  * committed goes into the next one, which starts as soon as that one is done.
  */
 function run(): void {
-  scheduled = false;
   drainPort();
   while (pending.length > 0) {
     const batch = pending.splice(0);
@@ -163,12 +161,10 @@ function canWrite(): boolean {
   }
 }
 
+// At once: what else is queued is taken from the port by run() itself.
 port.on('message', (message) => {
   take(message);
-  if (!scheduled) {
-    scheduled = true;
-    setImmediate(run);
-  }
+  run();
 });
 phase(Phase.Idle);
 post({ type: 'ready', readOnly: !canWrite() });

@@ -109,7 +109,9 @@ export class Writer {
     if (!fs.existsSync(WORKER)) throw new Error(`${WORKER} is missing: run npm run build`);
     const status = new SharedArrayBuffer(STATUS_FIELDS * 8);
     const workerData: WriterData = { file: options.file, synchronous: options.synchronous, groupCommit: options.groupCommit, migrationsDir: options.migrationsDir, status };
-    const worker = new Worker(WORKER, { workerData });
+    // It only moves small commands: a small young generation keeps its memory down (peak RSS of
+    // the service under load is a goal, docs/performance.md); the old one has room for seeding batches.
+    const worker = new Worker(WORKER, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 } });
     return new Promise((resolve, reject) => {
       const onMessage = (m: FromWriter) => {
         if (m.type === 'failed-to-open') reject(new Error(`cannot open ${options.file}: ${m.error}`));

@@ -1,4 +1,4 @@
-import type { QueueDispatcher } from '../lib/dispatcher';
+import type { GoneWatch, QueueDispatcher } from '../lib/dispatcher';
 import type { QueueName } from '../lib/messages';
 import { type HandlerResult, empty } from '../lib/results';
 
@@ -8,11 +8,11 @@ export interface DequeueDeps {
   settings: { DefaultTimeOut: number };
 }
 
-/** A GET on a queue: which queue, the raw `timeOut`, and a signal that fires if the client leaves. */
+/** A GET on a queue: which queue, the raw `timeOut`, and how to learn that the client left. */
 export interface DequeueEvent {
   queue: QueueName;
   timeOut?: number;
-  signal?: AbortSignal;
+  gone?: GoneWatch;
   /** A HEAD request (a monitoring probe): it has no body to carry a message, so it never takes one. */
   probe?: boolean;
 }
@@ -27,6 +27,6 @@ export function waitSeconds(timeOut: number | undefined, defaultTimeOut: number)
 export async function dequeue(deps: DequeueDeps, event: DequeueEvent): Promise<HandlerResult> {
   if (event.probe) return empty;
   const seconds = waitSeconds(event.timeOut, deps.settings.DefaultTimeOut);
-  const claim = await deps.dispatchers[event.queue].take(seconds * 1000, event.signal);
+  const claim = await deps.dispatchers[event.queue].take(seconds * 1000, event.gone);
   return claim ? { kind: 'message', claim } : empty;
 }

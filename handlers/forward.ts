@@ -28,7 +28,9 @@ export interface DefaultApplied {
  */
 export async function forward(deps: ForwardDeps, message: OutboundMessage, clientAddress: string | null, defaults: DefaultApplied[]): Promise<HandlerResult> {
   if (deps.testMode) return ok({ Accepted: true, Delivery: 'NotSent', OutboxID: null, Message: message.body, DefaultsApplied: defaults });
-  const added = await deps.outbox.add(message, clientAddress, deps.clock().toISOString(), { cancelAfterMs: deps.settings.CommitTimeoutMs });
+  const createdAt = deps.clock().toISOString();
+  const added = await deps.outbox.add(message, clientAddress, createdAt, { cancelAfterMs: deps.settings.CommitTimeoutMs });
   if (!added.written) return unavailable(`not accepted, nothing was written, send it again: ${added.reason}`);
-  return ok({ Accepted: true, Delivery: deps.link.offer(added.value), OutboxID: added.value, Message: message.body, DefaultsApplied: defaults });
+  const delivery = deps.link.offer({ id: added.value, message, createdAt });
+  return ok({ Accepted: true, Delivery: delivery, OutboxID: added.value, Message: message.body, DefaultsApplied: defaults });
 }

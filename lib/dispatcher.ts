@@ -22,11 +22,17 @@ export interface Claim<Q extends QueueName = QueueName> {
   release(mayHaveBeenRead?: boolean): void;
 }
 
+/**
+ * Tells when a waiting client has gone: called with a listener, it calls it when the client's
+ * connection closes (at once if it has), and returns a function that stops listening.
+ */
+export type GoneWatch = (onGone: () => void) => () => void;
+
 interface Waiter<Q extends QueueName> {
   resolve(claim: Claim<Q> | null): void;
   timer?: NodeJS.Timeout;
-  onAbort?: () => void;
-  signal?: AbortSignal;
+  unwatch?: () => void;
+  settled: boolean;
 }
 
 /** What the dispatcher needs of the queue store: its head, and the removal of a delivered message (committed when it resolves). */
@@ -70,11 +76,11 @@ export class QueueDispatcher<Q extends QueueName> {
   }
 
   /**
-   * Take the next message, waiting up to `timeoutMs` for one. Resolves null on timeout, on
-   * abort (the client disconnected) and at shutdown.
+   * Take the next message, waiting up to `timeoutMs` for one. Resolves null on timeout, when
+   * `gone` says the client left, and at shutdown.
    */
-  take(timeoutMs: number, signal?: AbortSignal): Promise<Claim<Q> | null> {
-    if (this.closed || signal?.aborted) return Promise.resolve(null);
+  take(timeoutMs: number, gone?: GoneWatch): Promise<Claim<Q> | null> {
+    if (this.closed) return Promise.resolve(null);
     // Only when nobody is ahead may a newcomer take a message directly: FIFO among waiters.
     if (this.waiters.length === 0) {
       const claim = this.claimHead();
@@ -83,13 +89,10 @@ export class QueueDispatcher<Q extends QueueName> {
       return Promise.resolve(null);
     }
     return new Promise((resolve) => {
-      const waiter: Waiter<Q> = { resolve, signal };
-      waiter.timer = setTimeout(() => this.drop(waiter), timeoutMs);
-      if (signal) {
-        waiter.onAbort = () => this.drop(waiter);
-        signal.addEventListener('abort', waiter.onAbort, { once: true });
-      }
+      const waiter: Waiter<Q> = { resolve, settled: false };
       this.waiters.push(waiter);
+      waiter.timer = setTimeout(() => this.drop(waiter), timeoutMs);
+      if (gone) waiter.unwatch = gone(() => this.drop(waiter));
     });
   }
 
@@ -161,8 +164,10 @@ export class QueueDispatcher<Q extends QueueName> {
   }
 
   private settle(waiter: Waiter<Q>, claim: Claim<Q> | null): void {
+    if (waiter.settled) return;
+    waiter.settled = true;
     if (waiter.timer) clearTimeout(waiter.timer);
-    if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    waiter.unwatch?.();
     waiter.resolve(claim);
   }
 }

@@ -1,6 +1,6 @@
 import type { Request, RouteOptions } from '@hapi/hapi';
 import type Joi from 'joi';
-import { clientAddress, disconnectSignal } from './http';
+import { clientAddress, goneWatch } from './http';
 import {
   assignmentAck,
   assignmentBody,
@@ -70,7 +70,7 @@ export const httpBindings: Record<string, HttpBinding> = {
       401: unauthorized,
     }),
     // hapi answers HEAD with the GET route: a HEAD must not take a message (its response has no body).
-    event: (request, input) => ({ ...input, timeOut: request.query.timeOut, signal: disconnectSignal(request), probe: request.method === 'head' }),
+    event: (request, input) => ({ ...input, timeOut: request.query.timeOut, gone: goneWatch(request), probe: request.method === 'head' }),
   },
   'handlers/assignment.postAssignment': {
     payload: assignmentBody,

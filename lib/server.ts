@@ -43,6 +43,8 @@ export async function createServer(service: Service, options: ServerOptions = {}
     router: { stripTrailingSlash: true },
     debug: false, // errors go to the structured log below, not to stderr
     routes: {
+      // No route uses cookies: do not parse them on every request.
+      state: { parse: false, failAction: 'ignore' },
       payload: { maxBytes: config.MaxPayloadBytes, allow: ['application/json'] },
       validate: { failAction: validationFailAction },
     },

@@ -40,7 +40,7 @@ export type DeliveryState = 'Sent' | 'Queued' | 'NotSent';
 export interface SorterLink {
   status(): SorterLinkStatus;
   /** A new outbox entry is committed: send what the link can now. Says how that entry travels. */
-  offer(outboxId: number): DeliveryState;
+  offer(entry: OutboxEntry): DeliveryState;
   stop(): Promise<void>;
 }
 
@@ -103,6 +103,8 @@ export class TcpSorterLink implements SorterLink {
   private decoder = new TelegramDecoder();
   private readonly inflight = new Map<number, InFlight>();
   private lastSentId = 0;
+  /** Entries offered since the last read, in id order: sent from here without reading them back. */
+  private offered: OutboxEntry[] = [];
   /** The newest outbox id known to exist (offered, or found at connect): past it, nothing to read. */
   private newestId = 0;
   private resyncUntilId = 0;
@@ -151,10 +153,12 @@ export class TcpSorterLink implements SorterLink {
     };
   }
 
-  offer(outboxId: number): DeliveryState {
-    this.newestId = Math.max(this.newestId, outboxId);
+  offer(entry: OutboxEntry): DeliveryState {
+    this.newestId = Math.max(this.newestId, entry.id);
+    // Kept only while connected (a reconnect reads the table anyway), and only a window's worth.
+    if (this.connected && this.offered.length < 4 * this.deps.settings.Window) this.offered.push(entry);
     this.pump();
-    return this.inflight.get(seqOfOutboxId(outboxId))?.entry.id === outboxId ? 'Sent' : 'Queued';
+    return this.inflight.get(seqOfOutboxId(entry.id))?.entry.id === entry.id ? 'Sent' : 'Queued';
   }
 
   async stop(): Promise<void> {
@@ -232,6 +236,7 @@ export class TcpSorterLink implements SorterLink {
     this.connected = false;
     this.socket = null;
     this.inflight.clear();
+    this.offered = [];
     if (this.stopping) return;
     this.counters.Reconnects += 1;
     this.reconnectTimer = setTimeout(() => this.connect(), this.backoffMs);
@@ -241,10 +246,17 @@ export class TcpSorterLink implements SorterLink {
   // ---- sending ----
 
   private send(type: TelegramType, seq: number, flag: Telegram['flag'], data: string): void {
-    if (!this.socket || !this.connected) return;
+    const socket = this.socket;
+    if (!socket || !this.connected) return;
     const content = encodeContent({ sender: this.deps.settings.Name, receiver: this.deps.settings.PeerName, seq, type, flag, data });
     const now = this.deps.clock();
-    this.socket.write(`\x02${content}\x03`, 'latin1');
+    // The telegrams of one tick (the ACKs for a chunk, the assignments they let through) leave in
+    // one write: corked now, uncorked once this tick's work is done.
+    if (socket.writableCorked === 0) {
+      socket.cork();
+      process.nextTick(() => socket.uncork());
+    }
+    socket.write(`\x02${content}\x03`, 'latin1');
     this.deps.traffic?.write(now, 'OUT', content);
     this.lastOutMs = now.getTime();
     this.lastOut = now.toISOString();
@@ -288,7 +300,14 @@ export class TcpSorterLink implements SorterLink {
     const nowMs = this.deps.clock().getTime();
     while (this.inflight.size < this.deps.settings.Window && (look || this.lastSentId < this.newestId)) {
       look = false;
-      const entries = this.deps.outbox.after(this.lastSentId, this.deps.settings.Window - this.inflight.size);
+      const room = this.deps.settings.Window - this.inflight.size;
+      // Outbox ids are consecutive (AUTOINCREMENT, and a rolled-back insert takes none): entries
+      // offered right after the last one sent need no read; anything else (a resync, rows
+      // written by another process) is read from the table in order.
+      while (this.offered.length > 0 && this.offered[0].id <= this.lastSentId) this.offered.shift();
+      const entries: OutboxEntry[] = [];
+      for (let id = this.lastSentId + 1; entries.length < room && this.offered[0]?.id === id; id++) entries.push(this.offered.shift()!);
+      if (entries.length === 0) entries.push(...this.deps.outbox.after(this.lastSentId, room));
       if (entries.length === 0) break;
       this.newestId = Math.max(this.newestId, entries[entries.length - 1].id);
       for (const entry of entries) {

@@ -47,12 +47,12 @@ describe('waitSeconds', () => {
 });
 
 describe('dequeue', () => {
-  it('asks the queue dispatcher for the clamped wait and passes the abort signal', async () => {
-    const calls: Array<[number, AbortSignal | undefined]> = [];
-    const dispatcher = { take: async (ms: number, signal?: AbortSignal) => (calls.push([ms, signal]), null) };
-    const signal = new AbortController().signal;
+  it('asks the queue dispatcher for the clamped wait and passes the watch on the client', async () => {
+    const calls: Array<[number, unknown]> = [];
+    const dispatcher = { take: async (ms: number, gone?: unknown) => (calls.push([ms, gone]), null) };
+    const signal = () => () => {};
     const deps = { dispatchers: { sortation: dispatcher, destination: dispatcher } as never, settings: { DefaultTimeOut: 3 } };
-    expect(await dequeue(deps, { queue: 'sortation', timeOut: 99, signal })).toEqual({ kind: 'empty' });
+    expect(await dequeue(deps, { queue: 'sortation', timeOut: 99, gone: signal })).toEqual({ kind: 'empty' });
     expect(await dequeue(deps, { queue: 'destination' })).toEqual({ kind: 'empty' });
     expect(calls).toEqual([[30000, signal], [3000, undefined]]);
   });
