@@ -10,6 +10,7 @@ import { runWcsClient } from '../examples/wcs-client';
 import type { InductDto } from '../lib/messages';
 import { projectRoot } from '../lib/paths';
 import { CSV_COLUMNS } from '../lib/replay';
+import { slowFsyncEnv } from './slow-disk';
 
 /**
  * `npm run bench [-- --quick]`: the project's benchmark (docs/performance.md). Drives the sorter
@@ -26,7 +27,10 @@ const { values: args } = parseArgs({
     runs: { type: 'string' },
     seconds: { type: 'string' },
     'no-scale': { type: 'boolean', default: false },
+    'no-storage': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    'fsync-delay-ms': { type: 'string', default: '0' },
+    'service-root': { type: 'string' },
   },
 });
 const quick = args.quick!;
@@ -50,6 +54,16 @@ if ([...plan.rates, plan.runs, plan.seconds].some((n) => !Number.isFinite(n) || 
   process.exit(2);
 }
 const scale = !args['no-scale'];
+/** The slow-disk and operator-lock steps (docs/performance.md, "Slow storage"). */
+const storageSteps = !args['no-storage'];
+/** Every fsync of the service targets in the main plan takes this much longer (ms). */
+const fsyncDelayMs = Number(args['fsync-delay-ms']);
+if (!Number.isFinite(fsyncDelayMs) || fsyncDelayMs < 0) {
+  console.error('bench: --fsync-delay-ms takes a non-negative number of milliseconds');
+  process.exit(2);
+}
+/** Another checkout's build to run as the service (before/after comparisons); this one by default. */
+const serviceRoot = path.resolve(args['service-root'] ?? projectRoot);
 /** Folder for `node --cpu-prof` profiles of the service (one per run), if asked for. */
 const cpuProfDir = args['cpu-prof'];
 
@@ -90,7 +104,7 @@ const urlOf = (line: string) => {
   }
 };
 
-async function startTarget(target: Target, sorterPort: number): Promise<{ proc: ChildProcess; base: string; home?: string }> {
+async function startTarget(target: Target, sorterPort: number, delayMs: number): Promise<{ proc: ChildProcess; base: string; home?: string }> {
   if (target === 'baseline') {
     const { proc, value } = await start(dist('bench/baseline.js'), ['--port', '0', '--sorter-port', String(sorterPort)], {}, urlOf);
     return { proc, base: value };
@@ -106,7 +120,7 @@ async function startTarget(target: Target, sorterPort: number): Promise<{ proc: 
   };
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
   const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [];
-  const { proc, value } = await start(dist('lib/main.js'), [], { SORTER_HOME: home }, urlOf, () => {}, prof);
+  const { proc, value } = await start(path.join(serviceRoot, 'dist', 'lib', 'main.js'), [], { SORTER_HOME: home, ...slowFsyncEnv(delayMs) }, urlOf, () => {}, prof);
   return { proc, base: value, home };
 }
 
@@ -144,6 +158,17 @@ interface StepResult {
   duplicated: number;
   recirculated: number;
   rejected: number;
+  /** Assignments that reached the sorter after their item's decision. */
+  late: number;
+  /** GET /status round trips during the run, p99 (ms), and the link's reconnects. */
+  statusP99Ms: number | null;
+  reconnects: number;
+}
+
+/** How a step's storage is made worse: slower fsync, and an operator's write lock held for a while. */
+interface StepOptions {
+  fsyncDelayMs?: number;
+  lock?: { afterS: number; forS: number };
 }
 
 /**
@@ -153,16 +178,34 @@ interface StepResult {
  */
 const SUSTAINED_DECISION_P99_MS = 500;
 
+/** Hold the database's write lock from an sqlite3 process, as an operator's open transaction does. */
+async function holdWriteLock(file: string, forS: number): Promise<void> {
+  const sqlite = spawn('sqlite3', [file], { stdio: ['pipe', 'ignore', 'inherit'] });
+  sqlite.stdin!.write('.timeout 5000\nBEGIN IMMEDIATE;\nSELECT 1;\n');
+  await sleep(forS * 1000);
+  sqlite.stdin!.end('COMMIT;\n');
+  await new Promise((r) => sqlite.once('exit', r));
+}
+
 /** One run: emulator at `rate` for the plan's seconds, the target, the reference client. */
-async function step(target: Target, rate: number, seconds: number): Promise<StepResult> {
+async function step(target: Target, rate: number, seconds: number, options: StepOptions = {}): Promise<StepResult> {
   let emuLine = '';
   const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', '120', '--start-when-connected', '1000'], {}, (l) => {
     const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
     return m ? Number(m[1]) : undefined;
   }, (l) => l.startsWith('EMULATOR ') && (emuLine = l));
   const emuExit = new Promise((r) => emu.proc.once('exit', r));
-  const t = await startTarget(target, emu.value);
+  const t = await startTarget(target, emu.value, options.fsyncDelayMs ?? 0);
   const client = runWcsClient({ base: t.base, loops: plan.clientLoops, timeOut: 1 });
+  // With a lock, /status is probed every 100 ms: it must answer at once whatever the storage does.
+  const statusMs: number[] = [];
+  const prober = options.lock
+    ? setInterval(() => {
+        const t0 = performance.now();
+        fetch(`${t.base}/status`).then((r) => r.arrayBuffer()).then(() => statusMs.push(performance.now() - t0), () => statusMs.push(Infinity));
+      }, 100)
+    : undefined;
+  const locked = options.lock && t.home ? sleep(options.lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(t.home!, 'data/sorter.db'), options.lock!.forS)) : undefined;
   let peakRss = 0;
   let targetCpu = cpuMs(t.proc.pid!);
   let emuCpu = cpuMs(emu.proc.pid!);
@@ -175,7 +218,9 @@ async function step(target: Target, rate: number, seconds: number): Promise<Step
     if (!Number.isNaN(now)) emuCpu = now;
   }, 100);
   await emuExit;
+  await locked;
   clearInterval(emuWatch);
+  clearInterval(prober);
   emuCpu -= emuStart;
   // Let the client fetch what is still queued (after an overload that can be a long backlog):
   // correctness is judged on everything, once it has been delivered.
@@ -214,13 +259,16 @@ async function step(target: Target, rate: number, seconds: number): Promise<Step
     duplicated,
     recirculated: e.recirculated,
     rejected: e.rejected,
+    late: e.late_assignments,
+    statusP99Ms: statusMs.length > 0 ? Math.round([...statusMs].sort((a, b) => a - b)[Math.floor(statusMs.length * 0.99)] * 10) / 10 : null,
+    reconnects: Math.max(0, e.connections - 1),
   };
 }
 
 /** Median over the plan's runs of one (target, rate). */
-async function medianStep(target: Target, rate: number, seconds = plan.seconds): Promise<StepResult> {
+async function medianStep(target: Target, rate: number, seconds = plan.seconds, options: StepOptions = {}, label = describeTarget[target]): Promise<StepResult> {
   const runs: StepResult[] = [];
-  for (let i = 0; i < plan.runs; i++) runs.push(await step(target, rate, seconds));
+  for (let i = 0; i < plan.runs; i++) runs.push(await step(target, rate, seconds, options));
   const pick = (f: (r: StepResult) => number | null) => median(runs.map((r) => f(r) ?? Number.NaN));
   const r: StepResult = {
     rate,
@@ -240,8 +288,11 @@ async function medianStep(target: Target, rate: number, seconds = plan.seconds):
     duplicated: runs.reduce((s, x) => s + x.duplicated, 0),
     recirculated: pick((x) => x.recirculated),
     rejected: pick((x) => x.rejected),
+    late: pick((x) => x.late),
+    statusP99Ms: runs.some((x) => x.statusP99Ms !== null) ? pick((x) => x.statusP99Ms) : null,
+    reconnects: Math.max(...runs.map((x) => x.reconnects)),
   };
-  log(`  ${describeTarget[target].padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  lost ${r.lost}  dup ${r.duplicated}`);
+  log(`  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  late ${r.late}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}`);
   return r;
 }
 
@@ -283,19 +334,46 @@ async function seedProbe(rows: number): Promise<{ seconds: number; maxRssMb: num
 async function main() {
   const started = Date.now();
   log(`bench (${quick ? 'quick' : 'full'}): ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.cpus()[0]?.model}, node ${process.version}`);
-  const results: Record<string, { ramp: StepResult[]; max: number; at50: StepResult; atMax?: StepResult }> = {};
+  if (fsyncDelayMs > 0) log(`every fsync of the service targets ${fsyncDelayMs} ms slower (--fsync-delay-ms)`);
+  if (serviceRoot !== projectRoot) log(`service from ${serviceRoot} (--service-root)`);
+  const results: Record<string, { ramp: StepResult[]; max: number; at50: StepResult; atMax?: StepResult; brokeDown: boolean }> = {};
   for (const target of plan.targets) {
     log(`${describeTarget[target]}:`);
-    const at50 = await medianStep(target, 50);
+    const options = { fsyncDelayMs: target === 'baseline' ? 0 : fsyncDelayMs };
+    const at50 = await medianStep(target, 50, plan.seconds, options);
     const ramp: StepResult[] = [];
-    for (const rate of plan.rates) {
-      const r = await medianStep(target, rate);
+    const rates = [...plan.rates];
+    for (let i = 0; i < rates.length; i++) {
+      const r = await medianStep(target, rates[i], plan.seconds, options);
       ramp.push(r);
       if (!r.sustained) break;
+      // The baseline's ramp goes on until it breaks down too, so that the throughput ratio is
+      // a measurement, not an upper bound (full runs; the quick one is a smoke test).
+      if (target === 'baseline' && !quick && i === rates.length - 1 && rates[i] < 20_000) rates.push(Math.round((rates[i] * 1.5) / 500) * 500);
     }
     const sustained = ramp.filter((r) => r.sustained);
     const best = sustained.length > 0 ? sustained[sustained.length - 1] : undefined;
-    results[target] = { ramp, at50, max: best ? best.cyclesPerS : 0, atMax: best };
+    results[target] = { ramp, at50, max: best ? best.cyclesPerS : 0, atMax: best, brokeDown: ramp.some((r) => !r.sustained) };
+  }
+
+  // Slow storage (docs/performance.md): an SD card (+20 ms a sync) at a fast sorter's 50 items/s,
+  // the throughput of consumer SSDs and eMMC (+5 ms), and an operator's 10 s write lock.
+  let slow20: StepResult | undefined;
+  let slow5 = { max: null as number | null, ramp: [] as StepResult[] };
+  let lock: StepResult | undefined;
+  if (storageSteps) {
+    log('storage:');
+    slow20 = await medianStep('service', 50, quick ? 5 : 10, { fsyncDelayMs: 20 }, 'service, fsync +20 ms');
+    if (!quick) {
+      for (const rate of [250, 500, 750, 1000, 1250, 1500, 2000, 2500]) {
+        const r = await medianStep('service', rate, plan.seconds, { fsyncDelayMs: 5 }, 'service, fsync +5 ms');
+        slow5.ramp.push(r);
+        if (!r.sustained) break;
+      }
+      const ok = slow5.ramp.filter((r) => r.sustained);
+      slow5 = { ...slow5, max: ok.length > 0 ? Math.round(ok[ok.length - 1].cyclesPerS) : 0 };
+      lock = await medianStep('service', 50, 20, { lock: { afterS: 5, forS: 10 } }, 'service, 10 s write lock');
+    }
   }
   let popEmpty = Number.NaN;
   let popFull = Number.NaN;
@@ -311,7 +389,7 @@ async function main() {
 
   const base = results.baseline;
   const svc = results.service;
-  const all = Object.values(results).flatMap((r) => [r.at50, ...r.ramp]);
+  const all = [...Object.values(results).flatMap((r) => [r.at50, ...r.ramp]), ...(slow20 ? [slow20] : []), ...slow5.ramp, ...(lock ? [lock] : [])];
   const lost = all.reduce((s, r) => s + r.lost, 0);
   const duplicated = all.reduce((s, r) => s + r.duplicated, 0);
   const ratio = (a: number | null | undefined, b: number | null | undefined) => (a != null && b != null && b !== 0 ? Math.round((a / b) * 100) / 100 : null);
@@ -321,7 +399,12 @@ async function main() {
   for (const [target, r] of Object.entries(results)) {
     console.log(`| ${describeTarget[target as Target]} | ${r.max.toFixed(0)} | ${r.at50.decisionP50} / ${r.at50.decisionP99} | ${r.at50.wakeP50} / ${r.at50.wakeP99} | ${r.atMax?.decisionP99 ?? '-'} | ${r.atMax ? `${r.atMax.cpuUsPerCycle.target} / ${r.atMax.cpuUsPerCycle.emulator} / ${r.atMax.cpuUsPerCycle.client}` : '-'} | ${Math.max(...[r.at50, ...r.ramp].map((x) => x.rssMb))} |`);
   }
-  console.log(`\nservice vs baseline: throughput ${ratio(svc.max, base.max)}x, wake p99 ${ratio(svc.at50.wakeP99, base.at50.wakeP99)}x, decision p99 @50/s +${svc.at50.decisionP99 != null && base.at50.decisionP99 != null ? (svc.at50.decisionP99 - base.at50.decisionP99).toFixed(2) : '?'} ms`);
+  if (slow20) {
+    console.log(`\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`);
+    if (slow5.max !== null) console.log(`fsync +5 ms: max sustained ${slow5.max} cycles/s`);
+    if (lock) console.log(`10 s write lock at 50/s: /status p99 ${lock.statusP99Ms} ms, reconnects ${lock.reconnects}, late ${lock.late}, rejected ${lock.rejected}`);
+  }
+  console.log(`\nservice vs baseline: throughput ${ratio(svc.max, base.max)}x${base.brokeDown ? '' : ' (the baseline did not break down: an upper bound)'}, wake p99 ${ratio(svc.at50.wakeP99, base.at50.wakeP99)}x, decision p99 @50/s +${svc.at50.decisionP99 != null && base.at50.decisionP99 != null ? (svc.at50.decisionP99 - base.at50.decisionP99).toFixed(2) : '?'} ms`);
   console.log(`pop at ${plan.scaleRows.toLocaleString('en')} queued vs ~empty: ${ratio(popFull, popEmpty)}x; seeding ${seed.rows.toLocaleString('en')} rows ${seed.seconds.toFixed(1)} s (peak ${seed.maxRssMb.toFixed(0)} MB)`);
   console.log(`correctness: lost ${lost}, duplicated ${duplicated}; ${((Date.now() - started) / 1000).toFixed(0)} s`);
   const bench = {
@@ -343,6 +426,16 @@ async function main() {
     lost,
     duplicated,
     durability: 'FULL+group-commit',
+    fsync_delay_ms: fsyncDelayMs,
+    slow_disk_decision_p99_ms: slow20?.decisionP99 ?? null,
+    slow_disk_decision_p50_ms: slow20?.decisionP50 ?? null,
+    slow_disk_late: slow20?.late ?? null,
+    slow_disk_rejected: slow20?.rejected ?? null,
+    slow_disk_items_per_s: slow5.max,
+    lock_status_p99_ms: lock?.statusP99Ms ?? null,
+    lock_reconnects: lock?.reconnects ?? null,
+    lock_late: lock?.late ?? null,
+    baseline_broke_down: base.brokeDown,
     modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99, decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null, cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null }])),
   };
   console.log(`BENCH ${JSON.stringify(bench)}`);
