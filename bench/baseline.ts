@@ -1,10 +1,12 @@
+// The benchmark's baseline target: the HTTP contract and telegram handling on bare node:http, in
+// memory.
 import http from 'node:http';
 import net from 'node:net';
 import { parseArgs } from 'node:util';
 import { EnumDefaults, DestinationStatus, LightColor, LightStatus, parseEnum } from '../lib/enums';
 import { LatencyWindow } from '../lib/latency';
 import type { SorterMessage } from '../lib/messages';
-import { type TelegramType, encodeContent, encodeData, nextSequence, parseContent, sorterMessageOf } from '../lib/telegram';
+import { type TelegramType, encodeFrame, encodeData, nextSequence, parseContent, sorterMessageOf } from '../lib/telegram';
 import { TelegramDecoder } from '../lib/telegram-decoder';
 
 /**
@@ -49,7 +51,7 @@ function enqueue(message: SorterMessage, arrivedAt: number) {
 let socket: net.Socket | null = null;
 let seq = 0;
 function send(type: TelegramType, s: number, flag: 'D' | 'A' | 'N', data: string) {
-  socket?.write(`\x02${encodeContent({ sender: 'WCS01', receiver: 'PLC01', seq: s, type, flag, data })}\x03`, 'latin1');
+  socket?.write(encodeFrame({ sender: 'WCS01', receiver: 'PLC01', seq: s, type, flag, data }), 'latin1');
 }
 function connect() {
   const s = net.connect({ host: '127.0.0.1', port: Number(values['sorter-port']) });

@@ -1,3 +1,4 @@
+// Child process of the benchmark: seeds a large replay file and reports its time and peak memory.
 import path from 'node:path';
 import { openDatabase } from '../db/connection';
 import { createQueueStore } from '../db/queue-store';

@@ -1,3 +1,5 @@
+// The slow-disk mode: builds the LD_PRELOAD shim (bench/slow-fsync.c) and the environment that
+// loads it.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,0 +1,103 @@
+// The benchmark's processes: starting children (emulator, service, baseline), reading their
+// resident memory and CPU time, and an operator's write lock held from the sqlite3 tool.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { projectRoot } from '../lib/paths';
+import { slowFsyncEnv } from './slow-disk';
+
+/** What the bench runs against: the service in its durability modes, or the baseline. */
+export type Target = 'baseline' | 'service' | 'service-normal' | 'service-nogroup';
+export const allTargets: Target[] = ['baseline', 'service', 'service-normal', 'service-nogroup'];
+export const describeTarget: Record<Target, string> = {
+  baseline: 'baseline (node:http, in memory)',
+  service: 'service, FULL + group commit (default)',
+  'service-normal': 'service, NORMAL + group commit',
+  'service-nogroup': 'service, FULL, no group commit',
+};
+
+export const dist = (p: string) => path.join(projectRoot, 'dist', p);
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Where the service comes from (another checkout, for before/after) and whether to profile it. */
+export interface TargetOptions {
+  serviceRoot: string;
+  cpuProfDir?: string;
+}
+
+/** Start a node child; resolve when a stdout line satisfies `ready` (returning its value). */
+export function start<T>(script: string, argv: string[], env: NodeJS.ProcessEnv, ready: (line: string) => T | undefined, onLine: (l: string) => void = () => {}, nodeArgs: string[] = []): Promise<{ proc: ChildProcess; value: T }> {
+  const proc = spawn(process.execPath, [...nodeArgs, script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`${path.basename(script)} exited (${code}): ${stderr.slice(-500)}`)));
+    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+      onLine(line);
+      const value = ready(line);
+      if (value !== undefined) resolve({ proc, value });
+    });
+  });
+}
+
+const urlOf = (line: string) => {
+  try {
+    const u = JSON.parse(line).url;
+    return typeof u === 'string' ? u.replace('0.0.0.0', '127.0.0.1') : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+export async function startTarget(target: Target, sorterPort: number, delayMs: number, { serviceRoot, cpuProfDir }: TargetOptions): Promise<{ proc: ChildProcess; base: string; home?: string }> {
+  if (target === 'baseline') {
+    const { proc, value } = await start(dist('bench/baseline.js'), ['--port', '0', '--sorter-port', String(sorterPort)], {}, urlOf);
+    return { proc, base: value };
+  }
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-home-'));
+  const config = {
+    TestMode: false,
+    Port: 0,
+    Host: '127.0.0.1',
+    Synchronous: target === 'service-normal' ? 'NORMAL' : 'FULL',
+    GroupCommit: target !== 'service-nogroup',
+    Sorter: { Host: '127.0.0.1', Port: sorterPort, TrafficLog: true },
+  };
+  fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
+  const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [];
+  const { proc, value } = await start(path.join(serviceRoot, 'dist', 'lib', 'main.js'), [], { SORTER_HOME: home, ...slowFsyncEnv(delayMs) }, urlOf, () => {}, prof);
+  return { proc, base: value, home };
+}
+
+/** Resident memory of a process, MB. */
+export function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU time (user + system) a process has used so far, in ms. */
+export function cpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Hold the database's write lock from an sqlite3 process, as an operator's open transaction does. */
+export async function holdWriteLock(file: string, forS: number): Promise<void> {
+  const sqlite = spawn('sqlite3', [file], { stdio: ['pipe', 'ignore', 'inherit'] });
+  sqlite.stdin!.write('.timeout 5000\nBEGIN IMMEDIATE;\nSELECT 1;\n');
+  await sleep(forS * 1000);
+  sqlite.stdin!.end('COMMIT;\n');
+  await new Promise((r) => sqlite.once('exit', r));
+}
+

@@ -1,0 +1,45 @@
+// The scale probes of the benchmark: pop latency on a long queue, and seeding a large CSV.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabase } from '../db/connection';
+import { createQueueStore } from '../db/queue-store';
+import type { InductDto } from '../lib/messages';
+import { CSV_COLUMNS } from '../lib/replay';
+import { dist, median, start } from './processes';
+
+/** Pop latency (head + remove, one transaction) on a queue of `rows` messages; median µs. */
+export function popMicros(rows: number): number {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pop-'));
+  const db = openDatabase(path.join(dir, 'q.db'), { synchronous: 'NORMAL' });
+  const store = createQueueStore(db);
+  const m = (n: number): InductDto => ({ Type: 'REQUEST', TrackID: String(n).padStart(10, '0'), Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 });
+  const batch = 10_000;
+  for (let i = 0; i < rows; i += batch) store.enqueue(Array.from({ length: Math.min(batch, rows - i) }, (_, k) => m(i + k)), new Date().toISOString());
+  const samples: number[] = [];
+  for (let i = 0; i < 2000; i++) {
+    const t0 = performance.now();
+    const head = store.head('sortation', []);
+    store.remove(head!, { deliveredAt: 'T', clientAddress: null });
+    samples.push((performance.now() - t0) * 1000);
+  }
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return median(samples);
+}
+
+/** Seed a `rows`-row CSV in a child process; its time and peak memory. */
+export async function seedProbe(rows: number): Promise<{ seconds: number; maxRssMb: number; rows: number }> {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-seed-'));
+  const out = fs.createWriteStream(path.join(home, 'Service_PLC.csv'));
+  out.write(`${CSV_COLUMNS.join(',')}\n`);
+  for (let i = 0; i < rows; i++) {
+    const line = i % 10 === 9 ? `SCAN,211,D${String(i % 50).padStart(3, '0')},,,,,,,,Ready,Off,Off,,NONE\n` : `REQUEST,210,IND01,${String(i).padStart(10, '0')},4006381333931,320.5,210,95,1.25,0,,,,,\n`;
+    if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  await new Promise<void>((r) => out.end(() => r()));
+  const { value } = await start(dist('bench/seed-probe.js'), [home], {}, (l) => (l.startsWith('{') ? JSON.parse(l) : undefined));
+  fs.rmSync(home, { recursive: true, force: true });
+  return value;
+}
+

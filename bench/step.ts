@@ -1,0 +1,158 @@
+// One step of the benchmark: the emulator at a rate, the target, the reference client; what it
+// measured, and the median of several runs.
+import fs from 'node:fs';
+import path from 'node:path';
+import { runWcsClient } from '../examples/wcs-client';
+import { type Target, type TargetOptions, cpuMs, describeTarget, dist, holdWriteLock, median, rssMb, sleep, start, startTarget } from './processes';
+
+/** What every step shares: the plan's runs and client loops, the service to run, where to log. */
+export interface StepContext extends TargetOptions {
+  runs: number;
+  clientLoops: number;
+  log(line: string): void;
+}
+
+export interface StepResult {
+  rate: number;
+  cyclesPerS: number;
+  sustained: boolean;
+  decisionP50: number | null;
+  decisionP99: number | null;
+  wakeP50: number | null;
+  wakeP99: number | null;
+  rssMb: number;
+  /** CPU time per completed cycle: the target, the emulator, and the client (this process). */
+  cpuUsPerCycle: { target: number; emulator: number; client: number };
+  lost: number;
+  duplicated: number;
+  recirculated: number;
+  rejected: number;
+  /** Assignments that reached the sorter after their item's decision. */
+  late: number;
+  /** GET /status round trips during the run, p99 (ms), and the link's reconnects. */
+  statusP99Ms: number | null;
+  reconnects: number;
+}
+
+/** How a step's storage is made worse: slower fsync, and an operator's write lock held for a while. */
+export interface StepOptions {
+  fsyncDelayMs?: number;
+  lock?: { afterS: number; forS: number };
+}
+
+/**
+ * A rate counts as sustained when its decision round trip p99 stays under a third of the
+ * emulator's 1.5 s decision window (so a WCS still has most of the window for itself), nothing
+ * is rejected and under 1% of items recirculate.
+ */
+const SUSTAINED_DECISION_P99_MS = 500;
+
+/** One run: emulator at `rate` for the plan's seconds, the target, the reference client. */
+async function step(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}): Promise<StepResult> {
+  let emuLine = '';
+  const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', '120', '--start-when-connected', '1000'], {}, (l) => {
+    const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
+    return m ? Number(m[1]) : undefined;
+  }, (l) => l.startsWith('EMULATOR ') && (emuLine = l));
+  const emuExit = new Promise((r) => emu.proc.once('exit', r));
+  const t = await startTarget(target, emu.value, options.fsyncDelayMs ?? 0, ctx);
+  const client = runWcsClient({ base: t.base, loops: ctx.clientLoops, timeOut: 1 });
+  // With a lock, /status is probed every 100 ms: it must answer at once whatever the storage does.
+  const statusMs: number[] = [];
+  const prober = options.lock
+    ? setInterval(() => {
+        const t0 = performance.now();
+        fetch(`${t.base}/status`).then((r) => r.arrayBuffer()).then(() => statusMs.push(performance.now() - t0), () => statusMs.push(Infinity));
+      }, 100)
+    : undefined;
+  const locked = options.lock && t.home ? sleep(options.lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(t.home!, 'data/sorter.db'), options.lock!.forS)) : undefined;
+  let peakRss = 0;
+  let targetCpu = cpuMs(t.proc.pid!);
+  let emuCpu = cpuMs(emu.proc.pid!);
+  const clientCpu = process.cpuUsage();
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(t.proc.pid!))), 200);
+  // The emulator's CPU: the last reading before it exits.
+  const emuStart = emuCpu;
+  const emuWatch = setInterval(() => {
+    const now = cpuMs(emu.proc.pid!);
+    if (!Number.isNaN(now)) emuCpu = now;
+  }, 100);
+  await emuExit;
+  await locked;
+  clearInterval(emuWatch);
+  clearInterval(prober);
+  emuCpu -= emuStart;
+  // Let the client fetch what is still queued (after an overload that can be a long backlog):
+  // correctness is judged on everything, once it has been delivered.
+  for (let i = 0; i < 1200; i++) {
+    const s = (await (await fetch(`${t.base}/status`)).json()) as Record<string, number>;
+    if (s['Sortation Q'] === 0 && s['Destination Q'] === 0) break;
+    await sleep(100);
+  }
+  await sleep(1200);
+  const status = (await (await fetch(`${t.base}/status`)).json()) as { WakeLatency: { P50Ms: number | null; P99Ms: number | null } };
+  const wcs = await client.stop();
+  clearInterval(sampler);
+  targetCpu = cpuMs(t.proc.pid!) - targetCpu;
+  const clientUsage = process.cpuUsage(clientCpu);
+  t.proc.kill('SIGTERM');
+  await new Promise((r) => t.proc.once('exit', r));
+  if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
+  const e = JSON.parse(emuLine.slice('EMULATOR '.length));
+  const lost = e.inducted - wcs.verified.size + e.unacknowledged_at_exit;
+  const duplicated = wcs.duplicate_requests + wcs.duplicate_verifies;
+  return {
+    rate,
+    cyclesPerS: e.sorted_as_assigned / seconds,
+    sustained: e.rejected === 0 && e.recirculated <= 0.01 * e.inducted && (e.decision_p99_ms ?? Infinity) < SUSTAINED_DECISION_P99_MS,
+    decisionP50: e.decision_p50_ms,
+    decisionP99: e.decision_p99_ms,
+    wakeP50: status.WakeLatency.P50Ms,
+    wakeP99: status.WakeLatency.P99Ms,
+    rssMb: Math.round(peakRss),
+    cpuUsPerCycle: {
+      target: Math.round((targetCpu * 1000) / e.sorted_as_assigned),
+      emulator: Math.round((emuCpu * 1000) / e.sorted_as_assigned),
+      client: Math.round((clientUsage.user + clientUsage.system) / e.sorted_as_assigned),
+    },
+    lost,
+    duplicated,
+    recirculated: e.recirculated,
+    rejected: e.rejected,
+    late: e.late_assignments,
+    statusP99Ms: statusMs.length > 0 ? Math.round([...statusMs].sort((a, b) => a - b)[Math.floor(statusMs.length * 0.99)] * 10) / 10 : null,
+    reconnects: Math.max(0, e.connections - 1),
+  };
+}
+
+/** Median over the plan's runs of one (target, rate). */
+export async function medianStep(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}, label = describeTarget[target]): Promise<StepResult> {
+  const runs: StepResult[] = [];
+  for (let i = 0; i < ctx.runs; i++) runs.push(await step(ctx, target, rate, seconds, options));
+  const pick = (f: (r: StepResult) => number | null) => median(runs.map((r) => f(r) ?? Number.NaN));
+  const r: StepResult = {
+    rate,
+    cyclesPerS: pick((x) => x.cyclesPerS),
+    sustained: runs.filter((x) => x.sustained).length * 2 > runs.length,
+    decisionP50: pick((x) => x.decisionP50),
+    decisionP99: pick((x) => x.decisionP99),
+    wakeP50: pick((x) => x.wakeP50),
+    wakeP99: pick((x) => x.wakeP99),
+    rssMb: Math.max(...runs.map((x) => x.rssMb)),
+    cpuUsPerCycle: {
+      target: median(runs.map((x) => x.cpuUsPerCycle.target)),
+      emulator: median(runs.map((x) => x.cpuUsPerCycle.emulator)),
+      client: median(runs.map((x) => x.cpuUsPerCycle.client)),
+    },
+    lost: runs.reduce((s, x) => s + x.lost, 0),
+    duplicated: runs.reduce((s, x) => s + x.duplicated, 0),
+    recirculated: pick((x) => x.recirculated),
+    rejected: pick((x) => x.rejected),
+    late: pick((x) => x.late),
+    statusP99Ms: runs.some((x) => x.statusP99Ms !== null) ? pick((x) => x.statusP99Ms) : null,
+    reconnects: Math.max(...runs.map((x) => x.reconnects)),
+  };
+  ctx.log(`  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  late ${r.late}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}`);
+  return r;
+}
+
