@@ -1,3 +1,5 @@
+// `npm run emulator`: the emulated sorter PLC as a command, with its fault switches and its
+// EMULATOR {json} report.
 import { parseArgs } from 'node:util';
 import { PlcLink } from './plc-link';
 import { EmulatedSorter, defaultSorterOptions } from './sorter';

@@ -1,7 +1,10 @@
-import type { DestinationInfoDto, InductDto, VerifyDto } from '../lib/messages';
+// The emulated sorter: inducts items, asks for and applies assignments, recirculates and rejects,
+// reports VERIFYs.
+import type { InductDto, VerifyDto } from '../lib/messages';
 import { type Telegram, decodeData, sorterMessageData } from '../lib/telegram';
 import type { PlcLink } from './plc-link';
 import { LatencyWindow } from '../lib/latency';
+import { EmulatedDestinations } from './destinations';
 import { seededRandom } from './random';
 
 /** How the emulated sorter behaves. */
@@ -55,18 +58,6 @@ interface Item {
   requestedAt: number;
 }
 
-interface Destination {
-  id: string;
-  status: 'Ready' | 'NotReady';
-  light: DestinationInfoDto['LightStatus'];
-  color: DestinationInfoDto['LightColor'];
-  text: string;
-  count: number;
-  door: DestinationInfoDto['BatchDoorStatus'];
-  /** Full, waiting for the operator: NotReady is the sorter's own, not the WCS's. */
-  full: boolean;
-}
-
 /** The run's statistics, printed as `EMULATOR {json}` at exit. */
 export interface SorterStats {
   inducted: number;
@@ -92,7 +83,7 @@ export interface SorterStats {
  * the assignment, diverts the item if its destination is Ready and not full, else recirculates
  * it (RecirculationCount + 1, a new REQUEST) up to a limit, then rejects it; sends a VERIFY with
  * the destination actually reached. Destinations fill up, report SCANs, are emptied by an
- * operator's button press, and apply the settings the WCS sends.
+ * operator's button press, and apply the settings the WCS sends (emulator/destinations.ts).
  */
 export class EmulatedSorter {
   readonly stats: SorterStats = { inducted: 0, requests: 0, verifies: 0, scans: 0, assignments: 0, destination_settings: 0, sorted_as_assigned: 0, sorted_elsewhere: 0, recirculated: 0, rejected: 0, late_assignments: 0, unknown_assignments: 0, passes_without_assignment: 0, last_pass_without_assignment_s: null };
@@ -100,7 +91,7 @@ export class EmulatedSorter {
   private readonly decisionMs = new LatencyWindow(100_000);
   private readonly random: () => number;
   private readonly items = new Map<string, Item>();
-  private readonly destinations = new Map<string, Destination>();
+  private readonly destinations: EmulatedDestinations;
   private readonly timers = new Set<NodeJS.Timeout>();
   private inductTimer: NodeJS.Timeout | null = null;
   private serial: number;
@@ -111,10 +102,18 @@ export class EmulatedSorter {
   ) {
     this.random = seededRandom(o.seed);
     this.serial = Math.floor(this.random() * 1e6) * 1000;
-    for (let i = 1; i <= o.destinations; i++) {
-      const id = `D${String(i).padStart(3, '0')}`;
-      this.destinations.set(id, { id, status: 'Ready', light: 'Off', color: 'Off', text: '', count: 0, door: null, full: false });
-    }
+    this.destinations = new EmulatedDestinations({
+      count: o.destinations,
+      capacity: o.capacity,
+      emptyAfterMs: o.emptyAfterMs,
+      random: this.random,
+      after: (ms, fn) => this.after(ms, fn),
+      scan: (m) => {
+        const { type, data } = sorterMessageData(m);
+        this.link.sendData(type, data);
+        this.stats.scans += 1;
+      },
+    });
   }
 
   /** performance.now() when inducting began. */
@@ -123,7 +122,7 @@ export class EmulatedSorter {
   /** Report every destination, then start inducting. */
   start(): void {
     this.startedAt = performance.now();
-    for (const d of this.destinations.values()) this.scan(d, 0);
+    this.destinations.reportAll();
     if (this.o.rate > 0) {
       const every = 1000 / this.o.rate;
       let next = Date.now();
@@ -167,7 +166,10 @@ export class EmulatedSorter {
   onData(t: Telegram): void | { code: number; text: string } {
     const f = decodeData(t.type, t.data);
     if (t.type === 'ASGN') return this.onAssignment(f.TrackID as string, f.Destination as string);
-    if (t.type === 'DSET') return this.onSettings(f);
+    if (t.type === 'DSET') {
+      this.stats.destination_settings += 1;
+      return this.destinations.apply(f);
+    }
     return { code: 3, text: `${t.type} not expected` };
   }
 
@@ -237,13 +239,10 @@ export class EmulatedSorter {
       this.stats.passes_without_assignment += 1;
       this.stats.last_pass_without_assignment_s = Math.round((item.requestedAt - this.startedAt) / 10) / 100;
     }
-    const d = item.assigned ? this.destinations.get(item.assigned) : undefined;
     if (item.assigned === REJECT) return this.divert(item, REJECT, true);
-    if (d && d.status === 'Ready' && !d.full) {
-      d.count += 1;
-      this.divert(item, d.id, true);
-      if (d.count >= this.o.capacity) this.fill(d);
-      return;
+    if (item.assigned && this.destinations.accepts(item.assigned)) {
+      this.divert(item, item.assigned, true);
+      return this.destinations.receive(item.assigned);
     }
     if (item.recirculations >= this.o.maxRecirculations) {
       this.stats.rejected += 1;
@@ -261,51 +260,6 @@ export class EmulatedSorter {
     const { type, data } = sorterMessageData(m);
     this.link.sendData(type, data);
     this.stats.verifies += 1;
-  }
-
-  private fill(d: Destination): void {
-    d.full = true;
-    d.status = 'NotReady';
-    d.light = 'Flashing';
-    d.color = 'RED';
-    this.scan(d, 0);
-    // Now and then the operator opens the batch door before emptying.
-    if (this.random() < 0.3) {
-      this.after(this.o.emptyAfterMs / 2, () => {
-        d.door = 'OPENED';
-        this.scan(d, 0);
-      });
-    }
-    this.after(this.o.emptyAfterMs, () => {
-      d.full = false;
-      d.count = 0;
-      d.status = 'Ready';
-      d.light = 'Off';
-      d.color = 'Off';
-      d.door = d.door ? 'CLOSED' : null;
-      this.scan(d, Number(d.id.slice(1)) % 1000); // the destination's button
-      d.door = null;
-    });
-  }
-
-  private onSettings(f: Record<string, unknown>): void | { code: number; text: string } {
-    this.stats.destination_settings += 1;
-    const d = this.destinations.get(f.Destination as string);
-    if (!d) return { code: 2, text: `unknown destination ${f.Destination}` };
-    // A full destination stays NotReady whatever the WCS says, until it is emptied.
-    d.status = d.full ? 'NotReady' : (f.DestinationStatus as Destination['status']);
-    d.light = f.LightStatus as Destination['light'];
-    d.color = f.LightColor as Destination['color'];
-    d.text = f.DestinationText as string;
-    if (f.BatchDoorStatus) d.door = f.BatchDoorStatus as Destination['door'];
-    this.scan(d, 0);
-  }
-
-  private scan(d: Destination, button: number): void {
-    const m: DestinationInfoDto = { Type: 'SCAN', Destination: d.id, DestinationStatus: d.status, DestinationText: d.text, LightStatus: d.light, LightColor: d.color, ButtonID: button, MessageCode: 211, BatchDoorStatus: d.door };
-    const { type, data } = sorterMessageData(m);
-    this.link.sendData(type, data);
-    this.stats.scans += 1;
   }
 }
 

@@ -1,3 +1,4 @@
+// The emulated sorter with a recording link in place of the PLC link: items, decisions, destinations.
 import type { PlcLink } from '../../emulator/plc-link';
 import { EmulatedSorter, defaultSorterOptions } from '../../emulator/sorter';
 import { decodeData, type TelegramType } from '../../lib/telegram';
