@@ -1,3 +1,5 @@
+// Migrations on real SQLite files: order, idempotence, refusal of newer schemas, 004's data
+// carried over.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,5 +50,27 @@ describe('migrations', () => {
     fs.writeFileSync(path.join(dir, '003-c.sql'), '');
     expect(() => readMigrations(dir)).toThrow(/numbered 1, 2, 3/);
     fs.rmSync(dir, { recursive: true });
+  });
+
+  it('004 drops the link columns nothing used, keeping the sessions and the outbox of a version-3 database', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mig-'));
+    const upTo3 = fs.mkdtempSync(path.join(os.tmpdir(), 'mig3-'));
+    for (const f of readMigrations(defaultMigrationsDir).filter((m) => m.version <= 3)) fs.copyFileSync(path.join(defaultMigrationsDir, f.name), path.join(upTo3, f.name));
+    const db = new Database(path.join(dir, 'v3.db'));
+    migrate(db, upTo3);
+    db.prepare("INSERT INTO link_state (peer, peer_epoch, last_seq_in, our_epoch, next_seq_out, updated_at) VALUES ('PLC01', 'P', 41, 'O', 1, 'T')").run();
+    db.prepare("INSERT INTO outbox (kind, track_id, barcode, destination, created_at, seq, attempts) VALUES ('ASSIGNMENT', '1', '', 'D1', 'T', 7, 2)").run();
+    migrate(db, defaultMigrationsDir);
+    expect(db.pragma('user_version', { simple: true })).toBe(4);
+    const columns = (table: string) => db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all();
+    expect(columns('link_state')).toEqual(['peer', 'peer_epoch', 'last_seq_in', 'our_epoch', 'updated_at']);
+    expect(columns('outbox')).not.toEqual(expect.arrayContaining(['seq']));
+    expect(columns('outbox')).not.toContain('sent_at');
+    expect(columns('outbox')).not.toContain('attempts');
+    expect(db.prepare('SELECT peer, peer_epoch, last_seq_in, our_epoch FROM link_state').get()).toEqual({ peer: 'PLC01', peer_epoch: 'P', last_seq_in: 41, our_epoch: 'O' });
+    expect(db.prepare('SELECT id, track_id FROM outbox').get()).toEqual({ id: 1, track_id: '1' });
+    db.close();
+    fs.rmSync(dir, { recursive: true });
+    fs.rmSync(upTo3, { recursive: true });
   });
 });
