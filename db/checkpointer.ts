@@ -1,3 +1,5 @@
+// The checkpointer: a thread that folds the WAL back into the database file once a second,
+// outside every commit.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { projectRoot } from '../lib/paths';

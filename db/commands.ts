@@ -1,3 +1,4 @@
+// The writer's commands: every write the service makes, by name, run by the writer thread.
 import type { Db } from './connection';
 import { historyWrites } from './history-store';
 import { linkWrites } from './link-store';

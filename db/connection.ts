@@ -1,3 +1,5 @@
+// Opening the queue database: WAL, synchronous mode, busy timeout, migrations; and the read-only
+// connection.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';

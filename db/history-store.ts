@@ -1,3 +1,4 @@
+// The delivered-message history: purge by age, and the WAL checkpoint housekeeping asks for.
 import type { Db } from './connection';
 
 /** Reading the delivered-message history. */

@@ -1,3 +1,5 @@
+// The sorter link's durable state: sessions per peer, messages committed with their sequence
+// numbers, dropped entries.
 import crypto from 'node:crypto';
 import type { Db } from './connection';
 import type { QueueWrites } from './queue-store';

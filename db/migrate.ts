@@ -1,3 +1,5 @@
+// Schema migrations: numbered plain-SQL files in migrations/, applied in order, recorded in
+// PRAGMA user_version.
 import fs from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';

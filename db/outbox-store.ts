@@ -1,3 +1,4 @@
+// The outbox: assignments and destination settings waiting for the sorter's ACK, in order.
 import type { Db } from './connection';
 import type { OutboundMessage } from '../lib/messages';
 

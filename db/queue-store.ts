@@ -1,3 +1,5 @@
+// The two queue tables: enqueue, head past the claimed messages, and removal into
+// delivered_history.
 import type { Db } from './connection';
 import type {
   DestinationInfoDto,

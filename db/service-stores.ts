@@ -1,3 +1,5 @@
+// The stores as the service uses them: reads on the main thread's connection, writes through the
+// writer thread.
 import type { Db } from './connection';
 import { type HistoryReads, type HistoryWrites, historyReads } from './history-store';
 import { type LinkReads, type LinkWrites, linkReads } from './link-store';

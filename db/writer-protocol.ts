@@ -1,3 +1,4 @@
+// The messages between the main thread and the writer thread, and the shared status fields.
 import type { WriteOp } from './commands';
 
 /** What the main thread and the writer thread (db/writer.ts, db/writer-worker.ts) say to each other. */

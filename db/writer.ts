@@ -1,3 +1,5 @@
+// The main thread's side of the one writer thread: run a command, learn its result after its
+// commit, see the storage's state.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';

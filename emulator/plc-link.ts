@@ -1,18 +1,10 @@
+// The emulated PLC's end of the sorter link: a TCP server around the telegram session engine
+// (lib/link/session.ts), with the fault switches that tests and demos use.
 import crypto from 'node:crypto';
 import net from 'node:net';
-import {
-  NakReason,
-  type Telegram,
-  type TelegramType,
-  decodeData,
-  encodeContent,
-  encodeData,
-  nakData,
-  nextSequence,
-  parseContent,
-} from '../lib/telegram';
-import { TelegramDecoder } from '../lib/telegram-decoder';
-import { isRepeat } from '../lib/sorter-link';
+import { TelegramSession } from '../lib/link/session';
+import { type Outbound, PLC_RECEIVES, RefuseError } from '../lib/link/session-port';
+import { type Telegram, type TelegramType, nextSequence } from '../lib/telegram';
 
 /** How the emulated PLC misbehaves, for fault tests. All off by default. */
 export interface Misbehaviour {
@@ -42,37 +34,31 @@ export interface PlcLinkOptions {
   log?: (line: string) => void;
 }
 
-interface Pending {
-  seq: number;
-  type: TelegramType;
-  data: string;
-  sentAt: number;
-}
+/** A data telegram for the host; its handle is its own number. */
+type Pending = Outbound<number>;
 
 /**
- * A TCP server that behaves like a sorter PLC's host interface: one client at a time, every
- * data telegram acknowledged, unacknowledged ones resent with the same number (after a timeout
- * and after a reconnect), repeats recognised, LIFE after idle, SYNS/SYNE after connecting.
- * Telegrams produced while no host is connected are kept and sent once one is.
+ * A TCP server that behaves like a sorter PLC's host interface: one client at a time, the
+ * protocol run by the shared session engine. Telegrams produced while no host is connected are
+ * kept and sent once one is.
  */
 export class PlcLink {
   readonly server: net.Server;
-  readonly counters = { telegrams_in: 0, telegrams_out: 0, resends: 0, duplicates_received: 0, naks_sent: 0, naks_received: 0, garbage_bytes_in: 0, connections: 0 };
   private socket: net.Socket | null = null;
-  private decoder = new TelegramDecoder();
   private readonly epoch = crypto.randomBytes(6).toString('hex').toUpperCase();
   private nextSeq = 1;
+  /** Produced and not yet acknowledged, in order; the first `sent` of them went out since the connect. */
   private readonly pending: Pending[] = [];
-  private peerEpoch: string | null = null;
-  private lastSeqIn = 0;
-  private lastInMs = 0;
-  private lastOutMs = 0;
+  private sent = 0;
+  private backlogUntil = 0;
+  private connections = 0;
   private dataSent = 0;
   private framesSent = 0;
   private readonly startedMs = Date.now();
   private silentUntil = 0;
   private silenced = false;
   private readonly timers: NodeJS.Timeout[] = [];
+  private readonly session: TelegramSession<number>;
   private readonly o: Required<Omit<PlcLinkOptions, 'misbehave' | 'log' | 'onData'>> & { misbehave: Misbehaviour };
 
   constructor(private readonly options: PlcLinkOptions) {
@@ -86,12 +72,54 @@ export class PlcLink {
       window: options.window ?? 64,
       misbehave: { dropEverySeconds: 0, silentAfterSeconds: 0, silentForSeconds: 0, garbageEvery: 0, repeatEvery: 0, ...options.misbehave },
     };
+    this.session = new TelegramSession<number>(
+      { name: this.o.name, peerName: this.o.peerName, receives: PLC_RECEIVES, peerKind: 'host' },
+      { heartbeatMs: this.o.heartbeatMs, ackTimeoutMs: this.o.ackTimeoutMs, window: this.o.window },
+      {
+        restart: () => {
+          this.sent = 0;
+          this.backlogUntil = this.pending.length;
+          return { epoch: this.epoch, nextSeq: this.pending[0]?.seq ?? 0 };
+        },
+        nextOutbound: (max) => {
+          const items = this.pending.slice(this.sent, this.sent + max);
+          this.sent += items.length;
+          return items;
+        },
+        backlogSent: () => this.sent >= this.backlogUntil,
+        acknowledged: (seq) => this.forget(seq),
+        refused: (seq, refusal) => {
+          this.forget(seq);
+          this.log(`host refused ${seq} for good: NAK ${refusal.code} ${refusal.text}`);
+        },
+        deliver: (t) => {
+          const refused = this.options.onData(t);
+          return refused ? Promise.reject(new RefuseError(refused.code, refused.text)) : Promise.resolve();
+        },
+      },
+      () => Date.now(),
+      { nakReceived: (seq, type, code, text) => this.log(`NAK from host for ${type} ${seq}: ${code} ${text}`) },
+    );
     this.server = net.createServer((socket) => this.onConnection(socket));
-    const tick = setInterval(() => this.tick(), Math.max(20, Math.min(this.o.heartbeatMs, this.o.ackTimeoutMs) / 4));
-    this.timers.push(tick);
+    this.timers.push(setInterval(() => this.tick(), Math.max(20, Math.min(this.o.heartbeatMs, this.o.ackTimeoutMs) / 4)));
     if (this.o.misbehave.dropEverySeconds > 0) {
       this.timers.push(setInterval(() => this.socket?.destroy(), this.o.misbehave.dropEverySeconds * 1000));
     }
+  }
+
+  /** The run's counters, as the emulator reports them (EMULATOR {json}). */
+  get counters() {
+    const c = this.session.counters;
+    return {
+      telegrams_in: c.telegramsIn,
+      telegrams_out: c.telegramsOut,
+      resends: c.resends,
+      duplicates_received: c.duplicatesReceived,
+      naks_sent: c.naksSent,
+      naks_received: c.naksReceived,
+      garbage_bytes_in: c.garbageBytes,
+      connections: this.connections,
+    };
   }
 
   /** Start listening; resolves with the port. */
@@ -113,8 +141,8 @@ export class PlcLink {
   sendData(type: TelegramType, data: string): void {
     const seq = this.nextSeq;
     this.nextSeq = nextSequence(seq);
-    this.pending.push({ seq, type, data, sentAt: 0 });
-    this.flush();
+    this.pending.push({ seq, type, data, ref: seq });
+    if (!this.silent) this.session.pump();
   }
 
   /** Stop: close the connection and the server. */
@@ -128,28 +156,35 @@ export class PlcLink {
     this.options.log?.(line);
   }
 
+  /** The host answered a telegram for good: it leaves the pending list. */
+  private forget(seq: number): void {
+    const i = this.pending.findIndex((p) => p.seq === seq);
+    if (i < 0) return;
+    this.pending.splice(i, 1);
+    if (i < this.sent) this.sent -= 1;
+    if (i < this.backlogUntil) this.backlogUntil -= 1;
+  }
+
   private onConnection(socket: net.Socket): void {
-    if (this.socket) {
-      // One host at a time, as a PLC's interface allows: the newer connection wins.
-      this.socket.destroy();
-    }
+    // One host at a time, as a PLC's interface allows: the newer connection wins.
+    if (this.socket) this.socket.destroy();
+    this.session.detach();
     socket.setNoDelay(true);
     this.socket = socket;
-    this.counters.connections += 1;
-    this.decoder = new TelegramDecoder();
-    this.lastInMs = this.lastOutMs = Date.now();
-    for (const p of this.pending) p.sentAt = 0;
+    this.connections += 1;
     this.log(`host connected from ${socket.remoteAddress}:${socket.remotePort}`);
-    socket.on('data', (chunk) => this.onBytes(socket, chunk));
+    socket.on('data', (chunk) => {
+      if (socket === this.socket && !this.silent && this.session.connected) this.session.receive(chunk);
+    });
     socket.on('error', () => {});
     socket.on('close', () => {
-      if (this.socket === socket) this.socket = null;
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.session.detach();
       this.log('host disconnected');
     });
-    // Resynchronisation: our session and first unacknowledged number, the backlog, then SYNE.
-    this.write('SYNS', 0, 'D', encodeData('SYNS', { Epoch: this.epoch, NextSeq: this.pending[0]?.seq ?? 0 }));
-    this.flush();
-    this.write('SYNE', 0, 'D', '');
+    // A silent PLC does not run its protocol at all: it starts on this connection once it speaks again.
+    if (!this.silent) this.session.attach((frame, t) => this.write(socket, frame, t));
   }
 
   private get silent(): boolean {
@@ -162,129 +197,28 @@ export class PlcLink {
     return Date.now() < this.silentUntil;
   }
 
-  private write(type: TelegramType, seq: number, flag: Telegram['flag'], data: string): void {
-    if (!this.socket || this.silent) return;
-    const frame = `\x02${encodeContent({ sender: this.o.name, receiver: this.o.peerName, seq, type, flag, data })}\x03`;
+  /** The wire, with the fault switches: silence, garbage before every Nth frame, every Nth data telegram twice. */
+  private write(socket: net.Socket, frame: string, t: Telegram): void {
+    if (this.silent) return;
     this.framesSent += 1;
     const g = this.o.misbehave.garbageEvery;
-    if (g > 0 && this.framesSent % g === 0) this.socket.write('\x00GARBAGE\x03\x7f', 'latin1');
-    this.socket.write(frame, 'latin1');
-    this.counters.telegrams_out += 1;
-    this.lastOutMs = Date.now();
-  }
-
-  /** Send pending telegrams not yet sent, within the window. */
-  private flush(): void {
-    if (!this.socket || this.silent) return;
-    const now = Date.now();
-    let outstanding = this.pending.filter((p) => p.sentAt > 0).length;
-    for (const p of this.pending) {
-      if (outstanding >= this.o.window) break;
-      if (p.sentAt > 0) continue;
-      this.write(p.type, p.seq, 'D', p.data);
-      this.dataSent += 1;
-      if (this.o.misbehave.repeatEvery > 0 && this.dataSent % this.o.misbehave.repeatEvery === 0) this.write(p.type, p.seq, 'D', p.data);
-      p.sentAt = now;
-      outstanding += 1;
-    }
-  }
-
-  private onBytes(socket: net.Socket, chunk: Buffer): void {
-    if (socket !== this.socket || this.silent) return;
-    this.lastInMs = Date.now();
-    for (const item of this.decoder.push(chunk)) {
-      if (item.kind === 'garbage') {
-        this.counters.garbage_bytes_in += item.bytes.length;
-        continue;
-      }
-      this.counters.telegrams_in += 1;
-      this.onTelegram(item.content);
-    }
-  }
-
-  private onTelegram(content: string): void {
-    let t: Telegram;
-    try {
-      t = parseContent(content);
-    } catch (err) {
-      this.counters.naks_sent += 1;
-      this.write('LIFE', 0, 'N', nakData(NakReason.MALFORMED, (err as Error).message));
-      return;
-    }
-    if (t.flag === 'A') {
-      const i = this.pending.findIndex((p) => p.seq === t.seq && p.type === t.type);
-      if (i >= 0) this.pending.splice(i, 1);
-      this.flush();
-      return;
-    }
-    if (t.flag === 'N') {
-      this.counters.naks_received += 1;
-      this.log(`NAK from host for ${t.type} ${t.seq}: ${t.data}`);
-      return; // resent after the ACK timeout
-    }
-    switch (t.type) {
-      case 'LIFE':
-      case 'SYNE':
-        return this.write(t.type, t.seq, 'A', '');
-      case 'SYNS': {
-        try {
-          const f = decodeData('SYNS', t.data);
-          if (f.Epoch !== this.peerEpoch) {
-            this.peerEpoch = f.Epoch as string;
-            const next = f.NextSeq as number;
-            this.lastSeqIn = next > 1 ? next - 1 : 0;
-          }
-          return this.write('SYNS', t.seq, 'A', '');
-        } catch (err) {
-          this.counters.naks_sent += 1;
-          return this.write('SYNS', t.seq, 'N', nakData(NakReason.BAD_DATA, (err as Error).message));
-        }
-      }
-      case 'ASGN':
-      case 'DSET': {
-        if (isRepeat(t.seq, this.lastSeqIn)) {
-          this.counters.duplicates_received += 1;
-          return this.write(t.type, t.seq, 'A', '');
-        }
-        let refused: void | { code: number; text: string };
-        try {
-          refused = this.options.onData(t);
-        } catch (err) {
-          refused = { code: NakReason.BAD_DATA, text: (err as Error).message };
-        }
-        if (refused) {
-          this.counters.naks_sent += 1;
-          return this.write(t.type, t.seq, 'N', nakData(refused.code, refused.text));
-        }
-        this.lastSeqIn = t.seq;
-        return this.write(t.type, t.seq, 'A', '');
-      }
-      default:
-        this.counters.naks_sent += 1;
-        return this.write(t.type, t.seq, 'N', nakData(NakReason.UNEXPECTED, `${t.type} is not sent by a host`));
-    }
+    if (g > 0 && this.framesSent % g === 0) socket.write('\x00GARBAGE\x03\x7f', 'latin1');
+    socket.write(frame, 'latin1');
+    if (t.flag !== 'D' || !PLC_SENDS.has(t.type)) return;
+    this.dataSent += 1;
+    const r = this.o.misbehave.repeatEvery;
+    if (r > 0 && this.dataSent % r === 0) socket.write(frame, 'latin1');
   }
 
   private tick(): void {
-    if (!this.socket) return;
-    const now = Date.now();
-    if (this.silent) return;
-    if (now - this.lastInMs > 3 * this.o.heartbeatMs) {
+    const socket = this.socket;
+    if (!socket || this.silent) return;
+    if (!this.session.connected) this.session.attach((frame, t) => this.write(socket, frame, t));
+    if (this.session.tick() === 'dead') {
       this.log('host silent for 3 heartbeats: dropping the connection');
-      this.socket.destroy();
-      return;
+      socket.destroy();
     }
-    const oldest = this.pending.find((p) => p.sentAt > 0);
-    if (oldest && now - oldest.sentAt > this.o.ackTimeoutMs) {
-      for (const p of this.pending) {
-        if (p.sentAt === 0) break;
-        this.write(p.type, p.seq, 'D', p.data);
-        p.sentAt = now;
-        this.counters.resends += 1;
-      }
-    }
-    this.flush();
-    if (now - this.lastOutMs > this.o.heartbeatMs) this.write('LIFE', 0, 'D', '');
   }
 }
 
+const PLC_SENDS = new Set<TelegramType>(['REQU', 'VERI', 'SCAN']);

@@ -1,3 +1,5 @@
+// `npm run demo`: emulator, service and reference client together, so real traffic flows in one
+// command.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';

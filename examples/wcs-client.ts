@@ -1,3 +1,5 @@
+// The reference WCS client: the spec's typical loop on node:http, with deduplication by message
+// key.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 

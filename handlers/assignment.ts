@@ -1,5 +1,10 @@
+// POST /sortation: a destination assignment for a REQUEST, forwarded to the sorter through the
+// outbox.
 import type { Assignment } from '../lib/messages';
+import { httpFunction } from '../lib/functions';
 import type { HandlerResult } from '../lib/results';
+import { postErrors, postEvent, postNotes } from '../lib/routes';
+import { assignmentAck, assignmentBody } from '../lib/schemas';
 import { type ForwardDeps, forward } from './forward';
 
 /** What the assignment handler needs. */
@@ -16,3 +21,10 @@ export function postAssignment(deps: AssignmentDeps, event: AssignmentEvent): Pr
   const assignment: Assignment = { TrackID: event.body.TrackID, Destination: event.body.Destination, Barcode: event.body.Barcode ?? '' };
   return forward(deps, { kind: 'ASSIGNMENT', body: assignment }, event.clientAddress, []);
 }
+
+export const fn = httpFunction(postAssignment, {
+  payload: assignmentBody,
+  notes: ['TrackID and Destination are required non-empty strings; Barcode and Type are optional.', ...postNotes],
+  responses: () => ({ 200: { description: 'Acknowledged', schema: assignmentAck }, ...postErrors }),
+  event: (request) => postEvent<AssignmentEvent['body']>(request),
+});

@@ -1,5 +1,9 @@
+// GET /sortation and GET /destination: long-poll a queue for one message (210/212/211) or 204.
 import type { GoneWatch, QueueDispatcher } from '../lib/dispatcher';
+import { type FunctionInput, httpFunction } from '../lib/functions';
 import type { QueueName } from '../lib/messages';
+import { badRequest, unauthorized } from '../lib/routes';
+import { destinationInfoDto, inductDto, timeOutQuery, verifyDto } from '../lib/schemas';
 import { type HandlerResult, empty } from '../lib/results';
 
 /** What dequeue needs. */
@@ -30,3 +34,39 @@ export async function dequeue(deps: DequeueDeps, event: DequeueEvent): Promise<H
   const claim = await deps.dispatchers[event.queue].take(seconds * 1000, event.gone);
   return claim ? { kind: 'message', claim } : empty;
 }
+
+/** The queue a manifest function serves (its fixed input). */
+function queueOf(input: FunctionInput): QueueName {
+  if (input.queue === 'sortation' || input.queue === 'destination') return input.queue;
+  throw new Error(`manifest.json: a dequeue function needs input.queue "sortation" or "destination", not ${JSON.stringify(input.queue)}`);
+}
+
+export const fn = httpFunction(dequeue, {
+  query: timeOutQuery,
+  notes: [
+    'Returns at most one message. It leaves the queue only once the response has been handed to your connection; if you disconnect first it stays at the head of the queue.',
+    'Competing long polls are served in the order they started waiting.',
+    'timeOut: truncated to whole seconds, clamped to 0..30; omitted = DefaultTimeOut (default 0, an immediate check). Not a number: 400.',
+    'Delivery AtLeastOnce (default): a message leaves its queue once the service has proof that you read it (your next request on the same kept-alive connection, or a clean close of the connection); otherwise it is delivered again. Headers X-Message-Id and X-Delivery-Attempt (2 or more: possibly a duplicate) help you deduplicate.',
+    'After a crash a message that was being handed out may be delivered again (at-least-once).',
+    'HEAD answers 204 and never takes a message.',
+  ],
+  responses: (input) => ({
+    ...(queueOf(input) === 'sortation'
+      ? {
+          210: { description: 'REQUEST: answer with POST /sortation', schema: inductDto },
+          212: { description: 'VERIFY: no answer required', schema: verifyDto },
+        }
+      : { 211: { description: 'SCAN', schema: destinationInfoDto } }),
+    204: { description: 'No message within timeOut (empty body)' },
+    400: badRequest,
+    401: unauthorized,
+  }),
+  // hapi answers HEAD with the GET route: a HEAD must not take a message (its response has no body).
+  event: (request, input) => ({
+    queue: queueOf(input),
+    timeOut: typeof request.query.timeOut === 'number' ? request.query.timeOut : undefined,
+    gone: request.gone,
+    probe: request.method === 'head',
+  }),
+});

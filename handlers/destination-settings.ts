@@ -1,6 +1,11 @@
+// POST /destination: destination settings, enums parsed leniently with defaults, forwarded
+// through the outbox.
 import { BatchDoorStatus, DestinationStatus, EnumDefaults, LightColor, LightStatus, parseEnum } from '../lib/enums';
 import type { DestinationSetting } from '../lib/messages';
+import { httpFunction } from '../lib/functions';
 import type { HandlerResult } from '../lib/results';
+import { postErrors, postEvent, postNotes } from '../lib/routes';
+import { destinationAck, destinationBody } from '../lib/schemas';
 import { type DefaultApplied, type ForwardDeps, forward } from './forward';
 
 /** What the destination-settings handler needs. */
@@ -50,3 +55,13 @@ export function postDestinationSettings(deps: DestinationSettingsDeps, event: De
   const { setting, defaults } = normaliseDestinationSetting(event.body);
   return forward(deps, { kind: 'DESTINATION', body: setting }, event.clientAddress, defaults);
 }
+
+export const fn = httpFunction(postDestinationSettings, {
+  payload: destinationBody,
+  notes: [
+    'Enum fields parse case-insensitively; a value that does not parse (or is missing) takes the default (DestinationStatus NotReady, LightStatus Off, LightColor Off), is listed in DefaultsApplied, and is not an error.',
+    ...postNotes,
+  ],
+  responses: () => ({ 200: { description: 'Acknowledged', schema: destinationAck }, ...postErrors }),
+  event: (request) => postEvent<DestinationSettingsEvent['body']>(request),
+});

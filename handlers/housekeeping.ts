@@ -1,4 +1,6 @@
+// The hourly housekeeping: purge old delivered history, checkpoint the WAL.
 import type { ServiceStores } from '../db/service-stores';
+import { scheduledFunction } from '../lib/functions';
 import type { Logger } from '../lib/logger';
 import { type HandlerResult, ok } from '../lib/results';
 
@@ -21,3 +23,5 @@ export async function housekeeping(deps: HousekeepingDeps): Promise<HandlerResul
   deps.log.info(result, `housekeeping: purged ${purged} history rows delivered before ${cutoff}`);
   return ok(result);
 }
+
+export const fn = scheduledFunction(housekeeping);

@@ -1,3 +1,5 @@
+// GET /status: the spec's queue counters, and the state of the link, the deliveries and the
+// storage.
 import type { OutboxReads } from '../db/outbox-store';
 import type { QueueReads } from '../db/queue-store';
 import type { StorageStatus } from '../db/writer';
@@ -5,7 +7,10 @@ import type { QueueDispatcher } from '../lib/dispatcher';
 import type { QueueName } from '../lib/messages';
 import { type HandlerResult, ok } from '../lib/results';
 import type { ReplaySummary } from '../lib/seed';
-import type { SorterLink } from '../lib/sorter-link';
+import type { SorterLink } from '../lib/link/sorter-link';
+import { httpFunction } from '../lib/functions';
+import { unauthorized } from '../lib/routes';
+import { statusDto } from '../lib/schemas';
 import type { WakeMeter } from '../lib/latency';
 import type { DeliveryStatus } from '../lib/delivery';
 
@@ -59,3 +64,9 @@ export function getStatus(deps: StatusDeps): HandlerResult {
     Storage: deps.storage.status(),
   });
 }
+
+export const fn = httpFunction(getStatus, {
+  notes: ['Counters "Sortation Q" and "Destination Q" are the messages waiting in each queue.'],
+  responses: () => ({ 200: { description: 'Status', schema: statusDto }, 401: unauthorized }),
+  event: () => ({}),
+});

@@ -1,3 +1,4 @@
+// Optional API keys: X-API-Key checked on every route except the documentation.
 import crypto from 'node:crypto';
 import Boom from '@hapi/boom';
 import type { Lifecycle, Request } from '@hapi/hapi';

@@ -1,3 +1,4 @@
+// Notices rows committed by other processes (PRAGMA data_version) and wakes waiting polls.
 import type { Db } from '../db/connection';
 
 /** Anything that can be told "rows may have changed". */

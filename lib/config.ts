@@ -1,3 +1,4 @@
+// config.json: its keys, defaults and validation, and where the database file lives.
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';

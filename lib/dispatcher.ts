@@ -1,3 +1,4 @@
+// Long polling per queue: FIFO waiters, in-memory claims, and removal once a delivery is proven.
 import type { Delivery, QueueReads, StoredMessage } from '../db/queue-store';
 import type { QueueName } from './messages';
 

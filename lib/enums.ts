@@ -1,4 +1,5 @@
-/** Canonical enum values: the one place the service spells them (decisions.md, "Canonical enum values"). */
+// The canonical enum values of the contract and their lenient parsing.
+/** Canonical enum values: the one place the service spells them (README, "Canonical enum values"). */
 export const DestinationStatus = ['Ready', 'NotReady'] as const;
 export const LightStatus = ['Off', 'Solid', 'Flashing'] as const;
 export const LightColor = ['Off', 'RED', 'GREEN', 'BLUE', 'YELLOW', 'WHITE'] as const;

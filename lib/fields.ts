@@ -1,3 +1,4 @@
+// Widths and character rules of the text fields that travel in fixed-width telegrams.
 /**
  * Widths of the text fields that travel to the sorter in fixed-width telegrams
  * (docs/sorter-protocol.md). The HTTP edge rejects values that do not fit instead of

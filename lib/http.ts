@@ -1,3 +1,5 @@
+// The one place handler results become HTTP, with case-insensitive input keys and readable
+// validation errors.
 import Boom from '@hapi/boom';
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type Joi from 'joi';

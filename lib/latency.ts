@@ -1,3 +1,4 @@
+// A window of recent latency samples with percentiles, and the wake-latency meter of /status.
 /**
  * A window of the most recent latency samples (ms) with percentiles: cheap enough for the hot
  * path (one array write a sample), enough for p50/p99 in /status and the benchmark.

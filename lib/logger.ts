@@ -1,3 +1,4 @@
+// The structured logger (pino): JSON lines on stdout.
 import pino from 'pino';
 
 /** Structured JSON-lines logger (pino): one object a line, easy to grep and to ship. */

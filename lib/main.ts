@@ -1,3 +1,5 @@
+// The process entry point: config, service, server, schedules, and a clean shutdown on
+// SIGTERM/SIGINT.
 import { ConfigError, loadConfig, resolveHome } from './config';
 import { createLogger } from './logger';
 import { loadManifest } from './manifest';

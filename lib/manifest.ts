@@ -1,3 +1,5 @@
+// manifest.json: the functions, their modules and their triggers (HTTP, schedule, telegram),
+// validated.
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
@@ -12,13 +14,17 @@ export interface HttpEvent {
 export interface ScheduleEvent {
   schedule: { cron: string };
 }
+/** A trigger by data telegrams from the sorter, of these types. */
+export interface TelegramEvent {
+  telegram: { types: Array<'REQU' | 'VERI' | 'SCAN'> };
+}
 
-/** One function of the service: its handler, fixed input, and triggers. */
+/** One function of the service: its module (which exports it as fn), fixed input, and triggers. */
 export interface FunctionSpec {
   handler: string;
   description: string;
   input?: Record<string, unknown>;
-  events: Array<HttpEvent | ScheduleEvent>;
+  events: Array<HttpEvent | ScheduleEvent | TelegramEvent>;
 }
 
 /** manifest.json: the service's functions by name. */
@@ -35,21 +41,23 @@ const manifestSchema = Joi.object({
     .pattern(
       Joi.string(),
       Joi.object({
-        handler: Joi.string().pattern(/^handlers\/[\w-]+\.\w+$/).required(),
+        handler: Joi.string().pattern(/^handlers\/[\w-]+$/).required(),
         description: Joi.string().required(),
         input: Joi.object(),
         events: Joi.array()
           .min(1)
           .items(
-            Joi.object({ http: Joi.object({ method: Joi.string().valid('GET', 'POST').required(), path: Joi.string().pattern(/^\//).required() }).required() }),
+            // One trigger per event; each key says what is wrong with it.
             Joi.object({
+              http: Joi.object({ method: Joi.string().valid('GET', 'POST').required(), path: Joi.string().pattern(/^\//).required() }),
               schedule: Joi.object({
                 cron: Joi.string()
                   .required()
                   .custom((v, helpers) => (cron.validate(v) ? v : helpers.error('any.invalid')))
                   .messages({ 'any.invalid': '{{#label}} is not a valid cron expression' }),
-              }).required(),
-            }),
+              }),
+              telegram: Joi.object({ types: Joi.array().items(Joi.string().valid('REQU', 'VERI', 'SCAN')).min(1).unique().required() }),
+            }).xor('http', 'schedule', 'telegram'),
           )
           .required(),
       }),
@@ -79,5 +87,12 @@ export function httpTriggers(manifest: Manifest): Array<{ name: string; fn: Func
 export function scheduleTriggers(manifest: Manifest): Array<{ name: string; fn: FunctionSpec; cron: string }> {
   return Object.entries(manifest.functions).flatMap(([name, fn]) =>
     fn.events.filter((e): e is ScheduleEvent => 'schedule' in e).map((e) => ({ name, fn, cron: e.schedule.cron })),
+  );
+}
+
+/** The telegram triggers of a manifest, with the function each one runs. */
+export function telegramTriggers(manifest: Manifest): Array<{ name: string; fn: FunctionSpec; types: TelegramEvent['telegram']['types'] }> {
+  return Object.entries(manifest.functions).flatMap(([name, fn]) =>
+    fn.events.filter((e): e is TelegramEvent => 'telegram' in e).map((e) => ({ name, fn, types: e.telegram.types })),
   );
 }

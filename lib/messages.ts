@@ -1,3 +1,5 @@
+// The message model: the DTOs of the HTTP contract, the queues they go to, and what travels to
+// the sorter.
 import type {
   BatchDoorStatusValue,
   DestinationStatusValue,
@@ -76,3 +78,10 @@ export interface DestinationSetting {
 export type OutboundMessage =
   | { kind: 'ASSIGNMENT'; body: Assignment }
   | { kind: 'DESTINATION'; body: DestinationSetting };
+
+/** How a POSTed message travels on: written to the sorter, waiting in the outbox, or not at all (test mode). */
+export const DeliveryStates = ['Sent', 'Queued', 'NotSent'] as const;
+export type DeliveryState = (typeof DeliveryStates)[number];
+
+/** The queue a message from the sorter goes to. */
+export const queueOf = (message: SorterMessage): QueueName => (message.Type === 'SCAN' ? 'destination' : 'sortation');

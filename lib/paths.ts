@@ -1,3 +1,4 @@
+// Where the project lives, from the sources or from dist/, and its version.
 import fs from 'node:fs';
 import path from 'node:path';
 

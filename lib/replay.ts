@@ -1,3 +1,5 @@
+// Test mode's replay files: Service_PLC.csv and Service_PLC.log parsed into queue messages, with
+// line-level errors.
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -69,7 +71,7 @@ function exact<T extends string>(row: Row, column: 'DestinationStatus' | 'LightS
   return v;
 }
 
-/** Turn one CSV row into its message (decisions.md, "Replay data"); throws RowError. */
+/** Turn one CSV row into its message (README, "Test mode and replay files"); throws RowError. */
 function messageOfRow(row: Row): SorterMessage {
   const type = field(row, 'Type');
   if (!isExactEnum(MessageType, type)) throw new RowError('Type', type, `exactly one of ${MessageType.join(', ')}`);

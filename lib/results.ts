@@ -1,3 +1,4 @@
+// What handlers return: values for every expected outcome, turned into HTTP by lib/http.ts.
 import type { Claim } from './dispatcher';
 
 /**

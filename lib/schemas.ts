@@ -1,6 +1,9 @@
+// The joi schemas of the HTTP contract: validation of requests and the OpenAPI documentation of
+// responses.
 import Joi from 'joi';
 import { BatchDoorStatus, DestinationStatus, LightColor, LightStatus } from './enums';
 import { FieldWidth, NoTrailingSpace, PrintableAscii } from './fields';
+import { DeliveryStates } from './messages';
 
 /**
  * joi schemas for every request and response: the same objects validate requests and build
@@ -99,7 +102,7 @@ const defaultApplied = Joi.object({
 const ack = (label: string, message: Joi.ObjectSchema) =>
   Joi.object({
     Accepted: Joi.boolean().valid(true),
-    Delivery: Joi.string().valid('Sent', 'Queued', 'NotSent').description('Sent: written to the sorter. Queued: in the outbox until the sorter link is back. NotSent: test mode.'),
+    Delivery: Joi.string().valid(...DeliveryStates).description('Sent: written to the sorter. Queued: in the outbox until the sorter link is back. NotSent: test mode.'),
     OutboxID: Joi.number().integer().allow(null).description('Row id in the outbox table (null in test mode)'),
     Message: message,
     DefaultsApplied: Joi.array().items(defaultApplied).description('Fields that did not parse and took the default'),
@@ -169,9 +172,19 @@ export const statusDto = Joi.object({
   WakeLatency: Joi.object({ P50Ms: Joi.number().allow(null), P99Ms: Joi.number().allow(null), Samples: Joi.number().integer() })
     .label('WakeLatency')
     .description('From a sorter telegram arriving to the response that hands its message to a client that was waiting for it (last 10,000 such messages; messages that queue because no client is waiting are not counted)'),
-  Storage: Joi.object({ Commits: Joi.number().integer(), Writes: Joi.number().integer() })
+  Storage: Joi.object({
+    State: Joi.string().valid('Ok', 'Stalled', 'Failing').description('Stalled: a commit has waited over 1 s (a lock, a slow disk); Failing: the last transaction failed'),
+    Since: Joi.string().isoDate().description('Since when the state holds'),
+    WaitingFor: Joi.string().valid('Lock', 'Disk').allow(null).description('Stalled: what the commit in flight waits for'),
+    PendingWrites: Joi.number().integer().description('Writes handed to the writer and not yet answered'),
+    LastCommitMs: Joi.number().allow(null).description('Duration of the last committed transaction, lock wait included'),
+    Commits: Joi.number().integer().description('Transactions committed since start'),
+    Writes: Joi.number().integer().description('Writes those transactions carried (group commit)'),
+    LastError: Joi.string().allow(null).description('Failing: why the last transaction failed'),
+    ReadOnly: Joi.boolean().description('The database file cannot be written: messages can be read, nothing is accepted'),
+  })
     .label('StorageStatus')
-    .description('Transactions committed since start, and the writes they carried (group commit)'),
+    .description('The one writer and its disk (docs/queue-semantics.md, "Storage")'),
 }).label('Status');
 
 export const errorDto = Joi.object({

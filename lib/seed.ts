@@ -1,3 +1,4 @@
+// Test mode start-up: empty the test database and seed it from the replay file.
 import path from 'node:path';
 import type { QueueWrites } from '../db/queue-store';
 import type { Logger } from './logger';

@@ -1,13 +1,15 @@
+// The hapi server: Swagger UI, authentication, case-insensitive keys, and one route per HTTP
+// trigger.
 import './swagger-assets'; // before hapi-swagger: see the module
 import Hapi from '@hapi/hapi';
 import Inert from '@hapi/inert';
 import Vision from '@hapi/vision';
 import HapiSwagger from 'hapi-swagger';
-import { handlers } from '../handlers';
 import { apiKeyCheck } from './auth';
-import { canonicalKeys, reply, schemaKeys, validationFailAction } from './http';
+import { loadHttpFunction } from './functions';
+import { canonicalKeys, clientAddress, goneWatch, reply, schemaKeys, validationFailAction } from './http';
 import { type Manifest, httpTriggers, loadManifest } from './manifest';
-import { httpBindings, routeOptions } from './routes';
+import { routeOptions } from './routes';
 import type { Service } from './service';
 
 /** Where the server listens; defaults come from config (Port, Host). */
@@ -92,17 +94,18 @@ export async function createServer(service: Service, options: ServerOptions = {}
   });
 
   for (const { name, fn, method, path } of httpTriggers(manifest)) {
-    const binding = httpBindings[fn.handler];
-    const run = handlers[fn.handler];
-    if (!binding || !run) throw new Error(`manifest.json: function ${name} names handler ${fn.handler}, which does not exist or has no HTTP binding`);
-    const app: KeyLists = { query: schemaKeys(binding.query), payload: schemaKeys(binding.payload) };
+    const f = loadHttpFunction(fn.handler);
+    const app: KeyLists = { query: schemaKeys(f.binding.query), payload: schemaKeys(f.binding.payload) };
     const input = fn.input ?? {};
     server.route({
       method,
       path,
       options: {
-        ...routeOptions(binding, input, fn.description, path, { app, id: name }),
-        handler: async (request, h) => reply(request, h, await run(deps, binding.event(request, input) as never), deps),
+        ...routeOptions(f.binding, input, fn.description, path, { app, id: name }),
+        handler: async (request, h) => {
+          const view = { method: request.method, query: request.query, payload: request.payload, clientAddress: clientAddress(request), gone: goneWatch(request) };
+          return reply(request, h, await f.invoke(deps, view, input), deps);
+        },
       },
     });
   }

@@ -1,3 +1,5 @@
+// The running service outside HTTP: the writer, the stores, the dispatchers, the delivery
+// tracker, the sorter link.
 import path from 'node:path';
 import { Checkpointer } from '../db/checkpointer';
 import { type Db, openReader } from '../db/connection';
@@ -11,7 +13,11 @@ import { WakeMeter } from './latency';
 import type { Logger } from './logger';
 import type { QueueName } from './messages';
 import { type ReplaySummary, seedFromReplay } from './seed';
-import { type SorterLink, TcpSorterLink, offlineLink } from './sorter-link';
+import { type TelegramFunction, loadTelegramFunction } from './functions';
+import { type SorterLink, TcpSorterLink, offlineLink } from './link/sorter-link';
+import { type Manifest, loadManifest, telegramTriggers } from './manifest';
+import { RefuseError } from './link/session-port';
+import { NakReason, type TelegramType } from './telegram';
 import { TrafficLogWriter } from './traffic-log';
 
 /** Everything the handlers may ask for. Each handler declares the part it uses. */
@@ -25,6 +31,8 @@ export interface Deps {
   store: ServiceStores['queues'];
   outbox: ServiceStores['outbox'];
   history: ServiceStores['history'];
+  /** The link's tables: the sorter's messages with their numbers, sessions, dropped entries. */
+  links: ServiceStores['links'];
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   link: SorterLink;
   replay: ReplaySummary | null;
@@ -57,6 +65,8 @@ export interface ServiceOptions {
   log: Logger;
   version: string;
   clock?: () => Date;
+  /** The functions and their triggers (default: the project's manifest.json). */
+  manifest?: Manifest;
 }
 
 /**
@@ -106,6 +116,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     await stores.links.ensureSession(s.PeerName, clock().toISOString()).catch((err) => {
       if (!stores.links.session(s.PeerName)) throw err;
     });
+    // The telegram trigger: the manifest's function for each type of message from the sorter.
+    const byType = new Map<TelegramType, TelegramFunction>(telegramTriggers(options.manifest ?? loadManifest()).flatMap(({ fn, types }) => types.map((type) => [type, loadTelegramFunction(fn.handler)] as const)));
     link = new TcpSorterLink({
       settings: s,
       outbox: stores.outbox,
@@ -113,13 +125,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       log,
       clock,
       traffic,
-      async accept(seq, after, message, arrivedAt) {
-        const id = await stores.links.accept(s.PeerName, seq, after, message, clock().toISOString());
-        const queue = message.Type === 'SCAN' ? 'destination' : 'sortation';
-        // Wake latency is measured for messages a client is waiting for; the time a message
-        // waits for a client to ask is queueing, which depends on the WCS, not on us.
-        if (dispatchers[queue].waiting > 0) wake.arrived(queue, id, arrivedAt);
-        dispatchers[queue].notify();
+      async receive(type, event) {
+        const f = byType.get(type);
+        if (!f) throw new RefuseError(NakReason.UNEXPECTED, `no function takes ${type} (manifest.json)`);
+        await f.invoke(deps, event);
       },
     });
   }
@@ -140,6 +149,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     store: stores.queues,
     outbox: stores.outbox,
     history: stores.history,
+    links: stores.links,
     dispatchers,
     link,
     replay,

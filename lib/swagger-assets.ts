@@ -1,3 +1,4 @@
+// Loads hapi-swagger without evaluating Swagger UI's browser bundle in Node (memory).
 import Module from 'node:module';
 
 /**

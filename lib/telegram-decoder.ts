@@ -1,3 +1,4 @@
+// Cuts the sorter link's byte stream into STX...ETX frames and reports what it skips.
 import { ETX, STX } from './telegram';
 
 /** What the decoder found in the byte stream: a framed telegram, or bytes it had to skip. */

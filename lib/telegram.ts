@@ -1,3 +1,5 @@
+// The telegram codec: header, fixed-width data layouts, NAK data, and the sorter messages they
+// carry.
 import {
   BatchDoorStatus,
   DestinationStatus,
@@ -211,4 +213,10 @@ export function parseNak(data: string): { code: number; text: string } {
 /** The sequence number after `seq`: 1..999999, wrapping to 1 (0 is never used). */
 export function nextSequence(seq: number): number {
   return seq >= MAX_SEQUENCE ? 1 : seq + 1;
+}
+
+/** The sequence number in a telegram's header, even when the rest does not parse (0 if it is unreadable). */
+export function sequenceOf(content: string): number {
+  const seq = content.slice(16, 22);
+  return /^\d{6}$/.test(seq) ? Number(seq) : 0;
 }

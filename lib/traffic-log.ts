@@ -1,3 +1,4 @@
+// Service_PLC.log: one line per telegram in and out, rotated by size; and its parser.
 import fs from 'node:fs';
 
 /**

@@ -1,3 +1,4 @@
+// The queue tables on a real SQLite file: FIFO, claims skipped by head, removal into the history.
 import Database from 'better-sqlite3';
 import { createOutboxStore } from '../../db/outbox-store';
 import { createQueueStore } from '../../db/queue-store';

@@ -1,3 +1,5 @@
+// Deliveries end to end over real HTTP: long polls, disconnects and the delivery tracker with a
+// live service.
 import type { InductDto } from '../../lib/messages';
 import { poll } from '../helpers/poll';
 import { type TestService, testService } from '../helpers/service';

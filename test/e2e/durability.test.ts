@@ -1,3 +1,4 @@
+// Durability with real processes: kill -9 and restarts lose nothing acknowledged.
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';

@@ -1,3 +1,4 @@
+// Memory and start-up footprint of the real service process.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 

@@ -1,3 +1,4 @@
+// Test mode end to end: the service replays Service_PLC.csv / .log from its home.
 import fs from 'node:fs';
 import path from 'node:path';
 import { call, drain } from '../helpers/http';

@@ -1,3 +1,5 @@
+// The sorter link end to end: service, emulator and reference client as real processes, with
+// faults.
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,3 +1,4 @@
+// Test helper: a load of raw-socket clients that abort requests at random moments.
 import type Database from 'better-sqlite3';
 import { createQueueStore } from '../../db/queue-store';
 import type { DestinationInfoDto, SorterMessage } from '../../lib/messages';

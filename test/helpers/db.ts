@@ -1,3 +1,4 @@
+// Test helper: a fresh SQLite file, migrated, removed afterwards.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,3 +1,4 @@
+// Test helper: the emulator as a child process, with its EMULATOR report.
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';

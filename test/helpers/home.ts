@@ -1,3 +1,4 @@
+// Test helper: temporary service homes and replay-file rows.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

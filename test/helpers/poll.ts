@@ -1,3 +1,4 @@
+// Test helper: wait until a condition holds, while progress continues.
 import net from 'node:net';
 
 /** What one long poll ended with. */

@@ -1,3 +1,4 @@
+// Test helper: the service as a child process (start, wait for readiness, stop, kill).
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';

@@ -1,3 +1,4 @@
+// Test helper: a raw-socket HTTP client that can stall, drop and reset like a real one.
 import net from 'node:net';
 
 /** A response parsed from raw bytes. */

@@ -1,3 +1,4 @@
+// Test helper: an in-process service with its hapi server, on a fresh home and database.
 import type { Server } from '@hapi/hapi';
 import { type Config, validateConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';

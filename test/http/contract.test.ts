@@ -1,3 +1,5 @@
+// The HTTP contract through server.inject: status codes, DTOs, errors, Swagger, authentication.
+import { statusDto } from '../../lib/schemas';
 import { csv, requestRow, scanRow, verifyRow } from '../helpers/home';
 import { type TestService, testService } from '../helpers/service';
 
@@ -92,6 +94,10 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
     expect(body).toMatchObject({ TestMode: true, State: 'Running', Replay: { File: 'Service_PLC.csv', RowsLoaded: 3, RowsSkipped: 0, Error: null } });
     expect(typeof body.OldestMessageAgeSeconds).toBe('number');
     expect(body.Sorter.Connected).toBe(false);
+    // What it answers is what it documents: every field in the schema Swagger is built from.
+    const { error } = statusDto.validate(body, { presence: 'required', allowUnknown: false });
+    expect(error?.message).toBeUndefined();
+    expect(body.Storage).toMatchObject({ State: 'Ok', WaitingFor: null, ReadOnly: false, LastError: null });
   });
 
   it('POST /sortation answers 200 with an acknowledgement and sends nothing in test mode', async () => {
@@ -116,7 +122,7 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
   });
 });
 
-describe('timeOut (decisions.md, HTTP interface)', () => {
+describe('timeOut (README, "The HTTP interface")', () => {
   let t: TestService;
   afterEach(() => t.close());
 
@@ -173,7 +179,7 @@ describe('timeOut (decisions.md, HTTP interface)', () => {
   });
 });
 
-describe('errors (decisions.md)', () => {
+describe('errors (README, "Errors")', () => {
   let t: TestService;
   beforeAll(async () => (t = await testService({ TestMode: true, MaxPayloadBytes: 1024 }, { 'Service_PLC.csv': csv(requestRow('1'), scanRow('D1')) })));
   afterAll(() => t.close());

@@ -1,3 +1,4 @@
+// The change watcher: rows committed by another connection wake waiting polls.
 import Database from 'better-sqlite3';
 import { watchExternalChanges } from '../../lib/change-watcher';
 import { freshDb } from '../helpers/db';

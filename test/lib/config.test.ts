@@ -1,3 +1,4 @@
+// config.json: defaults, validation errors listed together, paths.
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, databaseFile, loadConfig, resolveHome, validateConfig } from '../../lib/config';

@@ -1,3 +1,4 @@
+// The queue dispatcher: FIFO waiters, claims, timeouts, release and retried removal.
 import { createQueueStore, type QueueStore } from '../../db/queue-store';
 import { QueueDispatcher } from '../../lib/dispatcher';
 import type { VerifyDto } from '../../lib/messages';

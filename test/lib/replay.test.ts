@@ -1,3 +1,4 @@
+// Replay files: CSV and traffic-log parsing, with errors that name the line and the field.
 import fs from 'node:fs';
 import path from 'node:path';
 import {

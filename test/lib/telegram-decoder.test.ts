@@ -1,3 +1,4 @@
+// Framing: STX...ETX frames out of any split of the byte stream, garbage skipped and reported.
 import fc from 'fast-check';
 import { ETX, STX } from '../../lib/telegram';
 import { MAX_CONTENT, TelegramDecoder } from '../../lib/telegram-decoder';

@@ -1,3 +1,4 @@
+// The telegram codec: layouts, headers, NAK data, round trips and refusals.
 import type { DestinationInfoDto, InductDto, VerifyDto } from '../../lib/messages';
 import {
   ETX,

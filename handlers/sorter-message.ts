@@ -1,0 +1,33 @@
+// The telegram trigger: a REQUEST, VERIFY or SCAN from the sorter, committed to its queue.
+import type { QueueDispatcher } from '../lib/dispatcher';
+import { telegramFunction } from '../lib/functions';
+import type { WakeMeter } from '../lib/latency';
+import type { InboundMessage } from '../lib/link/sorter-link';
+import { type QueueName, queueOf } from '../lib/messages';
+import { type HandlerResult, ok } from '../lib/results';
+
+/** What the sorter-message handler needs. */
+export interface SorterMessageDeps {
+  links: { accept(peer: string, seq: number, after: number, message: InboundMessage['message'], at: string): Promise<number> };
+  dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
+  wake: WakeMeter;
+  settings: { Sorter: { PeerName: string } };
+  clock: () => Date;
+}
+
+/**
+ * A REQUEST, VERIFY or SCAN from the sorter (telegram trigger): commit it to its queue with its
+ * sequence number (only if the last number stored is `after`), then wake the clients waiting
+ * on that queue. Resolves once committed: the sorter link acknowledges it only then.
+ */
+export async function acceptSorterMessage(deps: SorterMessageDeps, event: InboundMessage): Promise<HandlerResult> {
+  const id = await deps.links.accept(deps.settings.Sorter.PeerName, event.seq, event.after, event.message, deps.clock().toISOString());
+  const queue = queueOf(event.message);
+  // Wake latency is measured for messages a client is waiting for; the time a message waits for
+  // a client to ask is queueing, which depends on the WCS, not on us.
+  if (deps.dispatchers[queue].waiting > 0) deps.wake.arrived(queue, id, event.arrivedAt);
+  deps.dispatchers[queue].notify();
+  return ok({ Queue: queue, Id: id });
+}
+
+export const fn = telegramFunction(acceptSorterMessage);

@@ -1,0 +1,110 @@
+// The service's outbound policy on the sorter link: what to send comes from the outbox, in id
+// order, numbered by outbox id; expired assignments are dropped; acknowledged entries leave it.
+import type { OutboxEntry, OutboxReads } from '../../db/outbox-store';
+import type { Logger } from '../logger';
+import { MAX_SEQUENCE, outboundData } from '../telegram';
+import type { Outbound, Refusal } from './session-port';
+
+/** Outbound data telegrams are numbered by their outbox id, so a resend after a restart keeps its number. */
+export const seqOfOutboxId = (id: number) => ((id - 1) % MAX_SEQUENCE) + 1;
+
+/** What the feed needs: the outbox (reads; writes resolve once committed) and the time to live. */
+export interface OutboxFeedDeps {
+  outbox: OutboxReads & { remove(id: number): Promise<boolean> };
+  drop(entry: OutboxEntry, reason: string, at: string): Promise<void>;
+  assignmentTtlSeconds: number;
+  /** Entries kept in memory between a commit and their sending (a window's worth suffices). */
+  maxOffered: number;
+  log: Logger;
+  clock: () => Date;
+}
+
+/**
+ * The outbound side of the service's session port. Entries committed by a POST are offered
+ * and sent from memory; anything else (a resync after a reconnect, rows another process wrote)
+ * is read from the table in order.
+ */
+export class OutboxFeed {
+  private lastSentId = 0;
+  /** Entries offered since the last read, in id order. */
+  private offered: OutboxEntry[] = [];
+  /** The newest outbox id known to exist (offered, or found at connect): past it, nothing to read. */
+  private newestId = 0;
+  private resyncUntilId = 0;
+
+  constructor(private readonly deps: OutboxFeedDeps) {}
+
+  /** A new entry is committed. `connected`: keep it in memory to send without reading it back. */
+  offer(entry: OutboxEntry, connected: boolean): void {
+    this.newestId = Math.max(this.newestId, entry.id);
+    if (connected && this.offered.length < this.deps.maxOffered) this.offered.push(entry);
+  }
+
+  /** A connection is up: start again at the oldest unacknowledged entry. Returns its number (0: none). */
+  restart(): number {
+    this.lastSentId = 0;
+    this.offered = [];
+    const [first] = this.deps.outbox.peek(1);
+    this.resyncUntilId = this.deps.outbox.lastId();
+    this.newestId = Math.max(this.newestId, this.resyncUntilId);
+    return first ? seqOfOutboxId(first.id) : 0;
+  }
+
+  backlogSent(): boolean {
+    return this.lastSentId >= this.resyncUntilId;
+  }
+
+  /**
+   * Up to `max` entries after the last one sent. The table is read only when it holds something
+   * newer than what was sent, or when `thorough` asks (the periodic safety net).
+   */
+  next(max: number, thorough: boolean): Outbound<OutboxEntry>[] {
+    const out: Outbound<OutboxEntry>[] = [];
+    const nowMs = this.deps.clock().getTime();
+    while (out.length < max && (thorough || this.lastSentId < this.newestId)) {
+      thorough = false;
+      // Outbox ids are consecutive (AUTOINCREMENT, and a rolled-back insert takes none).
+      while (this.offered.length > 0 && this.offered[0].id <= this.lastSentId) this.offered.shift();
+      const entries: OutboxEntry[] = [];
+      for (let id = this.lastSentId + 1; entries.length < max - out.length && this.offered[0]?.id === id; id++) entries.push(this.offered.shift()!);
+      if (entries.length === 0) entries.push(...this.deps.outbox.after(this.lastSentId, max - out.length));
+      if (entries.length === 0) break;
+      this.newestId = Math.max(this.newestId, entries[entries.length - 1].id);
+      for (const entry of entries) {
+        this.lastSentId = entry.id;
+        if (!this.expired(entry, nowMs)) out.push({ seq: seqOfOutboxId(entry.id), ...outboundData(entry.message), ref: entry });
+      }
+    }
+    return out;
+  }
+
+  /** About to be resent: an assignment past its time to live is dropped instead. */
+  stillWanted(entry: OutboxEntry): boolean {
+    return !this.expired(entry, this.deps.clock().getTime());
+  }
+
+  acknowledged(entry: OutboxEntry): void {
+    // If this removal is lost in a crash, the entry is sent again and the sorter recognises the repeat.
+    this.deps.outbox.remove(entry.id).catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not remove an acknowledged outbox entry'));
+  }
+
+  refused(entry: OutboxEntry, { code, text }: Refusal): void {
+    this.drop(entry, `NAK ${code}: ${text}`, this.deps.clock().toISOString());
+  }
+
+  /** An assignment older than its time to live is of no use to the sorter: drop it, say so. */
+  private expired(entry: OutboxEntry, nowMs: number): boolean {
+    if (entry.message.kind !== 'ASSIGNMENT') return false;
+    const ageS = (nowMs - Date.parse(entry.createdAt)) / 1000;
+    if (ageS <= this.deps.assignmentTtlSeconds) return false;
+    const reason = `older than AssignmentTtlSeconds (${Math.round(ageS)} s)`;
+    this.drop(entry, reason, new Date(nowMs).toISOString());
+    this.deps.log.warn({ outboxId: entry.id, trackId: entry.message.body.TrackID, reason }, 'assignment dropped, not sent');
+    return true;
+  }
+
+  /** Move an entry to outbox_dropped (committed in the background; a repeat of the drop after a resync is harmless). */
+  private drop(entry: OutboxEntry, reason: string, at: string): void {
+    this.deps.drop(entry, reason, at).catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not move an outbox entry to outbox_dropped'));
+  }
+}

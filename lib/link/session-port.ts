@@ -1,0 +1,97 @@
+// What a telegram session (lib/link/session.ts) asks of its side, and what it tells it: the
+// port each end implements, the numbering rule for repeats, settings, events and counters.
+import { MAX_SEQUENCE, type Telegram, type TelegramType } from '../telegram';
+
+/** Numbers within this distance at or before the last accepted one are repeats, not new telegrams. */
+const REPEAT_WINDOW = 100_000;
+
+/** True if `seq` was already accepted when `last` was the last accepted number (0 = none yet). */
+export function isRepeat(seq: number, last: number): boolean {
+  if (last === 0) return false;
+  return (last - seq + MAX_SEQUENCE) % MAX_SEQUENCE < REPEAT_WINDOW;
+}
+
+/** Which end this is: its name, its peer's, and the data telegram types it receives. */
+export interface Role {
+  name: string;
+  peerName: string;
+  receives: readonly TelegramType[];
+  /** Says what a peer of the wrong kind sent, in a NAK 03 ("REQU is not sent by a host"). */
+  peerKind: string;
+}
+
+export const HOST_RECEIVES = ['REQU', 'VERI', 'SCAN'] as const satisfies readonly TelegramType[];
+export const PLC_RECEIVES = ['ASGN', 'DSET'] as const satisfies readonly TelegramType[];
+
+/** A data telegram to send; `ref` is the side's own handle on it (an outbox entry, a pending item). */
+export interface Outbound<R> {
+  seq: number;
+  type: TelegramType;
+  data: string;
+  ref: R;
+}
+
+/** The peer refused a data telegram for good (a NAK other than 04). */
+export interface Refusal {
+  code: number;
+  text: string;
+}
+
+/** The side's port: where outbound telegrams come from, where inbound ones go. */
+export interface SessionPort<R> {
+  /** Connected: our session id, our oldest unacknowledged number (0: none), and start sending from it again. */
+  restart(): { epoch: string; nextSeq: number };
+  /** Up to `max` data telegrams not yet sent since the restart, in order. `thorough`: the periodic look. */
+  nextOutbound(max: number, thorough: boolean): Outbound<R>[];
+  /** Everything that was pending at the restart has been sent (then SYNE goes out). */
+  backlogSent(): boolean;
+  /** About to be resent: false drops it instead (e.g. an assignment past its time to live). */
+  stillWanted?(ref: R): boolean;
+  acknowledged(ref: R): void;
+  refused(ref: R, refusal: Refusal): void;
+  /**
+   * A new data telegram from the peer (not a repeat), accepted only if the last number stored is
+   * `after`. Resolves once it is kept; the ACK follows. Rejecting with a RefuseError NAKs it with
+   * that code; any other rejection NAKs it with 04 (cannot store now) and the peer resends it.
+   */
+  deliver(t: Telegram, after: number): Promise<void>;
+  /** The peer announced a new session: numbering from it starts after `lastSeqIn`. */
+  peerSession?(epoch: string, lastSeqIn: number): void;
+}
+
+/** Thrown (or rejected with) by a port's deliver to refuse a telegram with a NAK code. */
+export class RefuseError extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+    this.name = 'RefuseError';
+  }
+}
+
+/** Timing and window of a session. */
+export interface SessionSettings {
+  heartbeatMs: number;
+  ackTimeoutMs: number;
+  window: number;
+}
+
+/** What the session tells its owner about, beyond the telegrams (log lines, traffic log). */
+export interface SessionEvents {
+  garbage?(bytes: string, reason: string): void;
+  telegram?(direction: 'IN' | 'OUT', content: string, atMs: number): void;
+  nakSent?(seq: number, type: TelegramType, code: number, why: string): void;
+  nakReceived?(seq: number, type: TelegramType, code: number, text: string): void;
+  newPeerSession?(epoch: string, nextSeq: number): void;
+  storeFailed?(seq: number, err: unknown): void;
+}
+
+/** The session's counters, for /status and the emulator's report. */
+export interface SessionCounters {
+  telegramsIn: number;
+  telegramsOut: number;
+  resends: number;
+  naksSent: number;
+  naksReceived: number;
+  duplicatesReceived: number;
+  garbageBytes: number;
+}
+

@@ -1,0 +1,223 @@
+// The service's link to the sorter (docs/sorter-protocol.md): a TCP client around the telegram
+// session engine, with the outbox as its outbound side and commit-before-ACK as its inbound side.
+import net from 'node:net';
+import type { LinkReads } from '../../db/link-store';
+import type { OutboxEntry } from '../../db/outbox-store';
+import type { SorterSettings } from '../config';
+import type { Logger } from '../logger';
+import type { DeliveryState, SorterMessage } from '../messages';
+import { type TelegramType, sorterMessageOf } from '../telegram';
+import type { TrafficLogWriter } from '../traffic-log';
+import { OutboxFeed, type OutboxFeedDeps, seqOfOutboxId } from './outbox-feed';
+import { TelegramSession } from './session';
+import { HOST_RECEIVES } from './session-port';
+
+/** What GET /status shows of the link to the sorter. */
+export interface SorterLinkStatus {
+  Connected: boolean;
+  Address: string | null;
+  /** Connected or disconnected since (null: never connected yet). */
+  Since: string | null;
+  LastTelegramIn: string | null;
+  LastTelegramOut: string | null;
+  [counter: string]: unknown;
+}
+
+/** The service's side of the link to the sorter, as the handlers see it. */
+export interface SorterLink {
+  status(): SorterLinkStatus;
+  /** A new outbox entry is committed: send what the link can now. Says how that entry travels. */
+  offer(entry: OutboxEntry): DeliveryState;
+  stop(): Promise<void>;
+}
+
+/** The link in test mode: nothing is connected and nothing is sent. */
+export function offlineLink(address: string | null): SorterLink {
+  return {
+    status: () => ({ Connected: false, Address: address, Since: null, LastTelegramIn: null, LastTelegramOut: null }),
+    offer: () => 'Queued',
+    stop: async () => {},
+  };
+}
+
+/** A message from the sorter, to be kept: `after` is the number that must be the last one stored. */
+export interface InboundMessage {
+  seq: number;
+  after: number;
+  message: SorterMessage;
+  /** performance.now() when its bytes arrived (wake latency). */
+  arrivedAt: number;
+}
+
+/** What the TCP link needs from the rest of the service. Writes resolve once committed. */
+export interface TcpLinkDeps {
+  settings: SorterSettings;
+  outbox: OutboxFeedDeps['outbox'];
+  links: LinkReads & {
+    setPeerSession(peer: string, epoch: string, lastSeqIn: number, at: string): Promise<void>;
+    drop: OutboxFeedDeps['drop'];
+  };
+  log: Logger;
+  clock: () => Date;
+  /** The telegram trigger (manifest.json): commit a message from the sorter; resolves once committed. */
+  receive(type: TelegramType, event: InboundMessage): Promise<void>;
+  traffic?: TrafficLogWriter;
+}
+
+/**
+ * The live link: one TCP connection to the PLC, reconnected with a capped backoff. Inbound data
+ * is committed before it is acknowledged; outbound data comes from the outbox in order and
+ * leaves it only on the sorter's ACK.
+ */
+export class TcpSorterLink implements SorterLink {
+  private socket: net.Socket | null = null;
+  private stopping = false;
+  private since: string | null = null;
+  private arrivedAt = 0;
+  private backoffMs = 200;
+  private reconnects = 0;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private readonly ticker: NodeJS.Timeout;
+  private readonly feed: OutboxFeed;
+  private readonly session: TelegramSession<OutboxEntry>;
+
+  constructor(private readonly deps: TcpLinkDeps) {
+    const s = deps.settings;
+    const { log, clock } = deps;
+    this.feed = new OutboxFeed({ outbox: deps.outbox, drop: deps.links.drop, assignmentTtlSeconds: s.AssignmentTtlSeconds, maxOffered: 4 * s.Window, log, clock });
+    const stored = deps.links.session(s.PeerName);
+    if (!stored) throw new Error(`no link session with ${s.PeerName} in the database`);
+    const feed = this.feed;
+    this.session = new TelegramSession<OutboxEntry>(
+      { name: s.Name, peerName: s.PeerName, receives: HOST_RECEIVES, peerKind: 'sorter' },
+      { heartbeatMs: s.HeartbeatMs, ackTimeoutMs: s.AckTimeoutMs, window: s.Window },
+      {
+        restart: () => ({ epoch: stored.ourEpoch, nextSeq: feed.restart() }),
+        nextOutbound: (max, thorough) => feed.next(max, thorough),
+        backlogSent: () => feed.backlogSent(),
+        stillWanted: (entry) => feed.stillWanted(entry),
+        acknowledged: (entry) => feed.acknowledged(entry),
+        refused: (entry, refusal) => feed.refused(entry, refusal),
+        // Decoded here (a bad field throws: NAK 02), committed by the telegram trigger.
+        deliver: (t, after) => deps.receive(t.type, { seq: t.seq, after, message: sorterMessageOf(t), arrivedAt: this.arrivedAt }),
+        // Committed before any message of the new session (the writer keeps the order of writes).
+        peerSession: (epoch, lastSeqIn) =>
+          void deps.links.setPeerSession(s.PeerName, epoch, lastSeqIn, clock().toISOString()).catch((err) => log.error({ err }, "could not store the sorter's new session")),
+      },
+      () => clock().getTime(),
+      {
+        garbage: (bytes, reason) => log.warn({ bytes: JSON.stringify(bytes.slice(0, 60)), reason }, 'garbage on the sorter link skipped'),
+        telegram: (direction, content, atMs) => deps.traffic?.write(new Date(atMs), direction, content),
+        nakSent: (seq, type, code, why) => log.warn({ seq, type, code, why }, `NAK sent to the sorter: ${why}`),
+        nakReceived: (seq, type, code, text) => log.warn({ seq, type, code, text }, 'NAK received from the sorter'),
+        newPeerSession: (epoch, nextSeq) => log.info({ peer: s.PeerName, epoch, nextSeq }, 'sorter announced a new session'),
+        storeFailed: (seq, err) => log.error({ err, seq }, 'could not store a sorter message; NAK 04, the sorter sends it again'),
+      },
+      { epoch: stored.peerEpoch, lastSeqIn: stored.lastSeqIn },
+    );
+    this.ticker = setInterval(() => this.tick(), Math.max(20, Math.min(s.HeartbeatMs, s.AckTimeoutMs) / 4));
+    this.ticker.unref();
+    this.connect();
+  }
+
+  private get address() {
+    return `${this.deps.settings.Host}:${this.deps.settings.Port}`;
+  }
+
+  status(): SorterLinkStatus {
+    const c = this.session.counters;
+    const iso = (ms: number) => (ms > 0 ? new Date(ms).toISOString() : null);
+    return {
+      Connected: this.session.connected,
+      Address: this.address,
+      Since: this.since,
+      LastTelegramIn: iso(this.session.lastInAt),
+      LastTelegramOut: iso(this.session.lastOutAt),
+      TelegramsIn: c.telegramsIn,
+      TelegramsOut: c.telegramsOut,
+      Resends: c.resends,
+      NaksSent: c.naksSent,
+      NaksReceived: c.naksReceived,
+      DuplicatesReceived: c.duplicatesReceived,
+      GarbageBytes: c.garbageBytes,
+      Reconnects: this.reconnects,
+      DroppedAssignments: this.deps.links.droppedCount('ASSIGNMENT'),
+      DroppedSettings: this.deps.links.droppedCount('DESTINATION'),
+      InFlight: this.session.inFlight,
+    };
+  }
+
+  offer(entry: OutboxEntry): DeliveryState {
+    this.feed.offer(entry, this.session.connected);
+    this.session.pump();
+    return this.session.inFlightRef(seqOfOutboxId(entry.id))?.id === entry.id ? 'Sent' : 'Queued';
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.ticker);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const socket = this.socket;
+    if (socket) {
+      await new Promise<void>((resolve) => {
+        socket.once('close', () => resolve());
+        socket.end();
+        setTimeout(() => socket.destroy(), 500).unref();
+      });
+    }
+  }
+
+  private connect(): void {
+    if (this.stopping) return;
+    const { Host, Port } = this.deps.settings;
+    const socket = net.connect({ host: Host, port: Port });
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 10_000);
+    this.socket = socket;
+    socket.on('connect', () => this.onConnect(socket));
+    socket.on('data', (chunk) => {
+      if (socket !== this.socket) return;
+      this.arrivedAt = performance.now();
+      this.session.receive(chunk);
+    });
+    socket.on('error', (err) => this.deps.log.debug({ err: err.message, address: this.address }, 'sorter link error'));
+    socket.on('close', () => this.onClose(socket));
+  }
+
+  private onConnect(socket: net.Socket): void {
+    if (socket !== this.socket) return;
+    this.since = this.deps.clock().toISOString();
+    this.backoffMs = 200;
+    this.deps.log.info({ address: this.address }, 'sorter link connected; resynchronising');
+    // The telegrams of one tick (the ACKs for a chunk, the assignments they let through) leave in
+    // one write: corked at the first, uncorked once this tick's work is done.
+    this.session.attach((frame) => {
+      if (socket.writableCorked === 0) {
+        socket.cork();
+        process.nextTick(() => socket.uncork());
+      }
+      socket.write(frame, 'latin1');
+    });
+  }
+
+  private onClose(socket: net.Socket): void {
+    if (socket !== this.socket) return;
+    if (this.session.connected) {
+      this.deps.log.warn({ address: this.address }, 'sorter link lost; unacknowledged telegrams stay in the outbox');
+      this.since = this.deps.clock().toISOString();
+    }
+    this.session.detach();
+    this.socket = null;
+    if (this.stopping) return;
+    this.reconnects += 1;
+    this.reconnectTimer = setTimeout(() => this.connect(), this.backoffMs);
+    this.backoffMs = Math.min(this.backoffMs * 2, this.deps.settings.ReconnectMaxMs);
+  }
+
+  private tick(): void {
+    if (this.session.tick() === 'dead') {
+      this.deps.log.warn({ silentMs: this.deps.clock().getTime() - this.session.lastInAt }, 'sorter link silent for 3 heartbeats: declared dead, reconnecting');
+      this.socket?.destroy();
+    }
+  }
+}

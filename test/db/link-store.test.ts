@@ -1,0 +1,36 @@
+// The link store: the sorter's messages committed with their sequence numbers, and the sessions.
+import { createLinkStore } from '../../db/link-store';
+import { createQueueStore } from '../../db/queue-store';
+import { freshDb } from '../helpers/db';
+
+describe('link store', () => {
+  it('commits a message with its sequence number, and keeps one stable epoch of ours', () => {
+    const ctx = freshDb();
+    const links = createLinkStore(ctx.db, createQueueStore(ctx.db));
+    expect(links.session('PLC01')).toBeUndefined();
+    const first = links.ensureSession('PLC01', 'T');
+    expect(first).toMatchObject({ peerEpoch: null, lastSeqIn: 0 });
+    expect(first.ourEpoch).toMatch(/^[0-9A-F]{12}$/);
+    expect(links.ensureSession('PLC01', 'T')).toEqual(first);
+    const verify = { Type: 'VERIFY', TrackID: '1', Barcode: '', Destination: 'D1', MessageCode: 212 } as const;
+    links.accept('PLC01', 17, 0, verify, 'T');
+    expect(links.session('PLC01')).toEqual({ ...first, lastSeqIn: 17 });
+    links.setPeerSession('PLC01', 'ABC', 0, 'T');
+    expect(links.session('PLC01')).toEqual({ ourEpoch: first.ourEpoch, peerEpoch: 'ABC', lastSeqIn: 0 });
+    ctx.dispose();
+  });
+
+  it('refuses a message whose predecessor was not stored: no gap for a later repeat to cover', () => {
+    const ctx = freshDb();
+    const queues = createQueueStore(ctx.db);
+    const links = createLinkStore(ctx.db, queues);
+    links.ensureSession('PLC01', 'T');
+    const verify = { Type: 'VERIFY', TrackID: '1', Barcode: '', Destination: 'D1', MessageCode: 212 } as const;
+    links.accept('PLC01', 1, 0, verify, 'T');
+    expect(() => links.accept('PLC01', 3, 2, verify, 'T')).toThrow(/telegram 3 from PLC01 out of sequence: expected the last stored number to be 2, it is 1/);
+    expect(queues.depth('sortation')).toBe(1); // the refused message was not queued either
+    expect(links.session('PLC01')!.lastSeqIn).toBe(1);
+    ctx.dispose();
+  });
+});
+

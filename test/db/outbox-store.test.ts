@@ -1,0 +1,32 @@
+// The outbox: what the service must still deliver to the sorter, in order, on a real SQLite file.
+import { createOutboxStore } from '../../db/outbox-store';
+import { freshDb } from '../helpers/db';
+
+const assignment = (TrackID: string) => ({ kind: 'ASSIGNMENT' as const, body: { TrackID, Destination: 'D1', Barcode: '' } });
+
+describe('outbox store', () => {
+  it('keeps entries in id order with their message, and reads after an id, oldest first', () => {
+    const ctx = freshDb();
+    const outbox = createOutboxStore(ctx.db);
+    expect([outbox.depth(), outbox.lastId(), outbox.peek(1)]).toEqual([0, 0, []]);
+    const ids = ['A', 'B', 'C'].map((t) => outbox.add(assignment(t), '127.0.0.1', '2026-11-22T00:00:00.000Z'));
+    expect(ids).toEqual([ids[0], ids[0] + 1, ids[0] + 2]);
+    expect(outbox.lastId()).toBe(ids[2]);
+    expect(outbox.peek(1)[0]).toMatchObject({ id: ids[0], message: assignment('A'), createdAt: '2026-11-22T00:00:00.000Z' });
+    expect(outbox.after(ids[0], 10).map((e) => e.message.body)).toEqual([assignment('B').body, assignment('C').body]);
+    expect(outbox.remove(ids[1])).toBe(true);
+    expect(outbox.remove(ids[1])).toBe(false);
+    expect(outbox.after(0, 10).map((e) => e.id)).toEqual([ids[0], ids[2]]);
+    expect(outbox.depth()).toBe(2);
+    ctx.dispose();
+  });
+
+  it('round-trips destination settings, null BatchDoorStatus included', () => {
+    const ctx = freshDb();
+    const outbox = createOutboxStore(ctx.db);
+    const setting = { kind: 'DESTINATION' as const, body: { Destination: 'D9', DestinationStatus: 'Ready' as const, DestinationText: 'Tour 9', LightStatus: 'Solid' as const, LightColor: 'GREEN' as const, BatchDoorStatus: null } };
+    outbox.add(setting, null, '2026-11-22T00:00:00.000Z');
+    expect(outbox.peek(1)[0].message).toEqual(setting);
+    ctx.dispose();
+  });
+});

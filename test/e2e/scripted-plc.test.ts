@@ -1,0 +1,162 @@
+// The service's sorter link against a PLC scripted by the test over real TCP, framing written by
+// hand: an independent check of the wire format, so a bug shared by both ends of the session
+// engine cannot hide behind the emulator.
+import net from 'node:net';
+import Database from 'better-sqlite3';
+import { type Telegram, encodeContent, encodeData, nakData, parseContent, sorterMessageData } from '../../lib/telegram';
+import { TelegramDecoder } from '../../lib/telegram-decoder';
+import { seqOfOutboxId } from '../../lib/link/outbox-feed';
+import { type TestService, testService } from '../helpers/service';
+
+/** A PLC scripted by the test over real TCP: records what it receives, answers as told. */
+function scriptedPlc(answer: (t: Telegram, send: (content: string) => void) => void) {
+  const received: Telegram[] = [];
+  let current: net.Socket | null = null;
+  const server = net.createServer((socket) => {
+    current = socket;
+    const decoder = new TelegramDecoder();
+    const send = (content: string) => socket.write(`\x02${content}\x03`, 'latin1');
+    socket.on('data', (chunk) => {
+      for (const item of decoder.push(chunk)) {
+        if (item.kind !== 'telegram') continue;
+        const t = parseContent(item.content);
+        received.push(t);
+        answer(t, send);
+      }
+    });
+    socket.on('error', () => {});
+  });
+  const listening = new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
+  /** Send a telegram to the connected host. */
+  const toHost = (content: string) => current!.write(`\x02${content}\x03`, 'latin1');
+  return { server, received, listening, toHost };
+}
+const ack = (t: Telegram) => encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: t.seq, type: t.type, flag: 'A', data: '' });
+const until = async (cond: () => boolean, ms = 5000) => {
+  for (const end = Date.now() + ms; !cond() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+  expect(cond()).toBe(true);
+};
+
+describe('TcpSorterLink against a scripted PLC', () => {
+  let t: TestService;
+  let plc: ReturnType<typeof scriptedPlc>;
+  afterEach(async () => {
+    await t.close();
+    plc.server.close();
+  });
+
+  async function start(answer: Parameters<typeof scriptedPlc>[0], sorter: object = {}) {
+    plc = scriptedPlc(answer);
+    const port = await plc.listening;
+    t = await testService({ TestMode: false, Sorter: { Port: port, AckTimeoutMs: 150, HeartbeatMs: 1000, ...sorter } });
+  }
+  const post = (url: string, payload: object) => t.server.inject({ method: 'POST', url, payload });
+
+  it('sends an assignment, resends it with the same number until acknowledged, then removes it from the outbox', async () => {
+    let asgnSeen = 0;
+    await start((tg, send) => {
+      if (tg.type === 'ASGN' && tg.flag === 'D' && ++asgnSeen === 3) send(ack(tg));
+    });
+    await until(() => t.service.deps.link.status().Connected === true);
+    const res = JSON.parse((await post('/sortation', { TrackID: '0004711', Destination: 'D001' })).payload);
+    expect(res.Delivery).toBe('Sent');
+    await until(() => t.service.deps.outbox.depth() === 0);
+    const asgn = plc.received.filter((x) => x.type === 'ASGN');
+    expect(asgn).toHaveLength(3);
+    expect(new Set(asgn.map((x) => x.seq))).toEqual(new Set([seqOfOutboxId(res.OutboxID)]));
+    expect(asgn[0].data).toBe(encodeData('ASGN', { TrackID: '0004711', Barcode: '', Destination: 'D001' }));
+    expect(t.service.deps.link.status().Resends).toBe(2);
+  });
+
+  it('sends an outbox entry nobody offered (written straight to the table) within a tick', async () => {
+    await start((tg, send) => {
+      if (tg.type === 'ASGN' && tg.flag === 'D') send(ack(tg));
+    });
+    await until(() => t.service.deps.link.status().Connected === true && plc.received.some((x) => x.type === 'SYNE'));
+    // The link reads the outbox when an entry is offered; the periodic tick also looks.
+    await t.service.writer.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: 'UNOFFERED', Destination: 'D1', Barcode: '' } }, null, new Date().toISOString()]);
+    await until(() => t.service.deps.outbox.depth() === 0, 1000); // not waiting for a reconnect's resync (3 s here)
+    expect(plc.received.filter((x) => x.type === 'ASGN' && x.flag === 'D').map((x) => x.data)).toEqual([encodeData('ASGN', { TrackID: 'UNOFFERED', Barcode: '', Destination: 'D1' })]);
+  });
+
+  it('moves a telegram the PLC refuses (NAK) to outbox_dropped with the reason', async () => {
+    await start((tg, send) => {
+      if (tg.type === 'DSET' && tg.flag === 'D') send(encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: tg.seq, type: 'DSET', flag: 'N', data: nakData(2, 'unknown destination D999') }));
+    });
+    await until(() => t.service.deps.link.status().Connected === true);
+    await post('/destination', { Destination: 'D999', DestinationStatus: 'Ready' });
+    await until(() => t.service.deps.outbox.depth() === 0);
+    expect(t.service.db.prepare('SELECT kind, destination, reason FROM outbox_dropped').all()).toEqual([{ kind: 'DESTINATION', destination: 'D999', reason: 'NAK 2: unknown destination D999' }]);
+    expect(t.service.deps.link.status()).toMatchObject({ NaksReceived: 1, DroppedAssignments: 0, DroppedSettings: 1 });
+  });
+
+  it('drops an assignment older than its time to live instead of sending it', async () => {
+    await start(() => {}, { AssignmentTtlSeconds: 1 });
+    // Written while the link is down, two minutes ago (as if the service had been stuck).
+    await t.service.writer.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: 'OLD', Destination: 'D1', Barcode: '' } }, null, new Date(Date.now() - 120_000).toISOString()]);
+    await until(() => t.service.deps.outbox.depth() === 0);
+    expect(plc.received.some((x) => x.type === 'ASGN')).toBe(false);
+    expect(t.service.db.prepare('SELECT track_id, reason FROM outbox_dropped').get()).toEqual({ track_id: 'OLD', reason: expect.stringMatching(/older than AssignmentTtlSeconds/) });
+    expect(t.service.deps.link.status().DroppedAssignments).toBe(1);
+  });
+
+  it('while the commit waits (a lock held by another process), a repeat is not acknowledged ahead of it', async () => {
+    const acks: number[] = [];
+    await start((tg) => {
+      if (tg.type === 'REQU' && tg.flag === 'A') acks.push(t.service.deps.store.depth('sortation'));
+    });
+    await until(() => plc.received.some((x) => x.type === 'SYNS'));
+    const operator = new Database(t.service.databaseFile);
+    operator.exec('BEGIN IMMEDIATE');
+    const { type, data } = sorterMessageData({ Type: 'REQUEST', TrackID: '0004711', Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 });
+    const requ = encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: 1, type, flag: 'D', data });
+    plc.toHost(requ);
+    await new Promise((r) => setTimeout(r, 200));
+    plc.toHost(requ); // the sorter's resend after its ACK timeout
+    await new Promise((r) => setTimeout(r, 200));
+    expect(acks).toEqual([]); // nothing acknowledged before it is durable
+    expect(t.service.deps.link.status().DuplicatesReceived).toBe(1);
+    operator.exec('COMMIT');
+    operator.close();
+    await until(() => acks.length === 1);
+    expect(acks).toEqual([1]);
+    expect(t.service.deps.store.depth('sortation')).toBe(1);
+  });
+
+  it('acknowledges a REQU only once it is in the queue, a repeat again without queuing it, garbage with NAK 01', async () => {
+    const depthAtAck: number[] = [];
+    await start((tg) => {
+      if (tg.type === 'REQU' && tg.flag === 'A') depthAtAck.push(t.service.deps.store.depth('sortation'));
+    });
+    await until(() => plc.received.some((x) => x.type === 'SYNS'));
+    const { type, data } = sorterMessageData({ Type: 'REQUEST', TrackID: '0004711', Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 });
+    const requ = encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: 5, type, flag: 'D', data });
+    plc.toHost(requ);
+    await until(() => depthAtAck.length === 1);
+    expect(depthAtAck).toEqual([1]); // committed before the ACK left
+    plc.toHost(requ);
+    await until(() => depthAtAck.length === 2);
+    expect(t.service.deps.store.depth('sortation')).toBe(1);
+    expect(t.service.deps.link.status().DuplicatesReceived).toBe(1);
+    // The repeat is recognised after a restart too: the number is stored with the message.
+    expect(t.service.db.prepare('SELECT last_seq_in FROM link_state').pluck().get()).toBe(5);
+
+    // A waiting client gets the message the moment it is committed; the wake latency is measured
+    // for it, and not for the first message, which nobody was waiting for (it queued).
+    const waiting = t.server.inject('/sortation?timeOut=5');
+    expect((await waiting).statusCode).toBe(210);
+    const next = t.server.inject('/sortation?timeOut=5');
+    await until(() => t.service.deps.dispatchers.sortation.waiting === 1);
+    plc.toHost(encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: 6, type, flag: 'D', data }));
+    expect((await next).statusCode).toBe(210);
+    const wake = JSON.parse((await t.server.inject('/status')).payload).WakeLatency;
+    expect(wake.Samples).toBe(1);
+    expect(wake.P99Ms).toBeGreaterThanOrEqual(0);
+
+    plc.toHost('0099this is not a telegram');
+    await until(() => plc.received.some((x) => x.flag === 'N'));
+    const nak = plc.received.find((x) => x.flag === 'N')!;
+    expect(nak.data.slice(0, 2)).toBe('01');
+    expect(t.service.deps.link.status().NaksSent).toBe(1);
+  });
+});

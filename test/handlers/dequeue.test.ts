@@ -1,0 +1,30 @@
+// GET /sortation and /destination as a handler: the clamped wait, the watch on the client, probes.
+import { dequeue, waitSeconds } from '../../handlers/dequeue';
+
+
+describe('waitSeconds', () => {
+  it.each([
+    [undefined, 0, 0],
+    [undefined, 7, 7],
+    [5, 0, 5],
+    [2.9, 0, 2],
+    [-3, 10, 0],
+    [31, 0, 30],
+    [1e9, 0, 30],
+    [0, 10, 0],
+  ])('timeOut %p with default %p waits %p s', (timeOut, def, expected) => {
+    expect(waitSeconds(timeOut, def)).toBe(expected);
+  });
+});
+
+describe('dequeue', () => {
+  it('asks the queue dispatcher for the clamped wait and passes the watch on the client', async () => {
+    const calls: Array<[number, unknown]> = [];
+    const dispatcher = { take: async (ms: number, gone?: unknown) => (calls.push([ms, gone]), null) };
+    const signal = () => () => {};
+    const deps = { dispatchers: { sortation: dispatcher, destination: dispatcher } as never, settings: { DefaultTimeOut: 3 } };
+    expect(await dequeue(deps, { queue: 'sortation', timeOut: 99, gone: signal })).toEqual({ kind: 'empty' });
+    expect(await dequeue(deps, { queue: 'destination' })).toEqual({ kind: 'empty' });
+    expect(calls).toEqual([[30000, signal], [3000, undefined]]);
+  });
+});

@@ -1,0 +1,59 @@
+// The telegram trigger as a handler: a message from the sorter committed to its queue (a real
+// SQLite file), the waiting client woken, its wake latency started; out of sequence refused.
+import { createLinkStore } from '../../db/link-store';
+import { createQueueStore } from '../../db/queue-store';
+import { acceptSorterMessage } from '../../handlers/sorter-message';
+import { QueueDispatcher } from '../../lib/dispatcher';
+import { WakeMeter } from '../../lib/latency';
+import { clock } from '../helpers/handler-fakes';
+import { freshDb } from '../helpers/db';
+
+function setup() {
+  const ctx = freshDb();
+  const queues = createQueueStore(ctx.db);
+  const links = createLinkStore(ctx.db, queues);
+  links.ensureSession('PLC01', 'T');
+  const dispatchers = { sortation: new QueueDispatcher('sortation', queues), destination: new QueueDispatcher('destination', queues) };
+  const deps = {
+    links: { accept: async (...a: Parameters<typeof links.accept>) => links.accept(...a) },
+    dispatchers,
+    wake: new WakeMeter(),
+    settings: { Sorter: { PeerName: 'PLC01' } },
+    clock,
+  };
+  return { ctx, queues, links, dispatchers, deps };
+}
+
+const verify = { Type: 'VERIFY', TrackID: '0004711', Barcode: '', Destination: 'D1', MessageCode: 212 } as const;
+const scan = { Type: 'SCAN', Destination: 'D1', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null } as const;
+
+describe('acceptSorterMessage', () => {
+  it('commits a VERIFY to the sortation queue and a SCAN to the destination queue, with their numbers', async () => {
+    const { ctx, queues, links, deps } = setup();
+    await acceptSorterMessage(deps, { seq: 1, after: 0, message: verify, arrivedAt: performance.now() });
+    const result = await acceptSorterMessage(deps, { seq: 2, after: 1, message: scan, arrivedAt: performance.now() });
+    expect(result).toMatchObject({ kind: 'ok', body: { Queue: 'destination' } });
+    expect([queues.depth('sortation'), queues.depth('destination')]).toEqual([1, 1]);
+    expect(links.session('PLC01')!.lastSeqIn).toBe(2);
+    ctx.dispose();
+  });
+
+  it('wakes the client waiting on that queue and starts its wake latency', async () => {
+    const { ctx, dispatchers, deps } = setup();
+    const waiting = dispatchers.sortation.take(5000);
+    expect(dispatchers.sortation.waiting).toBe(1);
+    await acceptSorterMessage(deps, { seq: 1, after: 0, message: verify, arrivedAt: performance.now() });
+    const claim = await waiting;
+    expect(claim?.stored.message).toEqual(verify);
+    deps.wake.written('sortation', claim!.stored.id);
+    expect(deps.wake.window.summary().Samples).toBe(1);
+    ctx.dispose();
+  });
+
+  it('refuses a message whose predecessor is not stored, and queues nothing', async () => {
+    const { ctx, queues, deps } = setup();
+    await expect(acceptSorterMessage(deps, { seq: 5, after: 4, message: verify, arrivedAt: 0 })).rejects.toThrow(/out of sequence/);
+    expect(queues.depth('sortation')).toBe(0);
+    ctx.dispose();
+  });
+});

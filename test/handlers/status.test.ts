@@ -1,0 +1,46 @@
+// GET /status as a handler: the spec counters, the oldest age, the link, deliveries and storage.
+import { getStatus } from '../../handlers/status';
+import { WakeMeter } from '../../lib/latency';
+import { fakeOutbox, link, clock } from '../helpers/handler-fakes';
+
+describe('getStatus', () => {
+  it('reports the spec counters, the oldest age and the link', () => {
+    const store = {
+      depth: (q: string) => (q === 'sortation' ? 3 : 1),
+      oldestReceivedAt: (q: string) => (q === 'sortation' ? '2026-11-21T11:59:30.000Z' : '2026-11-21T11:58:00.000Z'),
+    };
+    const waiting = (n: number, redelivered = 0) => ({ waiting: n, inFlight: 0, redelivered });
+    const storage = { State: 'Stalled' as const, Since: '2026-11-21T11:59:58.000Z', WaitingFor: 'Lock' as const, PendingWrites: 4, LastCommitMs: 1.2, Commits: 3, Writes: 7, LastError: null, ReadOnly: false };
+    const delivery = { Mode: 'AtLeastOnce' as const, AwaitingProof: 1, Confirmed: { NextRequest: 5, ClientClose: 2, ServerClose: 0, Grace: 0, Injected: 0 }, Returned: { Reset: 1, ClosedUnread: 0, NoProof: 1 } };
+    const result = getStatus({
+      testMode: false,
+      version: '1.2.3',
+      startedAt: new Date('2026-11-21T11:00:00.000Z'),
+      clock,
+      state: () => 'Running',
+      store: store as never,
+      outbox: { ...fakeOutbox(), peek: () => [], after: () => [], lastId: () => 0 },
+      dispatchers: { sortation: waiting(2, 1), destination: waiting(0, 2) } as never,
+      link: link('Queued'),
+      replay: null,
+      wake: new WakeMeter(),
+      deliveries: { status: () => delivery },
+      storage: { status: () => storage },
+    });
+    expect(result).toEqual({
+      kind: 'ok',
+      body: expect.objectContaining({
+        'Sortation Q': 3,
+        'Destination Q': 1,
+        OldestMessageAgeSeconds: 120,
+        UptimeSeconds: 3600,
+        WaitingClients: { 'Sortation Q': 2, 'Destination Q': 0 },
+        Delivery: { ...delivery, Redelivered: 3 },
+        Storage: storage,
+        Sorter: expect.objectContaining({ Connected: false, Address: 'plc:2000' }),
+        Version: '1.2.3',
+        TestMode: false,
+      }),
+    });
+  });
+});

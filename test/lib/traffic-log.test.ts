@@ -1,0 +1,23 @@
+// The traffic log: one parseable line per telegram, rotated by size.
+import fs from 'node:fs';
+import path from 'node:path';
+import { TrafficLogWriter, parseTrafficLine } from '../../lib/traffic-log';
+import { removeHome, tempHome } from '../helpers/home';
+
+describe('TrafficLogWriter', () => {
+  it('appends parseable lines and rotates by size, keeping the configured number of files', async () => {
+    const home = tempHome();
+    const file = path.join(home, 'Service_PLC.log');
+    const writer = new TrafficLogWriter(file, 300, 2);
+    for (let i = 0; i < 20; i++) writer.write(new Date(Date.UTC(2026, 10, 21, 8, 0, i)), i % 2 ? 'OUT' : 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
+    await writer.close();
+    expect(fs.existsSync(`${file}.1`)).toBe(true);
+    expect(fs.existsSync(`${file}.2`)).toBe(true);
+    expect(fs.existsSync(`${file}.3`)).toBe(false);
+    for (const f of [file, `${file}.1`]) {
+      expect(fs.statSync(f).size).toBeLessThanOrEqual(300);
+      for (const line of fs.readFileSync(f, 'utf8').trim().split('\n')) expect(parseTrafficLine(line)).toBeDefined();
+    }
+    removeHome(home);
+  });
+});
