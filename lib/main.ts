@@ -1,7 +1,7 @@
 // The process entry point: config, service, server, schedules, and a clean shutdown on
 // SIGTERM/SIGINT.
 import { ConfigError, loadConfig, resolveHome } from './config';
-import { createLogger } from './logger';
+import { createLogger, stdoutDestination } from './logger';
 import { loadManifest } from './manifest';
 import { projectRoot, version } from './paths';
 import { startSchedules } from './schedule';
@@ -26,7 +26,8 @@ async function main(argv: string[]): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.LogLevel);
+  const out = stdoutDestination();
+  const log = createLogger(config.LogLevel, out.stream);
   const manifest = loadManifest();
   const service = await createService({ home, config, log, version });
   const server = await createServer(service, { manifest });
@@ -41,18 +42,23 @@ async function main(argv: string[]): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    // Whatever hangs (a client, the disk), the process ends: a supervisor's stop must work.
+    setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
     log.info({ signal }, 'shutting down: answering waiting polls, finishing responses, closing the database');
     stopSchedules();
     service.drain();
     await server.stop({ timeout: 10_000 });
     await service.close();
-    log.info('stopped');
-    log.flush?.();
+    log.info({ droppedLogLines: out.output.dropped() }, 'stopped');
+    await out.output.flush(1000);
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 }
+
+/** A shutdown that takes longer than this (the HTTP drain is bounded at 10 s) exits with 1. */
+const SHUTDOWN_LIMIT_MS = 20_000;
 
 main(process.argv.slice(2)).catch((err) => {
   process.stderr.write(`sorter-integration: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);

@@ -1,0 +1,65 @@
+// Stopping the real process: SIGTERM ends it whatever happened to its log destination, and a log
+// reader that stalls never stalls the service (a log shipper that stopped reading, a full pipe).
+import net from 'node:net';
+import { removeHome, tempHome } from '../helpers/home';
+import { startServiceProcess } from '../helpers/process';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A sorter that floods the link with bytes outside any frame: each is a warning in the log. */
+function garbageSorter(): Promise<{ port: number; close(): void }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => {});
+    const t = setInterval(() => !s.destroyed && s.write('garbage-outside-a-frame\x03'.repeat(50)), 5);
+    s.on('close', () => clearInterval(t));
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        port: (server.address() as net.AddressInfo).port,
+        close: () => {
+          for (const s of sockets) s.destroy();
+          server.close();
+        },
+      }),
+    ),
+  );
+}
+
+async function timed<T>(p: Promise<T>): Promise<number> {
+  const t0 = Date.now();
+  await p;
+  return Date.now() - t0;
+}
+
+describe('stopping the service', () => {
+  it('keeps serving while nobody reads its stdout, and stops on SIGTERM within seconds', async () => {
+    const sorter = await garbageSorter();
+    const home = tempHome({ 'config.json': JSON.stringify({ TestMode: false, Port: 0, Sorter: { Host: '127.0.0.1', Port: sorter.port } }) });
+    const svc = await startServiceProcess(home);
+    // Stop reading: the pipe fills within moments (hundreds of warnings a second).
+    svc.proc.stdout!.pause();
+    svc.proc.stdout!.removeAllListeners('data');
+    await sleep(2000);
+    const statusMs = await timed(fetch(`${svc.base}/status`).then((r) => r.json()));
+    expect(statusMs).toBeLessThan(1000);
+    const stopMs = await timed(svc.stop('SIGTERM'));
+    expect(await svc.exited).toBe(0);
+    expect(stopMs).toBeLessThan(5000);
+    sorter.close();
+    removeHome(home);
+  });
+
+  it('stops on SIGTERM when the readers of its stdout and stderr have closed them', async () => {
+    const home = tempHome({ 'config.json': JSON.stringify({ TestMode: true, Port: 0 }) });
+    const svc = await startServiceProcess(home);
+    svc.proc.stdout!.destroy();
+    svc.proc.stderr!.destroy();
+    await sleep(200);
+    const stopMs = await timed(svc.stop('SIGTERM'));
+    expect(stopMs).toBeLessThan(5000);
+    removeHome(home);
+  });
+});
