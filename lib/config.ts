@@ -114,11 +114,17 @@ export function loadConfig(home: string): Config {
   }
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    // Editors on Windows save UTF-8 with a byte-order mark; it is not part of the JSON.
+    raw = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
     throw new ConfigError(file, [`is not valid JSON: ${(err as Error).message}`]);
   }
-  return validateConfig(raw, file);
+  const config = validateConfig(raw, file);
+  // Test mode empties its database at every start: it must never be the live one.
+  if (path.resolve(home, config.TestDatabase) === path.resolve(home, config.Database)) {
+    throw new ConfigError(file, [`"TestDatabase" must not be the live "Database" (${config.Database}): test mode empties it at every start`]);
+  }
+  return config;
 }
 
 /** The service home: SORTER_HOME if set, else the given default (the project root). */

@@ -1,6 +1,7 @@
 // The process entry point: config, service, server, schedules, and a clean shutdown on
 // SIGTERM/SIGINT.
 import { ConfigError, loadConfig, resolveHome } from './config';
+import { InstanceLockedError, lockInstance } from './instance-lock';
 import { createLogger, stdoutDestination } from './logger';
 import { loadManifest } from './manifest';
 import { projectRoot, version } from './paths';
@@ -23,6 +24,16 @@ async function main(argv: string[]): Promise<void> {
     if (err instanceof ConfigError) {
       process.stderr.write(`sorter-integration: ${err.message}\n`);
       process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+  // Before anything is touched: a second instance on this home must change nothing.
+  try {
+    instanceLock = lockInstance(home);
+  } catch (err) {
+    if (err instanceof InstanceLockedError) {
+      process.stderr.write(`sorter-integration: ${err.message}\n`);
+      process.exit(75); // EX_TEMPFAIL
     }
     throw err;
   }
@@ -51,11 +62,15 @@ async function main(argv: string[]): Promise<void> {
     await service.close();
     log.info({ droppedLogLines: out.output.dropped() }, 'stopped');
     await out.output.flush(1000);
+    instanceLock?.release();
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 }
+
+/** Held for the life of the process (a lock that is garbage-collected would be released). */
+let instanceLock: { release(): void } | undefined;
 
 /** A shutdown that takes longer than this (the HTTP drain is bounded at 10 s) exits with 1. */
 const SHUTDOWN_LIMIT_MS = 20_000;

@@ -44,6 +44,18 @@ describe('config', () => {
     removeHome(home);
   });
 
+  it('reads a file saved with a UTF-8 byte-order mark', () => {
+    const home = tempHome({ 'config.json': '\uFEFF{"TestMode": true, "Port": 9000}' });
+    expect(loadConfig(home)).toMatchObject({ TestMode: true, Port: 9000 });
+    removeHome(home);
+  });
+
+  it('refuses a TestDatabase that resolves to the live Database', () => {
+    const home = tempHome({ 'config.json': { TestMode: true, Database: 'data/q.db', TestDatabase: './data/../data/q.db' } });
+    expect(() => loadConfig(home)).toThrow(/"TestDatabase" must not be the live "Database"/);
+    removeHome(home);
+  });
+
   it('takes the home from SORTER_HOME, else the fallback', () => {
     expect(resolveHome({ SORTER_HOME: '/tmp/x' }, '/srv')).toBe('/tmp/x');
     expect(resolveHome({}, '/srv')).toBe('/srv');
