@@ -144,7 +144,22 @@ export const statusDto = Joi.object({
     Since: Joi.string().allow(null),
     LastTelegramIn: Joi.string().allow(null),
     LastTelegramOut: Joi.string().allow(null),
-  }).unknown(true).label('SorterLinkStatus'),
+    TelegramsIn: Joi.number().integer(),
+    TelegramsOut: Joi.number().integer(),
+    Resends: Joi.number().integer(),
+    NaksSent: Joi.number().integer(),
+    NaksReceived: Joi.number().integer(),
+    DuplicatesReceived: Joi.number().integer(),
+    GarbageBytes: Joi.number().integer(),
+    Reconnects: Joi.number().integer().description('Connections made after the first one'),
+    ConnectionsLost: Joi.number().integer().description('Connections that were up and dropped (by either side, or declared dead)'),
+    ConnectAttemptsFailed: Joi.number().integer().description('Connection attempts that never connected'),
+    DroppedAssignments: Joi.number().integer(),
+    DroppedSettings: Joi.number().integer(),
+    InFlight: Joi.number().integer(),
+  })
+    .label('SorterLinkStatus')
+    .description('The link to the sorter (test mode: not connected, counters 0)'),
   Outbox: Joi.object({ Depth: Joi.number().integer() }).unknown(true).label('OutboxStatus'),
   Replay: Joi.object({
     File: Joi.string().allow(null),

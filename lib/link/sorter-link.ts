@@ -34,7 +34,14 @@ export interface SorterLink {
 /** The link in test mode: nothing is connected and nothing is sent. */
 export function offlineLink(address: string | null): SorterLink {
   return {
-    status: () => ({ Connected: false, Address: address, Since: null, LastTelegramIn: null, LastTelegramOut: null }),
+    status: () => ({
+      Connected: false,
+      Address: address,
+      Since: null,
+      LastTelegramIn: null,
+      LastTelegramOut: null,
+      ...Object.fromEntries(['TelegramsIn', 'TelegramsOut', 'Resends', 'NaksSent', 'NaksReceived', 'DuplicatesReceived', 'GarbageBytes', 'Reconnects', 'ConnectionsLost', 'ConnectAttemptsFailed', 'DroppedAssignments', 'DroppedSettings', 'InFlight'].map((k) => [k, 0])),
+    }),
     offer: () => 'Queued',
     stop: async () => {},
   };
@@ -75,7 +82,8 @@ export class TcpSorterLink implements SorterLink {
   private since: string | null = null;
   private arrivedAt = 0;
   private backoffMs = 200;
-  private reconnects = 0;
+  /** Connections made after the first one; connections that were up and dropped; attempts that never connected. */
+  private readonly connections = { made: 0, lost: 0, failedAttempts: 0 };
   private reconnectTimer: NodeJS.Timeout | null = null;
   private readonly ticker: NodeJS.Timeout;
   private readonly feed: OutboxFeed;
@@ -140,7 +148,9 @@ export class TcpSorterLink implements SorterLink {
       NaksReceived: c.naksReceived,
       DuplicatesReceived: c.duplicatesReceived,
       GarbageBytes: c.garbageBytes,
-      Reconnects: this.reconnects,
+      Reconnects: Math.max(0, this.connections.made - 1),
+      ConnectionsLost: this.connections.lost,
+      ConnectAttemptsFailed: this.connections.failedAttempts,
       DroppedAssignments: this.deps.links.droppedCount('ASSIGNMENT'),
       DroppedSettings: this.deps.links.droppedCount('DESTINATION'),
       InFlight: this.session.inFlight,
@@ -188,6 +198,7 @@ export class TcpSorterLink implements SorterLink {
     if (socket !== this.socket) return;
     this.since = this.deps.clock().toISOString();
     this.backoffMs = 200;
+    this.connections.made += 1;
     this.deps.log.info({ address: this.address }, 'sorter link connected; resynchronising');
     // The telegrams of one tick (the ACKs for a chunk, the assignments they let through) leave in
     // one write: corked at the first, uncorked once this tick's work is done.
@@ -202,14 +213,16 @@ export class TcpSorterLink implements SorterLink {
 
   private onClose(socket: net.Socket): void {
     if (socket !== this.socket) return;
-    if (this.session.connected) {
+    const wasUp = this.session.connected;
+    if (wasUp) {
       this.deps.log.warn({ address: this.address }, 'sorter link lost; unacknowledged telegrams stay in the outbox');
       this.since = this.deps.clock().toISOString();
     }
     this.session.detach();
     this.socket = null;
     if (this.stopping) return;
-    this.reconnects += 1;
+    if (wasUp) this.connections.lost += 1;
+    else this.connections.failedAttempts += 1;
     this.reconnectTimer = setTimeout(() => this.connect(), this.backoffMs);
     this.backoffMs = Math.min(this.backoffMs * 2, this.deps.settings.ReconnectMaxMs);
   }

@@ -9,7 +9,7 @@ import { seqOfOutboxId } from '../../lib/link/outbox-feed';
 import { type TestService, testService } from '../helpers/service';
 
 /** A PLC scripted by the test over real TCP: records what it receives, answers as told. */
-function scriptedPlc(answer: (t: Telegram, send: (content: string) => void) => void) {
+function scriptedPlc(answer: (t: Telegram, send: (content: string) => void) => void, port = 0) {
   const received: Telegram[] = [];
   let current: net.Socket | null = null;
   const server = net.createServer((socket) => {
@@ -26,10 +26,12 @@ function scriptedPlc(answer: (t: Telegram, send: (content: string) => void) => v
     });
     socket.on('error', () => {});
   });
-  const listening = new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
+  const listening = new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
   /** Send a telegram to the connected host. */
   const toHost = (content: string) => current!.write(`\x02${content}\x03`, 'latin1');
-  return { server, received, listening, toHost };
+  /** Drop the host's connection, as a PLC restart or a cable would. */
+  const drop = () => current?.destroy();
+  return { server, received, listening, toHost, drop };
 }
 const ack = (t: Telegram) => encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: t.seq, type: t.type, flag: 'A', data: '' });
 const until = async (cond: () => boolean, ms = 5000) => {
@@ -158,5 +160,24 @@ describe('TcpSorterLink against a scripted PLC', () => {
     const nak = plc.received.find((x) => x.flag === 'N')!;
     expect(nak.data.slice(0, 2)).toBe('01');
     expect(t.service.deps.link.status().NaksSent).toBe(1);
+  });
+  it('counts attempts that never connected apart from connections lost, and reconnections', async () => {
+    // A port with nobody listening yet: the link tries, and fails, a few times.
+    const probe = net.createServer();
+    const port = await new Promise<number>((r) => probe.listen(0, '127.0.0.1', () => r((probe.address() as net.AddressInfo).port)));
+    await new Promise((r) => probe.close(r));
+    plc = scriptedPlc(() => {}, 0);
+    await plc.listening;
+    t = await testService({ TestMode: false, Sorter: { Port: port, ReconnectMaxMs: 100, HeartbeatMs: 1000 } });
+    await until(() => (t.service.deps.link.status().ConnectAttemptsFailed as number) >= 2);
+    expect(t.service.deps.link.status()).toMatchObject({ Connected: false, Reconnects: 0, ConnectionsLost: 0 });
+    plc.server.close();
+    plc = scriptedPlc(() => {}, port);
+    await plc.listening;
+    await until(() => t.service.deps.link.status().Connected === true);
+    expect(t.service.deps.link.status()).toMatchObject({ Reconnects: 0, ConnectionsLost: 0 });
+    plc.drop();
+    await until(() => t.service.deps.link.status().Reconnects === 1);
+    expect(t.service.deps.link.status()).toMatchObject({ Connected: true, ConnectionsLost: 1 });
   });
 });
