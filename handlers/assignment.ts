@@ -12,7 +12,7 @@ export type AssignmentDeps = ForwardDeps;
 
 /** A validated POST /sortation body (field names already canonical, lengths checked at the edge). */
 export interface AssignmentEvent {
-  body: { TrackID: string; Destination: string; Barcode?: string; Type?: string };
+  body: { TrackID: string; Destination: string; Barcode?: string | null; Type?: string | null };
   clientAddress: string | null;
 }
 

@@ -35,8 +35,8 @@ export const timeOutQuery = Joi.object({
 export const assignmentBody = Joi.object({
   TrackID: telegramText('TrackID').required().description('The item being answered (from the REQUEST). Required.').example('0004711'),
   Destination: telegramText('Destination').required().description('Destination identifier. Required.').example('D017'),
-  Barcode: telegramText('Barcode').allow('').description('Optional; sent to the sorter with the assignment.').example('4006381333931'),
-  Type: Joi.string().allow('').description('Optional and ignored; normal integration omits it.'),
+  Barcode: telegramText('Barcode').allow('', null).description('Optional; sent to the sorter with the assignment. null (as .NET and Java serializers send for an unset property, e.g. on a no-read) means omitted.').example('4006381333931'),
+  Type: Joi.string().allow('', null).description('Optional and ignored; normal integration omits it. null means omitted.'),
 })
   .unknown(true)
   .label('AssignmentDto')

@@ -100,6 +100,17 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
     expect(body.Storage).toMatchObject({ State: 'Ok', WaitingFor: null, ReadOnly: false, LastError: null });
   });
 
+  it('POST bodies: null in an optional field means omitted, on both endpoints (as .NET and Java serializers send it)', async () => {
+    const a = await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D017', Barcode: null, Type: null } });
+    expect(a.statusCode).toBe(200);
+    expect(JSON.parse(a.payload).Message).toEqual({ TrackID: '0004711', Destination: 'D017', Barcode: '' });
+    const d = await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D017', DestinationText: null, BatchDoorStatus: null, LightStatus: null, Type: null } });
+    expect(d.statusCode).toBe(200);
+    expect(JSON.parse(d.payload).Message).toMatchObject({ Destination: 'D017', DestinationText: '', BatchDoorStatus: null });
+    // Required fields stay required: null is not a value for them.
+    expect((await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: null, Destination: 'D017' } })).statusCode).toBe(400);
+  });
+
   it('POST /sortation answers 200 with an acknowledgement and sends nothing in test mode', async () => {
     const res = await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D017', Barcode: '00012345678901234567' } });
     expect(res.statusCode).toBe(200);
