@@ -1,6 +1,7 @@
 // The one place handler results become HTTP, with case-insensitive input keys and readable
 // validation errors.
 import Boom from '@hapi/boom';
+import type { IncomingMessage } from 'node:http';
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type Joi from 'joi';
 import type { DeliveryTracker } from './delivery';
@@ -118,4 +119,32 @@ export function canonicalKeys(input: unknown, keys: string[], source: string): u
     out[canonical] = value;
   }
   return out;
+}
+
+/** How much of an oversized chunked body is read away (and for how long) so that its 413 arrives. */
+const OVERSIZED_DRAIN_BYTES = 1024 * 1024;
+const OVERSIZED_DRAIN_MS = 5000;
+
+/**
+ * A chunked body over MaxPayloadBytes: hapi's reader destroys the request at the limit, which
+ * resets the connection before the 413 is written (a body with a Content-Length is refused
+ * before it is read). For chunked requests, that destroy reads the rest of the body away
+ * instead, up to a bound, so that the 413 reaches the client; past the bound it destroys.
+ */
+export function answerOversizedChunkedBodies(req: IncomingMessage): void {
+  if (!req.headers['transfer-encoding'] || req.headers['content-length'] !== undefined) return;
+  const destroy = req.destroy.bind(req);
+  req.destroy = (err?: Error) => {
+    let extra = 0;
+    const timer = setTimeout(() => destroy(err), OVERSIZED_DRAIN_MS);
+    timer.unref();
+    req.on('data', (chunk: Buffer) => {
+      extra += chunk.length;
+      if (extra > OVERSIZED_DRAIN_BYTES) destroy(err);
+    });
+    req.once('end', () => clearTimeout(timer));
+    req.once('close', () => clearTimeout(timer));
+    req.resume();
+    return req;
+  };
 }

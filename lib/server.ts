@@ -7,7 +7,7 @@ import Vision from '@hapi/vision';
 import HapiSwagger from 'hapi-swagger';
 import { apiKeyCheck } from './auth';
 import { loadHttpFunction } from './functions';
-import { canonicalKeys, clientAddress, goneWatch, reply, schemaKeys, validationFailAction } from './http';
+import { answerOversizedChunkedBodies, canonicalKeys, clientAddress, goneWatch, reply, schemaKeys, validationFailAction } from './http';
 import { type Manifest, httpTriggers, loadManifest } from './manifest';
 import { routeOptions } from './routes';
 import type { Service } from './service';
@@ -81,6 +81,10 @@ export async function createServer(service: Service, options: ServerOptions = {}
     deps.log.error({ err: event.error, method: request.method, path: request.path }, 'request failed'),
   );
 
+  server.ext('onRequest', (request, h) => {
+    answerOversizedChunkedBodies(request.raw.req);
+    return h.continue;
+  });
   if (security) server.ext('onRequest', apiKeyCheck(config.ApiKeys));
 
   // Bind input keys case-insensitively before validation runs (hapi validates after onPostAuth).

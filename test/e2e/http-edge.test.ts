@@ -1,0 +1,53 @@
+// The HTTP edge against raw sockets, as clients that do not use our reference client send it:
+// chunked bodies over the limit get their 413 (not a reset).
+import net from 'node:net';
+import { removeHome, tempHome } from '../helpers/home';
+import { type ServiceProcess, startServiceProcess } from '../helpers/process';
+
+/** Write `request` on a fresh connection; resolve with everything read until the server closes or `ms` passes. */
+function exchange(port: number, write: (s: net.Socket) => void, ms = 3000): Promise<{ text: string; error?: string }> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => write(s));
+    let text = '';
+    let error: string | undefined;
+    s.on('data', (d) => {
+      text += d.toString('latin1');
+      if (/\r\n\r\n[\s\S]*\}$/.test(text)) s.end();
+    });
+    s.on('error', (e: NodeJS.ErrnoException) => (error = e.code));
+    s.on('close', () => resolve({ text, error }));
+    setTimeout(() => s.destroy(), ms).unref();
+  });
+}
+
+describe('HTTP edge, raw sockets', () => {
+  let home: string;
+  let svc: ServiceProcess;
+  beforeAll(async () => {
+    home = tempHome({ 'config.json': { TestMode: true, Port: 0 } });
+    svc = await startServiceProcess(home);
+  });
+  afterAll(async () => {
+    await svc.stop();
+    removeHome(home);
+  });
+
+  it('answers a chunked body over MaxPayloadBytes with 413 JSON, like one with a Content-Length', async () => {
+    const body = JSON.stringify({ TrackID: '1', Destination: 'D', Pad: 'x'.repeat(16_800) });
+    const chunked = await exchange(svc.port, (s) => {
+      s.write('POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+      for (let i = 0; i < body.length; i += 1000) {
+        const c = body.slice(i, i + 1000);
+        s.write(`${c.length.toString(16)}\r\n${c}\r\n`);
+      }
+      s.write('0\r\n\r\n');
+    });
+    expect(chunked.error).toBeUndefined();
+    expect(chunked.text).toMatch(/^HTTP\/1\.1 413 /);
+    expect(chunked.text).toMatch(/"statusCode":413/);
+    const sized = await exchange(svc.port, (s) => s.write(`POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`));
+    expect(sized.text).toMatch(/^HTTP\/1\.1 413 /);
+    // The service still answers.
+    expect((await fetch(`${svc.base}/status`)).status).toBe(200);
+  });
+});
