@@ -1,6 +1,7 @@
 // The hapi server: Swagger UI, authentication, case-insensitive keys, and one route per HTTP
 // trigger.
 import './swagger-assets'; // before hapi-swagger: see the module
+import Boom from '@hapi/boom';
 import Hapi from '@hapi/hapi';
 import Inert from '@hapi/inert';
 import Vision from '@hapi/vision';
@@ -109,6 +110,21 @@ export async function createServer(service: Service, options: ServerOptions = {}
         handler: async (request, h) => {
           const view = { method: request.method, query: request.query, payload: request.payload, clientAddress: clientAddress(request), gone: goneWatch(request) };
           return reply(request, h, await f.invoke(deps, view, input), deps);
+        },
+      },
+    });
+  }
+  // Any other method on a path we serve: 405 with Allow (what HTTP clients expect), not 404.
+  const methodsByPath = new Map<string, string[]>();
+  for (const { method, path } of httpTriggers(manifest)) methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), ...(method === 'GET' ? ['GET', 'HEAD'] : [method])]);
+  for (const [path, methods] of methodsByPath) {
+    server.route({
+      method: '*',
+      path,
+      options: {
+        handler: (request, h) => {
+          const err = Boom.methodNotAllowed(`${request.method.toUpperCase()} is not allowed on ${path}; allowed: ${methods.join(', ')}`, undefined, methods);
+          return h.response(err.output.payload).code(405).header('Allow', methods.join(', '));
         },
       },
     });

@@ -247,6 +247,15 @@ describe('errors (README, "Errors")', () => {
     expect(t.service.deps.store.depth('sortation')).toBe(1);
     expect(t.service.deps.store.depth('destination')).toBe(1);
   });
+
+  it('405 JSON with Allow for another method on a path we serve, and it takes nothing', async () => {
+    for (const [method, url, allow] of [['DELETE', '/sortation', 'GET, HEAD, POST'], ['PUT', '/destination', 'GET, HEAD, POST'], ['POST', '/status', 'GET, HEAD'], ['PATCH', '/sortation', 'GET, HEAD, POST']] as const) {
+      const res = await t.server.inject({ method, url });
+      expect([method, url, res.statusCode, res.headers.allow]).toEqual([method, url, 405, allow]);
+      expect(JSON.parse(res.payload)).toMatchObject({ statusCode: 405, error: 'Method Not Allowed' });
+    }
+    expect(t.service.deps.store.depth('sortation')).toBe(1);
+  });
 });
 
 describe('live mode without a sorter connection', () => {
