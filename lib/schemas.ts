@@ -26,6 +26,15 @@ const oneOf = (values: readonly string[]) => values.join(', ');
 
 export const timeOutQuery = Joi.object({
   timeOut: Joi.number()
+    .unsafe() // 1e25 is a number too: clamped like any other
+    .error((errors) =>
+      errors.map((e) => {
+        // timeOut=1&timeOut=2 arrives as an array: say that, not "must be a number".
+        if (e.code === 'number.base' && Array.isArray(e.value)) e.code = 'number.once';
+        return e;
+      }),
+    )
+    .messages({ 'number.once': '{{#label}} is given more than once: give it once' })
     .description('Seconds to wait for a message. Any number is accepted, truncated to whole seconds and clamped to 0..30; 0 = immediate check. Omitted: the DefaultTimeOut setting (default 0).')
     .example(10),
 })

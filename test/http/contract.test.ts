@@ -143,6 +143,20 @@ describe('timeOut (README, "The HTTP interface")', () => {
     expect(res.statusCode).toBe(400);
     expect(JSON.parse(res.payload)).toMatchObject({ statusCode: 400, error: 'Bad Request', message: '"timeOut" must be a number' });
     expect((await t.server.inject('/destination?timeOut=')).statusCode).toBe(400);
+    const twice = await t.server.inject('/sortation?timeOut=1&timeOut=2');
+    expect(JSON.parse(twice.payload)).toMatchObject({ statusCode: 400, message: '"timeOut" is given more than once: give it once' });
+  });
+
+  it('takes any number, however large or small, and clamps it: 1e25 waits the maximum, 1e-400 is 0', async () => {
+    t = await testService({ TestMode: true });
+    const started = Date.now();
+    expect((await t.server.inject('/sortation?timeOut=1e-400')).statusCode).toBe(204);
+    expect(Date.now() - started).toBeLessThan(500);
+    // 1e25: a valid long poll (clamped to 30 s); answered at once here because a message is published.
+    const poll = t.server.inject('/sortation?timeOut=1e25');
+    await new Promise((r) => setTimeout(r, 100));
+    await t.publish([{ Type: 'VERIFY', TrackID: '1', Barcode: '', Destination: 'D1', MessageCode: 212 }]);
+    expect((await poll).statusCode).toBe(212);
   });
 
   it('treats negative values as 0 (immediate) and binds the name case-insensitively', async () => {
