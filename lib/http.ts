@@ -148,3 +148,51 @@ export function answerOversizedChunkedBodies(req: IncomingMessage): void {
     return req;
   };
 }
+
+/** What Node's HTTP parser refused, in words a client developer can act on. */
+function parserErrorMessage(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return 'the request headers are larger than 16 KB';
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+      return 'the request has both Content-Length and Transfer-Encoding, or a Transfer-Encoding the server does not accept';
+    case 'HPE_INVALID_CONTENT_LENGTH':
+      return 'the Content-Length header is not valid (conflicting or not a number)';
+    case 'HPE_INVALID_METHOD':
+    case 'HPE_INVALID_URL':
+    case 'HPE_INVALID_VERSION':
+    case 'HPE_INVALID_CONSTANT':
+      return 'the request line is not valid HTTP/1.1';
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return 'the request was not received completely in time';
+    default:
+      return `the request is not valid HTTP (${err.code ?? err.message})`;
+  }
+}
+
+/**
+ * Requests Node's HTTP parser refuses (oversized headers, a bad request line, conflicting
+ * lengths) are answered with the same JSON errors as everything else, and 431 for oversized
+ * headers, instead of an empty 400. Replaces hapi's handler, which writes an empty 400.
+ */
+export function answerParserErrors(listener: import('node:http').Server): void {
+  listener.removeAllListeners('clientError');
+  listener.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:net').Socket) => {
+    if (!socket.writable || err.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const error = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+    const body = JSON.stringify({ statusCode: status, error, message: parserErrorMessage(err) });
+    const write = () => {
+      if (socket.writable) socket.end(`HTTP/1.1 ${status} ${error}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      else socket.destroy();
+    };
+    // A response still being written on this connection (a pipelined request went wrong) finishes first.
+    const current = (socket as unknown as { _httpMessage?: import('node:http').ServerResponse })._httpMessage;
+    if (current && !current.writableFinished) current.once('finish', write);
+    else write();
+  });
+}

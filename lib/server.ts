@@ -8,7 +8,7 @@ import Vision from '@hapi/vision';
 import HapiSwagger from 'hapi-swagger';
 import { apiKeyCheck } from './auth';
 import { loadHttpFunction } from './functions';
-import { answerOversizedChunkedBodies, canonicalKeys, clientAddress, goneWatch, reply, schemaKeys, validationFailAction } from './http';
+import { answerOversizedChunkedBodies, answerParserErrors, canonicalKeys, clientAddress, goneWatch, reply, schemaKeys, validationFailAction } from './http';
 import { type Manifest, httpTriggers, loadManifest } from './manifest';
 import { routeOptions } from './routes';
 import type { Service } from './service';
@@ -19,6 +19,10 @@ export interface ServerOptions {
   port?: number;
   host?: string;
 }
+
+/** Time to receive a request's headers, and the whole request (ms). */
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 20_000;
 
 interface KeyLists {
   query: string[];
@@ -74,6 +78,11 @@ export async function createServer(service: Service, options: ServerOptions = {}
     },
   ]);
 
+  answerParserErrors(server.listener);
+  // A client must send its whole request within these (a long poll's request is sent at once; its
+  // wait is the response's): slow-header and slow-body connections do not linger for Node's 300 s.
+  server.listener.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.listener.requestTimeout = REQUEST_TIMEOUT_MS;
   deps.deliveries.attach(server.listener);
   // Before the listener stops: clients holding a message whose read is not proven are asked.
   server.ext('onPreStop', () => deps.deliveries.drain());

@@ -50,4 +50,17 @@ describe('HTTP edge, raw sockets', () => {
     // The service still answers.
     expect((await fetch(`${svc.base}/status`)).status).toBe(200);
   });
+
+  it.each([
+    ['headers over 16 KB', `GET /status HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431, /headers are larger than 16 KB/],
+    ['Content-Length and Transfer-Encoding together', 'POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, /Content-Length and Transfer-Encoding/],
+    ['conflicting Content-Length', 'POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400, /Content-Length/],
+    ['a bad request line', 'GET /status HTTP/9.9 extra\r\nHost: x\r\n\r\n', 400, /not valid/],
+  ])('answers %s with a JSON error, not an empty reply', async (_what, raw, status, message) => {
+    const res = await exchange(svc.port, (s) => s.write(raw));
+    expect(res.text).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    const body = JSON.parse(res.text.slice(res.text.indexOf('\r\n\r\n') + 4));
+    expect(body).toMatchObject({ statusCode: status });
+    expect(body.message).toMatch(message);
+  });
 });
