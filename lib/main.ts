@@ -1,5 +1,6 @@
 // The process entry point: config, service, server, schedules, and a clean shutdown on
 // SIGTERM/SIGINT.
+import fs from 'node:fs';
 import { ConfigError, loadConfig, resolveHome } from './config';
 import { InstanceLockedError, lockInstance } from './instance-lock';
 import { createLogger, stdoutDestination } from './logger';
@@ -17,6 +18,8 @@ import { createService } from './service';
 async function main(argv: string[]): Promise<void> {
   const i = argv.indexOf('--default-home');
   const home = resolveHome(process.env, i >= 0 && argv[i + 1] ? argv[i + 1] : projectRoot);
+  // A mistyped SORTER_HOME must not pass for the real one: say so once the log is up.
+  const newHome = !fs.existsSync(home) || fs.readdirSync(home).length === 0;
   let config;
   try {
     config = loadConfig(home);
@@ -39,15 +42,20 @@ async function main(argv: string[]): Promise<void> {
   }
   const out = stdoutDestination();
   const log = createLogger(config.LogLevel, out.stream);
+  if (newHome) log.warn({ home }, `the service home ${home} did not exist or was empty: starting with a new, empty home (no config.json: all defaults; check SORTER_HOME)`);
   const manifest = loadManifest();
   const service = await createService({ home, config, log, version });
   const server = await createServer(service, { manifest });
   await server.start();
   const stopSchedules = startSchedules(manifest, service.deps);
+  const address = `http://${config.Host.includes(':') ? `[${config.Host}]` : config.Host}:${server.info.port}`;
   log.info(
-    { url: server.info.uri, home, testMode: config.TestMode, replay: service.deps.replay },
-    `listening on http://localhost:${server.info.port} (${config.TestMode ? 'test mode' : 'live mode'}); Swagger UI at /`,
+    { url: server.info.uri, address, home, testMode: config.TestMode, replay: service.deps.replay },
+    `listening on ${address} (${config.TestMode ? 'test mode' : 'live mode'}); Swagger UI at /`,
   );
+  if (!isLoopback(config.Host) && config.ApiKeys.length === 0) {
+    log.warn({ host: config.Host }, `listening on ${config.Host}, beyond this machine, with no ApiKeys: anyone who can reach port ${server.info.port} can take messages and send assignments (set ApiKeys, or Host "127.0.0.1")`);
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -68,6 +76,9 @@ async function main(argv: string[]): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 }
+
+/** Addresses that only this machine can reach. */
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 /** Held for the life of the process (a lock that is garbage-collected would be released). */
 let instanceLock: { release(): void } | undefined;

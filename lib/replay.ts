@@ -44,10 +44,14 @@ class RowError extends Error {
 const INTEGER = /^\d+$/;
 const DECIMAL = /^\d+(\.\d+)?$/;
 
-function integer(row: Row, column: 'MessageCode' | 'RecircCount' | 'ButtonID', emptyIs?: number): number {
+/** Digits an integer may have: as many as its field in a live telegram (docs/sorter-protocol.md). */
+const INTEGER_DIGITS = { MessageCode: 5, RecircCount: 3, ButtonID: 3 } as const;
+
+function integer(row: Row, column: keyof typeof INTEGER_DIGITS, emptyIs?: number): number {
   const v = field(row, column);
   if (v === '' && emptyIs !== undefined) return emptyIs;
   if (!INTEGER.test(v)) throw new RowError(column, v, 'a whole number');
+  if (v.replace(/^0+(?=\d)/, '').length > INTEGER_DIGITS[column]) throw new RowError(column, v, `a whole number of at most ${INTEGER_DIGITS[column]} digits`);
   return Number(v);
 }
 

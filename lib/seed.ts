@@ -5,6 +5,9 @@ import type { Logger } from './logger';
 import type { SorterMessage } from './messages';
 import { ReplayFileError, findReplayFile, readReplayFile } from './replay';
 
+/** Skipped replay rows logged one by one; the rest are counted in one line. */
+const LOGGED_SKIPPED_ROWS = 20;
+
 /** What test mode loaded at start-up; shown in GET /status. */
 export interface ReplaySummary {
   File: string | null;
@@ -54,7 +57,10 @@ export async function seedFromReplay(
     for await (const item of readReplayFile(file)) {
       if ('problem' in item) {
         summary.RowsSkipped += 1;
-        log.warn({ file: summary.File, ...item.problem }, `replay row skipped: line ${item.problem.line}, ${item.problem.column} ${JSON.stringify(item.problem.value)}: expected ${item.problem.expected}`);
+        // The first ones each get a line; a file full of bad rows must not flood the log.
+        if (summary.RowsSkipped <= LOGGED_SKIPPED_ROWS) {
+          log.warn({ file: summary.File, ...item.problem }, `replay row skipped: line ${item.problem.line}, ${item.problem.column} ${JSON.stringify(item.problem.value)}: expected ${item.problem.expected}`);
+        }
         continue;
       }
       batch.push(item.message);
@@ -68,6 +74,9 @@ export async function seedFromReplay(
     await committing.catch(() => {});
     summary.Error = err instanceof ReplayFileError ? err.message : `${summary.File} cannot be read: ${(err as Error).message}`;
     log.error({ file: summary.File }, summary.Error);
+  }
+  if (summary.RowsSkipped > LOGGED_SKIPPED_ROWS) {
+    log.warn({ file: summary.File, skipped: summary.RowsSkipped, logged: LOGGED_SKIPPED_ROWS }, `replay: ${summary.RowsSkipped - LOGGED_SKIPPED_ROWS} more rows skipped, not logged one by one (the first ${LOGGED_SKIPPED_ROWS} are above)`);
   }
   log.info({ ...summary }, `test mode: replayed ${summary.RowsLoaded} messages from ${summary.File} (${summary.RowsSkipped} rows skipped)`);
   return summary;

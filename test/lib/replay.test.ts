@@ -52,6 +52,8 @@ describe('CSV rows', () => {
     ['abc', 'REQUEST,210,IND01,1,B,abc,,,,0,,,,,', 'Length'],
     ['two', 'REQUEST,210,IND01,1,B,,,,,two,,,,,', 'RecircCount'],
     ['A', 'SCAN,211,D1,,,,,,,,Ready,Off,Off,,A', 'ButtonID'],
+    ['a 20-digit ButtonID', 'SCAN,211,D1,,,,,,,,Ready,Off,Off,,12345678901234567890', 'ButtonID'],
+    ['a 6-digit MessageCode', 'REQUEST,210000,IND01,1,B,,,,,0,,,,,', 'MessageCode'],
     ['empty TrackID', 'VERIFY,212,D1,,B,,,,,,,,,,', 'TrackID'],
     ['empty DeviceID', 'SCAN,211,,,,,,,,,Ready,Off,Off,,NONE', 'DeviceID'],
   ])('skips a row with %s, naming column %s', (_what, row, column) => {

@@ -1,0 +1,40 @@
+// What the real process says at start-up: the address it really listens on, a warning when that
+// is beyond this machine with no API keys, and a new, empty home said out loud.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { removeHome, tempHome } from '../helpers/home';
+import { startServiceProcess } from '../helpers/process';
+
+const messages = (logs: Array<Record<string, unknown>>) => logs.map((l) => String(l.msg));
+
+describe('start-up', () => {
+  it('names the address it listens on, and warns when that is every interface with no ApiKeys', async () => {
+    const home = tempHome({ 'config.json': { TestMode: true, Port: 0, Host: '0.0.0.0' } });
+    const open = await startServiceProcess(home);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(messages(open.logs)).toEqual(expect.arrayContaining([expect.stringMatching(/^listening on http:\/\/0\.0\.0\.0:\d+ \(test mode\)/), expect.stringMatching(/beyond this machine, with no ApiKeys/)]));
+    await open.stop();
+    fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify({ TestMode: true, Port: 0, Host: '127.0.0.1' }));
+    const local = await startServiceProcess(home);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(messages(local.logs).some((m) => /no ApiKeys/.test(m))).toBe(false);
+    expect(messages(local.logs)).toEqual(expect.arrayContaining([expect.stringMatching(/^listening on http:\/\/127\.0\.0\.1:\d+/)]));
+    expect(messages(local.logs).some((m) => /new, empty home/.test(m))).toBe(false);
+    await local.stop();
+    removeHome(home);
+  });
+
+  it('says so when SORTER_HOME names a folder that did not exist (a typo starts live mode with defaults)', async () => {
+    const home = path.join(os.tmpdir(), `sorter-typo-${process.pid}-${Date.now()}`);
+    const proc = spawn(process.execPath, [path.resolve(__dirname, '../../dist/lib/main.js')], { env: { ...process.env, SORTER_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    readline.createInterface({ input: proc.stdout! }).on('line', (l) => lines.push(l));
+    for (let i = 0; i < 200 && !lines.some((l) => /new, empty home/.test(l)); i++) await new Promise((r) => setTimeout(r, 25));
+    proc.kill('SIGKILL');
+    expect(lines.some((l) => l.includes(`the service home ${home} did not exist or was empty: starting with a new, empty home`))).toBe(true);
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+});
