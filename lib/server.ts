@@ -52,7 +52,8 @@ export async function createServer(service: Service, options: ServerOptions = {}
     routes: {
       // No route uses cookies: do not parse them on every request.
       state: { parse: false, failAction: 'ignore' },
-      payload: { maxBytes: config.MaxPayloadBytes, allow: ['application/json'] },
+      // A "__proto__" key is dropped like any other unknown field (hapi's default calls it invalid JSON).
+      payload: { maxBytes: config.MaxPayloadBytes, allow: ['application/json'], protoAction: 'remove' },
       validate: { failAction: validationFailAction },
     },
   });

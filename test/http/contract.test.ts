@@ -107,6 +107,10 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
     const d = await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D017', DestinationText: null, BatchDoorStatus: null, LightStatus: null, Type: null } });
     expect(d.statusCode).toBe(200);
     expect(JSON.parse(d.payload).Message).toMatchObject({ Destination: 'D017', DestinationText: '', BatchDoorStatus: null });
+    // A "__proto__" key is an unknown field like any other: ignored, not "invalid JSON".
+    const proto = await t.server.inject({ method: 'POST', url: '/sortation', payload: '{"__proto__": {"polluted": 1}, "TrackID": "0004711", "Destination": "D017"}', headers: { 'content-type': 'application/json' } });
+    expect([proto.statusCode, JSON.parse(proto.payload).Message]).toEqual([200, { TrackID: '0004711', Destination: 'D017', Barcode: '' }]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     // Required fields stay required: null is not a value for them.
     expect((await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: null, Destination: 'D017' } })).statusCode).toBe(400);
   });
