@@ -33,6 +33,10 @@ export function writeCommands(db: Db) {
     /** An outbox entry the sorter cannot use: to outbox_dropped. */
     dropFromOutbox: link.drop,
     purgeHistory: history.purgeDeliveredBefore,
+    /** Older REQUESTs of an item that went round again: out of the queue, into the history. */
+    supersedeRequests: queue.supersede,
+    /** REQUESTs older than MaxRequestAgeSeconds: out of the queue, into the history. */
+    expireRequests: queue.expireRequests,
   };
 }
 

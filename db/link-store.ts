@@ -6,6 +6,12 @@ import type { QueueWrites } from './queue-store';
 import type { OutboxEntry } from './outbox-store';
 import type { SorterMessage } from '../lib/messages';
 
+/** A message from the peer, committed: its queue id, and how many older REQUESTs it superseded. */
+export interface Accepted {
+  id: number;
+  superseded: number;
+}
+
 /** What the link remembers about one peer across restarts. */
 export interface PeerSession {
   /** The peer's session id from its last SYNS, null before the first one. */
@@ -35,7 +41,8 @@ export interface LinkWrites {
    * last number stored is `after` (the one before it): a message whose predecessor was not
    * stored fails too, so no gap can be papered over by a later repeat. Returns the queue id.
    */
-  accept(peer: string, seq: number, after: number, message: SorterMessage, at: string): number;
+  /** `dropSuperseded`: a REQUEST takes the older REQUESTs of its item out of the queue (live mode). */
+  accept(peer: string, seq: number, after: number, message: SorterMessage, at: string, dropSuperseded?: boolean): Accepted;
   /** Move an outbox entry the sorter can no longer use to outbox_dropped, with the reason. */
   drop(entry: OutboxEntry, reason: string, at: string): void;
 }
@@ -78,13 +85,15 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
     return toSession(select.get(peer) as SessionRow);
   };
 
-  const accept = db.transaction((peer: string, seq: number, after: number, message: SorterMessage, at: string): number => {
+  const accept = db.transaction((peer: string, seq: number, after: number, message: SorterMessage, at: string, dropSuperseded = false): Accepted => {
     if (setLastIn.run({ seq, at, peer, after }).changes === 0) {
       const stored = (select.get(peer) as SessionRow | undefined)?.last_seq_in;
       throw new Error(`telegram ${seq} from ${peer} out of sequence: expected the last stored number to be ${after}, it is ${stored ?? 'missing'}`);
     }
     const [id] = queues.enqueue([message], at);
-    return id;
+    // A newer REQUEST for the item: the older ones can no longer be used by anybody.
+    const superseded = dropSuperseded && message.Type === 'REQUEST' ? queues.supersede(message.TrackID, id, at) : 0;
+    return { id, superseded };
   });
 
   const drop = db.transaction((entry: OutboxEntry, reason: string, at: string) => {
@@ -109,7 +118,7 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
   return {
     ensureSession,
     setPeerSession: (peer, epoch, lastSeqIn, at) => setPeerSession.immediate(peer, epoch, lastSeqIn, at),
-    accept: (peer, seq, after, message, at) => accept.immediate(peer, seq, after, message, at),
+    accept: (peer, seq, after, message, at, dropSuperseded) => accept.immediate(peer, seq, after, message, at, dropSuperseded),
     drop: (entry, reason, at) => drop.immediate(entry, reason, at),
   };
 }

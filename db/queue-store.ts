@@ -46,6 +46,10 @@ export interface QueueWrites {
   remove(stored: StoredMessage, delivery: Delivery): boolean;
   /** Empty both queues (test mode re-seeds from the replay file at each start). */
   clear(): void;
+  /** Take out the REQUESTs for `trackId` older than `newerId` (the item went round again); returns how many. */
+  supersede(trackId: string, newerId: number, at: string): number;
+  /** Take out the REQUESTs received before `before`; returns how many. */
+  expireRequests(before: string, at: string): number;
 }
 
 /** Both, on one connection: for tests, the benchmark and tools (the service splits them over two threads). */
@@ -229,6 +233,30 @@ export function queueWrites(db: Db): QueueWrites {
     return true;
   });
 
+  // Removed without reaching a WCS: into the history with the reason, no client, no proof.
+  const removeWithReason = (reason: 'Superseded' | 'Expired', where: string) =>
+    db.prepare(`
+      INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
+        payload, received_at, delivered_at, client_address, attempt, read_proof, removed_reason)
+      SELECT 'sortation', id, type, message_code, track_id, barcode, induct_location,
+        json_object('Type', type, 'TrackID', track_id, 'Barcode', barcode, 'MessageCode', message_code,
+          'InductLocation', induct_location, 'RecirculationCount', recirculation_count,
+          'Length', length, 'Width', width, 'Height', height, 'Weight', weight),
+        received_at, @at, NULL, 1, NULL, '${reason}'
+      FROM sortation_queue WHERE type = 'REQUEST' AND ${where}`);
+  const historySuperseded = removeWithReason('Superseded', 'track_id = @trackId AND id < @newerId');
+  const deleteSuperseded = db.prepare("DELETE FROM sortation_queue WHERE type = 'REQUEST' AND track_id = @trackId AND id < @newerId");
+  const historyExpired = removeWithReason('Expired', 'received_at < @before');
+  const deleteExpired = db.prepare("DELETE FROM sortation_queue WHERE type = 'REQUEST' AND received_at < @before");
+  const supersede = db.transaction((trackId: string, newerId: number, at: string): number => {
+    historySuperseded.run({ trackId, newerId, at });
+    return deleteSuperseded.run({ trackId, newerId }).changes;
+  });
+  const expireRequests = db.transaction((before: string, at: string): number => {
+    historyExpired.run({ before, at });
+    return deleteExpired.run({ before }).changes;
+  });
+
   const clear = db.transaction(() => {
     db.exec(`DELETE FROM sortation_queue; DELETE FROM destination_queue;
       DELETE FROM sqlite_sequence WHERE name IN ('sortation_queue', 'destination_queue');`);
@@ -238,6 +266,8 @@ export function queueWrites(db: Db): QueueWrites {
     enqueue: (messages, receivedAt) => enqueue.immediate(messages, receivedAt),
     remove: (stored, delivery) => remove.immediate(stored, delivery),
     clear: () => clear.immediate(),
+    supersede: (trackId, newerId, at) => supersede.immediate(trackId, newerId, at),
+    expireRequests: (before, at) => expireRequests.immediate(before, at),
   };
 }
 

@@ -36,6 +36,8 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
       enqueue: (messages, receivedAt) => writer.run('enqueue', [messages, receivedAt]),
       remove: (stored, delivery) => writer.run('deliver', [stored, delivery]),
       clear: () => writer.run('clearQueues', []),
+      supersede: (trackId, newerId, at) => writer.run('supersedeRequests', [trackId, newerId, at]),
+      expireRequests: (before, at) => writer.run('expireRequests', [before, at]),
     },
     outbox: {
       ...outboxReads(reader),
@@ -53,7 +55,7 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
       ...linkReads(reader),
       ensureSession: (peer, at) => writer.run('ensurePeerSession', [peer, at]),
       setPeerSession: (peer, epoch, lastSeqIn, at) => writer.run('setPeerSession', [peer, epoch, lastSeqIn, at]),
-      accept: (peer, seq, after, message, at) => writer.run('acceptFromPeer', [peer, seq, after, message, at]),
+      accept: (peer, seq, after, message, at, dropSuperseded) => writer.run('acceptFromPeer', [peer, seq, after, message, at, dropSuperseded]),
       drop: (entry, reason, at) => writer.run('dropFromOutbox', [entry, reason, at]),
     },
     history: {

@@ -1,27 +1,37 @@
 // The telegram trigger: a REQUEST, VERIFY or SCAN from the sorter, committed to its queue.
+import type { Accepted } from '../db/link-store';
 import type { QueueDispatcher } from '../lib/dispatcher';
 import { telegramFunction } from '../lib/functions';
 import type { WakeMeter } from '../lib/latency';
+import type { Logger } from '../lib/logger';
 import type { InboundMessage } from '../lib/link/sorter-link';
 import { type QueueName, queueOf } from '../lib/messages';
 import { type HandlerResult, ok } from '../lib/results';
 
 /** What the sorter-message handler needs. */
 export interface SorterMessageDeps {
-  links: { accept(peer: string, seq: number, after: number, message: InboundMessage['message'], at: string): Promise<number> };
+  links: { accept(peer: string, seq: number, after: number, message: InboundMessage['message'], at: string, dropSuperseded?: boolean): Promise<Accepted> };
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   wake: WakeMeter;
-  settings: { Sorter: { PeerName: string } };
+  settings: { Sorter: { PeerName: string }; DropSupersededRequests: boolean };
+  /** REQUESTs taken out of the queue without reaching a WCS, since start. */
+  requestsRemoved: { Superseded: number; Expired: number };
   clock: () => Date;
+  log: Logger;
 }
 
 /**
  * A REQUEST, VERIFY or SCAN from the sorter (telegram trigger): commit it to its queue with its
  * sequence number (only if the last number stored is `after`), then wake the clients waiting
- * on that queue. Resolves once committed: the sorter link acknowledges it only then.
+ * on that queue. Resolves once committed: the sorter link acknowledges it only then. A REQUEST
+ * takes the older REQUESTs of its item out of the queue in the same commit (DropSupersededRequests).
  */
 export async function acceptSorterMessage(deps: SorterMessageDeps, event: InboundMessage): Promise<HandlerResult> {
-  const id = await deps.links.accept(deps.settings.Sorter.PeerName, event.seq, event.after, event.message, deps.clock().toISOString());
+  const { id, superseded } = await deps.links.accept(deps.settings.Sorter.PeerName, event.seq, event.after, event.message, deps.clock().toISOString(), deps.settings.DropSupersededRequests);
+  if (superseded > 0 && event.message.Type === 'REQUEST') {
+    deps.requestsRemoved.Superseded += superseded;
+    deps.log.debug({ trackId: event.message.TrackID, recirculationCount: event.message.RecirculationCount, superseded }, 'older REQUESTs of a recirculated item taken out of the queue');
+  }
   const queue = queueOf(event.message);
   // Wake latency is measured for messages a client is waiting for; the time a message waits for
   // a client to ask is queueing, which depends on the WCS, not on us.

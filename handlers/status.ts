@@ -27,6 +27,7 @@ export interface StatusDeps {
   link: SorterLink;
   replay: ReplaySummary | null;
   wake: WakeMeter;
+  requestsRemoved: { Superseded: number; Expired: number };
   deliveries: { status(): DeliveryStatus };
   storage: { status(): StorageStatus };
 }
@@ -58,6 +59,8 @@ export function getStatus(deps: StatusDeps): HandlerResult {
     // Responses whose read is not proven yet, how the others were settled, and redeliveries
     // (possible duplicates: a message handed out again after an earlier response went unproven).
     Delivery: { ...deps.deliveries.status(), Redelivered: deps.dispatchers.sortation.redelivered + deps.dispatchers.destination.redelivered },
+    // REQUESTs taken out of the queue without reaching a WCS (superseded by a newer one for the item, or expired).
+    RequestsRemoved: { ...deps.requestsRemoved },
     // From a sorter telegram's arrival to the response handing its message to a waiting client.
     WakeLatency: deps.wake.window.summary(),
     // The writer thread: Ok, Stalled (waiting for a lock or the disk) or Failing, with figures.

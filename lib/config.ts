@@ -17,6 +17,8 @@ export interface Config {
   Synchronous: 'FULL' | 'NORMAL';
   GroupCommit: boolean;
   CommitTimeoutMs: number;
+  DropSupersededRequests: boolean;
+  MaxRequestAgeSeconds: number;
   HistoryRetentionDays: number;
   ExternalChangePollMs: number;
   MaxPayloadBytes: number;
@@ -58,6 +60,8 @@ export const configSchema = Joi.object<Config>({
   Synchronous: Joi.string().valid('FULL', 'NORMAL').default('FULL').description('SQLite synchronous mode: FULL survives a power cut'),
   GroupCommit: Joi.boolean().default(true).description('Commit the writes that arrive while a commit is in progress together in the next one (one fsync), acknowledging each after its commit'),
   CommitTimeoutMs: Joi.number().integer().min(100).max(60000).default(2000).description('A POST whose write the storage has not started within this long is answered 503 with Retry-After, and nothing is written'),
+  DropSupersededRequests: Joi.boolean().default(true).description('Live mode: a REQUEST takes the older REQUESTs of the same TrackID (the item went round again) out of the queue, recorded in the history as Superseded'),
+  MaxRequestAgeSeconds: Joi.number().min(0).max(86400).default(0).description('Live mode: REQUESTs waiting longer than this are taken out of the queue (history: Expired); 0 = never'),
   HistoryRetentionDays: Joi.number().integer().min(0).default(30).description('Days delivered messages stay in the history table'),
   ExternalChangePollMs: Joi.number().integer().min(10).max(5000).default(100).description('How often waiting polls look for rows committed by other processes'),
   MaxPayloadBytes: Joi.number().integer().min(256).max(1048576).default(16384).description('Largest accepted request body (413 beyond)'),

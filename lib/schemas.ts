@@ -193,6 +193,9 @@ export const statusDto = Joi.object({
   })
     .label('DeliveryStatus')
     .description('How handed-out messages left their queues since start (docs/queue-semantics.md)'),
+  RequestsRemoved: Joi.object({ Superseded: Joi.number().integer(), Expired: Joi.number().integer() })
+    .label('RequestsRemoved')
+    .description('REQUESTs taken out of the sortation queue since start without reaching a WCS: Superseded (a newer REQUEST for the same TrackID arrived, DropSupersededRequests), Expired (MaxRequestAgeSeconds)'),
   WakeLatency: Joi.object({ P50Ms: Joi.number().allow(null), P99Ms: Joi.number().allow(null), Samples: Joi.number().integer() })
     .label('WakeLatency')
     .description('From a sorter telegram arriving to the response that hands its message to a client that was waiting for it (last 10,000 such messages; messages that queue because no client is waiting are not counted)'),

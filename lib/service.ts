@@ -36,6 +36,8 @@ export interface Deps {
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   link: SorterLink;
   replay: ReplaySummary | null;
+  /** REQUESTs taken out of the sortation queue without reaching a WCS, since start. */
+  requestsRemoved: { Superseded: number; Expired: number };
   /** Wake latency of messages from the sorter link that found a client waiting. */
   wake: WakeMeter;
   /** Decides when a handed-out message was read (Delivery setting); attached to the HTTP listener by the server. */
@@ -154,6 +156,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     link,
     replay,
     wake,
+    requestsRemoved: { Superseded: 0, Expired: 0 },
     deliveries,
     storage: writer,
     log,

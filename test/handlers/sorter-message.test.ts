@@ -5,6 +5,7 @@ import { createQueueStore } from '../../db/queue-store';
 import { acceptSorterMessage } from '../../handlers/sorter-message';
 import { QueueDispatcher } from '../../lib/dispatcher';
 import { WakeMeter } from '../../lib/latency';
+import { createLogger } from '../../lib/logger';
 import { clock } from '../helpers/handler-fakes';
 import { freshDb } from '../helpers/db';
 
@@ -18,8 +19,10 @@ function setup() {
     links: { accept: async (...a: Parameters<typeof links.accept>) => links.accept(...a) },
     dispatchers,
     wake: new WakeMeter(),
-    settings: { Sorter: { PeerName: 'PLC01' } },
+    settings: { Sorter: { PeerName: 'PLC01' }, DropSupersededRequests: true },
+    requestsRemoved: { Superseded: 0, Expired: 0 },
     clock,
+    log: createLogger('silent'),
   };
   return { ctx, queues, links, dispatchers, deps };
 }
@@ -54,6 +57,25 @@ describe('acceptSorterMessage', () => {
     const { ctx, queues, deps } = setup();
     await expect(acceptSorterMessage(deps, { seq: 5, after: 4, message: verify, arrivedAt: 0 })).rejects.toThrow(/out of sequence/);
     expect(queues.depth('sortation')).toBe(0);
+    ctx.dispose();
+  });
+
+  it('takes the older REQUESTs of an item that went round again out of the queue, into the history as Superseded', async () => {
+    const { ctx, queues, deps } = setup();
+    const request = (track: string, recirculation: number) => ({ Type: 'REQUEST', TrackID: track, Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: recirculation, Length: 1, Width: 1, Height: 1, Weight: 1 }) as const;
+    await acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A', 0), arrivedAt: 0 });
+    await acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B', 0), arrivedAt: 0 });
+    await acceptSorterMessage(deps, { seq: 3, after: 2, message: { ...verify, TrackID: 'A' }, arrivedAt: 0 });
+    await acceptSorterMessage(deps, { seq: 4, after: 3, message: request('A', 1), arrivedAt: 0 });
+    const waiting = ctx.db.prepare("SELECT type || ':' || track_id || ':' || coalesce(recirculation_count, '') FROM sortation_queue ORDER BY id").pluck().all();
+    expect(waiting).toEqual(['REQUEST:B:0', 'VERIFY:A:', 'REQUEST:A:1']); // the VERIFY stays: only REQUESTs are superseded
+    expect(ctx.db.prepare('SELECT track_id, removed_reason, client_address, json_extract(payload, \'$.RecirculationCount\') AS rc FROM delivered_history').all()).toEqual([{ track_id: 'A', removed_reason: 'Superseded', client_address: null, rc: 0 }]);
+    expect(deps.requestsRemoved.Superseded).toBe(1);
+    expect(queues.depth('sortation')).toBe(3);
+    // Turned off: everything stays.
+    deps.settings.DropSupersededRequests = false;
+    await acceptSorterMessage(deps, { seq: 5, after: 4, message: request('B', 1), arrivedAt: 0 });
+    expect(queues.depth('sortation')).toBe(4);
     ctx.dispose();
   });
 });

@@ -24,6 +24,7 @@ describe('getStatus', () => {
       link: link('Queued'),
       replay: null,
       wake: new WakeMeter(),
+      requestsRemoved: { Superseded: 2, Expired: 0 },
       deliveries: { status: () => delivery },
       storage: { status: () => storage },
     });

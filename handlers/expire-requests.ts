@@ -1,0 +1,30 @@
+// The scheduled expiry of REQUESTs older than MaxRequestAgeSeconds (live mode; off by default).
+import type { ServiceStores } from '../db/service-stores';
+import { scheduledFunction } from '../lib/functions';
+import type { Logger } from '../lib/logger';
+import { type HandlerResult, empty, ok } from '../lib/results';
+
+/** What the expiry needs. */
+export interface ExpireRequestsDeps {
+  testMode: boolean;
+  store: Pick<ServiceStores['queues'], 'expireRequests'>;
+  settings: { MaxRequestAgeSeconds: number };
+  requestsRemoved: { Superseded: number; Expired: number };
+  clock: () => Date;
+  log: Logger;
+}
+
+/** Take REQUESTs received more than MaxRequestAgeSeconds ago out of the queue (history: Expired). */
+export async function expireRequests(deps: ExpireRequestsDeps): Promise<HandlerResult> {
+  if (deps.testMode || deps.settings.MaxRequestAgeSeconds <= 0) return empty;
+  const now = deps.clock();
+  const before = new Date(now.getTime() - deps.settings.MaxRequestAgeSeconds * 1000).toISOString();
+  const expired = await deps.store.expireRequests(before, now.toISOString());
+  if (expired > 0) {
+    deps.requestsRemoved.Expired += expired;
+    deps.log.info({ expired, before }, `${expired} REQUESTs older than MaxRequestAgeSeconds taken out of the queue`);
+  }
+  return ok({ Expired: expired, Before: before });
+}
+
+export const fn = scheduledFunction(expireRequests);
