@@ -1,7 +1,9 @@
 // The process entry point: config, service, server, schedules, and a clean shutdown on
 // SIGTERM/SIGINT.
 import fs from 'node:fs';
-import { ConfigError, loadConfig, resolveHome } from './config';
+import net from 'node:net';
+import path from 'node:path';
+import { type Config, ConfigError, databaseFile, loadConfig, resolveHome } from './config';
 import { InstanceLockedError, lockInstance } from './instance-lock';
 import { createLogger, stdoutDestination } from './logger';
 import { loadManifest } from './manifest';
@@ -44,6 +46,14 @@ async function main(argv: string[]): Promise<void> {
   const log = createLogger(config.LogLevel, out.stream);
   if (newHome) log.warn({ home }, `the service home ${home} did not exist or was empty: starting with a new, empty home (no config.json: all defaults; check SORTER_HOME)`);
   const manifest = loadManifest();
+  // Checked before anything is touched (the test database re-seeded, the sorter connected).
+  const unusable = await preflight(home, config);
+  if (unusable) {
+    process.stderr.write(`sorter-integration: ${unusable}\n`);
+    log.error({ home }, unusable);
+    await out.output.flush(1000);
+    process.exit(78); // EX_CONFIG
+  }
   const service = await createService({ home, config, log, version });
   const server = await createServer(service, { manifest });
   await server.start();
@@ -75,6 +85,24 @@ async function main(argv: string[]): Promise<void> {
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** Can the service listen where configured, and write its database's folder? A sentence if not. */
+async function preflight(home: string, config: Config): Promise<string | null> {
+  const listen = await new Promise<string | null>((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(`cannot listen on ${config.Host}:${config.Port} (Host, Port in config.json): ${err.code ?? err.message}`));
+    probe.listen(config.Port, config.Host, () => probe.close(() => resolve(null)));
+  });
+  if (listen) return listen;
+  const file = databaseFile(home, config);
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.accessSync(path.dirname(file), fs.constants.W_OK);
+  } catch (err) {
+    return `cannot use the database folder ${path.dirname(file)} (${config.TestMode ? 'TestDatabase' : 'Database'} in config.json): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+  }
+  return null;
 }
 
 /** Addresses that only this machine can reach. */

@@ -38,3 +38,20 @@ describe('start-up', () => {
     fs.rmSync(home, { recursive: true, force: true });
   });
 });
+
+describe('start-up refusals', () => {
+  const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
+  it.each([
+    ['an address this machine does not have', { TestMode: true, Port: 0, Host: '192.0.2.1' }, /cannot listen on 192\.0\.2\.1:0 \(Host, Port in config\.json\): EADDRNOTAVAIL/],
+    ['a database folder that cannot be created', { TestMode: true, Port: 0, TestDatabase: 'Service_PLC.csv/sub/test.db' }, /cannot use the database folder .*Service_PLC\.csv\/sub \(TestDatabase in config\.json\)/],
+  ])('refuses %s with one line, before seeding anything', async (_what, config, message) => {
+    const home = tempHome({ 'config.json': config, 'Service_PLC.csv': 'Type,MessageCode,DeviceID,TrackID,Barcode,Length,Width,Height,Weight,RecircCount,DestinationStatus,LightStatus,LightColor,DestinationText,ButtonID\n' });
+    const { spawnSync } = await import('node:child_process');
+    const run = spawnSync(process.execPath, [MAIN], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8', timeout: 15000 });
+    expect(run.status).toBe(78);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(message);
+    expect(fs.existsSync(path.join(home, 'data', 'sorter-test.db'))).toBe(false);
+    removeHome(home);
+  });
+});
