@@ -25,6 +25,6 @@ export function postAssignment(deps: AssignmentDeps, event: AssignmentEvent): Pr
 export const fn = httpFunction(postAssignment, {
   payload: assignmentBody,
   notes: ['TrackID and Destination are required non-empty strings; Barcode and Type are optional.', ...postNotes],
-  responses: () => ({ 200: { description: 'Acknowledged', schema: assignmentAck }, ...postErrors }),
+  responses: () => ({ 200: { description: 'Acknowledged', schema: assignmentAck }, ...postErrors('AssignmentBadRequestError', '"TrackID" is required') }),
   event: (request) => postEvent<AssignmentEvent['body']>(request),
 });

@@ -59,7 +59,7 @@ export const fn = httpFunction(dequeue, {
         }
       : { 211: { description: 'SCAN', schema: destinationInfoDto } }),
     204: { description: 'No message within timeOut (empty body)' },
-    400: badRequest,
+    400: badRequest('TimeOutBadRequestError', '"timeOut" must be a number'),
     401: unauthorized,
   }),
   // hapi answers HEAD with the GET route: a HEAD must not take a message (its response has no body).

@@ -62,6 +62,6 @@ export const fn = httpFunction(postDestinationSettings, {
     'Enum fields parse case-insensitively; a value that does not parse (or is missing) takes the default (DestinationStatus NotReady, LightStatus Off, LightColor Off), is listed in DefaultsApplied, and is not an error.',
     ...postNotes,
   ],
-  responses: () => ({ 200: { description: 'Acknowledged', schema: destinationAck }, ...postErrors }),
+  responses: () => ({ 200: { description: 'Acknowledged', schema: destinationAck }, ...postErrors('DestinationSetBadRequestError', '"Destination" is required') }),
   event: (request) => postEvent<DestinationSettingsEvent['body']>(request),
 });

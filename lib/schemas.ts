@@ -104,7 +104,10 @@ export const destinationInfoDto = Joi.object({
 
 const defaultApplied = Joi.object({
   Field: Joi.string().example('LightColor'),
-  Received: Joi.any().example('purple'),
+  Received: Joi.any()
+    .meta({ anyJson: true }) // documented without a type: lib/openapi.ts
+    .description('The value as sent (any JSON value; null when the field was omitted)')
+    .example('purple'),
   Applied: Joi.string().allow(null).example('Off'),
 }).label('DefaultApplied');
 
@@ -214,8 +217,12 @@ export const statusDto = Joi.object({
     .description('The one writer and its disk (docs/queue-semantics.md, "Storage")'),
 }).label('Status');
 
-export const errorDto = Joi.object({
-  statusCode: Joi.number().integer().example(400),
-  error: Joi.string().example('Bad Request'),
-  message: Joi.string().example('"TrackID" is required'),
-}).label('Error');
+/** An error body as the service sends it, with an example of its own (a model per kind of error). */
+export const errorDto = (label: string, statusCode: number, error: string, message: string) =>
+  Joi.object({
+    statusCode: Joi.number().integer().required().example(statusCode),
+    error: Joi.string().required().example(error),
+    message: Joi.string().required().example(message),
+  })
+    .unknown(true)
+    .label(label);

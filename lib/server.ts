@@ -10,6 +10,7 @@ import { apiKeyCheck } from './auth';
 import { loadHttpFunction } from './functions';
 import { answerOversizedChunkedBodies, answerParserErrors, canonicalKeys, clientAddress, goneWatch, reply, schemaKeys, validationFailAction } from './http';
 import { type Manifest, httpTriggers, loadManifest } from './manifest';
+import { type OpenApiDocument, finishDocument } from './openapi';
 import { routeOptions } from './routes';
 import type { Service } from './service';
 
@@ -67,6 +68,7 @@ export async function createServer(service: Service, options: ServerOptions = {}
       options: {
         info: { title: 'Sorter integration service', version: deps.version, description: API_DESCRIPTION },
         documentationPath: '/',
+        OAS: 'v3.0',
         jsonPath: '/swagger.json',
         swaggerUIPath: '/swaggerui/',
         grouping: 'tags',
@@ -78,6 +80,15 @@ export async function createServer(service: Service, options: ServerOptions = {}
       },
     },
   ]);
+
+  // The document clients generate code from: finished where the generator cannot say it all.
+  server.ext('onPreResponse', (request, h) => {
+    const response = request.response;
+    if (request.path === '/swagger.json' && !('isBoom' in response && response.isBoom) && 'source' in response && typeof response.source === 'object') {
+      return h.response(finishDocument(structuredClone(response.source) as OpenApiDocument, { security })).code(response.statusCode);
+    }
+    return h.continue;
+  });
 
   answerParserErrors(server.listener);
   // A client must send its whole request within these (a long poll's request is sent at once; its

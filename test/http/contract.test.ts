@@ -305,7 +305,7 @@ describe('API keys (off by default)', () => {
     expect((await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '1', Destination: 'D' }, headers: { 'X-API-Key': 's3cret' } })).statusCode).toBe(200);
     expect((await t.server.inject('/')).statusCode).toBe(200);
     const doc = JSON.parse((await t.server.inject('/swagger.json')).payload);
-    expect(doc.securityDefinitions.apiKey).toEqual({ type: 'apiKey', name: 'X-API-Key', in: 'header' });
+    expect(doc.components.securitySchemes.apiKey).toEqual({ type: 'apiKey', name: 'X-API-Key', in: 'header' });
     await t.close();
   });
 
@@ -317,19 +317,20 @@ describe('API keys (off by default)', () => {
 });
 
 describe('Swagger', () => {
-  it('serves the UI at / and documents every route with its status codes and DTOs at /swagger.json', async () => {
+  it('serves the UI at / and documents every route with its status codes and DTOs at /swagger.json (OpenAPI 3.0)', async () => {
     const t = await testService({ TestMode: true });
     const ui = await t.server.inject('/');
     expect(ui.statusCode).toBe(200);
     expect(ui.headers['content-type']).toMatch(/text\/html/);
     expect(ui.payload).toMatch(/swagger/i);
     const doc = JSON.parse((await t.server.inject('/swagger.json')).payload);
+    expect(doc.openapi).toBe('3.0.0');
     expect(Object.keys(doc.paths['/sortation'].get.responses).sort()).toEqual(['204', '210', '212', '400', '401']);
     expect(Object.keys(doc.paths['/destination'].get.responses).sort()).toEqual(['204', '211', '400', '401']);
     expect(Object.keys(doc.paths['/sortation'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '413', '415']));
     expect(Object.keys(doc.paths['/status'].get.responses)).toContain('200');
-    for (const dto of ['InductDto', 'VerifyDto', 'DestinationInfoDto', 'AssignmentDto', 'DestinationSetDto', 'Status']) expect(doc.definitions).toHaveProperty(dto);
-    expect(doc.definitions.InductDto.properties.TrackID.example).toBe('0004711');
+    for (const dto of ['InductDto', 'VerifyDto', 'DestinationInfoDto', 'AssignmentDto', 'DestinationSetDto', 'Status']) expect(doc.components.schemas).toHaveProperty(dto);
+    expect(doc.components.schemas.InductDto.properties.TrackID.example).toBe('0004711');
     const timeOut = doc.paths['/sortation'].get.parameters.find((p: { name: string }) => p.name === 'timeOut');
     expect(timeOut.description).toMatch(/clamped to 0\.\.30/);
     await t.close();
