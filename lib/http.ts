@@ -135,15 +135,21 @@ export function answerOversizedChunkedBodies(req: IncomingMessage): void {
   if (!req.headers['transfer-encoding'] || req.headers['content-length'] !== undefined) return;
   const destroy = req.destroy.bind(req);
   req.destroy = (err?: Error) => {
+    // hapi's reader has given up (413): let go of it and of what it collected, or every drained
+    // request would hold its body until the drain ends.
+    req.unpipe();
+    req.removeAllListeners('data');
     let extra = 0;
     const timer = setTimeout(() => destroy(err), OVERSIZED_DRAIN_MS);
     timer.unref();
+    const done = () => clearTimeout(timer);
     req.on('data', (chunk: Buffer) => {
       extra += chunk.length;
       if (extra > OVERSIZED_DRAIN_BYTES) destroy(err);
     });
-    req.once('end', () => clearTimeout(timer));
-    req.once('close', () => clearTimeout(timer));
+    req.once('end', done);
+    req.once('close', done);
+    req.socket?.once('close', done);
     req.resume();
     return req;
   };
@@ -173,8 +179,9 @@ function parserErrorMessage(err: NodeJS.ErrnoException): string {
 
 /**
  * Requests Node's HTTP parser refuses (oversized headers, a bad request line, conflicting
- * lengths) are answered with the same JSON errors as everything else, and 431 for oversized
- * headers, instead of an empty 400. Replaces hapi's handler, which writes an empty 400.
+ * lengths, an Expect it cannot meet) are answered with the same JSON errors as everything else:
+ * 431 for oversized headers, 417 for an unknown Expect, instead of an empty 400 or 417.
+ * Replaces hapi's handler, which writes an empty 400.
  */
 export function answerParserErrors(listener: import('node:http').Server): void {
   listener.removeAllListeners('clientError');
@@ -194,5 +201,11 @@ export function answerParserErrors(listener: import('node:http').Server): void {
     const current = (socket as unknown as { _httpMessage?: import('node:http').ServerResponse })._httpMessage;
     if (current && !current.writableFinished) current.once('finish', write);
     else write();
+  });
+  // An Expect other than 100-continue: Node answers 417 with an empty body unless asked.
+  listener.on('checkExpectation', (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+    const body = JSON.stringify({ statusCode: 417, error: 'Expectation Failed', message: `the Expect header "${String(req.headers.expect).slice(0, 100)}" is not supported: send "100-continue" or none` });
+    res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+    res.end(body);
   });
 }

@@ -1,6 +1,7 @@
 // The hapi server: Swagger UI, authentication, case-insensitive keys, and one route per HTTP
 // trigger.
 import './swagger-assets'; // before hapi-swagger: see the module
+import http from 'node:http';
 import Boom from '@hapi/boom';
 import Hapi from '@hapi/hapi';
 import Inert from '@hapi/inert';
@@ -46,6 +47,9 @@ export async function createServer(service: Service, options: ServerOptions = {}
   const config = deps.settings;
   const manifest = options.manifest ?? loadManifest();
   const server = Hapi.server({
+    // Node would answer a request without Host (required in HTTP/1.1) with an empty 400 itself;
+    // the check is made below instead, so that the answer is JSON like every other error.
+    listener: http.createServer({ requireHostHeader: false }),
     port: options.port ?? config.Port,
     host: options.host ?? config.Host,
     router: { stripTrailingSlash: true },
@@ -104,6 +108,8 @@ export async function createServer(service: Service, options: ServerOptions = {}
   );
 
   server.ext('onRequest', (request, h) => {
+    const { httpVersion, headers } = request.raw.req;
+    if (httpVersion !== '1.0' && !headers.host) throw Boom.badRequest('the request is not valid HTTP/1.1: it has no Host header');
     answerOversizedChunkedBodies(request.raw.req);
     return h.continue;
   });

@@ -56,6 +56,8 @@ describe('HTTP edge, raw sockets', () => {
     ['Content-Length and Transfer-Encoding together', 'POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, /Content-Length and Transfer-Encoding/],
     ['conflicting Content-Length', 'POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400, /Content-Length/],
     ['a bad request line', 'GET /status HTTP/9.9 extra\r\nHost: x\r\n\r\n', 400, /not valid/],
+    ['an Expect the service cannot meet', 'GET /status HTTP/1.1\r\nHost: x\r\nExpect: x\r\n\r\n', 417, /Expect header "x" is not supported/],
+    ['a request without Host', 'GET /status HTTP/1.1\r\n\r\n', 400, /not valid HTTP/],
   ])('answers %s with a JSON error, not an empty reply', async (_what, raw, status, message) => {
     const res = await exchange(svc.port, (s) => s.write(raw));
     expect(res.text).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
