@@ -112,7 +112,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     link = offlineLink(null);
   } else {
     const s = config.Sorter;
-    traffic = s.TrafficLog ? new TrafficLogWriter(path.join(options.home, 'Service_PLC.log'), s.TrafficLogMaxBytes, s.TrafficLogFiles) : undefined;
+    const trafficFile = path.join(options.home, 'Service_PLC.log');
+    traffic = s.TrafficLog
+      ? new TrafficLogWriter(trafficFile, s.TrafficLogMaxBytes, s.TrafficLogFiles, {
+          failed: (err) => log.error({ err, file: trafficFile }, `traffic log: cannot write ${trafficFile} (${(err as NodeJS.ErrnoException).code ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`),
+          recovered: (dropped) => log.warn({ file: trafficFile, dropped }, `traffic log: writing ${trafficFile} again; ${dropped} telegram lines could not be logged meanwhile`),
+        })
+      : undefined;
     // Our session with the sorter must exist before the link starts. If the storage cannot write
     // (read-only file), the one committed on an earlier run serves; without one the link cannot run.
     await stores.links.ensureSession(s.PeerName, clock().toISOString()).catch((err) => {

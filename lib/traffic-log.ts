@@ -28,39 +28,95 @@ export function parseTrafficLine(line: string): TrafficLine | undefined {
   return { time: m[1], direction: m[2] as Direction, content: m[3] };
 }
 
+/** What the traffic log tells its owner: it stopped writing (and why), or writes again. */
+export interface TrafficLogEvents {
+  failed(err: Error): void;
+  recovered(droppedLines: number): void;
+}
+
+/** After a failed write (a full disk), how long the log waits before it opens its file again. */
+const RETRY_MS = 5000;
+
 /**
  * Appends traffic lines to Service_PLC.log, rotating by size: Service_PLC.log.1 is the newest
  * rotated file, up to `keep` of them. Lines are written in order through a stream (libuv's thread
  * pool), so a slow disk never blocks the event loop; a crash may lose the last lines still in
- * memory (the database, not this log, is the record of what was committed).
+ * memory (the database, not this log, is the record of what was committed). A write that fails
+ * (a full disk, a removed folder) never stops the service: the log says so once, drops and counts
+ * lines, and opens the file again every 5 s until it can write.
  */
 export class TrafficLogWriter {
   private stream: fs.WriteStream;
   private size: number;
+  private failedAt = 0;
+  private dropped = 0;
 
   constructor(
     private readonly file: string,
     private readonly maxBytes: number,
     private readonly keep: number,
+    private readonly events: TrafficLogEvents = { failed: () => {}, recovered: () => {} },
   ) {
     const fd = fs.openSync(file, 'a');
     this.size = fs.fstatSync(fd).size;
-    this.stream = fs.createWriteStream(file, { fd });
+    this.stream = this.streamOn(fd);
   }
 
   /** Log one telegram (its content, between STX and ETX). */
   write(time: Date, direction: Direction, content: string): void {
+    if (this.failedAt > 0 && !this.reopen()) {
+      this.dropped += 1;
+      return;
+    }
     const line = `${formatTrafficLine(time, direction, content)}\n`;
-    if (this.size + line.length > this.maxBytes && this.size > 0) this.rotate();
+    try {
+      if (this.size + line.length > this.maxBytes && this.size > 0) this.rotate();
+    } catch (err) {
+      this.fail(err as Error);
+      this.dropped += 1;
+      return;
+    }
     this.stream.write(line);
     this.size += line.length;
   }
 
   /** Write out what is buffered and close the file. */
   close(): Promise<void> {
+    if (this.stream.destroyed) return Promise.resolve();
     return new Promise((resolve) => this.stream.end(() => resolve()));
   }
 
+  private streamOn(fd: number): fs.WriteStream {
+    const stream = fs.createWriteStream(this.file, { fd });
+    stream.on('error', (err) => {
+      if (stream === this.stream) this.fail(err);
+    });
+    return stream;
+  }
+
+  private fail(err: Error): void {
+    if (this.failedAt === 0) this.events.failed(err);
+    this.failedAt = Date.now();
+  }
+
+  /** After a failure: open the file again once RETRY_MS have passed; true if the log writes again. */
+  private reopen(): boolean {
+    if (Date.now() - this.failedAt < RETRY_MS) return false;
+    try {
+      this.stream.destroy();
+      const fd = fs.openSync(this.file, 'a');
+      this.size = fs.fstatSync(fd).size;
+      this.stream = this.streamOn(fd);
+    } catch {
+      this.failedAt = Date.now();
+      return false;
+    }
+    // A write may still fail on the new stream (the disk still full): fail() starts over then.
+    this.failedAt = 0;
+    this.events.recovered(this.dropped);
+    this.dropped = 0;
+    return true;
+  }
 
   private rotate(): void {
     // Lines still buffered for the old stream land in the renamed file, where they belong.
@@ -71,7 +127,7 @@ export class TrafficLogWriter {
     fs.renameSync(this.file, `${this.file}.1`);
     fs.rmSync(`${this.file}.${this.keep + 1}`, { force: true });
     // Opened here, not lazily by the stream, so that the next rotation renames an open file.
-    this.stream = fs.createWriteStream(this.file, { fd: fs.openSync(this.file, 'a') });
+    this.stream = this.streamOn(fs.openSync(this.file, 'a'));
     this.size = 0;
   }
 }

@@ -20,4 +20,16 @@ describe('TrafficLogWriter', () => {
     }
     removeHome(home);
   });
+
+  it('survives a disk that refuses writes (ENOSPC): says so once, drops lines, never throws', async () => {
+    const failures: string[] = [];
+    const writer = new TrafficLogWriter('/dev/full', 10 * 1024 * 1024, 2, { failed: (err) => failures.push((err as NodeJS.ErrnoException).code ?? err.message), recovered: () => {} });
+    const line = (i: number) => writer.write(new Date(), 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
+    for (let i = 0; i < 5; i++) line(i);
+    for (let i = 0; i < 50 && failures.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 5; i < 100; i++) line(i); // dropped while failed, without an error
+    await new Promise((r) => setTimeout(r, 50));
+    expect(failures).toEqual(['ENOSPC']);
+    await writer.close();
+  });
 });
