@@ -17,6 +17,8 @@ export interface Misbehaviour {
   garbageEvery: number;
   /** Send every Nth data telegram twice (0 = never). */
   repeatEvery: number;
+  /** Write every telegram one byte per socket write (TCP may deliver them one byte per read). */
+  splitBytes: boolean;
 }
 
 /** The PLC side of the link: numbering, ACKs, resends, heartbeats, resynchronisation. */
@@ -70,7 +72,7 @@ export class PlcLink {
       heartbeatMs: options.heartbeatMs ?? 2000,
       ackTimeoutMs: options.ackTimeoutMs ?? 1000,
       window: options.window ?? 64,
-      misbehave: { dropEverySeconds: 0, silentAfterSeconds: 0, silentForSeconds: 0, garbageEvery: 0, repeatEvery: 0, ...options.misbehave },
+      misbehave: { dropEverySeconds: 0, silentAfterSeconds: 0, silentForSeconds: 0, garbageEvery: 0, repeatEvery: 0, splitBytes: false, ...options.misbehave },
     };
     this.session = new TelegramSession<number>(
       { name: this.o.name, peerName: this.o.peerName, receives: PLC_RECEIVES, peerKind: 'host' },
@@ -197,17 +199,21 @@ export class PlcLink {
     return Date.now() < this.silentUntil;
   }
 
-  /** The wire, with the fault switches: silence, garbage before every Nth frame, every Nth data telegram twice. */
+  /** The wire, with the fault switches: silence, garbage before every Nth frame, every Nth data telegram twice, one byte a write. */
   private write(socket: net.Socket, frame: string, t: Telegram): void {
     if (this.silent) return;
     this.framesSent += 1;
+    const send = (bytes: string) => {
+      if (!this.o.misbehave.splitBytes) socket.write(bytes, 'latin1');
+      else for (const byte of bytes) socket.write(byte, 'latin1');
+    };
     const g = this.o.misbehave.garbageEvery;
-    if (g > 0 && this.framesSent % g === 0) socket.write('\x00GARBAGE\x03\x7f', 'latin1');
-    socket.write(frame, 'latin1');
+    if (g > 0 && this.framesSent % g === 0) send('\x00GARBAGE\x03\x7f');
+    send(frame);
     if (t.flag !== 'D' || !PLC_SENDS.has(t.type)) return;
     this.dataSent += 1;
     const r = this.o.misbehave.repeatEvery;
-    if (r > 0 && this.dataSent % r === 0) socket.write(frame, 'latin1');
+    if (r > 0 && this.dataSent % r === 0) send(frame);
   }
 
   private tick(): void {

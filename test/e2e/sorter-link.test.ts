@@ -148,6 +148,14 @@ describe('service + emulator + reference client over real TCP', () => {
     expect(wcs.duplicate_requests + wcs.duplicate_verifies).toBe(0);
   });
 
+  it('telegrams split byte by byte (one byte a write) are framed whole; nothing is lost', async () => {
+    const { emuStats, wcs, status } = await run(emulatorFlags(6, 30, '--split-bytes', '--garbage-every', '7'));
+    expect(status.Sorter.GarbageBytes).toBeGreaterThan(0);
+    expect(status.Sorter.NaksSent).toBe(0);
+    expectEveryItemSortedAsAssigned(emuStats, wcs, 0, status.RequestsRemoved.Superseded);
+    expect(wcs.duplicate_requests + wcs.duplicate_verifies).toBe(0);
+  });
+
   it('repeated telegrams are acknowledged again and queued once', async () => {
     const { emuStats, wcs, status } = await run(emulatorFlags(6, 30, '--repeat-every', '3'));
     expect(status.Sorter.DuplicatesReceived).toBeGreaterThan(10);
