@@ -141,10 +141,19 @@ export async function* readReplayCsv(file: string): AsyncGenerator<ReplayItem> {
   // Line numbers are counted here: csv-parse's `info` option copies a context object for every
   // record, which was 12% of the time to seed a large file. So empty lines are not skipped by
   // the parser (each comes through as one empty field) but here, to keep the count exact.
-  const parser = fs.createReadStream(file).pipe(parse({ bom: true, relax_column_count: true }));
+  // A stray quote inside a field is taken literally (the row is then checked like any other);
+  // a record the parser still cannot read (a quote never closed) is skipped and reported, and
+  // the rows before it load, instead of the whole file failing.
+  const parser = fs.createReadStream(file).pipe(parse({ bom: true, relax_column_count: true, relax_quotes: true, skip_records_with_error: true }));
+  const unreadable: Error[] = [];
+  parser.on('skip', (err: Error) => unreadable.push(err));
   let nextLine = 1;
   let header = true;
+  const unreadableRecords = function* (): Generator<ReplayItem> {
+    for (const err of unreadable.splice(0)) yield { problem: { line: nextLine, column: '(record)', value: err.message.slice(0, 80), expected: 'a CSV record whose quoted fields are closed' } };
+  };
   for await (const record of parser as AsyncIterable<string[]>) {
+    yield* unreadableRecords();
     const line = nextLine;
     nextLine += 1 + lineBreaksIn(record);
     if (record.length === 1 && record[0] === '') continue;
@@ -157,6 +166,7 @@ export async function* readReplayCsv(file: string): AsyncGenerator<ReplayItem> {
     }
     yield csvRecordToItem(record, line);
   }
+  yield* unreadableRecords();
 }
 
 /**

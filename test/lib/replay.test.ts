@@ -96,6 +96,22 @@ describe('CSV files', () => {
     expect(items[1]).toMatchObject({ message: { DestinationText: 'two\nlines' } });
   });
 
+  it('takes a stray quote literally and skips a record whose quote never closes, loading every row before it', async () => {
+    const body = [
+      CSV_HEADER,
+      requestRow('1'), // 2
+      'REQUEST,210,IND01,A"2,BC,1,1,1,1,0,,,,,', // 3: a quote inside a field is just a character
+      'REQUEST,210,IND01,"A3"x,BC,1,1,1,1,0,,,,,', // 4: text after a closing quote, likewise
+      verifyRow('1'), // 5
+      'SCAN,211,D1,,,,,,,,Ready,Off,Off,"never closed,NONE', // 6: swallows the rest of the file
+      requestRow('7'),
+    ].join('\n');
+    home = tempHome({ 'Service_PLC.csv': body + '\n' });
+    const items = await collect(readReplayCsv(path.join(home, 'Service_PLC.csv')));
+    expect(items.map((i) => ('message' in i ? `${i.message.Type}:${'TrackID' in i.message ? i.message.TrackID : ''}` : `skip@${i.problem.line}`))).toEqual(['REQUEST:1', 'REQUEST:A"2', 'REQUEST:"A3"x', 'VERIFY:1', 'skip@6']);
+    expect(items[4]).toMatchObject({ problem: { column: '(record)', expected: 'a CSV record whose quoted fields are closed' } });
+  });
+
   it('rejects a file whose header is not exactly the spec one', async () => {
     home = tempHome({ 'Service_PLC.csv': CSV_HEADER.replace('RecircCount', 'RecirculationCount') + '\n' + requestRow('1') + '\n' });
     await expect(collect(readReplayCsv(path.join(home, 'Service_PLC.csv')))).rejects.toThrow(ReplayFileError);
