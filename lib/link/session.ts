@@ -13,6 +13,7 @@ import {
   encodeFrame,
   nakData,
   parseContent,
+  nextSequence,
   parseNak,
   sequenceOf,
 } from '../telegram';
@@ -47,6 +48,13 @@ export class TelegramSession<R> {
   private lastSeqIn: number;
   /** Last number whose delivery has completed. */
   private keptSeqIn: number;
+  /**
+   * After a telegram could not be kept (NAK 04) the sender keeps it and goes on sending new ones
+   * before it resends; a later one kept first would make the refused one look like a repeat,
+   * acknowledged and never kept. So until a delivery succeeds again, only the next number in
+   * order is taken.
+   */
+  private inOrderOnly = false;
 
   constructor(
     private readonly role: Role,
@@ -197,6 +205,7 @@ export class TelegramSession<R> {
       this.peerEpoch = f.Epoch as string;
       this.peerGen += 1;
       this.lastSeqIn = this.keptSeqIn = next > 1 ? next - 1 : 0;
+      this.inOrderOnly = false;
       this.port.peerSession?.(this.peerEpoch, this.lastSeqIn);
       this.events.newPeerSession?.(this.peerEpoch, next);
     }
@@ -210,6 +219,9 @@ export class TelegramSession<R> {
       // kept (a slow disk): the ACK follows, never before it.
       if (isRepeat(t.seq, this.keptSeqIn)) this.send(t.type, t.seq, 'A', '');
       return;
+    }
+    if (this.inOrderOnly && t.seq !== nextSequence(this.lastSeqIn)) {
+      return this.nak(t.seq, t.type, NakReason.CANNOT_STORE, `cannot store now: send ${nextSequence(this.lastSeqIn)} first`);
     }
     // Counted as accepted now, so a repeat arriving meanwhile is recognised. A delivery succeeds
     // only after its predecessor's (`after`), so a failure cannot leave a gap a repeat would cover.
@@ -227,12 +239,16 @@ export class TelegramSession<R> {
     }
     delivered.then(
       () => {
-        if (gen === this.peerGen) this.keptSeqIn = t.seq;
+        if (gen === this.peerGen) {
+          this.keptSeqIn = t.seq;
+          this.inOrderOnly = false;
+        }
         if (connection === this.connection) this.send(t.type, t.seq, 'A', '');
       },
       (err) => {
         // Numbering goes back to the last telegram kept: it and what follows come again.
         if (gen === this.peerGen && isRepeat(t.seq, this.lastSeqIn)) this.lastSeqIn = this.keptSeqIn;
+        if (gen === this.peerGen && !(err instanceof RefuseError) && !(err instanceof TelegramError)) this.inOrderOnly = true;
         if (connection === this.connection) this.refuse(t, err);
       },
     );

@@ -127,6 +127,37 @@ describe('TelegramSession', () => {
     expect(h.delivered.map((d) => [d.seq, d.after])).toEqual([[1, 0], [1, 0]]);
   });
 
+  it('after a telegram it could not keep, takes only the next number in order: a later one is refused (04) until the gap is filled', async () => {
+    const h = host();
+    h.connect();
+    h.take();
+    h.session.receive(h.plc(1, 'VERI', 'D', verify));
+    h.delivered[0].settle(true);
+    await flush();
+    h.session.receive(h.plc(2, 'VERI', 'D', verify));
+    h.delivered[1].settle(false); // the disk is full: 2 is refused with 04, and the sorter keeps it
+    await flush();
+    h.take();
+    // The sorter goes on with new telegrams before its ACK timeout resends 2. Keeping 3 now would
+    // make 2 look like a repeat of something kept: acknowledged, never stored.
+    h.session.receive(h.plc(3, 'VERI', 'D', verify));
+    await flush();
+    const [nak] = h.wire.splice(0);
+    expect([nak.flag, nak.seq, parseNak(nak.data).code]).toEqual(['N', 3, 4]);
+    expect(h.delivered).toHaveLength(2);
+    // The resend, in order: 2 and then 3 are delivered and acknowledged, each once.
+    h.session.receive(h.plc(2, 'VERI', 'D', verify));
+    h.session.receive(h.plc(3, 'VERI', 'D', verify));
+    expect(h.delivered.slice(2).map((d) => [d.seq, d.after])).toEqual([[2, 1], [3, 2]]);
+    h.delivered[2].settle(true);
+    h.delivered[3].settle(true);
+    await flush();
+    expect(h.take()).toEqual(['VERIA2', 'VERIA3']);
+    // Back to normal: a gap is taken as new again.
+    h.session.receive(h.plc(5, 'VERI', 'D', verify));
+    expect(h.delivered.at(-1)).toMatchObject({ seq: 5, after: 3 });
+  });
+
   it('refuses with the code the side gives, with 02 for data that does not decode, with 03 for a type the peer does not send, with 01 for a bad header', async () => {
     const h = host();
     h.connect();
