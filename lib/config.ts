@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
+import { duplicateKeys } from './json-keys';
 
 /** Settings from config.json, after validation and defaults. Keys keep the spec's PascalCase. */
 export interface Config {
@@ -117,12 +118,16 @@ export function loadConfig(home: string): Config {
     throw new ConfigError(file, [`cannot be read: ${(err as Error).message}`]);
   }
   let raw: unknown;
+  // Editors on Windows save UTF-8 with a byte-order mark; it is not part of the JSON.
+  const json = text.replace(/^\uFEFF/, '');
   try {
-    // Editors on Windows save UTF-8 with a byte-order mark; it is not part of the JSON.
-    raw = JSON.parse(text.replace(/^\uFEFF/, ''));
+    raw = JSON.parse(json);
   } catch (err) {
     throw new ConfigError(file, [`is not valid JSON: ${(err as Error).message}`]);
   }
+  // JSON.parse keeps the last of two equal keys: a second "TestMode" could silently mean live mode.
+  const twice = duplicateKeys(json);
+  if (twice.length > 0) throw new ConfigError(file, twice.map((d) => `"${d.path ? `${d.path}.` : ''}${d.key}" is given more than once: give it once`));
   const config = validateConfig(raw, file);
   // Test mode empties its database at every start: it must never be the live one.
   if (path.resolve(home, config.TestDatabase) === path.resolve(home, config.Database)) {

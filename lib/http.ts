@@ -1,6 +1,7 @@
 // The one place handler results become HTTP, with case-insensitive input keys and readable
 // validation errors.
 import Boom from '@hapi/boom';
+import { duplicateKeys } from './json-keys';
 import type { IncomingMessage } from 'node:http';
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type Joi from 'joi';
@@ -119,6 +120,13 @@ export function canonicalKeys(input: unknown, keys: string[], source: string): u
     out[canonical] = value;
   }
   return out;
+}
+
+/** 400 when a field of the body stands twice under the same spelling (JSON.parse would keep the last). */
+export function refuseRepeatedKeys(json: string, keys: string[]): void {
+  const known = new Map(keys.map((k) => [k.toLowerCase(), k]));
+  const twice = duplicateKeys(json).find((d) => d.path === '' && known.has(d.key.toLowerCase()));
+  if (twice) throw Boom.badRequest(`"${known.get(twice.key.toLowerCase())}" is given twice in the body (as "${twice.key}" and "${twice.key}")`);
 }
 
 /** How much of an oversized chunked body is read away (and for how long) so that its 413 arrives. */

@@ -9,7 +9,7 @@ import Vision from '@hapi/vision';
 import HapiSwagger from 'hapi-swagger';
 import { apiKeyCheck } from './auth';
 import { loadHttpFunction } from './functions';
-import { answerOversizedChunkedBodies, answerParserErrors, canonicalKeys, clientAddress, goneWatch, reply, schemaKeys, validationFailAction } from './http';
+import { answerOversizedChunkedBodies, answerParserErrors, canonicalKeys, clientAddress, goneWatch, refuseRepeatedKeys, reply, schemaKeys, validationFailAction } from './http';
 import { type Manifest, httpTriggers, loadManifest } from './manifest';
 import { type OpenApiDocument, finishDocument } from './openapi';
 import { routeOptions } from './routes';
@@ -116,12 +116,26 @@ export async function createServer(service: Service, options: ServerOptions = {}
   if (security) server.ext('onRequest', apiKeyCheck(config.ApiKeys));
 
   // Bind input keys case-insensitively before validation runs (hapi validates after onPostAuth).
+  // The raw body as it is read (at most MaxPayloadBytes): JSON.parse keeps the last of two equal
+  // keys, which must be refused like two spellings of one field are.
+  server.ext('onRequest', (request, h) => {
+    if (request.method !== 'get' && request.method !== 'head' && !request.headers['content-encoding']) {
+      const chunks: Buffer[] = [];
+      (request.app as { body?: Buffer[] }).body = chunks;
+      request.events.on('peek', (chunk: Buffer | string) => chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)));
+    }
+    return h.continue;
+  });
   server.ext('onPostAuth', (request, h) => {
     const keys = request.route.settings.app as KeyLists | undefined;
     // hapi's types mark these read-only; hapi's own validation assigns them the same way.
     const writable = request as unknown as { query: unknown; payload: unknown };
     if (keys?.query?.length) writable.query = canonicalKeys(request.query, keys.query, 'query');
-    if (keys?.payload?.length) writable.payload = canonicalKeys(request.payload, keys.payload, 'body');
+    if (keys?.payload?.length) {
+      writable.payload = canonicalKeys(request.payload, keys.payload, 'body');
+      const body = (request.app as { body?: Buffer[] }).body;
+      if (body?.length) refuseRepeatedKeys(Buffer.concat(body).toString('utf8'), keys.payload);
+    }
     return h.continue;
   });
 

@@ -249,6 +249,16 @@ describe('errors (README, "Errors")', () => {
     expect(JSON.parse(res.payload).message).toMatch(/"TrackID" is given twice/);
   });
 
+  it('400 when one field is given twice under the same spelling, as under two (JSON.parse would keep the last)', async () => {
+    const raw = (url: string, payload: string) => t.server.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } });
+    const res = await raw('/sortation', '{"TrackID":"1","Destination":"D1","TrackID":"2"}');
+    expect(res.statusCode).toBe(400);
+    expect(JSON.parse(res.payload).message).toBe('"TrackID" is given twice in the body (as "TrackID" and "TrackID")');
+    expect((await raw('/destination', '{"Destination":"D1","LightColor":"RED","LightColor":"BLUE"}')).statusCode).toBe(400);
+    // Unknown fields are ignored, repeated or not; a key inside a value is not a key of the body.
+    expect((await raw('/sortation', '{"TrackID":"1","Destination":"D1","Note":"a","Note":"b","X":{"TrackID":1}}')).statusCode).toBe(200);
+  });
+
   it('400 for malformed JSON, 415 for another content type, 413 for an oversized body', async () => {
     expect((await post('/sortation', '{"TrackID": ')).statusCode).toBe(400);
     const text = await t.server.inject({ method: 'POST', url: '/sortation', payload: 'TrackID=1', headers: { 'content-type': 'text/plain' } });

@@ -38,6 +38,12 @@ describe('config', () => {
     expect(error!.message).toMatch(/"Sorter.Port" must be a valid port/);
   });
 
+  it('refuses a key given twice (JSON would keep the last: a second TestMode could mean live mode)', () => {
+    const home = tempHome({ 'config.json': '{ "TestMode": true, "Port": 9090, "TestMode": false, "Sorter": { "Port": 1, "Port": 2 } }' });
+    expect(() => loadConfig(home)).toThrow(/config\.json is invalid:\n {2}- "TestMode" is given more than once: give it once\n {2}- "Sorter\.Port" is given more than once/);
+    removeHome(home);
+  });
+
   it('reports malformed JSON with the file name', () => {
     const home = tempHome({ 'config.json': '{ "TestMode": tru' });
     expect(() => loadConfig(home)).toThrow(/config\.json is invalid:\n {2}- is not valid JSON/);
