@@ -9,6 +9,7 @@ import { type HandlerResult, ok } from '../lib/results';
 import type { ReplaySummary } from '../lib/seed';
 import type { SorterLink } from '../lib/link/sorter-link';
 import { httpFunction } from '../lib/functions';
+import { problems, readiness } from '../lib/health';
 import { unauthorized } from '../lib/routes';
 import { statusDto } from '../lib/schemas';
 import type { WakeMeter } from '../lib/latency';
@@ -30,6 +31,7 @@ export interface StatusDeps {
   requestsRemoved: { Superseded: number; Expired: number };
   deliveries: { status(): DeliveryStatus };
   storage: { status(): StorageStatus };
+  schema: { applied: number; known: number };
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
@@ -41,10 +43,14 @@ export function getStatus(deps: StatusDeps): HandlerResult {
     .map((q) => deps.store.oldestReceivedAt(q))
     .filter((t): t is string => t !== null)
     .map((t) => now.getTime() - Date.parse(t));
+  // Not "Running" while the service cannot do its whole job: the readiness checks say why.
+  const wrong = problems(readiness({ testMode: deps.testMode, now, storage: deps.storage.status(), schema: deps.schema, link: deps.link.status(), eventLoop: { delayP99Ms: () => 0 } }));
+  const state = deps.state() === 'Stopping' ? 'Stopping' : wrong.length > 0 ? 'Degraded' : 'Running';
   return ok({
     Service: 'sorter-integration-service',
     Version: deps.version,
-    State: deps.state(),
+    State: state,
+    Problems: wrong,
     TestMode: deps.testMode,
     StartedAt: deps.startedAt.toISOString(),
     UptimeSeconds: seconds(now.getTime() - deps.startedAt.getTime()),

@@ -34,7 +34,7 @@ export interface ReplyContext {
 export function reply(request: Request, h: ResponseToolkit, result: HandlerResult, context: ReplyContext): ResponseObject | symbol {
   switch (result.kind) {
     case 'ok':
-      return h.response(result.body).code(200);
+      return h.response(result.body).code(result.status ?? 200);
     case 'empty':
       return h.response().code(204);
     case 'unavailable': {

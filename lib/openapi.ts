@@ -86,7 +86,7 @@ export function finishDocument(doc: OpenApiDocument, options: { security: boolea
       if (timeOut?.schema) Object.assign(timeOut.schema, { minimum: 0, maximum: 30 });
       for (const [code, response] of Object.entries(op.responses ?? {})) {
         if (method === 'get' && ['210', '211', '212'].includes(code)) response.headers = MESSAGE_HEADERS;
-        if (code === '503') response.headers = RETRY_AFTER;
+        if (method === 'post' && code === '503') response.headers = RETRY_AFTER;
       }
     }
   }

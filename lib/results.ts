@@ -6,13 +6,13 @@ import type { Claim } from './dispatcher';
  * Expected outcomes (an empty queue, a defaulted enum) are values, never exceptions.
  */
 export type HandlerResult =
-  | { kind: 'ok'; body: object }
+  | { kind: 'ok'; body: object; status?: number }
   | { kind: 'message'; claim: Claim }
   | { kind: 'empty' }
   | { kind: 'unavailable'; reason: string; retryAfterSeconds: number };
 
-/** 200 with a JSON body. */
-export const ok = (body: object): HandlerResult => ({ kind: 'ok', body });
+/** 200 (or the status given, e.g. a health check's 503) with a JSON body. */
+export const ok = (body: object, status = 200): HandlerResult => ({ kind: 'ok', body, status });
 /** 204, no body. */
 export const empty: HandlerResult = { kind: 'empty' };
 /** 503 with Retry-After: the service cannot do it now (e.g. the storage is stalled) and did nothing. */

@@ -142,7 +142,8 @@ const queueCounts = (what: string) => Joi.object({ 'Sortation Q': Joi.number(), 
 export const statusDto = Joi.object({
   Service: Joi.string(),
   Version: Joi.string(),
-  State: Joi.string().valid('Running', 'Stopping'),
+  State: Joi.string().valid('Running', 'Degraded', 'Stopping').description('Degraded: running, but a readiness check fails or warns (see Problems and /health/ready)'),
+  Problems: Joi.array().items(Joi.string()).description('What is wrong, one sentence each (empty when Running)'),
   TestMode: Joi.boolean(),
   StartedAt: Joi.string(),
   UptimeSeconds: Joi.number(),
@@ -226,3 +227,20 @@ export const errorDto = (label: string, statusCode: number, error: string, messa
   })
     .unknown(true)
     .label(label);
+
+const healthCheck = Joi.object({
+  status: Joi.string().valid('pass', 'warn', 'fail').required(),
+  observedValue: Joi.alternatives().try(Joi.string(), Joi.number(), Joi.boolean()).allow(null).meta({ anyJson: true }).description('What the check saw'),
+  observedUnit: Joi.string(),
+  output: Joi.string().description('Why, when not pass'),
+  time: Joi.string().required(),
+}).label('HealthCheck');
+
+/** GET /health/live and /health/ready (the IETF health-check draft's shape). */
+export const healthReport = Joi.object({
+  status: Joi.string().valid('pass', 'warn', 'fail').required().description('The worst status of the checks'),
+  checks: Joi.object()
+    .pattern(Joi.string(), Joi.array().items(healthCheck).length(1))
+    .required()
+    .description('By name: eventLoop:delay (live); database:writable, database:migrations, sorter:link (ready)'),
+}).label('HealthReport');

@@ -2,7 +2,9 @@
 // tracker, the sorter link.
 import path from 'node:path';
 import { Checkpointer } from '../db/checkpointer';
-import { type Db, openReader } from '../db/connection';
+import { type Db, defaultMigrationsDir, openReader } from '../db/connection';
+import { readMigrations } from '../db/migrate';
+import { eventLoopMonitor } from './health';
 import { type ServiceStores, serviceStores } from '../db/service-stores';
 import { type StorageStatus, Writer } from '../db/writer';
 import { watchExternalChanges } from './change-watcher';
@@ -44,6 +46,10 @@ export interface Deps {
   deliveries: DeliveryTracker;
   /** The writer thread's state: committing, stalled (lock, disk) or failing. */
   storage: { status(): StorageStatus };
+  /** The database's schema version, and the newest this version of the service knows. */
+  schema: { applied: number; known: number };
+  /** The event loop's delay, for the liveness check. */
+  eventLoop: { delayP99Ms(): number };
   log: Logger;
 }
 
@@ -140,6 +146,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       },
     });
   }
+  const eventLoop = eventLoopMonitor();
   let state: 'Running' | 'Stopping' = 'Running';
   const drain = () => {
     state = 'Stopping';
@@ -165,6 +172,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     requestsRemoved: { Superseded: 0, Expired: 0 },
     deliveries,
     storage: writer,
+    schema: { applied: db.pragma('user_version', { simple: true }) as number, known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) },
+    eventLoop,
     log,
   };
   log.info({ database: file, testMode: config.TestMode }, 'queue database open');
@@ -177,6 +186,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     drain,
     async close() {
       drain();
+      eventLoop.stop();
       stopWatching();
       // Responses already read commit their messages a moment later: let them, briefly.
       for (let i = 0; i < 200 && dispatchers.sortation.inFlight + dispatchers.destination.inFlight > 0; i++) {

@@ -6,7 +6,7 @@ describe('postAssignment', () => {
   it('live mode: writes the normalised assignment to the outbox and says how it travels', async () => {
     const outbox = fakeOutbox();
     const result = await postAssignment({ testMode: false, outbox, link: link('Queued'), clock, settings }, { body: { TrackID: '0004711', Destination: 'D1' }, clientAddress: '10.1.1.1' });
-    expect(result).toEqual({ kind: 'ok', body: { Accepted: true, Delivery: 'Queued', OutboxID: 1, Message: { TrackID: '0004711', Destination: 'D1', Barcode: '' }, DefaultsApplied: [] } });
+    expect(result).toEqual({ kind: 'ok', status: 200, body: { Accepted: true, Delivery: 'Queued', OutboxID: 1, Message: { TrackID: '0004711', Destination: 'D1', Barcode: '' }, DefaultsApplied: [] } });
     expect(outbox.added).toEqual([{ message: { kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D1', Barcode: '' } }, client: '10.1.1.1', at: '2026-11-21T12:00:00.000Z', cancelAfterMs: 2000 }]);
   });
 

@@ -27,10 +27,15 @@ describe('getStatus', () => {
       requestsRemoved: { Superseded: 2, Expired: 0 },
       deliveries: { status: () => delivery },
       storage: { status: () => storage },
+      schema: { applied: 5, known: 5 },
     });
     expect(result).toEqual({
       kind: 'ok',
+      status: 200,
       body: expect.objectContaining({
+        // Not "Running" while the link is down and a commit waits: the problems say why.
+        State: 'Degraded',
+        Problems: [expect.stringMatching(/^database:writable: a commit has waited since 2026-11-21T11:59:58.000Z \(a lock held by another connection\)$/), expect.stringMatching(/^sorter:link: the sorter plc:2000 is not connected/)],
         'Sortation Q': 3,
         'Destination Q': 1,
         OldestMessageAgeSeconds: 120,

@@ -77,12 +77,17 @@ describe('every real response conforms to /swagger.json', () => {
       conforms(doc, 'post', '/destination', await t.server.inject({ method: 'POST', url: '/destination', payload: '{}', headers: { 'content-type': 'application/xml' } }));
       conforms(doc, 'post', '/destination', await t.server.inject({ method: 'POST', url: '/destination', payload: JSON.stringify({ Destination: 'D', Pad: 'y'.repeat(20_000) }), headers: json }));
       conforms(doc, 'get', '/status', await t.server.inject('/status'));
+      conforms(doc, 'get', '/health/live', await t.server.inject('/health/live'));
+      conforms(doc, 'get', '/health/ready', await t.server.inject('/health/ready')); // test mode: no link needed
     });
   });
 
   it('live mode: /status with a sorter not reached, POSTs queued, and 503 while an operator holds the write lock', async () => {
     await withService({ TestMode: false, CommitTimeoutMs: 100, Sorter: { Port: 1, ReconnectMaxMs: 200 } }, {}, async (t) => {
       conforms(doc, 'get', '/status', await t.server.inject('/status'));
+      const ready = await t.server.inject('/health/ready'); // the sorter is not reached: not ready
+      expect(ready.statusCode).toBe(503);
+      conforms(doc, 'get', '/health/ready', ready);
       conforms(doc, 'post', '/sortation', await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D017' } }));
       conforms(doc, 'post', '/destination', await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D017', BatchDoorStatus: 'CLOSED' } }));
       const operator = new Database(databaseFile(t.home, t.config));
@@ -103,7 +108,7 @@ describe('every real response conforms to /swagger.json', () => {
       const secured = await getDoc(t);
       expect(secured.components).toMatchObject({ securitySchemes: { apiKey: { type: 'apiKey', name: 'X-API-Key', in: 'header' } } });
       expect(secured.security).toEqual([{ apiKey: [] }]);
-      for (const [method, route] of [['get', '/sortation'], ['get', '/destination'], ['post', '/sortation'], ['post', '/destination'], ['get', '/status']]) {
+      for (const [method, route] of [['get', '/sortation'], ['get', '/destination'], ['post', '/sortation'], ['post', '/destination'], ['get', '/status'], ['get', '/health/live'], ['get', '/health/ready']]) {
         conforms(secured, method, route, await t.server.inject({ method: method.toUpperCase(), url: route, ...(method === 'post' && { payload: {} }) }));
       }
     });
