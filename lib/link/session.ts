@@ -55,6 +55,12 @@ export class TelegramSession<R> {
    * order is taken.
    */
   private inOrderOnly = false;
+  /**
+   * Deliveries accepted since the last rollback. After a failure, those behind it fail too (each
+   * is numbered after its predecessor, which was not kept); their failures, arriving after the
+   * resend has been accepted, must not roll the numbering back again.
+   */
+  private chain = 0;
 
   constructor(
     private readonly role: Role,
@@ -229,6 +235,7 @@ export class TelegramSession<R> {
     this.lastSeqIn = t.seq;
     const connection = this.connection;
     const gen = this.peerGen;
+    const chain = this.chain;
     let delivered: Promise<void>;
     try {
       delivered = this.port.deliver(t, after);
@@ -246,9 +253,13 @@ export class TelegramSession<R> {
         if (connection === this.connection) this.send(t.type, t.seq, 'A', '');
       },
       (err) => {
-        // Numbering goes back to the last telegram kept: it and what follows come again.
-        if (gen === this.peerGen && isRepeat(t.seq, this.lastSeqIn)) this.lastSeqIn = this.keptSeqIn;
-        if (gen === this.peerGen && !(err instanceof RefuseError) && !(err instanceof TelegramError)) this.inOrderOnly = true;
+        // Numbering goes back to the last telegram kept: it and what follows come again. Only the
+        // first failure of a chain does this; the others are its consequence.
+        if (gen === this.peerGen && chain === this.chain) {
+          this.chain += 1;
+          this.lastSeqIn = this.keptSeqIn;
+          if (!(err instanceof RefuseError) && !(err instanceof TelegramError)) this.inOrderOnly = true;
+        }
         if (connection === this.connection) this.refuse(t, err);
       },
     );

@@ -158,6 +158,27 @@ describe('TelegramSession', () => {
     expect(h.delivered.at(-1)).toMatchObject({ seq: 5, after: 3 });
   });
 
+  it('a failure of a delivery from before the resend does not roll the numbering back again', async () => {
+    const h = host();
+    h.connect();
+    h.take();
+    h.session.receive(h.plc(1, 'VERI', 'D', verify));
+    h.session.receive(h.plc(2, 'VERI', 'D', verify)); // in flight behind 1
+    h.delivered[0].settle(false); // 1 fails: back to 0, NAK 04
+    await flush();
+    h.session.receive(h.plc(1, 'VERI', 'D', verify)); // the sorter resends 1 and 2, in order
+    h.session.receive(h.plc(2, 'VERI', 'D', verify));
+    expect(h.delivered.slice(2).map((d) => [d.seq, d.after])).toEqual([[1, 0], [2, 1]]);
+    h.delivered[1].settle(false); // now the first 2 fails (it came after the failed 1): stale
+    await flush();
+    h.delivered[2].settle(true);
+    h.delivered[3].settle(true);
+    await flush();
+    h.take();
+    h.session.receive(h.plc(3, 'VERI', 'D', verify));
+    expect(h.delivered.at(-1)).toMatchObject({ seq: 3, after: 2 }); // numbered after what was kept, not after a rollback
+  });
+
   it('refuses with the code the side gives, with 02 for data that does not decode, with 03 for a type the peer does not send, with 01 for a bad header', async () => {
     const h = host();
     h.connect();
