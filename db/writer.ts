@@ -27,6 +27,8 @@ export interface WriterOptions {
   stallMs?: number;
   /** Told when the storage changes state (log lines). */
   onState?(state: StorageState, detail: string): void;
+  /** Told of each committed transaction: its writes, and how long each waited for its answer (ms, metrics). */
+  onCommit?(writes: number, waitedMs: number[]): void;
 }
 
 /** Per command: give up if the writer has not started it within this long. */
@@ -73,6 +75,8 @@ export class WriteFailed extends Error {
 
 interface Waiting {
   op: WriteOp;
+  /** performance.now() when run() was called. */
+  at: number;
   resolve(value: unknown): void;
   reject(err: Error): void;
   timer?: NodeJS.Timeout;
@@ -138,7 +142,7 @@ export class Writer {
     const command: Command = { seq, op, args };
     if (this.closedResolve || this.gone) return Promise.reject(new WriteFailed(op, this.gone ?? 'the writer is closing'));
     return new Promise((resolve, reject) => {
-      const waiting: Waiting = { op, resolve: resolve as (v: unknown) => void, reject };
+      const waiting: Waiting = { op, at: performance.now(), resolve: resolve as (v: unknown) => void, reject };
       if (options.cancelAfterMs !== undefined) {
         command.cancel = new SharedArrayBuffer(4);
         const flag = new Int32Array(command.cancel);
@@ -201,14 +205,18 @@ export class Writer {
     if (m.type !== 'done') return;
     if (m.failure) this.failed(m.failure);
     else if (m.results.length > 0 && this.failure && !this.readOnly) this.recovered();
+    const now = performance.now();
+    const waited: number[] = [];
     for (const [seq, ok, value] of m.results) {
       const w = this.waiting.get(seq);
       if (!w) continue;
       this.waiting.delete(seq);
       if (w.timer) clearTimeout(w.timer);
+      waited.push(now - w.at);
       if (ok) w.resolve(value);
       else w.reject(new WriteFailed(w.op, value as string));
     }
+    if (!m.failure && m.results.length > 0) this.options.onCommit?.(m.results.length, waited);
   }
 
   private failed(error: string): void {

@@ -9,14 +9,18 @@ const isDocumentation = (path: string) => path === '/' || path === '/swagger.jso
 const digest = (s: string) => crypto.createHash('sha256').update(s).digest();
 
 /**
- * onRequest check of `X-API-Key` when ApiKeys is configured (off by default, as in the spec).
+ * onRequest check of `X-API-Key` (or `Authorization: Bearer <key>`) when ApiKeys is configured (off by default, as in the spec).
  * Keys are compared as SHA-256 digests in constant time.
  */
 export function apiKeyCheck(keys: string[]): Lifecycle.Method {
   const digests = keys.map(digest);
   return (request: Request, h) => {
     if (isDocumentation(request.path)) return h.continue;
-    const given = request.headers['x-api-key'];
+    // Prometheus (and other tools) send a key as a bearer token.
+    const authorization: unknown = request.headers.authorization;
+    const bearer = typeof authorization === 'string' ? /^Bearer (.+)$/i.exec(authorization)?.[1] : undefined;
+    const header = request.headers['x-api-key'];
+    const given = typeof header === 'string' ? header : bearer;
     if (typeof given === 'string' && digests.some((d) => crypto.timingSafeEqual(d, digest(given)))) return h.continue;
     throw Boom.unauthorized(given ? 'wrong X-API-Key' : 'missing X-API-Key header');
   };

@@ -32,6 +32,8 @@ export interface HttpBinding<E> {
   query?: Joi.ObjectSchema;
   payload?: Joi.ObjectSchema;
   notes: string[];
+  /** Not part of the JSON API's OpenAPI document (e.g. /metrics, which is Prometheus' text). */
+  undocumented?: boolean;
   /** Documented responses; may depend on the function's fixed input (which queue). */
   responses(input: FunctionInput): Responses;
   event(request: HttpRequestView, input: FunctionInput): E;

@@ -37,6 +37,8 @@ export function reply(request: Request, h: ResponseToolkit, result: HandlerResul
       return h.response(result.body).code(result.status ?? 200);
     case 'empty':
       return h.response().code(204);
+    case 'text':
+      return h.response(result.body).code(200).type(result.contentType);
     case 'unavailable': {
       const err = Boom.serverUnavailable(result.reason);
       err.output.headers['Retry-After'] = String(result.retryAfterSeconds);

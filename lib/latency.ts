@@ -40,6 +40,8 @@ export class LatencyWindow {
 export class WakeMeter {
   private readonly arrivals = new Map<string, number>();
   readonly window = new LatencyWindow();
+  /** Told of each sample too (ms), for the metrics' histogram. */
+  observe?: (ms: number) => void;
 
   constructor(private readonly limit = 100_000) {}
 
@@ -55,6 +57,35 @@ export class WakeMeter {
     const at = this.arrivals.get(key);
     if (at === undefined) return;
     this.arrivals.delete(key);
-    this.window.add(performance.now() - at);
+    const ms = performance.now() - at;
+    this.window.add(ms);
+    this.observe?.(ms);
+  }
+}
+
+/**
+ * Decision latency: from a REQUEST arriving from the sorter to the WCS's assignment for its
+ * TrackID being accepted (the part of the sorter's decision window the WCS and the service use).
+ */
+export class DecisionMeter {
+  private readonly requested_ = new Map<string, number>();
+
+  constructor(
+    private readonly observe: (ms: number) => void,
+    private readonly limit = 100_000,
+  ) {}
+
+  /** A REQUEST for this item arrived (performance.now() of its telegram). */
+  requested(trackId: string, at: number): void {
+    if (this.requested_.size >= this.limit) this.requested_.delete(this.requested_.keys().next().value!);
+    this.requested_.set(trackId, at);
+  }
+
+  /** The assignment for this item was accepted. */
+  assigned(trackId: string): void {
+    const at = this.requested_.get(trackId);
+    if (at === undefined) return;
+    this.requested_.delete(trackId);
+    this.observe(performance.now() - at);
   }
 }

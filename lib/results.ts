@@ -9,6 +9,7 @@ export type HandlerResult =
   | { kind: 'ok'; body: object; status?: number }
   | { kind: 'message'; claim: Claim }
   | { kind: 'empty' }
+  | { kind: 'text'; body: string; contentType: string }
   | { kind: 'unavailable'; reason: string; retryAfterSeconds: number };
 
 /** 200 (or the status given, e.g. a health check's 503) with a JSON body. */
@@ -17,3 +18,5 @@ export const ok = (body: object, status = 200): HandlerResult => ({ kind: 'ok', 
 export const empty: HandlerResult = { kind: 'empty' };
 /** 503 with Retry-After: the service cannot do it now (e.g. the storage is stalled) and did nothing. */
 export const unavailable = (reason: string, retryAfterSeconds = 1): HandlerResult => ({ kind: 'unavailable', reason, retryAfterSeconds });
+/** 200 with a text body of its own type (e.g. Prometheus' exposition format). */
+export const text = (body: string, contentType: string): HandlerResult => ({ kind: 'text', body, contentType });

@@ -48,7 +48,7 @@ export function routeOptions(binding: Omit<HttpBinding<unknown>, 'event'>, input
     ...extra,
     description,
     notes: binding.notes,
-    tags: ['api', tagOf(path)],
+    tags: binding.undocumented ? [tagOf(path)] : ['api', tagOf(path)],
     validate: { ...(binding.query && { query: binding.query }), ...(binding.payload && { payload: binding.payload }), ...extra.validate },
     plugins: { 'hapi-swagger': { responses: binding.responses(input) } },
   };

@@ -103,6 +103,24 @@ export async function createServer(service: Service, options: ServerOptions = {}
   // Before the listener stops: clients holding a message whose read is not proven are asked.
   server.ext('onPreStop', () => deps.deliveries.drain());
 
+  // Metrics of every response: duration by route and status, empty receives, messages handed
+  // out, and the decision latency of an accepted assignment.
+  server.events.on('response', (request) => {
+    const res = request.response as { statusCode?: number } | null;
+    const status = res?.statusCode ?? request.raw.res.statusCode;
+    // hapi's not-found route is '/{p*}': one label for every unknown path (labels stay bounded).
+    const route = request.route.path === '/{p*}' ? 'unmatched' : request.route.path;
+    deps.metrics.httpDuration.observe({ route, method: request.method.toUpperCase(), status: String(status) }, ((request.info.responded || Date.now()) - request.info.received) / 1000);
+    const queue = route === '/sortation' ? 'sortation' : route === '/destination' ? 'destination' : null;
+    if (!queue) return;
+    if (request.method === 'get' && status === 204) deps.metrics.emptyReceives.inc({ queue });
+    else if (request.method === 'get' && status >= 210 && status <= 212) deps.metrics.handedOut.inc({ queue, type: status === 210 ? 'REQUEST' : status === 212 ? 'VERIFY' : 'SCAN' });
+    else if (request.method === 'post' && status === 200 && queue === 'sortation') {
+      const trackId = (request.payload as { TrackID?: unknown } | null)?.TrackID;
+      if (typeof trackId === 'string') deps.decisions.assigned(trackId);
+    }
+  });
+
   server.events.on({ name: 'request', channels: 'error' }, (request, event) =>
     deps.log.error({ err: event.error, method: request.method, path: request.path }, 'request failed'),
   );

@@ -5,6 +5,9 @@ import { Checkpointer } from '../db/checkpointer';
 import { type Db, defaultMigrationsDir, openReader } from '../db/connection';
 import { readMigrations } from '../db/migrate';
 import { eventLoopMonitor } from './health';
+import { DecisionMeter } from './latency';
+import { Metrics } from './metrics';
+import { metricsSnapshot } from './metrics-snapshot';
 import { type ServiceStores, serviceStores } from '../db/service-stores';
 import { type StorageStatus, Writer } from '../db/writer';
 import { watchExternalChanges } from './change-watcher';
@@ -50,6 +53,9 @@ export interface Deps {
   schema: { applied: number; known: number };
   /** The event loop's delay, for the liveness check. */
   eventLoop: { delayP99Ms(): number };
+  /** Prometheus metrics (GET /metrics), and the REQUEST-to-assignment meter. */
+  metrics: Metrics;
+  decisions: DecisionMeter;
   log: Logger;
 }
 
@@ -86,7 +92,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const { config, log } = options;
   const clock = options.clock ?? (() => new Date());
   const file = databaseFile(options.home, config);
+  // Assigned once everything exists; the metrics read it at each scrape (none can come before).
+  let deps: Deps;
+  const metrics = new Metrics(() => metricsSnapshot(deps, clock()));
   const writer = await Writer.start({
+    onCommit: (writes, waitedMs) => {
+      metrics.batchWrites.observe(writes);
+      for (const ms of waitedMs) metrics.writeSeconds.observe(ms / 1000);
+    },
     file,
     synchronous: config.Synchronous,
     groupCommit: config.GroupCommit,
@@ -106,6 +119,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   };
   const stopWatching = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
   const wake = new WakeMeter();
+  wake.observe = (ms) => metrics.wakeSeconds.observe(ms / 1000);
   const deliveries = new DeliveryTracker({
     mode: config.Delivery,
     visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000,
@@ -143,10 +157,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         const f = byType.get(type);
         if (!f) throw new RefuseError(NakReason.UNEXPECTED, `no function takes ${type} (manifest.json)`);
         await f.invoke(deps, event);
+        const m = event.message;
+        metrics.messagesIn.inc({ queue: m.Type === 'SCAN' ? 'destination' : 'sortation', type: m.Type });
+        if (m.Type === 'REQUEST') decisions.requested(m.TrackID, event.arrivedAt);
       },
     });
   }
   const eventLoop = eventLoopMonitor();
+  const decisions = new DecisionMeter((ms) => metrics.decisionSeconds.observe(ms / 1000));
   let state: 'Running' | 'Stopping' = 'Running';
   const drain = () => {
     state = 'Stopping';
@@ -154,7 +172,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     dispatchers.destination.close();
   };
 
-  const deps: Deps = {
+  deps = {
     testMode: config.TestMode,
     version: options.version,
     startedAt: clock(),
@@ -174,6 +192,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     storage: writer,
     schema: { applied: db.pragma('user_version', { simple: true }) as number, known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) },
     eventLoop,
+    metrics,
+    decisions,
     log,
   };
   log.info({ database: file, testMode: config.TestMode }, 'queue database open');

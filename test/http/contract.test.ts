@@ -312,6 +312,10 @@ describe('API keys (off by default)', () => {
     expect(wrong.statusCode).toBe(401);
     expect(JSON.parse(wrong.payload)).toMatchObject({ statusCode: 401, message: 'wrong X-API-Key' });
     expect((await t.server.inject({ url: '/status', headers: { 'x-api-key': 'other' } })).statusCode).toBe(200);
+    // Prometheus sends the key as a bearer token; /metrics is behind the keys like the rest.
+    expect((await t.server.inject({ url: '/metrics', headers: { authorization: 'Bearer other' } })).statusCode).toBe(200);
+    expect((await t.server.inject({ url: '/metrics', headers: { authorization: 'Bearer nope' } })).statusCode).toBe(401);
+    expect((await t.server.inject('/metrics')).statusCode).toBe(401);
     expect((await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '1', Destination: 'D' }, headers: { 'X-API-Key': 's3cret' } })).statusCode).toBe(200);
     expect((await t.server.inject('/')).statusCode).toBe(200);
     const doc = JSON.parse((await t.server.inject('/swagger.json')).payload);

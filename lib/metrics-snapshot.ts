@@ -1,0 +1,37 @@
+// What GET /metrics reads from the running service at each scrape.
+import type { MetricsSnapshot } from './metrics';
+import type { Deps } from './service';
+
+const ageSeconds = (since: string | null | undefined, now: Date) => (since ? Math.max(0, (now.getTime() - Date.parse(since)) / 1000) : null);
+
+/** The service's state as the metrics name it. */
+export function metricsSnapshot(deps: Deps, now: Date): MetricsSnapshot {
+  const queue = (q: 'sortation' | 'destination') => {
+    const d = deps.dispatchers[q];
+    return { ready: deps.store.depth(q) - d.inFlight, unacked: d.inFlight, oldestAgeSeconds: ageSeconds(deps.store.oldestReceivedAt(q), now), waitingClients: d.waiting };
+  };
+  const link = deps.link.status() as ReturnType<Deps['link']['status']> & Record<string, unknown>;
+  const n = (key: string) => (typeof link[key] === 'number' ? (link[key] as number) : 0);
+  const storage = deps.storage.status();
+  return {
+    queues: { sortation: queue('sortation'), destination: queue('destination') },
+    outbox: { depth: deps.outbox.depth(), oldestAgeSeconds: ageSeconds(deps.outbox.peek(1)[0]?.createdAt, now) },
+    link: {
+      up: link.Connected === true,
+      telegramsIn: n('TelegramsIn'),
+      telegramsOut: n('TelegramsOut'),
+      resends: n('Resends'),
+      naksSent: n('NaksSent'),
+      naksReceived: n('NaksReceived'),
+      duplicatesReceived: n('DuplicatesReceived'),
+      reconnects: n('Reconnects'),
+      connectionsLost: n('ConnectionsLost'),
+      connectAttemptsFailed: n('ConnectAttemptsFailed'),
+      droppedAssignments: n('DroppedAssignments'),
+      droppedSettings: n('DroppedSettings'),
+    },
+    storage: { state: storage.State, pendingWrites: storage.PendingWrites },
+    requestsRemoved: { ...deps.requestsRemoved },
+    redelivered: deps.dispatchers.sortation.redelivered + deps.dispatchers.destination.redelivered,
+  };
+}

@@ -1,0 +1,88 @@
+// Prometheus metrics (GET /metrics), named by Prometheus conventions: one prefix, base units
+// (seconds), `_total` counters, bounded labels (queue, type, route, method, status). Modelled on
+// the queue metrics operators know: RabbitMQ's ready/unacked, SQS's visible/in flight, age of the
+// oldest message and empty receives.
+import client from 'prom-client';
+
+export const PREFIX = 'sorter_integration_';
+
+/** What the service reports at each scrape (read from its state, nothing stored twice). */
+export interface MetricsSnapshot {
+  queues: Record<'sortation' | 'destination', { ready: number; unacked: number; oldestAgeSeconds: number | null; waitingClients: number }>;
+  outbox: { depth: number; oldestAgeSeconds: number | null };
+  link: { up: boolean; telegramsIn: number; telegramsOut: number; resends: number; naksSent: number; naksReceived: number; duplicatesReceived: number; reconnects: number; connectionsLost: number; connectAttemptsFailed: number; droppedAssignments: number; droppedSettings: number };
+  storage: { state: 'Ok' | 'Stalled' | 'Failing'; pendingWrites: number };
+  requestsRemoved: { Superseded: number; Expired: number };
+  redelivered: number;
+}
+
+const seconds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** The registry and the instruments the service updates as things happen. */
+export class Metrics {
+  readonly registry = new client.Registry();
+  readonly messagesIn = new client.Counter({ name: `${PREFIX}messages_received_total`, help: 'Messages from the sorter committed to a queue', labelNames: ['queue', 'type'] as const, registers: [this.registry] });
+  readonly handedOut = new client.Counter({ name: `${PREFIX}messages_delivered_total`, help: 'Messages handed to a WCS client (a response written; a redelivery counts again)', labelNames: ['queue', 'type'] as const, registers: [this.registry] });
+  readonly emptyReceives = new client.Counter({ name: `${PREFIX}empty_receives_total`, help: 'GETs answered 204: nothing arrived within timeOut', labelNames: ['queue'] as const, registers: [this.registry] });
+  readonly httpDuration = new client.Histogram({ name: `${PREFIX}http_request_duration_seconds`, help: 'HTTP requests by route and status, from receipt to response (a long poll includes its wait)', labelNames: ['route', 'method', 'status'] as const, buckets: seconds, registers: [this.registry] });
+  readonly writeSeconds = new client.Histogram({ name: `${PREFIX}storage_write_duration_seconds`, help: 'From a write handed to the writer thread to its answer after the commit (group commit wait included)', buckets: seconds, registers: [this.registry] });
+  readonly batchWrites = new client.Histogram({ name: `${PREFIX}storage_commit_writes`, help: 'Writes committed together in one transaction (pipelined group commit)', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers: [this.registry] });
+  readonly wakeSeconds = new client.Histogram({ name: `${PREFIX}wake_latency_seconds`, help: 'From a sorter telegram arriving to the response handing its message to a client that was waiting for it', buckets: seconds, registers: [this.registry] });
+  readonly decisionSeconds = new client.Histogram({ name: `${PREFIX}decision_latency_seconds`, help: 'From a REQUEST arriving from the sorter to the assignment for its TrackID accepted from the WCS', buckets: seconds, registers: [this.registry] });
+
+  constructor(snapshot: () => MetricsSnapshot) {
+    client.collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    const r = [this.registry];
+    let current: MetricsSnapshot | null = null;
+    // One snapshot per scrape, shared by every collector of that scrape.
+    const now = () => (current ??= snapshot());
+    const gauge = (name: string, help: string, labelNames: string[], set: (g: client.Gauge, s: MetricsSnapshot) => void) =>
+      new client.Gauge({ name: `${PREFIX}${name}`, help, labelNames, registers: r, collect() { set(this, now()); } });
+    // A running total the service already keeps, exported as a counter.
+    const total = (name: string, help: string, value: (s: MetricsSnapshot) => number) =>
+      new client.Counter({ name: `${PREFIX}${name}`, help, registers: r, collect() { this.reset(); this.inc(value(now())); } });
+    const perQueue = (pick: (q: MetricsSnapshot['queues']['sortation']) => number | null) => (g: client.Gauge, s: MetricsSnapshot) => {
+      g.reset();
+      for (const q of ['sortation', 'destination'] as const) {
+        const v = pick(s.queues[q]);
+        if (v !== null) g.set({ queue: q }, v);
+      }
+    };
+    gauge('queue_messages_ready', 'Messages waiting in the queue, not handed out (RabbitMQ messages_ready, SQS visible)', ['queue'], perQueue((q) => q.ready));
+    gauge('queue_messages_unacked', 'Messages handed out whose read is not proven yet (RabbitMQ unacked, SQS in flight)', ['queue'], perQueue((q) => q.unacked));
+    gauge('queue_oldest_message_age_seconds', 'Age of the oldest message in the queue (absent when empty)', ['queue'], perQueue((q) => q.oldestAgeSeconds));
+    gauge('queue_waiting_clients', 'Long polls waiting on the queue', ['queue'], perQueue((q) => q.waitingClients));
+    gauge('outbox_messages', 'Assignments and destination settings not yet acknowledged by the sorter', [], (g, s) => g.set(s.outbox.depth));
+    gauge('outbox_oldest_message_age_seconds', 'Age of the oldest outbox entry (absent when empty)', [], (g, s) => (g.reset(), s.outbox.oldestAgeSeconds !== null && g.set(s.outbox.oldestAgeSeconds)));
+    gauge('sorter_link_up', '1 while the sorter is connected', [], (g, s) => g.set(s.link.up ? 1 : 0));
+    gauge('storage_pending_writes', 'Writes handed to the writer thread and not yet answered', [], (g, s) => g.set(s.storage.pendingWrites));
+    gauge('storage_state', '1 for the storage state in force (Ok, Stalled: a lock or a slow disk, Failing)', ['state'], (g, s) => {
+      for (const state of ['Ok', 'Stalled', 'Failing']) g.set({ state }, s.storage.state === state ? 1 : 0);
+    });
+    gauge('up', '1: the service answers', [], (g) => g.set(1));
+    total('telegrams_received_total', 'Telegrams received from the sorter', (s) => s.link.telegramsIn);
+    total('telegrams_sent_total', 'Telegrams sent to the sorter', (s) => s.link.telegramsOut);
+    total('telegram_resends_total', 'Telegrams sent again after the ACK timeout or a reconnect', (s) => s.link.resends);
+    total('telegram_naks_sent_total', 'Negative acknowledgements sent to the sorter', (s) => s.link.naksSent);
+    total('telegram_naks_received_total', 'Negative acknowledgements received from the sorter', (s) => s.link.naksReceived);
+    total('telegram_repeats_received_total', 'Telegrams the sorter sent again, acknowledged again and kept once', (s) => s.link.duplicatesReceived);
+    total('sorter_link_reconnects_total', 'Connections to the sorter made after the first', (s) => s.link.reconnects);
+    total('sorter_link_connections_lost_total', 'Connections to the sorter that were up and dropped', (s) => s.link.connectionsLost);
+    total('sorter_link_connect_failures_total', 'Connection attempts that never connected', (s) => s.link.connectAttemptsFailed);
+    total('assignments_dropped_total', 'Assignments not sent: past their time to live, or refused by the sorter', (s) => s.link.droppedAssignments);
+    total('destination_settings_dropped_total', 'Destination settings refused by the sorter', (s) => s.link.droppedSettings);
+    total('requests_superseded_total', 'REQUESTs taken out of the queue because a newer one for the same item arrived', (s) => s.requestsRemoved.Superseded);
+    total('requests_expired_total', 'REQUESTs taken out of the queue past MaxRequestAgeSeconds', (s) => s.requestsRemoved.Expired);
+    total('messages_redelivered_total', 'Messages handed out again after a response without proof of its read (possible duplicates)', (s) => s.redelivered);
+    // The snapshot lives for one scrape only.
+    const metrics = this.registry.metrics.bind(this.registry);
+    this.registry.metrics = async () => {
+      current = null;
+      try {
+        return await metrics();
+      } finally {
+        current = null;
+      }
+    };
+  }
+}
