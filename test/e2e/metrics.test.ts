@@ -3,22 +3,15 @@
 // emulator and the reference client run; the assertions go through Prometheus' query API.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { runWcsClient } from '../../examples/wcs-client';
 import { startEmulator } from '../helpers/emulator';
+import { freePort } from '../helpers/net';
 import { removeHome, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
 
 jest.setTimeout(90_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 describe('metrics scraped by Prometheus', () => {
   let home: string;

@@ -3,10 +3,10 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import net from 'node:net';
 import { runWcsClient, type WcsStats } from '../../examples/wcs-client';
 import { startEmulator } from '../helpers/emulator';
 import { call, drain } from '../helpers/http';
+import { freePort } from '../helpers/net';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 
@@ -14,14 +14,6 @@ jest.setTimeout(90000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fast = { HeartbeatMs: 300, AckTimeoutMs: 300, ReconnectMaxMs: 500 };
 const liveConfig = (sorterPort: number, extra: object = {}, httpPort = 0) => ({ TestMode: false, Port: httpPort, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: sorterPort, ...fast, ...extra } });
-/** A port free right now, so a restarted service can listen where the client expects it. */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 // Plenty of room in the destinations, so every item can go where the WCS sends it.
 const emulatorFlags = (seconds: number, rate = 30, ...more: string[]) => ['--port', '0', '--rate', String(rate), '--seed', '42', '--duration', String(seconds), '--capacity', '100000', '--heartbeat-ms', '300', '--ack-timeout-ms', '300', ...more];
 

@@ -3,11 +3,11 @@
 // once; every assignment acknowledged to the WCS reached the sorter; duplicates seen by the WCS
 // stay within the documented crash window (a response in flight per client loop per kill).
 import path from 'node:path';
-import net from 'node:net';
 import Database from 'better-sqlite3';
 import { runWcsClient } from '../../../examples/wcs-client';
 import { startEmulator } from '../../helpers/emulator';
 import { call } from '../../helpers/http';
+import { freePort } from '../../helpers/net';
 import { removeHome, tempHome } from '../../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../../helpers/process';
 import { SOAK, report, seed } from './scale';
@@ -16,13 +16,6 @@ const KILLS = 20 * SOAK;
 const LOOPS = 2; // client loops on /sortation; the reference client adds one on /destination
 jest.setTimeout(240_000 * SOAK);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 /** A small deterministic random source, from the run's seed. */
 function random(s: number) {
   return () => {
