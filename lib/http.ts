@@ -58,6 +58,8 @@ export function reply(request: Request, h: ResponseToolkit, result: HandlerResul
       const code = MessageStatusCode[message.Type];
       context.wake?.written(queue, id);
       const body = JSON.stringify(message);
+      (request.app as { messageId?: number; attempt?: number }).messageId = id; // for the access log
+      (request.app as { messageId?: number; attempt?: number }).attempt = result.claim.attempt;
       // Read now: once the client has closed the socket, its address is gone.
       context.deliveries.track(result.claim, req, res, isInjected(request), clientAddress(request));
       res.writeHead(code, ReasonPhrase[message.Type], {

@@ -112,6 +112,11 @@ export async function createServer(service: Service, options: ServerOptions = {}
     const route = request.route.path === '/{p*}' ? 'unmatched' : request.route.path;
     deps.metrics.httpDuration.observe({ route, method: request.method.toUpperCase(), status: String(status) }, ((request.info.responded || Date.now()) - request.info.received) / 1000);
     const queue = route === '/sortation' ? 'sortation' : route === '/destination' ? 'destination' : null;
+    if (config.AccessLog) {
+      const ms = (request.info.responded || Date.now()) - request.info.received;
+      const poll = queue && request.method === 'get' ? { outcome: status === 204 ? 'empty' : status >= 210 && status <= 212 ? 'message' : 'error', ...(request.app as { messageId?: number; attempt?: number }) } : {};
+      deps.log.info({ access: true, method: request.method.toUpperCase(), path: request.path, status, ms, client: request.info.remoteAddress, ...poll }, `${request.method.toUpperCase()} ${request.path} ${status} ${ms} ms`);
+    }
     if (!queue) return;
     if (request.method === 'get' && status === 204) deps.metrics.emptyReceives.inc({ queue });
     else if (request.method === 'get' && status >= 210 && status <= 212) deps.metrics.handedOut.inc({ queue, type: status === 210 ? 'REQUEST' : status === 212 ? 'VERIFY' : 'SCAN' });

@@ -4,6 +4,7 @@ import net from 'node:net';
 import type { LinkReads } from '../../db/link-store';
 import type { OutboxEntry } from '../../db/outbox-store';
 import type { SorterSettings } from '../config';
+import { ThrottledLog } from '../log-throttle';
 import type { Logger } from '../logger';
 import type { DeliveryState, SorterMessage } from '../messages';
 import { type TelegramType, sorterMessageOf } from '../telegram';
@@ -84,6 +85,9 @@ export class TcpSorterLink implements SorterLink {
   private backoffMs = 200;
   /** Connections made after the first one; connections that were up and dropped; attempts that never connected. */
   private readonly connections = { made: 0, lost: 0, failedAttempts: 0 };
+  /** Why the last connection attempt failed (ECONNREFUSED, EHOSTUNREACH, ...). */
+  private lastError: string | null = null;
+  private readonly unreachable: ThrottledLog;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private readonly ticker: NodeJS.Timeout;
   private readonly feed: OutboxFeed;
@@ -92,6 +96,12 @@ export class TcpSorterLink implements SorterLink {
   constructor(private readonly deps: TcpLinkDeps) {
     const s = deps.settings;
     const { log, clock } = deps;
+    // Faults that repeat per telegram (a full disk, a sender gone wrong) log once a period.
+    const minute = () => clock().getTime();
+    this.unreachable = new ThrottledLog(log, 'warn', 60_000, minute);
+    const storeFailed = new ThrottledLog(log, 'error', 10_000, minute);
+    const naksSent = new ThrottledLog(log, 'warn', 10_000, minute);
+    const garbage = new ThrottledLog(log, 'warn', 10_000, minute);
     this.feed = new OutboxFeed({ outbox: deps.outbox, drop: deps.links.drop, assignmentTtlSeconds: s.AssignmentTtlSeconds, maxOffered: 4 * s.Window, log, clock });
     const stored = deps.links.session(s.PeerName);
     if (!stored) throw new Error(`no link session with ${s.PeerName} in the database`);
@@ -114,12 +124,12 @@ export class TcpSorterLink implements SorterLink {
       },
       () => clock().getTime(),
       {
-        garbage: (bytes, reason) => log.warn({ bytes: JSON.stringify(bytes.slice(0, 60)), reason }, 'garbage on the sorter link skipped'),
+        garbage: (bytes, reason) => garbage.write({ bytes: JSON.stringify(bytes.slice(0, 60)), reason }, 'garbage on the sorter link skipped'),
         telegram: (direction, content, atMs) => deps.traffic?.write(new Date(atMs), direction, content),
-        nakSent: (seq, type, code, why) => log.warn({ seq, type, code, why }, `NAK sent to the sorter: ${why}`),
+        nakSent: (seq, type, code, why) => naksSent.write({ seq, type, code, why }, `NAK sent to the sorter: ${why}`),
         nakReceived: (seq, type, code, text) => log.warn({ seq, type, code, text }, 'NAK received from the sorter'),
         newPeerSession: (epoch, nextSeq) => log.info({ peer: s.PeerName, epoch, nextSeq }, 'sorter announced a new session'),
-        storeFailed: (seq, err) => log.error({ err, seq }, 'could not store a sorter message; NAK 04, the sorter sends it again'),
+        storeFailed: (seq, err) => storeFailed.write({ err, seq }, 'could not store a sorter message; NAK 04, the sorter sends it again'),
       },
       { epoch: stored.peerEpoch, lastSeqIn: stored.lastSeqIn },
     );
@@ -190,7 +200,10 @@ export class TcpSorterLink implements SorterLink {
       this.arrivedAt = performance.now();
       this.session.receive(chunk);
     });
-    socket.on('error', (err) => this.deps.log.debug({ err: err.message, address: this.address }, 'sorter link error'));
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      this.lastError = err.code ?? err.message;
+      this.deps.log.debug({ err: err.message, address: this.address }, 'sorter link error');
+    });
     socket.on('close', () => this.onClose(socket));
   }
 
@@ -199,7 +212,8 @@ export class TcpSorterLink implements SorterLink {
     this.since = this.deps.clock().toISOString();
     this.backoffMs = 200;
     this.connections.made += 1;
-    this.deps.log.info({ address: this.address }, 'sorter link connected; resynchronising');
+    const failed = this.unreachable.reset();
+    this.deps.log.info({ address: this.address, ...(failed > 0 && { failedAttemptsBefore: failed }) }, 'sorter link connected; resynchronising');
     // The telegrams of one tick (the ACKs for a chunk, the assignments they let through) leave in
     // one write: corked at the first, uncorked once this tick's work is done.
     this.session.attach((frame) => {
@@ -222,7 +236,10 @@ export class TcpSorterLink implements SorterLink {
     this.socket = null;
     if (this.stopping) return;
     if (wasUp) this.connections.lost += 1;
-    else this.connections.failedAttempts += 1;
+    else {
+      this.connections.failedAttempts += 1;
+      this.unreachable.write({ address: this.address, attempts: this.connections.failedAttempts, error: this.lastError }, `cannot reach the sorter at ${this.address} (${this.lastError ?? 'connection closed'}); trying again, up to every ${this.deps.settings.ReconnectMaxMs} ms (this line at most once a minute while it lasts)`);
+    }
     this.reconnectTimer = setTimeout(() => this.connect(), this.backoffMs);
     this.backoffMs = Math.min(this.backoffMs * 2, this.deps.settings.ReconnectMaxMs);
   }
