@@ -23,7 +23,9 @@ export function historyReads(db: Db): HistoryReads {
 
 /** The history writes on an open, migrated database. */
 export function historyWrites(db: Db): HistoryWrites {
-  const purge = db.prepare('DELETE FROM delivered_history WHERE delivered_at < ?');
+  const purgeDelivered = db.prepare('DELETE FROM delivered_history WHERE delivered_at < ?');
+  const purgeOutbox = db.prepare('DELETE FROM outbox_history WHERE settled_at < ?');
+  const purge = { run: (cutoff: string) => ({ changes: purgeDelivered.run(cutoff).changes + purgeOutbox.run(cutoff).changes }) };
   return {
     purgeDeliveredBefore: (cutoff) => purge.run(cutoff).changes,
     checkpoint() {

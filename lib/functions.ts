@@ -17,6 +17,8 @@ export type FunctionInput = Record<string, unknown>;
 /** What an HTTP trigger hands a binding: the validated request, without hapi. */
 export interface HttpRequestView {
   method: string;
+  /** Path parameters (validated by the binding's params schema). */
+  params: Record<string, string>;
   query: Record<string, unknown>;
   payload: unknown;
   clientAddress: string | null;
@@ -29,6 +31,7 @@ export type Responses = Record<number, { description: string; schema?: Joi.Schem
 
 /** How one function is reached over HTTP: its validation, its documentation, and its event. */
 export interface HttpBinding<E> {
+  params?: Joi.ObjectSchema;
   query?: Joi.ObjectSchema;
   payload?: Joi.ObjectSchema;
   notes: string[];

@@ -244,3 +244,30 @@ export const healthReport = Joi.object({
     .required()
     .description('By name: eventLoop:delay (live); database:writable, database:migrations, sorter:link (ready)'),
 }).label('HealthReport');
+
+/** GET /items/{TrackID}: the path parameter. */
+export const itemParams = Joi.object({
+  TrackID: Joi.string().max(20).required().description('The item (TrackID as the sorter sends it)').example('0004711'),
+}).label('ItemParams');
+
+/** GET /items/{TrackID}: what happened to an item, oldest first. */
+export const itemTimelineDto = Joi.object({
+  TrackID: Joi.string().required().example('0004711'),
+  Events: Joi.array()
+    .items(
+      Joi.object({
+        Time: Joi.string().required().example('2026-11-22T10:15:03.120Z'),
+        Event: Joi.string()
+          .valid('RequestReceived', 'RequestDelivered', 'RequestRemoved', 'RequestWaiting', 'AssignmentPosted', 'AssignmentAcknowledged', 'AssignmentDropped', 'AssignmentQueued', 'VerifyReceived', 'VerifyDelivered', 'VerifyWaiting')
+          .required(),
+        Text: Joi.string().required().example('REQUEST handed to 10.20.0.9'),
+        RecirculationCount: Joi.number().integer(),
+        Destination: Joi.string(),
+        Client: Joi.string().allow(null),
+        Attempt: Joi.number().integer(),
+        ReadProof: Joi.string().allow(null),
+        Reason: Joi.string(),
+      }).label('ItemEvent'),
+    )
+    .required(),
+}).label('ItemTimeline');

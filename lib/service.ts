@@ -8,6 +8,7 @@ import { eventLoopMonitor } from './health';
 import { DecisionMeter } from './latency';
 import { Metrics } from './metrics';
 import { metricsSnapshot } from './metrics-snapshot';
+import { type ItemTimeline, itemTrace } from './trace';
 import { type ServiceStores, serviceStores } from '../db/service-stores';
 import { type StorageStatus, Writer } from '../db/writer';
 import { watchExternalChanges } from './change-watcher';
@@ -53,6 +54,8 @@ export interface Deps {
   schema: { applied: number; known: number };
   /** The event loop's delay, for the liveness check. */
   eventLoop: { delayP99Ms(): number };
+  /** What happened to an item (GET /items/{TrackID}), read from the database. */
+  items: { timeline(trackId: string): ItemTimeline | null };
   /** Prometheus metrics (GET /metrics), and the REQUEST-to-assignment meter. */
   metrics: Metrics;
   decisions: DecisionMeter;
@@ -194,6 +197,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     eventLoop,
     metrics,
     decisions,
+    items: { timeline: itemTrace(db) },
     log,
   };
   log.info({ database: file, testMode: config.TestMode }, 'queue database open');

@@ -79,6 +79,8 @@ describe('every real response conforms to /swagger.json', () => {
       conforms(doc, 'get', '/status', await t.server.inject('/status'));
       conforms(doc, 'get', '/health/live', await t.server.inject('/health/live'));
       conforms(doc, 'get', '/health/ready', await t.server.inject('/health/ready')); // test mode: no link needed
+      conforms(doc, 'get', '/items/{TrackID}', await t.server.inject('/items/0004711')); // handed out above
+      conforms(doc, 'get', '/items/{TrackID}', await t.server.inject('/items/NEVERSEEN'));
     });
   });
 
@@ -108,8 +110,8 @@ describe('every real response conforms to /swagger.json', () => {
       const secured = await getDoc(t);
       expect(secured.components).toMatchObject({ securitySchemes: { apiKey: { type: 'apiKey', name: 'X-API-Key', in: 'header' } } });
       expect(secured.security).toEqual([{ apiKey: [] }]);
-      for (const [method, route] of [['get', '/sortation'], ['get', '/destination'], ['post', '/sortation'], ['post', '/destination'], ['get', '/status'], ['get', '/health/live'], ['get', '/health/ready']]) {
-        conforms(secured, method, route, await t.server.inject({ method: method.toUpperCase(), url: route, ...(method === 'post' && { payload: {} }) }));
+      for (const [method, route] of [['get', '/sortation'], ['get', '/destination'], ['post', '/sortation'], ['post', '/destination'], ['get', '/status'], ['get', '/health/live'], ['get', '/health/ready'], ['get', '/items/{TrackID}']]) {
+        conforms(secured, method, route, await t.server.inject({ method: method.toUpperCase(), url: route.replace('{TrackID}', '0004711'), ...(method === 'post' && { payload: {} }) }));
       }
     });
   });

@@ -1,0 +1,28 @@
+// GET /items/{TrackID}: what happened to an item, in one answer.
+import { httpFunction } from '../lib/functions';
+import { type HandlerResult, ok } from '../lib/results';
+import { unauthorized } from '../lib/routes';
+import { errorDto, itemParams, itemTimelineDto } from '../lib/schemas';
+import type { ItemTimeline } from '../lib/trace';
+
+/** What the item trace needs: the timeline reader over the database. */
+export interface ItemTraceDeps {
+  items: { timeline(trackId: string): ItemTimeline | null };
+}
+
+/** Every REQUEST with its recirculation, who got it, the assignment and its fate, the VERIFY. */
+export function getItem(deps: ItemTraceDeps, event: { trackId: string }): HandlerResult {
+  const timeline = deps.items.timeline(event.trackId);
+  return timeline ? ok(timeline) : ok({ statusCode: 404, error: 'Not Found', message: `nothing is known of item "${event.trackId}" (never seen, or its history was purged after HistoryRetentionDays)` }, 404);
+}
+
+export const fn = httpFunction(getItem, {
+  params: itemParams,
+  notes: ['Oldest first: each REQUEST (with its recirculation count) and when it was handed to which client, or taken out of the queue; each assignment posted, and when the sorter acknowledged it or why it was dropped; the VERIFY and its destination. Also on the command line: npm run trace -- <TrackID>.'],
+  responses: () => ({
+    200: { description: 'The item\'s timeline', schema: itemTimelineDto },
+    404: { description: 'Nothing is known of this item', schema: errorDto('ItemNotFoundError', 404, 'Not Found', 'nothing is known of item "0004711" (never seen, or its history was purged after HistoryRetentionDays)') },
+    401: unauthorized,
+  }),
+  event: (request) => ({ trackId: request.params.TrackID }),
+});
