@@ -25,7 +25,7 @@ export interface Config {
   MaxPayloadBytes: number;
   ApiKeys: string[];
   LogLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  AccessLog: boolean;
+  AccessLog: 'all' | 'errors' | 'off';
   Sorter: SorterSettings;
 }
 
@@ -69,7 +69,7 @@ export const configSchema = Joi.object<Config>({
   MaxPayloadBytes: Joi.number().integer().min(256).max(1048576).default(16384).description('Largest accepted request body (413 beyond)'),
   ApiKeys: Joi.array().items(Joi.string().min(1)).default([]).description('If not empty, every API call needs one of these in X-API-Key'),
   LogLevel: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info').description('Log level (JSON lines on stdout)'),
-  AccessLog: Joi.boolean().default(true).description('Log every HTTP request (info): method, path, status, duration, client, and for a long poll its outcome'),
+  AccessLog: Joi.string().valid('all', 'errors', 'off').default('errors').description('Access log lines: all (every request, with a long poll\'s outcome), errors (status 400 and above), off'),
   Sorter: Joi.object({
     Host: Joi.string().default('127.0.0.1').description('Sorter PLC address'),
     Port: Joi.number().port().default(2000).description('Sorter PLC TCP port'),
