@@ -89,6 +89,10 @@ function transaction(batch: Command[]): void {
       try {
         results.push([c.seq, true, inSavepoint(c)]);
       } catch (err) {
+        // On SQLITE_FULL or an I/O error SQLite may roll back the whole transaction, not only the
+        // savepoint: then what ran before is undone, and the commands after would each commit on
+        // their own, outside it, while being reported as failed. The batch ends here, all failed.
+        if (!db.inTransaction) throw err;
         results.push([c.seq, false, reason(err)]);
       }
     }
