@@ -8,6 +8,7 @@ import type Joi from 'joi';
 import type { DeliveryTracker } from './delivery';
 import type { GoneWatch } from './dispatcher';
 import type { WakeMeter } from './latency';
+import type { SorterMessage } from './messages';
 import type { HandlerResult } from './results';
 
 /** The spec's status code for each message type: it names the category at HTTP level. */
@@ -58,8 +59,7 @@ export function reply(request: Request, h: ResponseToolkit, result: HandlerResul
       const code = MessageStatusCode[message.Type];
       context.wake?.written(queue, id);
       const body = JSON.stringify(message);
-      (request.app as { messageId?: number; attempt?: number }).messageId = id; // for the access log
-      (request.app as { messageId?: number; attempt?: number }).attempt = result.claim.attempt;
+      Object.assign(request.app, { handedOut: { messageId: id, attempt: result.claim.attempt, type: message.Type } });
       // Read now: once the client has closed the socket, its address is gone.
       context.deliveries.track(result.claim, req, res, isInjected(request), clientAddress(request));
       res.writeHead(code, ReasonPhrase[message.Type], {
@@ -76,6 +76,16 @@ export function reply(request: Request, h: ResponseToolkit, result: HandlerResul
     }
   }
 }
+
+/** What a message response handed out, for the access log and the metrics (set by `reply`). */
+export interface HandedOut {
+  messageId: number;
+  attempt: number;
+  type: SorterMessage['Type'];
+}
+
+/** The message this request was answered with, if any. */
+export const handedOut = (request: Request): HandedOut | undefined => (request.app as { handedOut?: HandedOut }).handedOut;
 
 /**
  * When the client's connection closes before its response is written (a long poll it gave up).

@@ -9,7 +9,7 @@ import Vision from '@hapi/vision';
 import HapiSwagger from 'hapi-swagger';
 import { apiKeyCheck } from './auth';
 import { loadHttpFunction } from './functions';
-import { answerOversizedChunkedBodies, answerParserErrors, canonicalKeys, clientAddress, goneWatch, refuseRepeatedKeys, reply, schemaKeys, validationFailAction } from './http';
+import { answerOversizedChunkedBodies, answerParserErrors, canonicalKeys, clientAddress, goneWatch, handedOut, refuseRepeatedKeys, reply, schemaKeys, validationFailAction } from './http';
 import { type Manifest, httpTriggers, loadManifest } from './manifest';
 import { type OpenApiDocument, finishDocument } from './openapi';
 import { routeOptions } from './routes';
@@ -108,19 +108,21 @@ export async function createServer(service: Service, options: ServerOptions = {}
   server.events.on('response', (request) => {
     const res = request.response as { statusCode?: number } | null;
     const status = res?.statusCode ?? request.raw.res.statusCode;
+    const method = request.method.toUpperCase();
+    const ms = (request.info.responded || Date.now()) - request.info.received;
     // hapi's not-found route is '/{p*}': one label for every unknown path (labels stay bounded).
     const route = request.route.path === '/{p*}' ? 'unmatched' : request.route.path;
-    deps.metrics.httpDuration.observe({ route, method: request.method.toUpperCase(), status: String(status) }, ((request.info.responded || Date.now()) - request.info.received) / 1000);
+    deps.metrics.httpDuration.observe({ route, method, status: String(status) }, ms / 1000);
     const queue = route === '/sortation' ? 'sortation' : route === '/destination' ? 'destination' : null;
+    const message = handedOut(request);
     // Every request costs about 10% CPU at 1,000 items/s (docs/performance.md): errors by default.
     if (config.AccessLog === 'all' || (config.AccessLog === 'errors' && status >= 400)) {
-      const ms = (request.info.responded || Date.now()) - request.info.received;
-      const poll = queue && request.method === 'get' ? { outcome: status === 204 ? 'empty' : status >= 210 && status <= 212 ? 'message' : 'error', ...(request.app as { messageId?: number; attempt?: number }) } : {};
-      deps.log.info({ access: true, method: request.method.toUpperCase(), path: request.path, status, ms, client: request.info.remoteAddress, ...poll }, `${request.method.toUpperCase()} ${request.path} ${status} ${ms} ms`);
+      const poll = queue && request.method === 'get' ? { outcome: message ? 'message' : status === 204 ? 'empty' : 'error', ...(message && { messageId: message.messageId, attempt: message.attempt }) } : {};
+      deps.log.info({ access: true, method, path: request.path, status, ms, client: request.info.remoteAddress, ...poll }, `${method} ${request.path} ${status} ${ms} ms`);
     }
     if (!queue) return;
-    if (request.method === 'get' && status === 204) deps.metrics.emptyReceives.inc({ queue });
-    else if (request.method === 'get' && status >= 210 && status <= 212) deps.metrics.handedOut.inc({ queue, type: status === 210 ? 'REQUEST' : status === 212 ? 'VERIFY' : 'SCAN' });
+    if (message) deps.metrics.handedOut.inc({ queue, type: message.type });
+    else if (request.method === 'get' && status === 204) deps.metrics.emptyReceives.inc({ queue });
     else if (request.method === 'post' && status === 200 && queue === 'sortation') {
       const trackId = (request.payload as { TrackID?: unknown } | null)?.TrackID;
       if (typeof trackId === 'string') deps.decisions.assigned(trackId);
@@ -139,7 +141,6 @@ export async function createServer(service: Service, options: ServerOptions = {}
   });
   if (security) server.ext('onRequest', apiKeyCheck(config.ApiKeys));
 
-  // Bind input keys case-insensitively before validation runs (hapi validates after onPostAuth).
   // The raw body as it is read (at most MaxPayloadBytes): JSON.parse keeps the last of two equal
   // keys, which must be refused like two spellings of one field are.
   server.ext('onRequest', (request, h) => {
@@ -150,6 +151,7 @@ export async function createServer(service: Service, options: ServerOptions = {}
     }
     return h.continue;
   });
+  // Bind input keys case-insensitively before validation runs (hapi validates after onPostAuth).
   server.ext('onPostAuth', (request, h) => {
     const keys = request.route.settings.app as KeyLists | undefined;
     // hapi's types mark these read-only; hapi's own validation assigns them the same way.

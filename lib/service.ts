@@ -17,7 +17,7 @@ import { DeliveryTracker } from './delivery';
 import { QueueDispatcher } from './dispatcher';
 import { WakeMeter } from './latency';
 import type { Logger } from './logger';
-import type { QueueName } from './messages';
+import { type QueueName, queueOf } from './messages';
 import { type ReplaySummary, seedFromReplay } from './seed';
 import { type TelegramFunction, loadTelegramFunction } from './functions';
 import { type SorterLink, TcpSorterLink, offlineLink } from './link/sorter-link';
@@ -161,7 +161,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         if (!f) throw new RefuseError(NakReason.UNEXPECTED, `no function takes ${type} (manifest.json)`);
         await f.invoke(deps, event);
         const m = event.message;
-        metrics.messagesIn.inc({ queue: m.Type === 'SCAN' ? 'destination' : 'sortation', type: m.Type });
+        metrics.messagesIn.inc({ queue: queueOf(m), type: m.Type });
         if (m.Type === 'REQUEST') decisions.requested(m.TrackID, event.arrivedAt);
       },
     });

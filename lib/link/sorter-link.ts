@@ -97,11 +97,11 @@ export class TcpSorterLink implements SorterLink {
     const s = deps.settings;
     const { log, clock } = deps;
     // Faults that repeat per telegram (a full disk, a sender gone wrong) log once a period.
-    const minute = () => clock().getTime();
-    this.unreachable = new ThrottledLog(log, 'warn', 60_000, minute);
-    const storeFailed = new ThrottledLog(log, 'error', 10_000, minute);
-    const naksSent = new ThrottledLog(log, 'warn', 10_000, minute);
-    const garbage = new ThrottledLog(log, 'warn', 10_000, minute);
+    const now = () => clock().getTime();
+    this.unreachable = new ThrottledLog(log, 'warn', 60_000, now);
+    const storeFailed = new ThrottledLog(log, 'error', 10_000, now);
+    const naksSent = new ThrottledLog(log, 'warn', 10_000, now);
+    const garbage = new ThrottledLog(log, 'warn', 10_000, now);
     this.feed = new OutboxFeed({ outbox: deps.outbox, drop: deps.links.drop, assignmentTtlSeconds: s.AssignmentTtlSeconds, maxOffered: 4 * s.Window, log, clock });
     const stored = deps.links.session(s.PeerName);
     if (!stored) throw new Error(`no link session with ${s.PeerName} in the database`);
