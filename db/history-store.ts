@@ -5,6 +5,20 @@ import type { Db } from './connection';
 export interface HistoryReads {
   /** Rows in the history. */
   size(): number;
+  /** The latest `limit` deliveries, newest first. */
+  latest(limit: number): DeliverySeen[];
+}
+
+/** A delivery as the dashboard shows it. */
+export interface DeliverySeen {
+  DeliveredAt: string;
+  Queue: 'sortation' | 'destination';
+  Type: string;
+  TrackID: string | null;
+  Destination: string | null;
+  Client: string | null;
+  /** From the message's arrival to its delivery (ms). */
+  WaitedMs: number;
 }
 
 /** Housekeeping of the history and the WAL file (writer thread). */
@@ -18,7 +32,11 @@ export interface HistoryWrites {
 /** The history reads on an open, migrated database. */
 export function historyReads(db: Db): HistoryReads {
   const size = db.prepare('SELECT count(*) FROM delivered_history').pluck();
-  return { size: () => size.get() as number };
+  const latest = db.prepare(`
+    SELECT delivered_at AS DeliveredAt, queue AS Queue, type AS Type, track_id AS TrackID, destination AS Destination, client_address AS Client,
+           CAST(round((julianday(delivered_at) - julianday(received_at)) * 86400000) AS INTEGER) AS WaitedMs
+    FROM delivered_history ORDER BY id DESC LIMIT ?`);
+  return { size: () => size.get() as number, latest: (limit) => latest.all(limit) as DeliverySeen[] };
 }
 
 /** The history writes on an open, migrated database. */

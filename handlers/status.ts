@@ -38,6 +38,11 @@ const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
 /** GET /status: the spec's counters "Sortation Q" and "Destination Q", plus service and link state. */
 export function getStatus(deps: StatusDeps): HandlerResult {
+  return ok(statusOf(deps));
+}
+
+/** The body of GET /status (the dashboard shows it too). */
+export function statusOf(deps: StatusDeps) {
   const now = deps.clock();
   const ages = (['sortation', 'destination'] as const)
     .map((q) => deps.store.oldestReceivedAt(q))
@@ -46,7 +51,7 @@ export function getStatus(deps: StatusDeps): HandlerResult {
   // Not "Running" while the service cannot do its whole job: the readiness checks say why.
   const wrong = problems(readiness({ testMode: deps.testMode, now, storage: deps.storage.status(), schema: deps.schema, link: deps.link.status(), eventLoop: { delayP99Ms: () => 0 } }));
   const state = deps.state() === 'Stopping' ? 'Stopping' : wrong.length > 0 ? 'Degraded' : 'Running';
-  return ok({
+  return {
     Service: 'sorter-integration-service',
     Version: deps.version,
     State: state,
@@ -71,7 +76,7 @@ export function getStatus(deps: StatusDeps): HandlerResult {
     WakeLatency: deps.wake.window.summary(),
     // The writer thread: Ok, Stalled (waiting for a lock or the disk) or Failing, with figures.
     Storage: deps.storage.status(),
-  });
+  };
 }
 
 export const fn = httpFunction(getStatus, {

@@ -3,8 +3,11 @@ import crypto from 'node:crypto';
 import Boom from '@hapi/boom';
 import type { Lifecycle, Request } from '@hapi/hapi';
 
-/** Paths that stay open without a key: the Swagger UI and the OpenAPI document. */
-const isDocumentation = (path: string) => path === '/' || path === '/swagger.json' || path.startsWith('/swaggerui/');
+/**
+ * Paths that stay open without a key: the Swagger UI, the OpenAPI document and the dashboard's page
+ * and files. None of them carries data; the page asks for the key to read /dashboard/data.
+ */
+const isOpen = (path: string) => path === '/' || path === '/swagger.json' || path.startsWith('/swaggerui/') || path === '/dashboard' || path.startsWith('/dashboard/assets/');
 
 const digest = (s: string) => crypto.createHash('sha256').update(s).digest();
 
@@ -15,7 +18,7 @@ const digest = (s: string) => crypto.createHash('sha256').update(s).digest();
 export function apiKeyCheck(keys: string[]): Lifecycle.Method {
   const digests = keys.map(digest);
   return (request: Request, h) => {
-    if (isDocumentation(request.path)) return h.continue;
+    if (isOpen(request.path)) return h.continue;
     // Prometheus (and other tools) send a key as a bearer token.
     const authorization: unknown = request.headers.authorization;
     const bearer = typeof authorization === 'string' ? /^Bearer (.+)$/i.exec(authorization)?.[1] : undefined;

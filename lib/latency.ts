@@ -1,4 +1,6 @@
 // A window of recent latency samples with percentiles, and the wake-latency meter of /status.
+import { Recent } from './recent';
+
 /**
  * A window of the most recent latency samples (ms) with percentiles: cheap enough for the hot
  * path (one array write a sample), enough for p50/p99 in /status and the benchmark.
@@ -69,6 +71,8 @@ export class WakeMeter {
  */
 export class DecisionMeter {
   private readonly requested_ = new Map<string, number>();
+  /** The latest decisions (when, in ms since the epoch, and how long), for the dashboard's chart. */
+  readonly recent = new Recent<{ at: number; ms: number }>(300);
 
   constructor(
     private readonly observe: (ms: number) => void,
@@ -86,6 +90,8 @@ export class DecisionMeter {
     const at = this.requested_.get(trackId);
     if (at === undefined) return;
     this.requested_.delete(trackId);
-    this.observe(performance.now() - at);
+    const ms = performance.now() - at;
+    this.recent.add({ at: Date.now(), ms });
+    this.observe(ms);
   }
 }

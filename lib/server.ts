@@ -1,7 +1,9 @@
 // The hapi server: Swagger UI, authentication, case-insensitive keys, and one route per HTTP
 // trigger.
 import './swagger-assets'; // before hapi-swagger: see the module
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import Boom from '@hapi/boom';
 import Hapi from '@hapi/hapi';
 import Inert from '@hapi/inert';
@@ -12,6 +14,7 @@ import { loadHttpFunction } from './functions';
 import { answerOversizedChunkedBodies, answerParserErrors, canonicalKeys, clientAddress, goneWatch, handedOut, refuseRepeatedKeys, reply, schemaKeys, validationFailAction } from './http';
 import { type Manifest, httpTriggers, loadManifest } from './manifest';
 import { type OpenApiDocument, finishDocument } from './openapi';
+import { projectRoot } from './paths';
 import { routeOptions } from './routes';
 import type { Service } from './service';
 
@@ -21,6 +24,9 @@ export interface ServerOptions {
   port?: number;
   host?: string;
 }
+
+/** The dashboard's page, script and style sheet. */
+const DASHBOARD_DIR = path.join(projectRoot, 'dashboard');
 
 /** Time to receive a request's headers, and the whole request (ms). */
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -181,6 +187,20 @@ export async function createServer(service: Service, options: ServerOptions = {}
       },
     });
   }
+  // The dashboard page and its files: static, no data in them (the page reads /dashboard/data, which
+  // needs the API key like every route). Only this service's own files, nothing from elsewhere.
+  const dashboardPage = fs.readFileSync(path.join(DASHBOARD_DIR, 'index.html'), 'utf8').replace('<body>', `<body data-key-required="${security}">`);
+  const page = { 'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'", 'X-Content-Type-Options': 'nosniff' };
+  const withHeaders = (request: Hapi.Request, h: Hapi.ResponseToolkit) => {
+    const response = request.response;
+    if (!('isBoom' in response && response.isBoom)) for (const [name, value] of Object.entries(page)) (response as Hapi.ResponseObject).header(name, value);
+    return h.continue;
+  };
+  server.route([
+    // The page says whether it needs a key, so that it asks for one before its first read (a 401 would be a console error).
+    { method: 'GET', path: '/dashboard', options: { handler: (_request, h) => h.response(dashboardPage).type('text/html; charset=utf-8'), ext: { onPreResponse: { method: withHeaders } } } },
+    { method: 'GET', path: '/dashboard/assets/{file}', options: { handler: { directory: { path: DASHBOARD_DIR, listing: false, index: false } }, ext: { onPreResponse: { method: withHeaders } } } },
+  ]);
   // Any other method on a path we serve: 405 with Allow (what HTTP clients expect), not 404.
   const methodsByPath = new Map<string, string[]>();
   for (const { method, path } of httpTriggers(manifest)) methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), ...(method === 'GET' ? ['GET', 'HEAD'] : [method])]);

@@ -5,6 +5,7 @@ import type { LinkReads } from '../../db/link-store';
 import type { OutboxEntry } from '../../db/outbox-store';
 import type { SorterSettings } from '../config';
 import { ThrottledLog } from '../log-throttle';
+import { Recent } from '../recent';
 import type { Logger } from '../logger';
 import type { DeliveryState, SorterMessage } from '../messages';
 import { type TelegramType, sorterMessageOf } from '../telegram';
@@ -24,9 +25,21 @@ export interface SorterLinkStatus {
   [counter: string]: unknown;
 }
 
+/** A telegram as the dashboard shows it: when, which way, and its content between STX and ETX. */
+export interface TelegramSeen {
+  At: string;
+  Direction: 'IN' | 'OUT';
+  Telegram: string;
+}
+
+/** How many of the latest telegrams the link remembers for the dashboard. */
+const RECENT_TELEGRAMS = 20;
+
 /** The service's side of the link to the sorter, as the handlers see it. */
 export interface SorterLink {
   status(): SorterLinkStatus;
+  /** The latest telegrams in and out, oldest first. */
+  recentTelegrams(): TelegramSeen[];
   /** A new outbox entry is committed: send what the link can now. Says how that entry travels. */
   offer(entry: OutboxEntry): DeliveryState;
   stop(): Promise<void>;
@@ -43,6 +56,7 @@ export function offlineLink(address: string | null): SorterLink {
       LastTelegramOut: null,
       ...Object.fromEntries(['TelegramsIn', 'TelegramsOut', 'Resends', 'NaksSent', 'NaksReceived', 'DuplicatesReceived', 'GarbageBytes', 'Reconnects', 'ConnectionsLost', 'ConnectAttemptsFailed', 'DroppedAssignments', 'DroppedSettings', 'InFlight'].map((k) => [k, 0])),
     }),
+    recentTelegrams: () => [],
     offer: () => 'Queued',
     stop: async () => {},
   };
@@ -92,6 +106,7 @@ export class TcpSorterLink implements SorterLink {
   private readonly ticker: NodeJS.Timeout;
   private readonly feed: OutboxFeed;
   private readonly session: TelegramSession<OutboxEntry>;
+  private readonly recent = new Recent<{ atMs: number; direction: 'IN' | 'OUT'; content: string }>(RECENT_TELEGRAMS);
 
   constructor(private readonly deps: TcpLinkDeps) {
     const s = deps.settings;
@@ -125,7 +140,10 @@ export class TcpSorterLink implements SorterLink {
       () => clock().getTime(),
       {
         garbage: (bytes, reason) => garbage.write({ bytes: JSON.stringify(bytes.slice(0, 60)), reason }, 'garbage on the sorter link skipped'),
-        telegram: (direction, content, atMs) => deps.traffic?.write(new Date(atMs), direction, content),
+        telegram: (direction, content, atMs) => {
+          this.recent.add({ atMs, direction, content });
+          deps.traffic?.write(new Date(atMs), direction, content);
+        },
         nakSent: (seq, type, code, why) => naksSent.write({ seq, type, code, why }, `NAK sent to the sorter: ${why}`),
         nakReceived: (seq, type, code, text) => log.warn({ seq, type, code, text }, 'NAK received from the sorter'),
         newPeerSession: (epoch, nextSeq) => log.info({ peer: s.PeerName, epoch, nextSeq }, 'sorter announced a new session'),
@@ -140,6 +158,10 @@ export class TcpSorterLink implements SorterLink {
 
   private get address() {
     return `${this.deps.settings.Host}:${this.deps.settings.Port}`;
+  }
+
+  recentTelegrams(): TelegramSeen[] {
+    return this.recent.list().map((t) => ({ At: new Date(t.atMs).toISOString(), Direction: t.direction, Telegram: t.content }));
   }
 
   status(): SorterLinkStatus {

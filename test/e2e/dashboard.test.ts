@@ -1,0 +1,100 @@
+// The dashboard in a real browser: Debian's Chromium, headless, driven by playwright-core, against
+// the service as a child process in live mode with ApiKeys set, the emulator as its sorter and a
+// WCS client answering. The page must load without a console error, ask for the key, show numbers
+// that move while the sorter runs, answer an item lookup, and leave a screenshot.
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { runWcsClient } from '../../examples/wcs-client';
+import { type EmulatorProcess, startEmulator } from '../helpers/emulator';
+import { call } from '../helpers/http';
+import { removeHome, tempHome } from '../helpers/home';
+import { type ServiceProcess, startServiceProcess } from '../helpers/process';
+
+jest.setTimeout(90_000);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const KEY = 'dashboard-e2e-key';
+
+describe('the dashboard in headless Chromium', () => {
+  let home: string;
+  let emu: EmulatorProcess;
+  let svc: ServiceProcess;
+  let browser: Browser;
+  let client: ReturnType<typeof runWcsClient>;
+
+  beforeAll(async () => {
+    if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`);
+    emu = await startEmulator(['--port', '0', '--rate', '15', '--seed', '3', '--duration', '60']);
+    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: [KEY], Sorter: { Host: '127.0.0.1', Port: emu.port } } });
+    svc = await startServiceProcess(home);
+    client = runWcsClient({ base: svc.base, apiKey: KEY, loops: 1, timeOut: 1 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-extensions'] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await client?.stop();
+    await emu?.stop();
+    await svc?.stop();
+    removeHome(home);
+  });
+
+  const number = async (page: Page, id: string) => Number((await page.locator(`#${id}`).textContent())?.replace(/[^\d.]/g, '') || NaN);
+  const until = async (what: string, cond: () => Promise<boolean>, ms = 15_000) => {
+    for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) if (await cond()) return;
+    throw new Error(`not within ${ms} ms: ${what}`);
+  };
+
+  it('asks for the key, then shows live numbers, telegrams, deliveries and decisions, looks an item up, with no console error', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
+    const problems: string[] = [];
+    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+    page.on('response', (r) => r.status() >= 400 && problems.push(`HTTP ${r.status()}: ${r.url()}`));
+
+    await page.goto(`${svc.base}/dashboard`);
+    // The feed needs the key: the page asks for it before reading anything.
+    await page.locator('#key-form').waitFor({ state: 'visible' });
+    expect(await page.locator('#updated').textContent()).toBe('never');
+    await page.fill('#key', KEY);
+    await page.click('#key-form button');
+
+    await until('the page shows the service running with the sorter connected', async () => (await page.locator('#state').textContent()) === 'Running' && (await page.locator('#link-state').textContent()) === 'connected');
+    await until('telegrams, deliveries and decisions appear', async () =>
+      (await page.locator('#telegrams tr').count()) > 0 && (await page.locator('#deliveries tr').count()) > 0 && (await number(page, 'decision-count')) > 0);
+    const first = { telegramsIn: await number(page, 'total-telegrams-in'), received: await number(page, 'total-received'), delivered: await number(page, 'total-delivered') };
+    await until('the totals move while the sorter runs', async () =>
+      (await number(page, 'total-telegrams-in')) > first.telegramsIn && (await number(page, 'total-received')) > first.received && (await number(page, 'total-delivered')) > first.delivered);
+    await until('a rate above zero', async () => (await number(page, 'rate-telegrams-in')) > 0);
+    expect(await page.locator('#storage-state').textContent()).toBe('Ok');
+    expect(await page.locator('#telegrams tr').first().textContent()).toMatch(/(IN|OUT).*(PLC01|WCS01)/);
+
+    // The item lookup: the TrackID of the latest delivery, as an operator would type it.
+    const trackId = (await page.locator('#deliveries tr td:nth-child(4)').first().textContent())!;
+    expect(trackId).toMatch(/^\S+$/);
+    await page.fill('#item-id', trackId);
+    await page.click('#item-form button');
+    await page.locator('#item-events tr').first().waitFor();
+    expect(await page.locator('#item-events').textContent()).toContain('RequestReceived');
+    // What the page shows is what the API says.
+    const timeline = (await call(svc.base, 'GET', `/items/${trackId}`, undefined, { 'x-api-key': KEY })).json;
+    expect(await page.locator('#item-events tr').count()).toBe(timeline.Events.length);
+
+    const shot = path.join(home, 'dashboard.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    expect(fs.statSync(shot).size).toBeGreaterThan(10_000);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('says so when the key is wrong, and reads nothing', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${svc.base}/dashboard`);
+    await page.fill('#key', 'not-the-key');
+    await page.click('#key-form button');
+    await until('the key is refused', async () => (await page.locator('#key-error').textContent()) === 'that key was refused');
+    expect(await page.locator('#key-form').isVisible()).toBe(true);
+    expect(await page.locator('#updated').textContent()).toBe('never');
+    await page.close();
+  });
+});

@@ -1,0 +1,48 @@
+// The dashboard's routes through server.inject: the page and its files open (no data in them),
+// the feed behind the API key, and the feed's content from a real database.
+import { csv, verifyRow } from '../helpers/home';
+import { type TestService, testService } from '../helpers/service';
+
+const KEY = 'dashboard-test-key';
+const replay = csv('REQUEST,210,IND02,0004711,00012345678901234567,320.5,210,95,1.25,2,,,,,', verifyRow('0004711', 'D017'));
+
+describe('the dashboard routes', () => {
+  let t: TestService;
+  beforeEach(async () => (t = await testService({ TestMode: true, ApiKeys: [KEY] }, { 'Service_PLC.csv': replay })));
+  afterEach(() => t.close());
+
+  it('serves the page and its files without a key, with a content security policy, and nothing else from the folder', async () => {
+    const page = await t.server.inject('/dashboard');
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['content-security-policy']).toMatch(/default-src 'self'/);
+    // It tells the script to ask for the key before its first read.
+    expect(page.payload).toContain('<body data-key-required="true">');
+    for (const [file, type] of [['dashboard.js', /javascript/], ['dashboard.css', /text\/css/]] as const) {
+      const res = await t.server.inject(`/dashboard/assets/${file}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(type);
+    }
+    for (const path of ['/dashboard/assets/..%2Fpackage.json', '/dashboard/assets/../package.json', '/dashboard/assets/nothing.js']) {
+      expect((await t.server.inject(path)).statusCode).toBeGreaterThanOrEqual(400);
+    }
+  });
+
+  it('answers its feed only with the key: status, totals, the latest deliveries', async () => {
+    const refused = await t.server.inject('/dashboard/data');
+    expect(refused.statusCode).toBe(401);
+    expect(JSON.parse(refused.payload)).toMatchObject({ statusCode: 401, message: 'missing X-API-Key header' });
+
+    const headers = { 'x-api-key': KEY };
+    const before = JSON.parse((await t.server.inject({ url: '/dashboard/data', headers })).payload);
+    expect(before).toMatchObject({ Status: { 'Sortation Q': 2, TestMode: true, Storage: { State: 'Ok' } }, Telegrams: [], Decisions: [], Deliveries: [] });
+
+    expect((await t.server.inject({ url: '/sortation', headers })).statusCode).toBe(210);
+    await t.settled();
+    const after = JSON.parse((await t.server.inject({ url: '/dashboard/data', headers })).payload);
+    expect(after.Status['Sortation Q']).toBe(1);
+    expect(after.Totals.Delivered).toEqual({ sortation: 1, destination: 0 });
+    expect(after.Deliveries).toEqual([expect.objectContaining({ Queue: 'sortation', Type: 'REQUEST', TrackID: '0004711', Destination: 'IND02', WaitedMs: expect.any(Number) })]);
+    expect(Date.parse(after.Deliveries[0].DeliveredAt)).not.toBeNaN();
+  });
+});
