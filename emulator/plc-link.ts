@@ -139,6 +139,11 @@ export class PlcLink {
     return this.pending.length;
   }
 
+  /** The number of the oldest telegram not yet acknowledged (null: none). */
+  get oldestUnacknowledged(): number | null {
+    return this.pending[0]?.seq ?? null;
+  }
+
   /** Queue a data telegram for the host; it is sent when the link and the window allow. */
   sendData(type: TelegramType, data: string): void {
     const seq = this.nextSeq;

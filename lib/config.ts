@@ -43,6 +43,7 @@ export interface SorterSettings {
   TrafficLog: boolean;
   TrafficLogMaxBytes: number;
   TrafficLogFiles: number;
+  TrafficLogMinFreeBytes: number;
 }
 
 /** Every setting, its default and its one-line meaning; the README table mirrors this. */
@@ -83,6 +84,7 @@ export const configSchema = Joi.object<Config>({
     TrafficLog: Joi.boolean().default(true).description('Append every telegram to Service_PLC.log in the service home'),
     TrafficLogMaxBytes: Joi.number().integer().min(4096).default(10485760).description('Rotate Service_PLC.log at this size'),
     TrafficLogFiles: Joi.number().integer().min(1).max(100).default(5).description('Rotated logs kept (Service_PLC.log.1 ...)'),
+    TrafficLogMinFreeBytes: Joi.number().integer().min(0).default(104857600).description('The traffic log pauses while its disk has less than this free, leaving the space to the queue database (0: no reserve)'),
   })
     .default()
     .description('The live sorter link'),

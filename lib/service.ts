@@ -26,6 +26,8 @@ import { RefuseError } from './link/session-port';
 import { NakReason, type TelegramType } from './telegram';
 import { TrafficLogWriter } from './traffic-log';
 
+const mb = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MB`;
+
 /** Everything the handlers may ask for. Each handler declares the part it uses. */
 export interface Deps {
   testMode: boolean;
@@ -137,9 +139,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const s = config.Sorter;
     const trafficFile = path.join(options.home, 'Service_PLC.log');
     traffic = s.TrafficLog
-      ? new TrafficLogWriter(trafficFile, s.TrafficLogMaxBytes, s.TrafficLogFiles, {
+      ? new TrafficLogWriter(trafficFile, { maxBytes: s.TrafficLogMaxBytes, keep: s.TrafficLogFiles, minFreeBytes: s.TrafficLogMinFreeBytes }, {
           failed: (err) => log.error({ err, file: trafficFile }, `traffic log: cannot write ${trafficFile} (${(err as NodeJS.ErrnoException).code ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`),
           recovered: (dropped) => log.warn({ file: trafficFile, dropped }, `traffic log: writing ${trafficFile} again; ${dropped} telegram lines could not be logged meanwhile`),
+          reserve: (paused, free, dropped) =>
+            paused
+              ? log.error({ file: trafficFile, freeBytes: free, minFreeBytes: s.TrafficLogMinFreeBytes }, `traffic log: paused, ${mb(free)} free on its disk is below Sorter.TrafficLogMinFreeBytes (${mb(s.TrafficLogMinFreeBytes)}), kept for the queue database; telegrams are not logged until there is more`)
+              : log.warn({ file: trafficFile, freeBytes: free, dropped }, `traffic log: writing ${trafficFile} again (${mb(free)} free); ${dropped} telegram lines could not be logged meanwhile`),
         })
       : undefined;
     // Our session with the sorter must exist before the link starts. If the storage cannot write

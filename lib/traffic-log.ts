@@ -1,5 +1,16 @@
 // Service_PLC.log: one line per telegram in and out, rotated by size; and its parser.
 import fs from 'node:fs';
+import path from 'node:path';
+
+/** Free bytes for an unprivileged writer on the file system of `file`'s folder (null: unknown). */
+function freeBytes(file: string): number | null {
+  try {
+    const s = fs.statfsSync(path.dirname(file));
+    return s.bavail * s.bsize;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * One line of Service_PLC.log, the sorter link's traffic log (docs/traffic-log.md):
@@ -32,10 +43,26 @@ export function parseTrafficLine(line: string): TrafficLine | undefined {
 export interface TrafficLogEvents {
   failed(err: Error): void;
   recovered(droppedLines: number): void;
+  /** Free space on its file system fell below the reserve (paused), or is back (with the lines dropped meanwhile). */
+  reserve?(paused: boolean, freeBytes: number, droppedLines: number): void;
+}
+
+/** How the traffic log is kept. */
+export interface TrafficLogOptions {
+  /** Rotate at this size. */
+  maxBytes: number;
+  /** Rotated files kept. */
+  keep: number;
+  /** Write only while the file system keeps at least this much free (0: no reserve). */
+  minFreeBytes?: number;
 }
 
 /** After a failed write (a full disk), how long the log waits before it opens its file again. */
 const RETRY_MS = 5000;
+/** How often free space is looked at (asynchronously; the cached figure serves meanwhile). */
+const FREE_CHECK_MS = 1000;
+/** Writing resumes only with this much more than the reserve free, so that it does not flap. */
+const RESUME_FACTOR = 1.25;
 
 /**
  * Appends traffic lines to Service_PLC.log, rotating by size: Service_PLC.log.1 is the newest
@@ -44,19 +71,34 @@ const RETRY_MS = 5000;
  * memory (the database, not this log, is the record of what was committed). A write that fails
  * (a full disk, a removed folder) never stops the service: the log says so once, drops and counts
  * lines, and opens the file again every 5 s until it can write.
+ *
+ * The log shares its disk with the queue database, and the database comes first: below
+ * `minFreeBytes` free the log pauses (drops and counts lines) and leaves the rest to the database;
+ * it resumes once there is a quarter more than that free. Without the reserve, a log freed to
+ * write after a full disk took the space back at once (every refusal and resend is a line), and
+ * the sorter's telegrams could never be stored again.
  */
 export class TrafficLogWriter {
   private stream: fs.WriteStream;
   private size: number;
   private failedAt = 0;
   private dropped = 0;
+  private readonly maxBytes: number;
+  private readonly keep: number;
+  private readonly minFreeBytes: number;
+  private paused = false;
+  private freeCheckedAt = 0;
+  private checkingFree = false;
 
   constructor(
     private readonly file: string,
-    private readonly maxBytes: number,
-    private readonly keep: number,
+    options: TrafficLogOptions,
     private readonly events: TrafficLogEvents = { failed: () => {}, recovered: () => {} },
   ) {
+    this.maxBytes = options.maxBytes;
+    this.keep = options.keep;
+    this.minFreeBytes = options.minFreeBytes ?? 0;
+    if (this.minFreeBytes > 0) this.onFree(freeBytes(file));
     const fd = fs.openSync(file, 'a');
     this.size = fs.fstatSync(fd).size;
     this.stream = this.streamOn(fd);
@@ -64,7 +106,8 @@ export class TrafficLogWriter {
 
   /** Log one telegram (its content, between STX and ETX). */
   write(time: Date, direction: Direction, content: string): void {
-    if (this.failedAt > 0 && !this.reopen()) {
+    if (this.minFreeBytes > 0) this.checkFree();
+    if (this.paused || (this.failedAt > 0 && !this.reopen())) {
       this.dropped += 1;
       return;
     }
@@ -84,6 +127,30 @@ export class TrafficLogWriter {
   close(): Promise<void> {
     if (this.stream.destroyed) return Promise.resolve();
     return new Promise((resolve) => this.stream.end(() => resolve()));
+  }
+
+  /** Look at the free space again if it is time (in the thread pool: a slow disk does not block). */
+  private checkFree(): void {
+    const now = Date.now();
+    if (this.checkingFree || now - this.freeCheckedAt < FREE_CHECK_MS) return;
+    this.checkingFree = true;
+    this.freeCheckedAt = now;
+    fs.statfs(path.dirname(this.file), (err, stats) => {
+      this.checkingFree = false;
+      if (!err) this.onFree(stats.bavail * stats.bsize);
+    });
+  }
+
+  private onFree(free: number | null): void {
+    if (free === null) return;
+    if (!this.paused && free < this.minFreeBytes) {
+      this.paused = true;
+      this.events.reserve?.(true, free, 0);
+    } else if (this.paused && free >= this.minFreeBytes * RESUME_FACTOR) {
+      this.paused = false;
+      this.events.reserve?.(false, free, this.dropped);
+      this.dropped = 0;
+    }
   }
 
   private streamOn(fd: number): fs.WriteStream {
