@@ -11,6 +11,7 @@ import { projectRoot, version } from './paths';
 import { startSchedules } from './schedule';
 import { createServer } from './server';
 import { createService } from './service';
+import { SystemdNotifier } from './systemd';
 
 /**
  * Process entry: read config.json from the service home, open the queues, listen, run the
@@ -63,6 +64,9 @@ async function main(argv: string[]): Promise<void> {
     { url: server.info.uri, address, home, testMode: config.TestMode, replay: service.deps.replay },
     `listening on ${address} (${config.TestMode ? 'test mode' : 'live mode'}); Swagger UI at /`,
   );
+  // Under systemd (deploy/, Type=notify): ready now, and the watchdog fed from here on.
+  const systemd = SystemdNotifier.fromEnv(process.env, log);
+  systemd?.ready(`listening on ${address} (${config.TestMode ? 'test mode' : 'live mode'})`);
   if (!isLoopback(config.Host) && config.ApiKeys.length === 0) {
     log.warn({ host: config.Host }, `listening on ${config.Host}, beyond this machine, with no ApiKeys: anyone who can reach port ${server.info.port} can take messages and send assignments (set ApiKeys, or Host "127.0.0.1")`);
   }
@@ -74,6 +78,7 @@ async function main(argv: string[]): Promise<void> {
     // Whatever hangs (a client, the disk), the process ends: a supervisor's stop must work.
     setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
     log.info({ signal }, 'shutting down: answering waiting polls, finishing responses, closing the database');
+    systemd?.stopping(`stopping (${signal})`);
     stopSchedules();
     service.drain();
     await server.stop({ timeout: 10_000 });
@@ -81,6 +86,7 @@ async function main(argv: string[]): Promise<void> {
     log.info({ droppedLogLines: out.output.dropped() }, 'stopped');
     await out.output.flush(1000);
     instanceLock?.release();
+    systemd?.close();
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -97,6 +97,27 @@ describe('service + emulator + reference client over real TCP', () => {
     expect(v.d).toBe(v.n);
   });
 
+  it('a graceful restart as systemd does it (the unit\'s KillSignal, then a start): within TimeoutStopSec, nothing lost, nothing duplicated', async () => {
+    const unit = fs.readFileSync(path.join(__dirname, '../../deploy/sorter-integration.service'), 'utf8');
+    const setting = (key: string) => new RegExp(`^${key}=(.+)$`, 'm').exec(unit)![1];
+    let stopMs = 0;
+    let exit: number | string = '';
+    const { emuStats, wcs, status } = await run(emulatorFlags(9, 30), {}, async () => {
+      await sleep(3000);
+      const t0 = Date.now();
+      exit = await svc!.stop(setting('KillSignal') as NodeJS.Signals);
+      stopMs = Date.now() - t0;
+      await sleep(Number(setting('RestartSec')) * 1000);
+      svc = await startServiceProcess(home, {}, 15000);
+    });
+    expect(exit).toBe(0);
+    expect(stopMs).toBeLessThan(Number(setting('TimeoutStopSec')) * 1000);
+    expectEveryItemSortedAsAssigned(emuStats, wcs, 0, status.RequestsRemoved.Superseded);
+    // A clean stop hands nothing out twice: waiting polls were answered 204, responses finished.
+    expect(wcs.duplicate_requests + wcs.duplicate_verifies).toBe(0);
+    expect(status.Outbox.Depth).toBe(0);
+  });
+
   it('the emulator dropping the connection every 2 s: resync, resend, nothing lost or duplicated', async () => {
     const { emuStats, wcs, status } = await run(emulatorFlags(8, 30, '--drop-every', '2'));
     expectEveryItemSortedAsAssigned(emuStats, wcs, 0, status.RequestsRemoved.Superseded);
