@@ -1,9 +1,9 @@
 // The checkpoint thread (db/checkpointer.ts starts it): folds the WAL back into the database file,
 // and keeps the WAL from growing without bound.
-import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { freeBytes } from '../lib/disk';
 import { type WalLimits, truncateNeeded } from './wal-limits';
 
 const { file, intervalMs, limits } = workerData as { file: string; intervalMs: number; limits: WalLimits };
@@ -14,14 +14,6 @@ const pageBytes = (db.pragma('page_size', { simple: true }) as number) + 24; // 
 const PASSIVE_TRIES = 3;
 let notBefore = 0;
 
-const freeBytes = () => {
-  try {
-    const s = fs.statfsSync(path.dirname(file));
-    return s.bavail * s.bsize;
-  } catch {
-    return Infinity;
-  }
-};
 
 const checkpoint = (mode: 'PASSIVE' | 'TRUNCATE') => (db.pragma(`wal_checkpoint(${mode})`) as Array<{ busy: number; log: number; checkpointed: number }>)[0];
 
@@ -39,7 +31,7 @@ const checkpoint = (mode: 'PASSIVE' | 'TRUNCATE') => (db.pragma(`wal_checkpoint(
 function run(): void {
   let r = checkpoint('PASSIVE');
   for (let i = 1; i < PASSIVE_TRIES && r.log > r.checkpointed && r.busy === 0; i++) r = checkpoint('PASSIVE');
-  if (Date.now() < notBefore || !truncateNeeded(r.log * pageBytes, freeBytes(), limits)) return;
+  if (Date.now() < notBefore || !truncateNeeded(r.log * pageBytes, freeBytes(path.dirname(file)) ?? Infinity, limits)) return;
   db.pragma(`busy_timeout = ${limits.truncateWaitMs}`);
   try {
     // A reader in the way (an operator's open read in sqlite3): not again for a while, so that

@@ -1,16 +1,7 @@
 // Service_PLC.log: one line per telegram in and out, rotated by size; and its parser.
 import fs from 'node:fs';
 import path from 'node:path';
-
-/** Free bytes for an unprivileged writer on the file system of `file`'s folder (null: unknown). */
-function freeBytes(file: string): number | null {
-  try {
-    const s = fs.statfsSync(path.dirname(file));
-    return s.bavail * s.bsize;
-  } catch {
-    return null;
-  }
-}
+import { freeBytes } from './disk';
 
 /**
  * One line of Service_PLC.log, the sorter link's traffic log (docs/traffic-log.md):
@@ -98,7 +89,7 @@ export class TrafficLogWriter {
     this.maxBytes = options.maxBytes;
     this.keep = options.keep;
     this.minFreeBytes = options.minFreeBytes ?? 0;
-    if (this.minFreeBytes > 0) this.onFree(freeBytes(file));
+    if (this.minFreeBytes > 0) this.onFree(freeBytes(path.dirname(file)));
     const fd = fs.openSync(file, 'a');
     this.size = fs.fstatSync(fd).size;
     this.stream = this.streamOn(fd);

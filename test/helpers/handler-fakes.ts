@@ -19,6 +19,7 @@ export function fakeOutbox(refuse?: string): Pick<ServiceStores['outbox'], 'add'
 
 export const link = (delivery: 'Sent' | 'Queued'): SorterLink => ({
   status: () => ({ Connected: delivery === 'Sent', Address: 'plc:2000', Since: null, LastTelegramIn: null, LastTelegramOut: null }),
+  recentTelegrams: () => [],
   offer: () => delivery,
   stop: async () => {},
 });
