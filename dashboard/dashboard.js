@@ -221,9 +221,7 @@ $('key-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   sessionStorage.setItem(KEY_STORE, $('key').value);
   $('key-form').hidden = true;
-  // A service with ApiKeys set says so in the page: ask for the key before the first read.
-if (document.body.dataset.keyRequired === 'true' && !sessionStorage.getItem(KEY_STORE)) askForKey('');
-else start();
+  start();
 });
 
 $('item-form').addEventListener('submit', (ev) => {
