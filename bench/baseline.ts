@@ -2,7 +2,7 @@
 // memory.
 import http from 'node:http';
 import net from 'node:net';
-import { parseArgs } from 'node:util';
+import { commandLine } from '../lib/command-line';
 import { EnumDefaults, DestinationStatus, LightColor, LightStatus, parseEnum } from '../lib/enums';
 import { LatencyWindow } from '../lib/latency';
 import type { SorterMessage } from '../lib/messages';
@@ -15,7 +15,7 @@ import { TelegramDecoder } from '../lib/telegram-decoder';
  * no framework. What the service costs is measured against this.
  *   node dist/bench/baseline.js --port 8090 --sorter-port 2000
  */
-const { values } = parseArgs({ options: { port: { type: 'string', default: '8090' }, 'sorter-port': { type: 'string', default: '2000' } } });
+const values = commandLine('baseline', 'node dist/bench/baseline.js [options]', { port: { type: 'string', default: '8090' }, 'sorter-port': { type: 'string', default: '2000' } });
 
 interface Queued {
   message: SorterMessage;

@@ -7,26 +7,24 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { commandLine, nonNegative } from '../lib/command-line';
 import { projectRoot } from '../lib/paths';
 import { type Target, allTargets, describeTarget } from './processes';
 import { popMicros, seedProbe } from './scale';
 import { type StepResult, medianStep } from './step';
 
-const { values: args } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    // For focused measurements (docs/performance.md): override parts of the plan.
-    targets: { type: 'string' },
-    rates: { type: 'string' },
-    runs: { type: 'string' },
-    seconds: { type: 'string' },
-    'no-scale': { type: 'boolean', default: false },
-    'no-storage': { type: 'boolean', default: false },
-    'cpu-prof': { type: 'string' },
-    'fsync-delay-ms': { type: 'string', default: '0' },
-    'service-root': { type: 'string' },
-  },
+const args = commandLine('bench', 'npm run bench -- [options]   (docs/performance.md)', {
+  quick: { type: 'boolean', default: false },
+  // For focused measurements (docs/performance.md): override parts of the plan.
+  targets: { type: 'string' },
+  rates: { type: 'string' },
+  runs: { type: 'string' },
+  seconds: { type: 'string' },
+  'no-scale': { type: 'boolean', default: false },
+  'no-storage': { type: 'boolean', default: false },
+  'cpu-prof': { type: 'string' },
+  'fsync-delay-ms': { type: 'string', default: '0' },
+  'service-root': { type: 'string' },
 });
 const quick = args.quick!;
 const plan = quick
@@ -51,11 +49,7 @@ const scale = !args['no-scale'];
 /** The slow-disk and operator-lock steps (docs/performance.md, "Slow storage"). */
 const storageSteps = !args['no-storage'];
 /** Every fsync of the service targets in the main plan takes this much longer (ms). */
-const fsyncDelayMs = Number(args['fsync-delay-ms']);
-if (!Number.isFinite(fsyncDelayMs) || fsyncDelayMs < 0) {
-  console.error('bench: --fsync-delay-ms takes a non-negative number of milliseconds');
-  process.exit(2);
-}
+const fsyncDelayMs = nonNegative('bench', 'fsync-delay-ms', args['fsync-delay-ms']);
 /** Another checkout's build to run as the service (before/after comparisons); this one by default. */
 const serviceRoot = path.resolve(args['service-root'] ?? projectRoot);
 /** Folder for `node --cpu-prof` profiles of the service (one per run), if asked for. */

@@ -1,6 +1,6 @@
 // `npm run emulator`: the emulated sorter PLC as a command, with its fault switches and its
 // EMULATOR {json} report.
-import { parseArgs } from 'node:util';
+import { commandLine, nonNegative } from '../lib/command-line';
 import { PlcLink } from './plc-link';
 import { EmulatedSorter, defaultSorterOptions } from './sorter';
 
@@ -9,43 +9,33 @@ import { EmulatedSorter, defaultSorterOptions } from './sorter';
  * Prints `emulator listening on HOST:PORT` when ready and, at exit (duration over, SIGTERM or
  * SIGINT), one line `EMULATOR {json}` with the run's counters.
  */
-const { values: a } = parseArgs({
-  options: {
-    port: { type: 'string', default: '2000' },
-    host: { type: 'string', default: '127.0.0.1' },
-    rate: { type: 'string', default: String(defaultSorterOptions.rate) },
-    seed: { type: 'string', default: String(defaultSorterOptions.seed) },
-    duration: { type: 'string' },
-    'decision-window': { type: 'string', default: String(defaultSorterOptions.decisionWindowMs) },
-    'loop-ms': { type: 'string', default: String(defaultSorterOptions.loopMs) },
-    'max-recirculations': { type: 'string', default: String(defaultSorterOptions.maxRecirculations) },
-    destinations: { type: 'string', default: String(defaultSorterOptions.destinations) },
-    capacity: { type: 'string', default: String(defaultSorterOptions.capacity) },
-    'no-read-rate': { type: 'string', default: String(defaultSorterOptions.noReadRate) },
-    'empty-after-ms': { type: 'string', default: String(defaultSorterOptions.emptyAfterMs) },
-    'heartbeat-ms': { type: 'string', default: '2000' },
-    'ack-timeout-ms': { type: 'string', default: '1000' },
-    'drop-every': { type: 'string', default: '0' },
-    'silent-after': { type: 'string', default: '0' },
-    'silent-for': { type: 'string', default: '0' },
-    'garbage-every': { type: 'string', default: '0' },
-    'repeat-every': { type: 'string', default: '0' },
-    'split-bytes': { type: 'boolean', default: false },
-    'drain-timeout': { type: 'string', default: '15' },
-    'start-when-connected': { type: 'string', default: '' },
-    verbose: { type: 'boolean', default: false },
-  },
-  strict: true,
+const a = commandLine('emulator', 'npm run emulator -- [options]', {
+  port: { type: 'string', default: '2000' },
+  host: { type: 'string', default: '127.0.0.1' },
+  rate: { type: 'string', default: String(defaultSorterOptions.rate) },
+  seed: { type: 'string', default: String(defaultSorterOptions.seed) },
+  duration: { type: 'string' },
+  'decision-window': { type: 'string', default: String(defaultSorterOptions.decisionWindowMs) },
+  'loop-ms': { type: 'string', default: String(defaultSorterOptions.loopMs) },
+  'max-recirculations': { type: 'string', default: String(defaultSorterOptions.maxRecirculations) },
+  destinations: { type: 'string', default: String(defaultSorterOptions.destinations) },
+  capacity: { type: 'string', default: String(defaultSorterOptions.capacity) },
+  'no-read-rate': { type: 'string', default: String(defaultSorterOptions.noReadRate) },
+  'empty-after-ms': { type: 'string', default: String(defaultSorterOptions.emptyAfterMs) },
+  'heartbeat-ms': { type: 'string', default: '2000' },
+  'ack-timeout-ms': { type: 'string', default: '1000' },
+  'drop-every': { type: 'string', default: '0' },
+  'silent-after': { type: 'string', default: '0' },
+  'silent-for': { type: 'string', default: '0' },
+  'garbage-every': { type: 'string', default: '0' },
+  'repeat-every': { type: 'string', default: '0' },
+  'split-bytes': { type: 'boolean', default: false },
+  'drain-timeout': { type: 'string', default: '15' },
+  'start-when-connected': { type: 'string', default: '' },
+  verbose: { type: 'boolean', default: false },
 });
 
-function num(name: keyof typeof a): number {
-  const v = Number(a[name]);
-  if (!Number.isFinite(v) || v < 0) {
-    process.stderr.write(`emulator: --${name} must be a non-negative number, got ${JSON.stringify(a[name])}\n`);
-    process.exit(2);
-  }
-  return v;
-}
+const num = (name: keyof typeof a): number => nonNegative('emulator', name, a[name]);
 
 async function main() {
   const sorterRef: { current?: EmulatedSorter } = {};

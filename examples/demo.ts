@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
-import { parseArgs } from 'node:util';
+import { commandLine, nonNegative } from '../lib/command-line';
 import { projectRoot } from '../lib/paths';
 import { runWcsClient, statsJson } from './wcs-client';
 
@@ -14,14 +14,13 @@ import { runWcsClient, statsJson } from './wcs-client';
  * live mode against it, and the reference WCS client, so real traffic flows in one command.
  * The service home is demo/ (config.json, data/sorter.db, Service_PLC.log): inspect it after.
  */
-const { values } = parseArgs({
-  options: {
-    duration: { type: 'string', default: '30' },
-    rate: { type: 'string', default: '20' },
-    seed: { type: 'string', default: '1' },
-    port: { type: 'string', default: '8081' },
-  },
+const values = commandLine('demo', 'npm run demo -- [options]', {
+  duration: { type: 'string', default: '30' },
+  rate: { type: 'string', default: '20' },
+  seed: { type: 'string', default: '1' },
+  port: { type: 'string', default: '8081' },
 });
+for (const name of ['duration', 'rate', 'seed', 'port'] as const) nonNegative('demo', name, values[name]);
 
 const freePort = () =>
   new Promise<number>((resolve) => {

@@ -211,21 +211,40 @@ export function statsJson(s: WcsStats) {
 }
 
 if (require.main === module) {
-  const { values } = parseArgs({
-    options: {
-      base: { type: 'string', default: 'http://localhost:8081' },
-      duration: { type: 'string' },
-      loops: { type: 'string', default: '1' },
-      'time-out': { type: 'string', default: '2' },
-      'api-key': { type: 'string' },
-    },
-  });
+  const usage = 'usage: npm run wcs-client -- [--base http://localhost:8081] [--loops 1] [--time-out 2] [--duration SECONDS] [--api-key KEY]\n';
+  const fail = (why: string): never => {
+    process.stderr.write(`wcs-client: ${why}\n${usage}`);
+    process.exit(2);
+  };
+  let values: { base?: string; duration?: string; loops?: string; 'time-out'?: string; 'api-key'?: string; help?: boolean } = {};
+  try {
+    ({ values } = parseArgs({
+      options: {
+        base: { type: 'string', default: 'http://localhost:8081' },
+        duration: { type: 'string' },
+        loops: { type: 'string', default: '1' },
+        'time-out': { type: 'string', default: '2' },
+        'api-key': { type: 'string' },
+        help: { type: 'boolean' },
+      },
+    }));
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  if (values.help) {
+    process.stdout.write(usage);
+    process.exit(0);
+  }
+  const count = (name: 'duration' | 'loops' | 'time-out') => {
+    const n = Number(values[name]);
+    return Number.isFinite(n) && n >= 0 && values[name]!.trim() !== '' ? n : fail(`--${name} must be a non-negative number, got ${JSON.stringify(values[name])}`);
+  };
   const client = runWcsClient({
     base: values.base!,
-    loops: Number(values.loops),
-    timeOut: Number(values['time-out']),
+    loops: Math.max(1, Math.floor(count('loops'))),
+    timeOut: count('time-out'),
     apiKey: values['api-key'],
-    durationMs: values.duration ? Number(values.duration) * 1000 : undefined,
+    durationMs: values.duration !== undefined ? count('duration') * 1000 : undefined,
     log: (l) => process.stderr.write(`wcs: ${l}\n`),
   });
   const progress = setInterval(() => process.stdout.write(`wcs ${JSON.stringify(statsJson(client.stats))}\n`), 2000);

@@ -1,0 +1,40 @@
+// The project's commands as a user types them: `--help` prints the usage and exits 0; an unknown
+// option, a missing value or a value that is not a number is one line naming the problem, then
+// the usage, exit 2, never a stack trace.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+const dist = (p: string) => path.resolve(__dirname, '../../dist', p);
+const run = (script: string, args: string[]) => spawnSync(process.execPath, [dist(script), ...args], { encoding: 'utf8', timeout: 10_000 });
+
+const commands = [
+  { name: 'emulator', script: 'emulator/main.js', option: '--rate' },
+  { name: 'wcs-client', script: 'examples/wcs-client.js', option: '--loops' },
+  { name: 'demo', script: 'examples/demo.js', option: '--duration' },
+  { name: 'bench', script: 'bench/run.js', option: '--fsync-delay-ms' },
+];
+
+describe.each(commands)('npm run $name', ({ name, script, option }) => {
+  it('--help prints the usage, with the options, and exits 0', () => {
+    const r = run(script, ['--help']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^usage: npm run /);
+    expect(r.stdout).toContain(option);
+    expect(r.stderr).toBe('');
+  });
+
+  it.each([
+    [['--no-such-option'], /Unknown option '--no-such-option'/],
+    [[option], /argument missing/],
+    [[`${option}=lots`], new RegExp(`${option} must be a non-negative number, got "lots"`)],
+  ])('%j: one line saying why, the usage, exit 2', (args, why) => {
+    const r = run(script, args);
+    expect(r.status).toBe(2);
+    const [first] = r.stderr.split('\n');
+    expect(first).toMatch(new RegExp(`^${name}: `));
+    expect(first).toMatch(why);
+    expect(r.stderr).toMatch(/usage: npm run |--help lists the options/);
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(r.stdout).toBe('');
+  });
+});
