@@ -92,6 +92,38 @@ export function cpuMs(pid: number): number {
   }
 }
 
+/**
+ * Bytes a process has caused to be written to storage so far (`write_bytes` of /proc/<pid>/io:
+ * counted when a page of the page cache turns dirty, so a 4 KB page rewritten after each fsync
+ * counts each time, as the device sees it). Every thread of the process counts (the writer too).
+ */
+export function writeBytes(pid: number): number {
+  try {
+    const m = /^write_bytes:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'));
+    return m ? Number(m[1]) : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * What the block device holding `dir` has written so far: write requests and bytes, from
+ * /sys/dev/block/<major>:<minor>/stat. Unlike `writeBytes`, this includes the file system's own
+ * journal (a WAL that grows makes every commit's sync also commit the journal). Every process on
+ * the device counts. Null where the folder is on no block device (tmpfs, overlay).
+ */
+export function deviceWrites(dir: string): { ios: number; bytes: number } | null {
+  try {
+    const dev = fs.statSync(dir).dev;
+    const major = Math.floor(dev / 256) & 0xfff;
+    const minor = (dev & 0xff) | ((Math.floor(dev / 4096) & 0xfff00));
+    const f = fs.readFileSync(`/sys/dev/block/${major}:${minor}/stat`, 'utf8').trim().split(/\s+/).map(Number);
+    return { ios: f[4], bytes: f[6] * 512 }; // write I/Os, write sectors (always 512 bytes here)
+  } catch {
+    return null;
+  }
+}
+
 /** Hold the database's write lock from an sqlite3 process, as an operator's open transaction does. */
 export async function holdWriteLock(file: string, forS: number): Promise<void> {
   const sqlite = spawn('sqlite3', [file], { stdio: ['pipe', 'ignore', 'inherit'] });

@@ -122,10 +122,10 @@ async function main() {
   const duplicated = all.reduce((s, r) => s + r.duplicated, 0);
   const ratio = (a: number | null | undefined, b: number | null | undefined) => (a != null && b != null && b !== 0 ? Math.round((a / b) * 100) / 100 : null);
 
-  console.log('\n| target | max sustained cycles/s | decision p50/p99 ms @50/s | wake p50/p99 ms @50/s | decision p99 ms @max | CPU µs/cycle @max (target/emulator/client) | peak RSS MB |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('\n| target | max sustained cycles/s | decision p50/p99 ms @50/s | wake p50/p99 ms @50/s | decision p99 ms @max | CPU µs/cycle @max (target/emulator/client) | disk KB/cycle @50/s (process / device) | device writes/cycle @50/s | peak RSS MB |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const [target, r] of Object.entries(results)) {
-    console.log(`| ${describeTarget[target as Target]} | ${r.max.toFixed(0)} | ${r.at50.decisionP50} / ${r.at50.decisionP99} | ${r.at50.wakeP50} / ${r.at50.wakeP99} | ${r.atMax?.decisionP99 ?? '-'} | ${r.atMax ? `${r.atMax.cpuUsPerCycle.target} / ${r.atMax.cpuUsPerCycle.emulator} / ${r.atMax.cpuUsPerCycle.client}` : '-'} | ${Math.max(...[r.at50, ...r.ramp].map((x) => x.rssMb))} |`);
+    console.log(`| ${describeTarget[target as Target]} | ${r.max.toFixed(0)} | ${r.at50.decisionP50} / ${r.at50.decisionP99} | ${r.at50.wakeP50} / ${r.at50.wakeP99} | ${r.atMax?.decisionP99 ?? '-'} | ${r.atMax ? `${r.atMax.cpuUsPerCycle.target} / ${r.atMax.cpuUsPerCycle.emulator} / ${r.atMax.cpuUsPerCycle.client}` : '-'} | ${r.at50.diskKbPerCycle} / ${r.at50.deviceKbPerCycle ?? '-'} | ${r.at50.deviceWritesPerCycle ?? '-'} | ${Math.max(...[r.at50, ...r.ramp].map((x) => x.rssMb))} |`);
   }
   if (slow20) {
     console.log(`\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`);
@@ -143,6 +143,9 @@ async function main() {
     wake_p99_ms: svc.at50.wakeP99,
     baseline_wake_p99_ms: base.at50.wakeP99,
     decision_p99_ms_at_50: svc.at50.decisionP99,
+    disk_kb_per_item_at_50: svc.at50.diskKbPerCycle,
+    device_kb_per_item_at_50: svc.at50.deviceKbPerCycle,
+    device_writes_per_item_at_50: svc.at50.deviceWritesPerCycle,
     baseline_decision_p99_ms_at_50: base.at50.decisionP99,
     decision_p99_ms_at_max: svc.atMax?.decisionP99 ?? null,
     pop_1m_vs_empty: ratio(popFull, popEmpty),
@@ -158,13 +161,15 @@ async function main() {
     slow_disk_decision_p99_ms: slow20?.decisionP99 ?? null,
     slow_disk_decision_p50_ms: slow20?.decisionP50 ?? null,
     slow_disk_late: slow20?.late ?? null,
+    slow_disk_disk_kb_per_item: slow20?.diskKbPerCycle ?? null,
+    slow_disk_device_kb_per_item: slow20?.deviceKbPerCycle ?? null,
     slow_disk_rejected: slow20?.rejected ?? null,
     slow_disk_items_per_s: slow5.max,
     lock_status_p99_ms: lock?.statusP99Ms ?? null,
     lock_reconnects: lock?.reconnects ?? null,
     lock_late: lock?.late ?? null,
     baseline_broke_down: base.brokeDown,
-    modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99, decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null, cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null }])),
+    modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99, decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null, cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null, disk_kb_per_item_at_50: r.at50.diskKbPerCycle, device_kb_per_item_at_50: r.at50.deviceKbPerCycle }])),
   };
   console.log(`BENCH ${JSON.stringify(bench)}`);
   if (lost !== 0 || duplicated !== 0) {

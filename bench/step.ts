@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runWcsClient } from '../examples/wcs-client';
-import { type Target, type TargetOptions, cpuMs, describeTarget, dist, holdWriteLock, median, rssMb, sleep, start, startTarget } from './processes';
+import { type Target, type TargetOptions, cpuMs, describeTarget, dist, deviceWrites, holdWriteLock, median, rssMb, sleep, start, startTarget, writeBytes } from './processes';
 
 /** What every step shares: the plan's runs and client loops, the service to run, where to log. */
 export interface StepContext extends TargetOptions {
@@ -23,6 +23,11 @@ export interface StepResult {
   rssMb: number;
   /** CPU time per completed cycle: the target, the emulator, and the client (this process). */
   cpuUsPerCycle: { target: number; emulator: number; client: number };
+  /** What the target wrote to storage per completed cycle (KB): its database, WAL and logs. */
+  diskKbPerCycle: number;
+  /** What the device under its home wrote per completed cycle, journal included: KB and write requests (null: no block device). */
+  deviceKbPerCycle: number | null;
+  deviceWritesPerCycle: number | null;
   lost: number;
   duplicated: number;
   recirculated: number;
@@ -68,6 +73,8 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   const locked = options.lock && t.home ? sleep(options.lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(t.home!, 'data/sorter.db'), options.lock!.forS)) : undefined;
   let peakRss = 0;
   let targetCpu = cpuMs(t.proc.pid!);
+  let targetWritten = writeBytes(t.proc.pid!);
+  const device0 = t.home ? deviceWrites(t.home) : null;
   let emuCpu = cpuMs(emu.proc.pid!);
   const clientCpu = process.cpuUsage();
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(t.proc.pid!))), 200);
@@ -94,6 +101,8 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   const wcs = await client.stop();
   clearInterval(sampler);
   targetCpu = cpuMs(t.proc.pid!) - targetCpu;
+  targetWritten = writeBytes(t.proc.pid!) - targetWritten;
+  const device1 = t.home ? deviceWrites(t.home) : null;
   const clientUsage = process.cpuUsage(clientCpu);
   t.proc.kill('SIGTERM');
   await new Promise((r) => t.proc.once('exit', r));
@@ -115,6 +124,9 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
       emulator: Math.round((emuCpu * 1000) / e.sorted_as_assigned),
       client: Math.round((clientUsage.user + clientUsage.system) / e.sorted_as_assigned),
     },
+    diskKbPerCycle: Math.round((targetWritten / 1024 / e.sorted_as_assigned) * 10) / 10,
+    deviceKbPerCycle: device0 && device1 ? Math.round(((device1.bytes - device0.bytes) / 1024 / e.sorted_as_assigned) * 10) / 10 : null,
+    deviceWritesPerCycle: device0 && device1 ? Math.round(((device1.ios - device0.ios) / e.sorted_as_assigned) * 100) / 100 : null,
     lost,
     duplicated,
     recirculated: e.recirculated,
@@ -144,6 +156,9 @@ export async function medianStep(ctx: StepContext, target: Target, rate: number,
       emulator: median(runs.map((x) => x.cpuUsPerCycle.emulator)),
       client: median(runs.map((x) => x.cpuUsPerCycle.client)),
     },
+    diskKbPerCycle: pick((x) => x.diskKbPerCycle),
+    deviceKbPerCycle: runs.some((x) => x.deviceKbPerCycle !== null) ? pick((x) => x.deviceKbPerCycle) : null,
+    deviceWritesPerCycle: runs.some((x) => x.deviceWritesPerCycle !== null) ? pick((x) => x.deviceWritesPerCycle) : null,
     lost: runs.reduce((s, x) => s + x.lost, 0),
     duplicated: runs.reduce((s, x) => s + x.duplicated, 0),
     recirculated: pick((x) => x.recirculated),
@@ -152,7 +167,7 @@ export async function medianStep(ctx: StepContext, target: Target, rate: number,
     statusP99Ms: runs.some((x) => x.statusP99Ms !== null) ? pick((x) => x.statusP99Ms) : null,
     reconnects: Math.max(...runs.map((x) => x.reconnects)),
   };
-  ctx.log(`  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  late ${r.late}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}`);
+  ctx.log(`  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes)  late ${r.late}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}`);
   return r;
 }
 
