@@ -17,6 +17,16 @@ export interface OpenOptions {
   migrationsDir?: string;
 }
 
+/**
+ * The page size of a new database (SQLite's default is 4,096). Each commit writes every page it
+ * changed whole to the WAL, and an item's commits change a few small rows on 5 to 6 pages each, so
+ * the page size sets what the disk endures: 1,024-byte pages write 2.4 times fewer bytes per item,
+ * with no change in latency measured (docs/performance.md, "What it writes to the disk"). An
+ * existing database keeps the page size it was made with until an operator converts it
+ * (docs/operations.md, "Fewer writes for an existing database").
+ */
+export const PAGE_SIZE = 1024;
+
 /** The project's migrations folder. */
 export const defaultMigrationsDir = path.join(projectRoot, 'migrations');
 
@@ -28,6 +38,7 @@ export const defaultMigrationsDir = path.join(projectRoot, 'migrations');
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file);
+  db.pragma(`page_size = ${PAGE_SIZE}`); // only a new, empty file takes it; see PAGE_SIZE
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
   // Another writer (an operator's sqlite3) may hold the lock for a moment: wait, don't fail.
