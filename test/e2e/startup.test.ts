@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import Database from 'better-sqlite3';
 import { removeHome, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
 
@@ -25,6 +26,29 @@ describe('start-up', () => {
     expect(messages(local.logs).some((m) => /new, empty home/.test(m))).toBe(false);
     await local.stop();
     removeHome(home);
+  });
+
+  it('logs the page size of its database, and how to convert one made with 4,096-byte pages', async () => {
+    const home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: 9 } } });
+    try {
+      const fresh = await startServiceProcess(home);
+      await fresh.stop();
+      expect(fresh.logs.find((l) => l.msg === 'queue database open')?.pageSize).toBe(1024);
+      expect(messages(fresh.logs).some((m) => /pages, made before/.test(m))).toBe(false);
+      // A database as an earlier version made it.
+      const file = path.join(home, 'data', 'sorter.db');
+      for (const suffix of ['', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
+      const old = new Database(file);
+      old.pragma('page_size = 4096');
+      old.pragma('journal_mode = WAL');
+      old.close();
+      const older = await startServiceProcess(home);
+      await older.stop();
+      expect(older.logs.find((l) => l.msg === 'queue database open')?.pageSize).toBe(4096);
+      expect(messages(older.logs)).toEqual(expect.arrayContaining([expect.stringMatching(/^the queue database has 4096-byte pages, made before 1024 became the default: converting it .*docs\/operations\.md/)]));
+    } finally {
+      removeHome(home);
+    }
   });
 
   it('says so when SORTER_HOME names a folder that did not exist (a typo starts live mode with defaults)', async () => {
