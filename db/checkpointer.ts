@@ -8,24 +8,54 @@ import { WAL_LIMITS, type WalLimits } from './wal-limits';
 /** How often the WAL is folded back into the database file (ms). */
 export const CHECKPOINT_INTERVAL_MS = 1000;
 
+/** A checkpoint that needs the write lock, run by the writer between two transactions. */
+export type LockingCheckpoint = (mode: 'RESTART' | 'TRUNCATE', waitMs: number) => Promise<{ busy: boolean }>;
+
 /**
  * Checkpoints on their own thread. SQLite's automatic checkpoint runs inside the commit that
  * crosses 1,000 WAL pages, adding two disk syncs to it: on slow storage that commit, and every
  * write queued behind it, waited (measured at fsync +20 ms: decision p99 137 ms with it, 89 ms
- * without). The writer therefore turns it off, and this thread checkpoints every second,
- * emptying the WAL when it grows too large (db/checkpoint-worker.ts).
+ * without). The writer therefore turns it off, and this thread copies the WAL into the database
+ * file every second (PASSIVE, no lock). When the WAL must start over or be emptied
+ * (db/wal-limits.ts), the thread asks, and the request goes to `locking`: the writer runs it
+ * between two transactions, waiting `writerWaitMs` at most for readers. One at a time; after one
+ * found a reader in the way (an operator's open read), none for `busyBackoffMs`.
  */
 export class Checkpointer {
-  private constructor(private readonly worker: Worker) {}
+  private inFlight = false;
+  private notBefore = 0;
+
+  private constructor(
+    private readonly worker: Worker,
+    private readonly locking: LockingCheckpoint,
+    private readonly limits: WalLimits,
+  ) {
+    worker.on('message', (m: { mode?: 'RESTART' | 'TRUNCATE' }) => {
+      if (m.mode) this.request(m.mode);
+    });
+  }
 
   /** Start checkpointing `file` (already created and migrated by the writer). */
-  static start(file: string, intervalMs = CHECKPOINT_INTERVAL_MS, limits: WalLimits = WAL_LIMITS): Checkpointer {
+  static start(file: string, locking: LockingCheckpoint, intervalMs = CHECKPOINT_INTERVAL_MS, limits: WalLimits = WAL_LIMITS): Checkpointer {
     const worker = new Worker(path.join(projectRoot, 'dist', 'db', 'checkpoint-worker.js'), {
       workerData: { file, intervalMs, limits },
       resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
     });
     worker.unref();
-    return new Checkpointer(worker);
+    return new Checkpointer(worker, locking, limits);
+  }
+
+  private request(mode: 'RESTART' | 'TRUNCATE'): void {
+    if (this.inFlight || Date.now() < this.notBefore) return;
+    this.inFlight = true;
+    this.locking(mode, this.limits.writerWaitMs).then(
+      (r) => {
+        if (r.busy) this.notBefore = Date.now() + this.limits.busyBackoffMs;
+      },
+      // A full disk, the writer closing: asked again at a later interval; the hourly
+      // housekeeping checkpoint reports failures.
+      () => {},
+    ).finally(() => (this.inFlight = false));
   }
 
   /** Stop and close the connection. */

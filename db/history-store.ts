@@ -25,8 +25,12 @@ export interface DeliverySeen {
 export interface HistoryWrites {
   /** Delete history rows delivered before `cutoff` (ISO time); returns how many. */
   purgeDeliveredBefore(cutoff: string): number;
-  /** Fold the WAL back into the database file and truncate it (outside any transaction). */
-  checkpoint(): { busy: boolean; walFrames: number; checkpointed: number };
+  /**
+   * Fold the WAL back into the database file (outside any transaction): TRUNCATE empties the file,
+   * RESTART makes the next commit write from its start again. `waitMs`: how long to wait for
+   * readers (default: the connection's busy timeout).
+   */
+  checkpoint(mode?: 'TRUNCATE' | 'RESTART', waitMs?: number): { busy: boolean; walFrames: number; checkpointed: number };
 }
 
 /** The history reads on an open, migrated database. */
@@ -46,9 +50,15 @@ export function historyWrites(db: Db): HistoryWrites {
   const purge = { run: (cutoff: string) => ({ changes: purgeDelivered.run(cutoff).changes + purgeOutbox.run(cutoff).changes }) };
   return {
     purgeDeliveredBefore: (cutoff) => purge.run(cutoff).changes,
-    checkpoint() {
-      const [row] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
-      return { busy: row.busy !== 0, walFrames: row.log, checkpointed: row.checkpointed };
+    checkpoint(mode = 'TRUNCATE', waitMs) {
+      const before = db.pragma('busy_timeout', { simple: true }) as number;
+      if (waitMs !== undefined) db.pragma(`busy_timeout = ${Math.max(0, Math.floor(waitMs))}`);
+      try {
+        const [row] = db.pragma(`wal_checkpoint(${mode === 'RESTART' ? 'RESTART' : 'TRUNCATE'})`) as Array<{ busy: number; log: number; checkpointed: number }>;
+        return { busy: row.busy !== 0, walFrames: row.log, checkpointed: row.checkpointed };
+      } finally {
+        if (waitMs !== undefined) db.pragma(`busy_timeout = ${before}`);
+      }
     },
   };
 }

@@ -61,7 +61,7 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
     history: {
       ...historyReads(reader),
       purgeDeliveredBefore: (cutoff) => writer.run('purgeHistory', [cutoff]),
-      checkpoint: () => writer.run('checkpoint', []),
+      checkpoint: (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]),
     },
   };
 }

@@ -118,7 +118,7 @@ function runOutside(c: Command): void {
   if (!claim(c)) return;
   phase(Phase.Write);
   try {
-    post({ type: 'done', results: [[c.seq, true, outside[c.op as keyof typeof outside]()]], failure: null });
+    post({ type: 'done', results: [[c.seq, true, (outside[c.op as keyof typeof outside] as (...a: unknown[]) => unknown)(...c.args)]], failure: null });
   } catch (err) {
     post({ type: 'done', results: [[c.seq, false, reason(err)]], failure: null });
   } finally {

@@ -111,7 +111,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     onState: (state, detail) => (state === 'Ok' ? log.info({ storage: state }, `storage: ${detail}`) : log.error({ storage: state, reason: detail }, `storage ${state.toLowerCase()}: ${detail}`)),
   });
   if (writer.status().ReadOnly) log.error({ database: file }, 'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)');
-  const checkpointer = Checkpointer.start(file);
+  const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]));
   const db = openReader(file);
   const stores = serviceStores(db, writer);
   const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock) : null;
