@@ -1,5 +1,5 @@
-// When the checkpointer (db/checkpoint-worker.ts) makes the WAL start over, and when it gives the
-// WAL's space back to the disk.
+// When the checkpoint thread (db/checkpoint-worker.ts) asks the writer to make the WAL start over,
+// and when to give the WAL's space back to the disk.
 
 /** The WAL's bounds. */
 export interface WalLimits {
@@ -9,9 +9,9 @@ export interface WalLimits {
   maxBytes: number;
   /** ... or larger than this share of the disk's free space (0: not by free space). */
   freeShare: number;
-  /** How long such a checkpoint may wait for the writer and for readers (ms). */
+  /** How long such a checkpoint, run by the writer, may hold it up waiting for readers (ms). */
   writerWaitMs: number;
-  /** After one found a reader or the writer in the way, the next tries no sooner than this (ms). */
+  /** After one found a reader in the way, the next is asked for no sooner than this (ms). */
   busyBackoffMs: number;
 }
 
@@ -27,7 +27,7 @@ export interface WalLimits {
 export const WAL_LIMITS: WalLimits = { restartBytes: 16 * 1048576, maxBytes: 1024 * 1048576, freeShare: 0.25, writerWaitMs: 100, busyBackoffMs: 10_000 };
 
 /**
- * What the checkpointer must do beyond its PASSIVE copy: `TRUNCATE` when the WAL file endangers
+ * What the writer must be asked for beyond the checkpoint thread's PASSIVE copy: `TRUNCATE` when the WAL file endangers
  * the disk, `RESTART` when the WAL holds `restartBytes` since its last start, else nothing.
  * `walBytes`: the frames since the WAL last started over; `walFileBytes`: the file's size.
  */

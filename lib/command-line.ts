@@ -7,7 +7,7 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 type Values<O extends Options> = ReturnType<typeof parseArgs<{ options: O; strict: true }>>['values'];
 
 /** The usage text: the synopsis, then each option with its default. */
-export function usageOf(synopsis: string, options: Options): string {
+function usageOf(synopsis: string, options: Options): string {
   const lines = Object.entries(options).map(([name, o]) => {
     const value = o.type === 'string' ? ' <value>' : '';
     const fallback = o.default !== undefined && o.default !== '' && o.default !== false ? `  (default ${String(o.default)})` : '';
