@@ -32,8 +32,13 @@ export interface Delivery {
 export interface QueueReads {
   /** The oldest message of a queue whose id is not in `skip` (claims in flight). */
   head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined;
-  /** Messages waiting in each queue. */
+  /** Messages in each queue, those being handed out included. */
   depth(queue: QueueName): number;
+  /**
+   * The messages of a queue, split by `claimed` (the ids being handed out), read in one snapshot:
+   * a claim whose removal has just been committed is in neither count, not subtracted twice.
+   */
+  counts(queue: QueueName, claimed: Iterable<number>): { waiting: number; handedOut: number };
   /** received_at of the oldest message in a queue, or null if it is empty. */
   oldestReceivedAt(queue: QueueName): string | null;
 }
@@ -154,6 +159,13 @@ export function queueReads(db: Db): QueueReads {
     sortation: db.prepare('SELECT count(*) AS n FROM sortation_queue').pluck(),
     destination: db.prepare('SELECT count(*) AS n FROM destination_queue').pluck(),
   };
+  // One statement, one snapshot: the writer may commit a removal between two.
+  const counts = {
+    sortation: db.prepare(`SELECT (SELECT count(*) FROM sortation_queue) AS total,
+      (SELECT count(*) FROM sortation_queue WHERE id IN (SELECT value FROM json_each(?))) AS handed`),
+    destination: db.prepare(`SELECT (SELECT count(*) FROM destination_queue) AS total,
+      (SELECT count(*) FROM destination_queue WHERE id IN (SELECT value FROM json_each(?))) AS handed`),
+  };
   const oldest = {
     sortation: db.prepare('SELECT received_at FROM sortation_queue ORDER BY id LIMIT 1').pluck(),
     destination: db.prepare('SELECT received_at FROM destination_queue ORDER BY id LIMIT 1').pluck(),
@@ -166,6 +178,10 @@ export function queueReads(db: Db): QueueReads {
       return { id: row.id, queue, message: message as QueueMessages[Q], receivedAt: row.received_at };
     },
     depth: (queue) => depths[queue].get() as number,
+    counts(queue, claimed) {
+      const { total, handed } = counts[queue].get(JSON.stringify([...claimed])) as { total: number; handed: number };
+      return { waiting: total - handed, handedOut: handed };
+    },
     oldestReceivedAt: (queue) => (oldest[queue].get() as string | undefined) ?? null,
   };
 }

@@ -49,6 +49,7 @@ export function statusOf(deps: StatusDeps) {
     .filter((t): t is string => t !== null)
     .map((t) => now.getTime() - Date.parse(t));
   // Not "Running" while the service cannot do its whole job: the readiness checks say why.
+  const counts = (q: QueueName) => deps.store.counts(q, deps.dispatchers[q].claimedIds).waiting;
   const wrong = problems(readiness({ testMode: deps.testMode, now, storage: deps.storage.status(), schema: deps.schema, link: deps.link.status(), eventLoop: { delayP99Ms: () => 0 } }));
   const state = deps.state() === 'Stopping' ? 'Stopping' : wrong.length > 0 ? 'Degraded' : 'Running';
   return {
@@ -60,8 +61,8 @@ export function statusOf(deps: StatusDeps) {
     StartedAt: deps.startedAt.toISOString(),
     UptimeSeconds: seconds(now.getTime() - deps.startedAt.getTime()),
     // Waiting messages: those being handed out right now are no longer waiting.
-    'Sortation Q': deps.store.depth('sortation') - deps.dispatchers.sortation.inFlight,
-    'Destination Q': deps.store.depth('destination') - deps.dispatchers.destination.inFlight,
+    'Sortation Q': counts('sortation'),
+    'Destination Q': counts('destination'),
     OldestMessageAgeSeconds: ages.length > 0 ? seconds(Math.max(...ages)) : null,
     WaitingClients: { 'Sortation Q': deps.dispatchers.sortation.waiting, 'Destination Q': deps.dispatchers.destination.waiting },
     Sorter: deps.link.status(),

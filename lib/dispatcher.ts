@@ -77,6 +77,15 @@ export class QueueDispatcher<Q extends QueueName> {
   }
 
   /**
+   * The ids of the messages handed out. A message stays here until its removal's commit has been
+   * reported back, a moment after the table stopped holding it: count against the table with
+   * QueueReads.counts, not by subtracting.
+   */
+  get claimedIds(): ReadonlySet<number> {
+    return this.claimed;
+  }
+
+  /**
    * Take the next message, waiting up to `timeoutMs` for one. Resolves null on timeout, when
    * `gone` says the client left, and at shutdown.
    */

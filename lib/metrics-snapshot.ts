@@ -8,7 +8,8 @@ const ageSeconds = (since: string | null | undefined, now: Date) => (since ? Mat
 export function metricsSnapshot(deps: Deps, now: Date): MetricsSnapshot {
   const queue = (q: 'sortation' | 'destination') => {
     const d = deps.dispatchers[q];
-    return { ready: deps.store.depth(q) - d.inFlight, unacked: d.inFlight, oldestAgeSeconds: ageSeconds(deps.store.oldestReceivedAt(q), now), waitingClients: d.waiting };
+    const { waiting, handedOut } = deps.store.counts(q, d.claimedIds);
+    return { ready: waiting, unacked: handedOut, oldestAgeSeconds: ageSeconds(deps.store.oldestReceivedAt(q), now), waitingClients: d.waiting };
   };
   const link = deps.link.status() as ReturnType<Deps['link']['status']> & Record<string, unknown>;
   const n = (key: string) => (typeof link[key] === 'number' ? (link[key] as number) : 0);

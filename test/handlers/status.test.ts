@@ -6,10 +6,10 @@ import { fakeOutbox, link, clock } from '../helpers/handler-fakes';
 describe('getStatus', () => {
   it('reports the spec counters, the oldest age and the link', () => {
     const store = {
-      depth: (q: string) => (q === 'sortation' ? 3 : 1),
+      counts: (q: string, claimed: ReadonlySet<number>) => ({ waiting: (q === 'sortation' ? 4 : 1) - claimed.size, handedOut: claimed.size }),
       oldestReceivedAt: (q: string) => (q === 'sortation' ? '2026-11-21T11:59:30.000Z' : '2026-11-21T11:58:00.000Z'),
     };
-    const waiting = (n: number, redelivered = 0) => ({ waiting: n, inFlight: 0, redelivered });
+    const waiting = (n: number, redelivered = 0, claimed: number[] = []) => ({ waiting: n, claimedIds: new Set(claimed), redelivered });
     const storage = { State: 'Stalled' as const, Since: '2026-11-21T11:59:58.000Z', WaitingFor: 'Lock' as const, PendingWrites: 4, LastCommitMs: 1.2, Commits: 3, Writes: 7, LastError: null, ReadOnly: false };
     const delivery = { Mode: 'AtLeastOnce' as const, AwaitingProof: 1, Confirmed: { NextRequest: 5, ClientClose: 2, ServerClose: 0, Grace: 0, Injected: 0 }, Returned: { Reset: 1, ClosedUnread: 0, NoProof: 1 } };
     const result = getStatus({
@@ -20,7 +20,7 @@ describe('getStatus', () => {
       state: () => 'Running',
       store: store as never,
       outbox: { ...fakeOutbox(), peek: () => [], after: () => [], lastId: () => 0 },
-      dispatchers: { sortation: waiting(2, 1), destination: waiting(0, 2) } as never,
+      dispatchers: { sortation: waiting(2, 1, [17]), destination: waiting(0, 2) } as never,
       link: link('Queued'),
       replay: null,
       wake: new WakeMeter(),

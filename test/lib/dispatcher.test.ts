@@ -151,6 +151,29 @@ describe('QueueDispatcher', () => {
     expect(failing.inFlight).toBe(0);
   });
 
+  it('counts a message whose removal is committed but not yet reported back neither as waiting nor as handed out', async () => {
+    // In the service the removal commits on the writer thread, and the main thread hears of it a
+    // moment later: /status and /metrics read the table in between (this once read -1).
+    let report!: () => void;
+    const reported = new Promise<void>((r) => (report = r));
+    const slow = new QueueDispatcher('sortation', { ...store, remove: async (s, dl) => { const removed = store.remove(s, dl); await reported; return removed; } });
+    store.enqueue([verify('a'), verify('b')], 'T');
+    const a = await slow.take(0);
+    expect(store.counts('sortation', slow.claimedIds)).toEqual({ waiting: 1, handedOut: 1 });
+    const committing = a!.commit(delivered);
+    await new Promise((r) => setImmediate(r));
+    expect(store.depth('sortation')).toBe(1); // a is gone from the table, still claimed in memory
+    expect(slow.inFlight).toBe(1);
+    expect(store.counts('sortation', slow.claimedIds)).toEqual({ waiting: 1, handedOut: 0 });
+    report();
+    expect(await committing).toBe(true);
+    expect(store.counts('sortation', slow.claimedIds)).toEqual({ waiting: 1, handedOut: 0 });
+    const b = await slow.take(0);
+    expect(store.counts('sortation', slow.claimedIds)).toEqual({ waiting: 0, handedOut: 1 });
+    b!.release();
+    slow.close();
+  });
+
   it('a successful removal does not query the queue again for waiters', async () => {
     let heads = 0;
     const counting = new QueueDispatcher('sortation', { ...store, head: (q, skip) => (heads++, store.head(q, skip)) });
