@@ -5,6 +5,13 @@ import readline from 'node:readline';
 
 const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
 
+// Children still running when a test file ends (a test that failed before stopping its service,
+// or a start that timed out) are killed, so that one failure does not keep jest from exiting.
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const proc of running) proc.kill('SIGKILL');
+});
+
 /** The service running as a child process (the compiled dist/lib/main.js, built by `npm test`). */
 export interface ServiceProcess {
   proc: ChildProcess;
@@ -25,9 +32,13 @@ export function startServiceProcess(home: string, env: NodeJS.ProcessEnv = {}, t
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  running.add(proc);
+  const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => (running.delete(proc), resolve(code ?? signal ?? -1))));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`service did not start within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
     exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`service exited (${code}) before listening; stderr: ${stderr}`));
