@@ -23,8 +23,12 @@ export interface DeliverySeen {
 
 /** Housekeeping of the history and the WAL file (writer thread). */
 export interface HistoryWrites {
-  /** Delete history rows delivered before `cutoff` (ISO time); returns how many. */
-  purgeDeliveredBefore(cutoff: string): number;
+  /**
+   * Delete history rows delivered (or, for posted assignments, settled) before `cutoff` (ISO
+   * time), the oldest first, at most `limit` of each table; returns how many. Housekeeping calls
+   * it until it returns less than the limit, so that each transaction stays short.
+   */
+  purgeDeliveredBefore(cutoff: string, limit: number): number;
   /**
    * Fold the WAL back into the database file (outside any transaction): TRUNCATE empties the file,
    * RESTART makes the next commit write from its start again. `waitMs`: how long to wait for
@@ -45,11 +49,15 @@ export function historyReads(db: Db): HistoryReads {
 
 /** The history writes on an open, migrated database. */
 export function historyWrites(db: Db): HistoryWrites {
-  const purgeDelivered = db.prepare('DELETE FROM delivered_history WHERE delivered_at < ?');
-  const purgeOutbox = db.prepare('DELETE FROM outbox_history WHERE settled_at < ?');
-  const purge = { run: (cutoff: string) => ({ changes: purgeDelivered.run(cutoff).changes + purgeOutbox.run(cutoff).changes }) };
+  // Both by an indexed column, in bounded chunks. outbox_history has no index on settled_at (it
+  // would cost a write on every acknowledgement); an entry is settled after it is created, so the
+  // created_at index finds every candidate, and the old unbounded scan of the whole table is gone.
+  const purgeDelivered = db.prepare(`DELETE FROM delivered_history WHERE id IN
+    (SELECT id FROM delivered_history WHERE delivered_at < @cutoff ORDER BY delivered_at LIMIT @limit)`);
+  const purgeOutbox = db.prepare(`DELETE FROM outbox_history WHERE outbox_id IN
+    (SELECT outbox_id FROM outbox_history WHERE created_at < @cutoff AND settled_at < @cutoff ORDER BY created_at LIMIT @limit)`);
   return {
-    purgeDeliveredBefore: (cutoff) => purge.run(cutoff).changes,
+    purgeDeliveredBefore: (cutoff, limit) => purgeDelivered.run({ cutoff, limit }).changes + purgeOutbox.run({ cutoff, limit }).changes,
     checkpoint(mode = 'TRUNCATE', waitMs) {
       const before = db.pragma('busy_timeout', { simple: true }) as number;
       if (waitMs !== undefined) db.pragma(`busy_timeout = ${Math.max(0, Math.floor(waitMs))}`);

@@ -60,7 +60,7 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
     },
     history: {
       ...historyReads(reader),
-      purgeDeliveredBefore: (cutoff) => writer.run('purgeHistory', [cutoff]),
+      purgeDeliveredBefore: (cutoff, limit) => writer.run('purgeHistory', [cutoff, limit]),
       checkpoint: (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]),
     },
   };

@@ -10,16 +10,46 @@ export interface HousekeepingDeps {
   clock: () => Date;
   settings: { HistoryRetentionDays: number };
   log: Logger;
+  /** 'Stopping' ends a purge between two chunks (the rest waits for the next run). */
+  state?: () => 'Running' | 'Stopping';
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** Scheduled: purge delivered history older than the retention, then checkpoint and truncate the WAL. */
+/**
+ * Rows of each history table deleted per transaction. The writer commits the sorter's messages
+ * between two chunks, so a purge delays them by one chunk at most (about 3 ms of work and 0.3 MB
+ * of WAL here), never by the whole purge: an hour at 30 items/s is 324,000 rows, one second of
+ * work and 50 MB of WAL in a single transaction, and far more after the retention is shortened.
+ */
+export const PURGE_CHUNK_ROWS = 1000;
+
+/** The pause between two chunks, at least: the purge leaves most of the writer's time to the traffic. */
+const PURGE_PAUSE_MS = 10;
+
+/** How long the hourly checkpoint may wait for readers (an operator's sqlite3, a backup) before it gives up. */
+const CHECKPOINT_WAIT_MS = 100;
+
+/** Scheduled: purge delivered history older than the retention in short chunks, then checkpoint and truncate the WAL. */
 export async function housekeeping(deps: HousekeepingDeps): Promise<HandlerResult> {
   const cutoff = new Date(deps.clock().getTime() - deps.settings.HistoryRetentionDays * DAY_MS).toISOString();
-  const purged = await deps.history.purgeDeliveredBefore(cutoff);
-  const checkpoint = await deps.history.checkpoint();
-  const result = { PurgedHistoryRows: purged, Cutoff: cutoff, Checkpoint: checkpoint };
+  let purged = 0;
+  let chunks = 0;
+  const started = Date.now();
+  for (;;) {
+    if (deps.state?.() === 'Stopping') break;
+    const t = Date.now();
+    const n = await deps.history.purgeDeliveredBefore(cutoff, PURGE_CHUNK_ROWS);
+    purged += n;
+    chunks += 1;
+    // Less than a chunk from each table: nothing older is left.
+    if (n < PURGE_CHUNK_ROWS) break;
+    // As long again as the chunk took (a slow disk), and never less than the pause.
+    await new Promise((r) => setTimeout(r, Math.max(PURGE_PAUSE_MS, Date.now() - t)));
+  }
+  // Between transactions, waiting for readers only briefly: the writer commits nothing meanwhile.
+  const checkpoint = await deps.history.checkpoint('TRUNCATE', CHECKPOINT_WAIT_MS);
+  const result = { PurgedHistoryRows: purged, Chunks: chunks, PurgeMs: Date.now() - started, Cutoff: cutoff, Checkpoint: checkpoint };
   deps.log.info(result, `housekeeping: purged ${purged} history rows delivered before ${cutoff}`);
   return ok(result);
 }

@@ -108,7 +108,7 @@ describe('history store', () => {
     store.enqueue([verify('old'), verify('new')], 'T');
     store.remove(store.head('sortation', [])!, { deliveredAt: '2026-10-01T00:00:00.000Z', clientAddress: null });
     store.remove(store.head('sortation', [])!, { deliveredAt: '2026-11-20T00:00:00.000Z', clientAddress: null });
-    expect(history.purgeDeliveredBefore('2026-11-01T00:00:00.000Z')).toBe(1);
+    expect(history.purgeDeliveredBefore('2026-11-01T00:00:00.000Z', 1000)).toBe(1);
     expect(history.size()).toBe(1);
     expect(history.checkpoint().busy).toBe(false);
     ctx.dispose();
