@@ -7,6 +7,7 @@ import { createQueueStore } from '../db/queue-store';
 import type { InductDto } from '../lib/messages';
 import { CSV_COLUMNS } from '../lib/replay';
 import { dist, median, start } from './processes';
+import { slowFsyncEnv } from './slow-disk';
 
 /** Pop latency (head + remove, one transaction) on a queue of `rows` messages; median µs. */
 export function popMicros(rows: number): number {
@@ -43,3 +44,27 @@ export async function seedProbe(rows: number): Promise<{ seconds: number; maxRss
   return value;
 }
 
+
+/** What the purge of one way measured (bench/purge-probe.ts). */
+export interface PurgeWay {
+  purged: number;
+  seconds: number;
+  commitP99BeforeMs: number;
+  commitP50Ms: number;
+  commitP99Ms: number;
+  commitMaxMs: number;
+  lost: number;
+  duplicated: number;
+  olderLeft: number;
+  kept: number;
+}
+
+/**
+ * The hourly history purge under a 50/s stream of sorter messages, on `hours` hours of history at
+ * 30 items/s, the oldest `purgeHours` purged: as one transaction (the baseline) and in chunks, in
+ * a child process whose fsync takes `fsyncDelayMs` longer.
+ */
+export async function purgeProbe(hours: number, purgeHours: number, fsyncDelayMs: number): Promise<{ rows: number; one: PurgeWay; chunks: PurgeWay }> {
+  const { value } = await start(dist('bench/purge-probe.js'), [String(hours), String(purgeHours)], slowFsyncEnv(fsyncDelayMs), (l) => (l.startsWith('{') ? JSON.parse(l) : undefined));
+  return value;
+}

@@ -1,0 +1,119 @@
+// Child process of the benchmark: what the hourly history purge costs the sorter's messages.
+// A database with HOURS hours of history at 30 items/s; a stream of single enqueues at 50/s
+// through the real writer thread (as the sorter's telegrams arrive); the oldest hours purged
+// once as one transaction (the baseline: how it was done before 2026-11-24) and once as
+// housekeeping does it, in chunks, each on its own copy of the database. Prints one JSON line.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabase } from '../db/connection';
+import { Writer } from '../db/writer';
+import { housekeeping } from '../handlers/housekeeping';
+import { createLogger } from '../lib/logger';
+import { median, sleep } from './processes';
+
+const ITEMS_PER_HOUR = 30 * 3600;
+const T0 = Date.parse('2026-11-01T00:00:00.000Z');
+const at = (hour: number, i: number) => new Date(T0 + hour * 3600e3 + (i * 3600e3) / ITEMS_PER_HOUR).toISOString();
+
+/** History rows as the service writes them: a REQUEST and a VERIFY delivered, an assignment acknowledged, per item. */
+function buildHistory(file: string, hours: number): void {
+  const db = openDatabase(file, { synchronous: 'NORMAL' });
+  const delivered = db.prepare(`INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination, payload, received_at, delivered_at, client_address, attempt, read_proof)
+    VALUES ('sortation', ?, ?, ?, ?, '4006381333931', ?, ?, ?, ?, '10.0.0.5', 1, 'NextRequest')`);
+  const outbox = db.prepare(`INSERT INTO outbox_history (outbox_id, kind, track_id, barcode, destination, client_address, created_at, fate, settled_at)
+    VALUES (?, 'ASSIGNMENT', ?, '4006381333931', 'D12', '10.0.0.5', ?, 'Acknowledged', ?)`);
+  let id = 0;
+  const hour = db.transaction((h: number) => {
+    for (let i = 0; i < ITEMS_PER_HOUR; i++, id++) {
+      const t = at(h, i);
+      const track = String(id).padStart(10, '0');
+      const request = { Type: 'REQUEST', TrackID: track, Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 };
+      delivered.run(2 * id, 'REQUEST', 210, track, 'IND01', JSON.stringify(request), t, t);
+      delivered.run(2 * id + 1, 'VERIFY', 212, track, 'D12', JSON.stringify({ Type: 'VERIFY', TrackID: track, Barcode: '4006381333931', Destination: 'D12', MessageCode: 212 }), t, t);
+      outbox.run(id + 1, track, t, t);
+    }
+  });
+  for (let h = 0; h < hours; h++) hour(h);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+}
+
+/** Purge the hours before `purgeHours` while 50 enqueues a second go through the writer; their commit times. */
+async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') {
+  const writer = await Writer.start({ file, synchronous: 'FULL', groupCommit: true });
+  // Each message's commit: when it was sent and when its commit was reported.
+  const commits: Array<{ sent: number; done: number }> = [];
+  let n = 0;
+  let stop = false;
+  const pending: Array<Promise<unknown>> = [];
+  const stream = (async () => {
+    while (!stop) {
+      const sent = performance.now();
+      // The first ones warm the writer up: not counted.
+      const counted = n >= 10;
+      pending.push(writer.run('enqueue', [[{ Type: 'VERIFY', TrackID: `S${n++}`, Barcode: '', Destination: 'D1', MessageCode: 212 }], new Date().toISOString()]).then(() => counted && commits.push({ sent, done: performance.now() })));
+      await sleep(20);
+    }
+  })();
+  await sleep(2000);
+  const cutoff = at(purgeHours, 0);
+  const started = performance.now();
+  let purged: number;
+  if (way === 'one') purged = await writer.run('purgeHistory', [cutoff, Number.MAX_SAFE_INTEGER]);
+  else {
+    const history = { purgeDeliveredBefore: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) };
+    const result = await housekeeping({ history, clock: () => new Date(Date.parse(cutoff) + 86400e3), settings: { HistoryRetentionDays: 1 }, log: createLogger('silent') });
+    purged = (result as { body: { PurgedHistoryRows: number } }).body.PurgedHistoryRows;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  stop = true;
+  await stream;
+  await Promise.all(pending);
+  await writer.close();
+  // Nothing lost, nothing repeated, nothing purged that was younger than the cutoff.
+  const db = openDatabase(file);
+  const queued = db.prepare('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue').get() as { n: number; d: number };
+  const older = db.prepare('SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n').get({ c: cutoff }) as { n: number };
+  const kept = db.prepare('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n').get() as { n: number };
+  db.close();
+  // Before: done before the purge began; during: the rest (a message sent just before it may have waited for it).
+  const before = commits.filter((c) => c.done < started).map((c) => c.done - c.sent);
+  const during = commits.filter((c) => c.done >= started).map((c) => c.done - c.sent);
+  const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))];
+  const r = (x: number) => Math.round(x * 10) / 10;
+  return {
+    purged,
+    seconds: r(seconds),
+    commitP50BeforeMs: r(median(before)),
+    commitP99BeforeMs: r(p99(before)),
+    commitP50Ms: r(median(during)),
+    commitP99Ms: r(p99(during)),
+    commitMaxMs: r(Math.max(...during)),
+    lost: n - queued.n,
+    duplicated: queued.n - queued.d,
+    olderLeft: older.n,
+    kept: kept.n,
+  };
+}
+
+/** `node dist/bench/purge-probe.js HOURS PURGE_HOURS` (fsync delay from the environment: bench/slow-disk.ts). */
+async function main() {
+  const [hours, purgeHours] = process.argv.slice(2).map(Number);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-purge-'));
+  try {
+    const source = path.join(dir, 'history.db');
+    buildHistory(source, hours);
+    const result: Record<string, unknown> = { hours, purgeHours, rows: hours * ITEMS_PER_HOUR * 3, dbMb: Math.round(fs.statSync(source).size / 1e6) };
+    for (const way of ['one', 'chunks'] as const) {
+      const file = path.join(dir, `${way}.db`);
+      fs.copyFileSync(source, file);
+      result[way] = await measure(file, purgeHours, way);
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
+    }
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+void main();
