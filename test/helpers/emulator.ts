@@ -2,14 +2,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
+import { killAtFileEnd } from './children';
 
 const MAIN = path.resolve(__dirname, '../../dist/emulator/main.js');
-
-// Emulators still running when a test file ends (its test failed before stopping them) are killed.
-const running = new Set<ChildProcess>();
-afterAll(() => {
-  for (const proc of running) proc.kill('SIGKILL');
-});
 
 /** The emulator as a child process. */
 export interface EmulatorProcess {
@@ -23,8 +18,7 @@ export interface EmulatorProcess {
 /** Start `dist/emulator/main.js` with flags; resolves once it listens. */
 export function startEmulator(args: string[]): Promise<EmulatorProcess> {
   const proc = spawn(process.execPath, [MAIN, '--host', '127.0.0.1', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(proc);
-  proc.once('exit', () => running.delete(proc));
+  killAtFileEnd(proc);
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
   let resolveStats: (s: Record<string, number>) => void;

@@ -2,15 +2,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
+import { killAtFileEnd } from './children';
 
 const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
-
-// Children still running when a test file ends (a test that failed before stopping its service,
-// or a start that timed out) are killed, so that one failure does not keep jest from exiting.
-const running = new Set<ChildProcess>();
-afterAll(() => {
-  for (const proc of running) proc.kill('SIGKILL');
-});
 
 /** The service running as a child process (the compiled dist/lib/main.js, built by `npm test`). */
 export interface ServiceProcess {
@@ -32,8 +26,8 @@ export function startServiceProcess(home: string, env: NodeJS.ProcessEnv = {}, t
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
-  running.add(proc);
-  const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => (running.delete(proc), resolve(code ?? signal ?? -1))));
+  killAtFileEnd(proc);
+  const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
