@@ -6,11 +6,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openDatabase } from '../db/connection';
+import { openDatabase, openReader } from '../db/connection';
 import { Writer } from '../db/writer';
 import { housekeeping } from '../handlers/housekeeping';
+import { LatencyWindow } from '../lib/latency';
 import { createLogger } from '../lib/logger';
-import { median, sleep } from './processes';
+import { sleep } from './processes';
 
 const ITEMS_PER_HOUR = 30 * 3600;
 const T0 = Date.parse('2026-11-01T00:00:00.000Z');
@@ -72,24 +73,34 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') 
   await Promise.all(pending);
   await writer.close();
   // Nothing lost, nothing repeated, nothing purged that was younger than the cutoff.
-  const db = openDatabase(file);
+  const db = openReader(file);
   const queued = db.prepare('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue').get() as { n: number; d: number };
   const older = db.prepare('SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n').get({ c: cutoff }) as { n: number };
   const kept = db.prepare('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n').get() as { n: number };
   db.close();
   // Before: done before the purge began; during: the rest (a message sent just before it may have waited for it).
-  const before = commits.filter((c) => c.done < started).map((c) => c.done - c.sent);
-  const during = commits.filter((c) => c.done >= started).map((c) => c.done - c.sent);
-  const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))];
+  const before = new LatencyWindow(commits.length);
+  const during = new LatencyWindow(commits.length);
+  let maxDuring = 0;
+  for (const c of commits) {
+    const ms = c.done - c.sent;
+    if (c.done < started) before.add(ms);
+    else {
+      during.add(ms);
+      maxDuring = Math.max(maxDuring, ms);
+    }
+  }
+  const b = before.summary();
+  const d = during.summary();
   const r = (x: number) => Math.round(x * 10) / 10;
   return {
     purged,
     seconds: r(seconds),
-    commitP50BeforeMs: r(median(before)),
-    commitP99BeforeMs: r(p99(before)),
-    commitP50Ms: r(median(during)),
-    commitP99Ms: r(p99(during)),
-    commitMaxMs: r(Math.max(...during)),
+    commitP50BeforeMs: b.P50Ms,
+    commitP99BeforeMs: b.P99Ms,
+    commitP50Ms: d.P50Ms,
+    commitP99Ms: d.P99Ms,
+    commitMaxMs: r(maxDuring),
     lost: n - queued.n,
     duplicated: queued.n - queued.d,
     olderLeft: older.n,

@@ -44,7 +44,6 @@ export async function seedProbe(rows: number): Promise<{ seconds: number; maxRss
   return value;
 }
 
-
 /** What the purge of one way measured (bench/purge-probe.ts). */
 export interface PurgeWay {
   purged: number;
