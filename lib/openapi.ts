@@ -1,18 +1,20 @@
 // The OpenAPI document as clients receive it: what hapi-swagger generates from the joi schemas,
 // finished where its generator cannot say what the service does (so that a client generated
-// from /swagger.json accepts every real response; test/http/openapi.test.ts checks that).
+// from /swagger.json accepts every real response; test/lib/openapi.test.ts checks that).
 import { BatchDoorStatus, DestinationStatus, LightColor, LightStatus } from './enums';
 
 /** A JSON Schema object of the document (loosely typed: the document is plain JSON). */
-type Schema = { [key: string]: unknown; $ref?: string; enum?: unknown[]; nullable?: boolean; properties?: Record<string, Schema>; items?: Schema };
+type Schema = { [key: string]: unknown; $ref?: string; enum?: unknown[]; nullable?: boolean; properties?: Record<string, Schema>; items?: Schema; required?: string[] };
 interface Parameter {
   name: string;
   in: string;
   schema?: Schema;
 }
+type Content = Record<string, { schema?: Schema }>;
 interface Operation {
   parameters?: Parameter[];
-  responses?: Record<string, { headers?: Record<string, unknown> }>;
+  requestBody?: { required?: boolean; content?: Content };
+  responses?: Record<string, { description?: string; headers?: Record<string, unknown>; content?: Content }>;
 }
 /** The parts of an OpenAPI 3.0 document this module touches. */
 export interface OpenApiDocument {
@@ -40,6 +42,46 @@ const RETRY_AFTER = { 'Retry-After': { description: 'Seconds after which to send
 
 const refName = (ref: string) => ref.slice(ref.lastIndexOf('/') + 1);
 const isEnumModel = (s: Schema | undefined) => s !== undefined && Array.isArray(s.enum) && s.type === 'string';
+const JSON_MEDIA = 'application/json';
+
+/**
+ * The contract's message codes (210, 211, 212) are 2xx codes that generators do not take for
+ * success: openapi-fetch (openapi-typescript-helpers' OkStatus) knows only 200-207 and "2XX", so
+ * it types their bodies `never`. The route's message bodies are documented once more under
+ * "2XX" (one of them, told apart by Type), next to the codes, which stay as the contract has them.
+ */
+function documentSuccessRange(op: Operation, schemas: Record<string, Schema>): void {
+  const responses = op.responses ?? {};
+  const codes = Object.keys(responses).filter((code) => /^2\d\d$/.test(code) && Number(code) > 207);
+  const bodies = codes.map((code) => responses[code].content?.[JSON_MEDIA]?.schema).filter((s): s is Schema => s?.$ref !== undefined);
+  if (bodies.length === 0 || responses['2XX']) return;
+  // Each body's Type is a required single-value enum ("REQUEST"): a discriminator tells typed clients (Java, C#) which model to read.
+  const typeOf = (s: Schema) => {
+    const model = schemas[refName(s.$ref!)];
+    const type = model?.properties?.Type;
+    return model?.required?.includes('Type') && type?.enum?.length === 1 ? String(type.enum[0]) : undefined;
+  };
+  const types = bodies.map(typeOf);
+  const schema: Schema =
+    bodies.length === 1
+      ? { $ref: bodies[0].$ref }
+      : {
+          oneOf: bodies.map((s) => ({ $ref: s.$ref })),
+          ...(types.every((t) => t !== undefined) && { discriminator: { propertyName: 'Type', mapping: Object.fromEntries(bodies.map((s, i) => [types[i], s.$ref])) } }),
+        };
+  responses['2XX'] = {
+    description: `A message: the same bodies as ${codes.join(', ')}, for generated clients that take only 200-207 and 2XX for success`,
+    headers: MESSAGE_HEADERS,
+    content: { [JSON_MEDIA]: { schema } },
+  };
+}
+
+/** A body whose model has required fields cannot be left out (hapi-swagger does not say so). */
+function markBodyRequired(op: Operation, schemas: Record<string, Schema>): void {
+  const schema = op.requestBody?.content?.[JSON_MEDIA]?.schema;
+  const model = schema?.$ref ? schemas[refName(schema.$ref)] : schema;
+  if (op.requestBody && (model?.required?.length ?? 0) > 0) op.requestBody.required = true;
+}
 
 /**
  * Finish a generated document, in place:
@@ -48,6 +90,8 @@ const isEnumModel = (s: Schema | undefined) => s !== undefined && Array.isArray(
  * - a field that echoes client input is any JSON value (no type);
  * - a nullable enum lists null among its values (OpenAPI 3.0.3: nullable does not widen an enum);
  * - timeOut documents the range the service uses (it clamps anything else into it);
+ * - the message codes 210/211/212 are documented again as "2XX", and a body with required
+ *   fields is itself required, so that generated clients type both (docs/http-api.md);
  * - response headers; security stated even when there is none; a license; a relative server.
  */
 export function finishDocument(doc: OpenApiDocument, options: { security: boolean }): OpenApiDocument {
@@ -88,6 +132,8 @@ export function finishDocument(doc: OpenApiDocument, options: { security: boolea
         if (method === 'get' && ['210', '211', '212'].includes(code)) response.headers = MESSAGE_HEADERS;
         if (method === 'post' && code === '503') response.headers = RETRY_AFTER;
       }
+      documentSuccessRange(op, schemas);
+      markBodyRequired(op, schemas);
     }
   }
   doc.info.license = { name: 'Proprietary: licensed with the sorter integration service' };

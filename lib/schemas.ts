@@ -103,117 +103,124 @@ export const destinationInfoDto = Joi.object({
 }).label('DestinationInfoDto');
 
 const defaultApplied = Joi.object({
-  Field: Joi.string().example('LightColor'),
+  Field: Joi.string().required().example('LightColor'),
   Received: Joi.any()
     .meta({ anyJson: true }) // documented without a type: lib/openapi.ts
+    .required()
     .description('The value as sent (any JSON value; null when the field was omitted)')
     .example('purple'),
-  Applied: Joi.string().allow(null).example('Off'),
+  Applied: Joi.string().allow(null).required().example('Off'),
 }).label('DefaultApplied');
 
 const ack = (label: string, message: Joi.ObjectSchema) =>
   Joi.object({
-    Accepted: Joi.boolean().valid(true),
-    Delivery: Joi.string().valid(...DeliveryStates).description('Sent: written to the sorter. Queued: in the outbox until the sorter link is back. NotSent: test mode.'),
-    OutboxID: Joi.number().integer().allow(null).description('Row id in the outbox table (null in test mode)'),
-    Message: message,
-    DefaultsApplied: Joi.array().items(defaultApplied).description('Fields that did not parse and took the default'),
+    Accepted: Joi.boolean().valid(true).required(),
+    Delivery: Joi.string().valid(...DeliveryStates).required().description('Sent: written to the sorter. Queued: in the outbox until the sorter link is back. NotSent: test mode.'),
+    OutboxID: Joi.number().integer().allow(null).required().description('Row id in the outbox table (null in test mode)'),
+    Message: message.required(),
+    DefaultsApplied: Joi.array().items(defaultApplied).required().description('Fields that did not parse and took the default'),
   }).label(label);
 
 export const assignmentAck = ack(
   'AssignmentAck',
-  Joi.object({ TrackID: Joi.string(), Destination: Joi.string(), Barcode: Joi.string().allow('') }).label('Assignment'),
+  Joi.object({ TrackID: Joi.string().required(), Destination: Joi.string().required(), Barcode: Joi.string().allow('').required() }).label('Assignment'),
 );
 
 export const destinationAck = ack(
   'DestinationSetAck',
   Joi.object({
-    Destination: Joi.string(),
-    DestinationStatus: Joi.string().valid(...DestinationStatus),
-    DestinationText: Joi.string().allow(''),
-    LightStatus: Joi.string().valid(...LightStatus),
-    LightColor: Joi.string().valid(...LightColor),
-    BatchDoorStatus: Joi.string().valid(...BatchDoorStatus).allow(null),
+    Destination: Joi.string().required(),
+    DestinationStatus: Joi.string().valid(...DestinationStatus).required(),
+    DestinationText: Joi.string().allow('').required(),
+    LightStatus: Joi.string().valid(...LightStatus).required(),
+    LightColor: Joi.string().valid(...LightColor).required(),
+    BatchDoorStatus: Joi.string().valid(...BatchDoorStatus).allow(null).required(),
   }).label('DestinationSetting'),
 );
 
-const queueCounts = (what: string) => Joi.object({ 'Sortation Q': Joi.number(), 'Destination Q': Joi.number() }).description(what);
+const queueCounts = (what: string) => Joi.object({ 'Sortation Q': Joi.number().required(), 'Destination Q': Joi.number().required() }).required().description(what);
 
 export const statusDto = Joi.object({
-  Service: Joi.string(),
-  Version: Joi.string(),
-  State: Joi.string().valid('Running', 'Degraded', 'Stopping').description('Degraded: running, but a readiness check fails or warns (see Problems and /health/ready)'),
-  Problems: Joi.array().items(Joi.string()).description('What is wrong, one sentence each (empty when Running)'),
-  TestMode: Joi.boolean(),
-  StartedAt: Joi.string(),
-  UptimeSeconds: Joi.number(),
-  'Sortation Q': Joi.number().integer().description('Messages waiting in the sortation queue'),
-  'Destination Q': Joi.number().integer().description('Messages waiting in the destination queue'),
-  OldestMessageAgeSeconds: Joi.number().allow(null).description('Age of the oldest waiting message, null when both queues are empty'),
+  Service: Joi.string().required(),
+  Version: Joi.string().required(),
+  State: Joi.string().valid('Running', 'Degraded', 'Stopping').required().description('Degraded: running, but a readiness check fails or warns (see Problems and /health/ready)'),
+  Problems: Joi.array().items(Joi.string()).required().description('What is wrong, one sentence each (empty when Running)'),
+  TestMode: Joi.boolean().required(),
+  StartedAt: Joi.string().required(),
+  UptimeSeconds: Joi.number().required(),
+  'Sortation Q': Joi.number().integer().required().description('Messages waiting in the sortation queue'),
+  'Destination Q': Joi.number().integer().required().description('Messages waiting in the destination queue'),
+  OldestMessageAgeSeconds: Joi.number().allow(null).required().description('Age of the oldest waiting message, null when both queues are empty'),
   WaitingClients: queueCounts('Long polls waiting on each queue'),
   Sorter: Joi.object({
-    Connected: Joi.boolean(),
-    Address: Joi.string().allow(null),
-    Since: Joi.string().allow(null),
-    LastTelegramIn: Joi.string().allow(null),
-    LastTelegramOut: Joi.string().allow(null),
-    TelegramsIn: Joi.number().integer(),
-    TelegramsOut: Joi.number().integer(),
-    Resends: Joi.number().integer(),
-    NaksSent: Joi.number().integer(),
-    NaksReceived: Joi.number().integer(),
-    DuplicatesReceived: Joi.number().integer(),
-    GarbageBytes: Joi.number().integer(),
-    Reconnects: Joi.number().integer().description('Connections made after the first one'),
-    ConnectionsLost: Joi.number().integer().description('Connections that were up and dropped (by either side, or declared dead)'),
-    ConnectAttemptsFailed: Joi.number().integer().description('Connection attempts that never connected'),
-    DroppedAssignments: Joi.number().integer(),
-    DroppedSettings: Joi.number().integer(),
-    InFlight: Joi.number().integer(),
+    Connected: Joi.boolean().required(),
+    Address: Joi.string().allow(null).required(),
+    Since: Joi.string().allow(null).required(),
+    LastTelegramIn: Joi.string().allow(null).required(),
+    LastTelegramOut: Joi.string().allow(null).required(),
+    TelegramsIn: Joi.number().integer().required(),
+    TelegramsOut: Joi.number().integer().required(),
+    Resends: Joi.number().integer().required(),
+    NaksSent: Joi.number().integer().required(),
+    NaksReceived: Joi.number().integer().required(),
+    DuplicatesReceived: Joi.number().integer().required(),
+    GarbageBytes: Joi.number().integer().required(),
+    Reconnects: Joi.number().integer().required().description('Connections made after the first one'),
+    ConnectionsLost: Joi.number().integer().required().description('Connections that were up and dropped (by either side, or declared dead)'),
+    ConnectAttemptsFailed: Joi.number().integer().required().description('Connection attempts that never connected'),
+    DroppedAssignments: Joi.number().integer().required(),
+    DroppedSettings: Joi.number().integer().required(),
+    InFlight: Joi.number().integer().required(),
   })
+    .required()
     .label('SorterLinkStatus')
     .description('The link to the sorter (test mode: not connected, counters 0)'),
-  Outbox: Joi.object({ Depth: Joi.number().integer() }).unknown(true).label('OutboxStatus'),
+  Outbox: Joi.object({ Depth: Joi.number().integer().required() }).unknown(true).required().label('OutboxStatus'),
   Replay: Joi.object({
-    File: Joi.string().allow(null),
-    RowsLoaded: Joi.number().integer(),
-    RowsSkipped: Joi.number().integer(),
-    Error: Joi.string().allow(null),
-  }).allow(null).label('ReplaySummary').description('Test mode only: what was loaded from the replay file'),
+    File: Joi.string().allow(null).required(),
+    RowsLoaded: Joi.number().integer().required(),
+    RowsSkipped: Joi.number().integer().required(),
+    Error: Joi.string().allow(null).required(),
+  }).allow(null).required().label('ReplaySummary').description('Test mode only: what was loaded from the replay file'),
   Delivery: Joi.object({
-    Mode: Joi.string().valid('AtLeastOnce', 'AtMostOnce'),
-    AwaitingProof: Joi.number().integer().description('Messages whose response went out and whose read is not proven yet (invisible to other clients)'),
+    Mode: Joi.string().valid('AtLeastOnce', 'AtMostOnce').required(),
+    AwaitingProof: Joi.number().integer().required().description('Messages whose response went out and whose read is not proven yet (invisible to other clients)'),
     Confirmed: Joi.object({
-      NextRequest: Joi.number().integer(),
-      ClientClose: Joi.number().integer(),
-      ServerClose: Joi.number().integer(),
-      Grace: Joi.number().integer(),
-      Injected: Joi.number().integer(),
-    }).label('DeliveryConfirmed').description('Messages removed from their queue, by what proved the read'),
-    Returned: Joi.object({ Reset: Joi.number().integer(), ClosedUnread: Joi.number().integer(), NoProof: Joi.number().integer() })
+      NextRequest: Joi.number().integer().required(),
+      ClientClose: Joi.number().integer().required(),
+      ServerClose: Joi.number().integer().required(),
+      Grace: Joi.number().integer().required(),
+      Injected: Joi.number().integer().required(),
+    }).required().label('DeliveryConfirmed').description('Messages removed from their queue, by what proved the read'),
+    Returned: Joi.object({ Reset: Joi.number().integer().required(), ClosedUnread: Joi.number().integer().required(), NoProof: Joi.number().integer().required() })
+      .required()
       .label('DeliveryReturned')
       .description('Messages put back at the head of their queue, by reason'),
-    Redelivered: Joi.number().integer().description('Deliveries of a message whose earlier response went out without proof: possible duplicates'),
+    Redelivered: Joi.number().integer().required().description('Deliveries of a message whose earlier response went out without proof: possible duplicates'),
   })
+    .required()
     .label('DeliveryStatus')
     .description('How handed-out messages left their queues since start (docs/queue-semantics.md)'),
-  RequestsRemoved: Joi.object({ Superseded: Joi.number().integer(), Expired: Joi.number().integer() })
+  RequestsRemoved: Joi.object({ Superseded: Joi.number().integer().required(), Expired: Joi.number().integer().required() })
+    .required()
     .label('RequestsRemoved')
     .description('REQUESTs taken out of the sortation queue since start without reaching a WCS: Superseded (a newer REQUEST for the same TrackID arrived, DropSupersededRequests), Expired (MaxRequestAgeSeconds)'),
-  WakeLatency: Joi.object({ P50Ms: Joi.number().allow(null), P99Ms: Joi.number().allow(null), Samples: Joi.number().integer() })
+  WakeLatency: Joi.object({ P50Ms: Joi.number().allow(null).required(), P99Ms: Joi.number().allow(null).required(), Samples: Joi.number().integer().required() })
+    .required()
     .label('WakeLatency')
     .description('From a sorter telegram arriving to the response that hands its message to a client that was waiting for it (last 10,000 such messages; messages that queue because no client is waiting are not counted)'),
   Storage: Joi.object({
-    State: Joi.string().valid('Ok', 'Stalled', 'Failing').description('Stalled: a commit has waited over 1 s (a lock, a slow disk); Failing: the last transaction failed'),
-    Since: Joi.string().isoDate().description('Since when the state holds'),
-    WaitingFor: Joi.string().valid('Lock', 'Disk').allow(null).description('Stalled: what the commit in flight waits for'),
-    PendingWrites: Joi.number().integer().description('Writes handed to the writer and not yet answered'),
-    LastCommitMs: Joi.number().allow(null).description('Duration of the last committed transaction, lock wait included'),
-    Commits: Joi.number().integer().description('Transactions committed since start'),
-    Writes: Joi.number().integer().description('Writes those transactions carried (group commit)'),
-    LastError: Joi.string().allow(null).description('Failing: why the last transaction failed'),
-    ReadOnly: Joi.boolean().description('The database file cannot be written: messages can be read, nothing is accepted'),
+    State: Joi.string().valid('Ok', 'Stalled', 'Failing').required().description('Stalled: a commit has waited over 1 s (a lock, a slow disk); Failing: the last transaction failed'),
+    Since: Joi.string().isoDate().required().description('Since when the state holds'),
+    WaitingFor: Joi.string().valid('Lock', 'Disk').allow(null).required().description('Stalled: what the commit in flight waits for'),
+    PendingWrites: Joi.number().integer().required().description('Writes handed to the writer and not yet answered'),
+    LastCommitMs: Joi.number().allow(null).required().description('Duration of the last committed transaction, lock wait included'),
+    Commits: Joi.number().integer().required().description('Transactions committed since start'),
+    Writes: Joi.number().integer().required().description('Writes those transactions carried (group commit)'),
+    LastError: Joi.string().allow(null).required().description('Failing: why the last transaction failed'),
+    ReadOnly: Joi.boolean().required().description('The database file cannot be written: messages can be read, nothing is accepted'),
   })
+    .required()
     .label('StorageStatus')
     .description('The one writer and its disk (docs/queue-semantics.md, "Storage")'),
 }).label('Status');

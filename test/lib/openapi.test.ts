@@ -1,6 +1,7 @@
 // The OpenAPI document against the service's real responses: every documented route and status
 // code is produced for real and validated against /swagger.json with a validator from npm, as a
 // client generated from the document would; the document lints clean with Redocly's rules.
+// test/e2e/generated-client.test.ts compiles and runs a typed client generated from it.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,6 +41,13 @@ function conforms(doc: Doc, method: string, route: string, res: Inject): void {
   expect({ route: `${method.toUpperCase()} ${route} ${res.statusCode}`, body, error }).toEqual({ route: `${method.toUpperCase()} ${route} ${res.statusCode}`, body, error: undefined });
   for (const header of Object.keys(op!.responses[String(res.statusCode)].headers ?? {})) expect(res.headers).toHaveProperty(header.toLowerCase());
   checked.add(`${method} ${route} ${res.statusCode}`);
+  // A message is also one of the bodies under 2XX, which is what generated clients read.
+  const range = op!.responses['2XX'];
+  if (range && body !== undefined && res.statusCode >= 200 && res.statusCode < 300) {
+    const error = new OpenAPIResponseValidator({ responses: { [res.statusCode]: range }, components: doc.components } as never).validateResponse(res.statusCode, body);
+    expect({ route: `${method.toUpperCase()} ${route} 2XX`, body, error }).toEqual({ route: `${method.toUpperCase()} ${route} 2XX`, body, error: undefined });
+    checked.add(`${method} ${route} 2XX`);
+  }
 }
 
 const replay = csv(
@@ -148,6 +156,56 @@ describe('the document itself', () => {
     expect(status.properties.OldestMessageAgeSeconds.nullable).toBe(true);
     const timeOut = doc.paths['/sortation'].get.parameters!.find((p) => p.name === 'timeOut')!;
     expect(timeOut.schema).toMatchObject({ type: 'number', minimum: 0, maximum: 30 });
+  });
+
+  it('documents the message codes again under 2XX, one of the route\'s bodies, so that generated clients take them for success', async () => {
+    const doc = await getDoc(t);
+    type Responses = Record<string, { content?: { 'application/json': { schema: Record<string, unknown> } } }>;
+    const schemaOf = (route: string, code: string) => (doc.paths[route].get.responses as Responses)[code].content!['application/json'].schema;
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    // The contract's codes stay as they are.
+    expect([schemaOf('/sortation', '210'), schemaOf('/sortation', '212'), schemaOf('/destination', '211')]).toEqual([ref('InductDto'), ref('VerifyDto'), ref('DestinationInfoDto')]);
+    expect(schemaOf('/sortation', '2XX')).toEqual({
+      oneOf: [ref('InductDto'), ref('VerifyDto')],
+      discriminator: { propertyName: 'Type', mapping: { REQUEST: ref('InductDto').$ref, VERIFY: ref('VerifyDto').$ref } },
+    });
+    expect(schemaOf('/destination', '2XX')).toEqual(ref('DestinationInfoDto'));
+  });
+
+  it('marks what the service always sends as required, nullable fields included, and the POST bodies as required', async () => {
+    const doc = await getDoc(t);
+    type Model = { properties?: Record<string, Model & { nullable?: boolean }>; required?: string[]; $ref?: string; items?: Model; oneOf?: Model[]; additionalProperties?: Model };
+    const models = doc.components.schemas as Record<string, Model>;
+    // Every model a response reaches, through properties, items, oneOf and maps.
+    const reached = new Set<string>();
+    const visit = (m: Model | undefined): void => {
+      if (!m) return;
+      if (m.$ref) {
+        const name = m.$ref.split('/').pop()!;
+        if (reached.has(name)) return;
+        reached.add(name);
+        return visit(models[name]);
+      }
+      for (const p of Object.values(m.properties ?? {})) visit(p);
+      for (const o of m.oneOf ?? []) visit(o);
+      visit(m.items);
+      if (typeof m.additionalProperties === 'object') visit(m.additionalProperties);
+    };
+    type Operation = { responses: Record<string, { content?: Record<string, { schema: Model }> }> };
+    for (const ops of Object.values(doc.paths)) for (const op of Object.values(ops) as Operation[]) for (const r of Object.values(op.responses)) visit(r.content?.['application/json']?.schema);
+    expect([...reached]).toEqual(expect.arrayContaining(['Status', 'StorageStatus', 'AssignmentAck', 'Assignment', 'DestinationSetAck', 'DestinationSetting', 'DefaultApplied', 'InductDto']));
+    // Optional on purpose: an item event's fields that only some kinds of event have.
+    const optional: Record<string, string[]> = { ItemEvent: ['RecirculationCount', 'Destination', 'Client', 'Attempt', 'ReadProof', 'Reason'] };
+    for (const name of reached) {
+      const model = models[name];
+      const notRequired = Object.keys(model.properties ?? {}).filter((p) => !(model.required ?? []).includes(p));
+      expect({ name, notRequired }).toEqual({ name, notRequired: optional[name] ?? [] });
+    }
+    // Nullable and present: null says "none", never a missing field.
+    expect(models.Status.properties!.OldestMessageAgeSeconds.nullable).toBe(true);
+    expect(models.Status.required).toEqual(expect.arrayContaining(['OldestMessageAgeSeconds', 'Replay']));
+    expect(models.ReplaySummary).toMatchObject({ nullable: true });
+    for (const route of ['/sortation', '/destination']) expect(doc.paths[route].post).toMatchObject({ requestBody: { required: true } });
   });
 
   it.each([[false], [true]])('lints clean with Redocly (ApiKeys set: %s)', async (keys) => {
