@@ -7,7 +7,7 @@ import type { Lifecycle, Request } from '@hapi/hapi';
  * Paths that stay open without a key: the Swagger UI, the OpenAPI document and the dashboard's page
  * and files. None of them carries data; the page asks for the key to read /dashboard/data.
  */
-const isOpen = (path: string) => path === '/' || path === '/swagger.json' || path.startsWith('/swaggerui/') || path === '/dashboard' || path.startsWith('/dashboard/assets/');
+const isOpen = (path: string) => path === '/' || path === '/swagger.json' || path === '/openapi.json' || path.startsWith('/swaggerui/') || path === '/dashboard' || path.startsWith('/dashboard/assets/');
 
 const digest = (s: string) => crypto.createHash('sha256').update(s).digest();
 

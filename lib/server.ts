@@ -99,6 +99,12 @@ export async function createServer(service: Service, options: ServerOptions = {}
     }
     return h.continue;
   });
+  // The same finished document at /openapi.json too, where OpenAPI tools look first (not an
+  // operation of the API, so not in the document itself; open like /swagger.json: lib/auth.ts).
+  server.ext('onRequest', (request, h) => {
+    if (request.path === '/openapi.json') request.setUrl('/swagger.json');
+    return h.continue;
+  });
 
   answerParserErrors(server.listener);
   // A client must send its whole request within these (a long poll's request is sent at once; its

@@ -208,6 +208,20 @@ describe('the document itself', () => {
     for (const route of ['/sortation', '/destination']) expect(doc.paths[route].post).toMatchObject({ requestBody: { required: true } });
   });
 
+  it('serves the same document at /openapi.json, without a key like /swagger.json, and lists neither in it', async () => {
+    const s = await testService({ TestMode: true, ApiKeys: ['k'] });
+    try {
+      const swagger = await s.server.inject('/swagger.json');
+      const openapi = await s.server.inject('/openapi.json');
+      expect([swagger.statusCode, openapi.statusCode, openapi.headers['content-type']]).toEqual([200, 200, 'application/json; charset=utf-8']);
+      expect(JSON.parse(openapi.payload)).toEqual(JSON.parse(swagger.payload));
+      expect(Object.keys(JSON.parse(openapi.payload).paths).filter((p) => p.endsWith('.json'))).toEqual([]);
+      expect((await s.server.inject('/status')).statusCode).toBe(401);
+    } finally {
+      await s.close();
+    }
+  });
+
   it.each([[false], [true]])('lints clean with Redocly (ApiKeys set: %s)', async (keys) => {
     const s = keys ? await testService({ TestMode: true, ApiKeys: ['k'] }) : t;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openapi-'));
