@@ -1,5 +1,6 @@
 // The writer's commands: every write the service makes, by name, run by the writer thread.
 import type { Db } from './connection';
+import { deadLetterWrites } from './dead-letter-store';
 import { historyWrites } from './history-store';
 import { linkWrites } from './link-store';
 import { outboxWrites } from './outbox-store';
@@ -15,6 +16,7 @@ export function writeCommands(db: Db) {
   const outbox = outboxWrites(db);
   const link = linkWrites(db, queue);
   const history = historyWrites(db);
+  const dead = deadLetterWrites(db);
   return {
     /** Sorter messages into their queues (replay seeding, tests). */
     enqueue: queue.enqueue,
@@ -37,6 +39,10 @@ export function writeCommands(db: Db) {
     supersedeRequests: queue.supersede,
     /** REQUESTs older than MaxRequestAgeSeconds: out of the queue, into the history. */
     expireRequests: queue.expireRequests,
+    /** A message handed out MaxDeliveries times without proof of the read: out of its queue, into dead_letters. */
+    deadLetter: dead.deadLetter,
+    /** Dead letters back to their queues (an operator's request). */
+    requeueDeadLetters: dead.requeueDeadLetters,
   };
 }
 

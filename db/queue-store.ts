@@ -186,18 +186,60 @@ export function queueReads(db: Db): QueueReads {
   };
 }
 
-/** The queue writes on an open, migrated database; each runs in its own (nested) transaction. */
-export function queueWrites(db: Db): QueueWrites {
+/**
+ * Insert one message into its queue table; `id` null takes the next id, a number puts it back
+ * under the id it had (a dead letter sent back to its place). Returns its id.
+ */
+export function messageInsert(db: Db): (m: SorterMessage, receivedAt: string, id?: number | null) => number {
   const insertSortation = db.prepare(`
-    INSERT INTO sortation_queue (type, message_code, track_id, barcode, induct_location, destination,
+    INSERT INTO sortation_queue (id, type, message_code, track_id, barcode, induct_location, destination,
       recirculation_count, length, width, height, weight, received_at)
-    VALUES (@type, @message_code, @track_id, @barcode, @induct_location, @destination,
+    VALUES (@id, @type, @message_code, @track_id, @barcode, @induct_location, @destination,
       @recirculation_count, @length, @width, @height, @weight, @received_at)`);
   const insertDestination = db.prepare(`
-    INSERT INTO destination_queue (message_code, destination, destination_status, destination_text,
+    INSERT INTO destination_queue (id, message_code, destination, destination_status, destination_text,
       light_status, light_color, button_id, batch_door_status, received_at)
-    VALUES (@message_code, @destination, @destination_status, @destination_text,
+    VALUES (@id, @message_code, @destination, @destination_status, @destination_text,
       @light_status, @light_color, @button_id, @batch_door_status, @received_at)`);
+  return (m, receivedAt, id = null) => {
+    const info =
+      m.Type === 'SCAN'
+        ? insertDestination.run({
+            id,
+            message_code: m.MessageCode,
+            destination: m.Destination,
+            destination_status: m.DestinationStatus,
+            destination_text: m.DestinationText,
+            light_status: m.LightStatus,
+            light_color: m.LightColor,
+            button_id: m.ButtonID,
+            batch_door_status: m.BatchDoorStatus,
+            received_at: receivedAt,
+          })
+        : insertSortation.run({ id, ...sortationParams(m, receivedAt) });
+    return Number(info.lastInsertRowid);
+  };
+}
+
+/** The columns that name a message in delivered_history and dead_letters. */
+export function messageColumns(stored: StoredMessage) {
+  const m = stored.message;
+  return {
+    queue: stored.queue,
+    message_id: stored.id,
+    type: m.Type,
+    message_code: m.MessageCode,
+    track_id: m.Type === 'SCAN' ? null : m.TrackID,
+    barcode: m.Type === 'SCAN' ? null : m.Barcode,
+    destination: m.Type === 'REQUEST' ? m.InductLocation : m.Destination,
+    payload: JSON.stringify(m),
+    received_at: stored.receivedAt,
+  };
+}
+
+/** The queue writes on an open, migrated database; each runs in its own (nested) transaction. */
+export function queueWrites(db: Db): QueueWrites {
+  const insert = messageInsert(db);
   const deletes = {
     sortation: db.prepare('DELETE FROM sortation_queue WHERE id = ?'),
     destination: db.prepare('DELETE FROM destination_queue WHERE id = ?'),
@@ -208,39 +250,12 @@ export function queueWrites(db: Db): QueueWrites {
     VALUES (@queue, @message_id, @type, @message_code, @track_id, @barcode, @destination,
       @payload, @received_at, @delivered_at, @client_address, @attempt, @read_proof)`);
 
-  const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string): number[] =>
-    messages.map((m) => {
-      const info =
-        m.Type === 'SCAN'
-          ? insertDestination.run({
-              message_code: m.MessageCode,
-              destination: m.Destination,
-              destination_status: m.DestinationStatus,
-              destination_text: m.DestinationText,
-              light_status: m.LightStatus,
-              light_color: m.LightColor,
-              button_id: m.ButtonID,
-              batch_door_status: m.BatchDoorStatus,
-              received_at: receivedAt,
-            })
-          : insertSortation.run(sortationParams(m, receivedAt));
-      return Number(info.lastInsertRowid);
-    }),
-  );
+  const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string): number[] => messages.map((m) => insert(m, receivedAt)));
 
   const remove = db.transaction((stored: StoredMessage, delivery: Delivery): boolean => {
     if (deletes[stored.queue].run(stored.id).changes === 0) return false;
-    const m = stored.message;
     insertHistory.run({
-      queue: stored.queue,
-      message_id: stored.id,
-      type: m.Type,
-      message_code: m.MessageCode,
-      track_id: m.Type === 'SCAN' ? null : m.TrackID,
-      barcode: m.Type === 'SCAN' ? null : m.Barcode,
-      destination: m.Type === 'REQUEST' ? m.InductLocation : m.Destination,
-      payload: JSON.stringify(m),
-      received_at: stored.receivedAt,
+      ...messageColumns(stored),
       delivered_at: delivery.deliveredAt,
       client_address: delivery.clientAddress,
       attempt: delivery.attempt ?? 1,

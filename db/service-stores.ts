@@ -1,6 +1,7 @@
 // The stores as the service uses them: reads on the main thread's connection, writes through the
 // writer thread.
 import type { Db } from './connection';
+import { type DeadLetterReads, type DeadLetterWrites, deadLetterReads } from './dead-letter-store';
 import { type HistoryReads, type HistoryWrites, historyReads } from './history-store';
 import { type LinkReads, type LinkWrites, linkReads } from './link-store';
 import { type OutboxReads, type OutboxWrites, outboxReads } from './outbox-store';
@@ -26,6 +27,7 @@ export interface ServiceStores {
     };
   links: LinkReads & Committed<LinkWrites>;
   history: HistoryReads & Committed<HistoryWrites>;
+  deadLetters: DeadLetterReads & Committed<DeadLetterWrites>;
 }
 
 /** Assemble the service's stores from its read connection and its writer. */
@@ -62,6 +64,11 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
       ...historyReads(reader),
       purgeDeliveredBefore: (cutoff, limit) => writer.run('purgeHistory', [cutoff, limit]),
       checkpoint: (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]),
+    },
+    deadLetters: {
+      ...deadLetterReads(reader),
+      deadLetter: (stored, info) => writer.run('deadLetter', [stored, info]),
+      requeueDeadLetters: (ids) => writer.run('requeueDeadLetters', [ids]),
     },
   };
 }
