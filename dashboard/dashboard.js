@@ -94,6 +94,10 @@ function render(d) {
   text('destination-clients', s.WaitingClients['Destination Q']);
   text('oldest-age', s.OldestMessageAgeSeconds === null ? 'none' : duration(s.OldestMessageAgeSeconds));
   text('outbox-depth', fmt(s.Outbox.Depth));
+  // A dead letter waits for an operator (GET /dead-letters, POST /dead-letters/requeue): shown as a problem while there are any.
+  const dead = s.DeadLetters['Sortation Q'] + s.DeadLetters['Destination Q'];
+  badge($('dead-letters'), fmt(dead), '0', '');
+  text('dead-detail', `${fmt(s.DeadLetters['Sortation Q'])} sortation, ${fmt(s.DeadLetters['Destination Q'])} destination; ${fmt(s.Delivery.DeadLettered)} since start`);
 
   const st = s.Storage;
   badge($('storage-state'), st.State, 'Ok', 'Stalled');

@@ -8,7 +8,7 @@ import { assignmentAck, assignmentBody } from '../lib/schemas';
 import { type ForwardDeps, forward } from './forward';
 
 /** What the assignment handler needs. */
-export type AssignmentDeps = ForwardDeps;
+export type AssignmentDeps = ForwardDeps & { deliveries: { answered(trackId: string): void } };
 
 /** A validated POST /sortation body (field names already canonical, lengths checked at the edge). */
 export interface AssignmentEvent {
@@ -18,6 +18,8 @@ export interface AssignmentEvent {
 
 /** POST /sortation: the assignment goes to the outbox (live) or nowhere (test mode). */
 export function postAssignment(deps: AssignmentDeps, event: AssignmentEvent): Promise<HandlerResult> {
+  // The answer proves its REQUEST was read, whatever becomes of the answer (X-Ack-Mode explicit).
+  deps.deliveries.answered(event.body.TrackID);
   const assignment: Assignment = { TrackID: event.body.TrackID, Destination: event.body.Destination, Barcode: event.body.Barcode ?? '' };
   return forward(deps, { kind: 'ASSIGNMENT', body: assignment }, event.clientAddress, []);
 }

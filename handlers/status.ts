@@ -14,6 +14,7 @@ import { unauthorized } from '../lib/routes';
 import { statusDto } from '../lib/schemas';
 import type { WakeMeter } from '../lib/latency';
 import type { DeliveryStatus } from '../lib/delivery';
+import type { DeadLetterReads } from '../db/dead-letter-store';
 
 /** What the status handler needs. */
 export interface StatusDeps {
@@ -30,6 +31,7 @@ export interface StatusDeps {
   wake: WakeMeter;
   requestsRemoved: { Superseded: number; Expired: number };
   deliveries: { status(): DeliveryStatus };
+  deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
   storage: { status(): StorageStatus };
   schema: { applied: number; known: number };
 }
@@ -52,6 +54,7 @@ export function statusOf(deps: StatusDeps) {
   const counts = (q: QueueName) => deps.store.counts(q, deps.dispatchers[q].claimedIds).waiting;
   const wrong = problems(readiness({ testMode: deps.testMode, now, storage: deps.storage.status(), schema: deps.schema, link: deps.link.status(), eventLoop: { delayP99Ms: () => 0 } }));
   const state = deps.state() === 'Stopping' ? 'Stopping' : wrong.length > 0 ? 'Degraded' : 'Running';
+  const dead = deps.deadLetters.deadLetterCounts();
   return {
     Service: 'sorter-integration-service',
     Version: deps.version,
@@ -70,7 +73,13 @@ export function statusOf(deps: StatusDeps) {
     Replay: deps.replay,
     // Responses whose read is not proven yet, how the others were settled, and redeliveries
     // (possible duplicates: a message handed out again after an earlier response went unproven).
-    Delivery: { ...deps.deliveries.status(), Redelivered: deps.dispatchers.sortation.redelivered + deps.dispatchers.destination.redelivered },
+    Delivery: {
+      ...deps.deliveries.status(),
+      Redelivered: deps.dispatchers.sortation.redelivered + deps.dispatchers.destination.redelivered,
+      DeadLettered: deps.dispatchers.sortation.deadLettered + deps.dispatchers.destination.deadLettered,
+    },
+    // Messages some client kept taking without proving its read: out of the queues, waiting for an operator.
+    DeadLetters: { 'Sortation Q': dead.sortation, 'Destination Q': dead.destination },
     // REQUESTs taken out of the queue without reaching a WCS (superseded by a newer one for the item, or expired).
     RequestsRemoved: { ...deps.requestsRemoved },
     // From a sorter telegram's arrival to the response handing its message to a waiting client.

@@ -13,6 +13,7 @@ export interface Config {
   Delivery: 'AtLeastOnce' | 'AtMostOnce';
   VisibilityTimeoutSeconds: number;
   DeliveryCloseGraceMs: number;
+  MaxDeliveries: number;
   Database: string;
   TestDatabase: string;
   Synchronous: 'FULL' | 'NORMAL';
@@ -58,6 +59,12 @@ export const configSchema = Joi.object<Config>({
     .description('AtLeastOnce: a message leaves its queue only with proof that the client read it (else it is delivered again); AtMostOnce: once its response was written and nothing failed within 5 ms'),
   VisibilityTimeoutSeconds: Joi.number().min(1).max(3600).default(30).description('AtLeastOnce: without proof after this long, the client is asked by closing its connection'),
   DeliveryCloseGraceMs: Joi.number().integer().min(0).max(5000).default(50).description("After a client's close, how long to watch for the reset that says it had not read its last response"),
+  MaxDeliveries: Joi.number()
+    .integer()
+    .min(0)
+    .max(1000)
+    .default(10)
+    .description('A message handed out this many times without proof that a client read it leaves its queue for the dead letters (table dead_letters; POST /dead-letters/requeue sends it back); 0 = never'),
   Database: Joi.string().default('data/sorter.db').description('Live-mode SQLite file, relative to the service home'),
   TestDatabase: Joi.string().default('data/sorter-test.db').description('Test-mode SQLite file, emptied and re-seeded at each start'),
   Synchronous: Joi.string().valid('FULL', 'NORMAL').default('FULL').description('SQLite synchronous mode: FULL survives a power cut'),

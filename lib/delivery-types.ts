@@ -7,9 +7,13 @@ import type { Claim } from './dispatcher';
 export type DeliveryMode = 'AtLeastOnce' | 'AtMostOnce';
 
 /** What proved that a client read a message (stored in delivered_history.read_proof). */
-export type ReadProof = 'NextRequest' | 'ClientClose' | 'ServerClose' | 'Grace' | 'Injected';
+export type ReadProof = 'NextRequest' | 'ClientClose' | 'ServerClose' | 'LastResponse' | 'Acknowledged' | 'Answered' | 'Grace' | 'Injected';
+/** Every proof, in the order /status lists them. */
+export const READ_PROOFS: readonly ReadProof[] = ['NextRequest', 'ClientClose', 'ServerClose', 'LastResponse', 'Acknowledged', 'Answered', 'Grace', 'Injected'];
 /** Why a message went back to the head of its queue. */
 export type ReturnReason = 'Reset' | 'ClosedUnread' | 'NoProof';
+/** Every reason, in the order /status lists them. */
+export const RETURN_REASONS: readonly ReturnReason[] = ['Reset', 'ClosedUnread', 'NoProof'];
 
 /** Settings of the tracker. */
 export interface DeliverySettings {
@@ -33,8 +37,6 @@ export interface DeliveryStatus {
 export const AT_MOST_ONCE_GRACE_MS = 5;
 /** After we closed a connection to ask, how long the client has to close cleanly in answer (ms). */
 export const ASK_ANSWER_MS = 2000;
-/** What getpeername returns while the connection is up. */
-export const CONNECTED = 0;
 
 /** One response carrying a message, from its write until the message is committed or released. */
 export interface Handout {
@@ -44,6 +46,8 @@ export interface Handout {
   deliveredAt: string | null;
   /** The whole response was handed to the operating system ('finish'). */
   written: boolean;
+  /** The client acknowledges it itself (X-Ack-Mode: explicit): only its acknowledgement proves the read. */
+  explicit: boolean;
   timer: NodeJS.Timeout | null;
   done: boolean;
 }
@@ -52,10 +56,14 @@ export interface Handout {
 export interface Conn {
   socket: Socket;
   handouts: Set<Handout>;
-  /** Arguments of Node's end() while we hold our FIN back to judge the client's. */
-  heldEnd: unknown[] | null;
-  /** We closed the connection to ask the client whether it read its last response. */
-  asking: boolean;
+  /** While we hold our FIN back to judge the client's: lets Node's end() go on. */
+  releaseEnd: (() => void) | null;
+  /**
+   * We closed the connection first, and the client's clean close in answer proves the read:
+   * 'idle' to ask a client that kept an unproven response, 'last' after the connection's last
+   * response (the client asked to close, or spoke HTTP/1.0).
+   */
+  asking: 'idle' | 'last' | null;
   askTimer: NodeJS.Timeout | null;
 }
 

@@ -1,4 +1,5 @@
 // Long polling per queue: FIFO waiters, in-memory claims, and removal once a delivery is proven.
+import type { DeadLetterInfo } from '../db/dead-letter-store';
 import type { Delivery, QueueReads, StoredMessage } from '../db/queue-store';
 import type { QueueName } from './messages';
 
@@ -18,9 +19,17 @@ export interface Claim<Q extends QueueName = QueueName> {
   commit(delivery: Omit<Delivery, 'attempt'>): Promise<boolean>;
   /**
    * Back to the head of its queue. `mayHaveBeenRead`: the response went out and nothing proves
-   * it unread, so its next delivery may be a duplicate (and carries the next attempt number).
+   * it unread, so its next delivery may be a duplicate (and carries the next attempt number);
+   * `from` says who had it and how the delivery ended. After MaxDeliveries such deliveries the
+   * message goes to the dead letters instead.
    */
-  release(mayHaveBeenRead?: boolean): void;
+  release(mayHaveBeenRead?: boolean, from?: Unproven): void;
+}
+
+/** Who had a message whose delivery ended without proof, and how it ended (NoProof, Reset). */
+export interface Unproven {
+  clientAddress: string | null;
+  reason: string;
 }
 
 /**
@@ -36,14 +45,28 @@ interface Waiter<Q extends QueueName> {
   settled: boolean;
 }
 
-/** What the dispatcher needs of the queue store: its head, and the removal of a delivered message (committed when it resolves). */
+/**
+ * What the dispatcher needs of the queue store: its head, the removal of a delivered message and
+ * the move of one to the dead letters (each committed when it resolves).
+ */
 export interface DispatchStore {
   head: QueueReads['head'];
   remove(stored: StoredMessage, delivery: Delivery): boolean | Promise<boolean>;
+  deadLetter?(stored: StoredMessage, info: DeadLetterInfo): boolean | Promise<boolean>;
 }
 
-/** The first wait before a failed removal is tried again (ms); it doubles up to 30 s. */
-const REMOVAL_RETRY_MS = 500;
+/** Options of a dispatcher; every one has a default. */
+export interface DispatcherOptions<Q extends QueueName> {
+  /** A removal failed (it is tried again), or a move to the dead letters failed (the message stays queued). */
+  onStoreError?: (err: unknown, stored: StoredMessage<Q>) => void;
+  /** The first wait before a failed removal is tried again (ms); it doubles up to 30 s. Default 500. */
+  retryMs?: number;
+  /** Deliveries without proof of the read after which a message goes to the dead letters; 0 = never. Default 0. */
+  maxDeliveries?: number;
+  /** A message went to the dead letters. */
+  onDeadLetter?: (stored: StoredMessage<Q>, info: DeadLetterInfo) => void;
+  clock?: () => Date;
+}
 
 /**
  * Long-poll dispatch for one queue. Waiters are served strictly first come, first served;
@@ -55,16 +78,22 @@ export class QueueDispatcher<Q extends QueueName> {
   private readonly claimed = new Set<number>();
   /** Messages still queued that a client may have read (id -> attempts so): their next delivery may be a duplicate. */
   private readonly mayHaveBeenRead = new Map<number, number>();
+  /** Messages sent back from the dead letters (id -> their attempts then): MaxDeliveries counts anew from there. */
+  private readonly requeuedAt = new Map<number, number>();
   private closed = false;
+  private readonly options: Required<DispatcherOptions<Q>>;
   /** Responses written for a message that a client may have read before: possible duplicates. */
   redelivered = 0;
+  /** Messages moved to the dead letters since start. */
+  deadLettered = 0;
 
   constructor(
     readonly queue: Q,
     private readonly store: DispatchStore,
-    private readonly onCommitError: (err: unknown, stored: StoredMessage<Q>) => void = () => {},
-    private readonly retryMs = REMOVAL_RETRY_MS,
-  ) {}
+    options: DispatcherOptions<Q> = {},
+  ) {
+    this.options = { onStoreError: () => {}, retryMs: 500, maxDeliveries: 0, onDeadLetter: () => {}, clock: () => new Date(), ...options };
+  }
 
   /** Clients currently waiting. */
   get waiting(): number {
@@ -116,6 +145,16 @@ export class QueueDispatcher<Q extends QueueName> {
     }
   }
 
+  /**
+   * A dead letter is back in the queue under its old id, after `attempts` unproven deliveries:
+   * its next delivery is marked as a possible duplicate, and MaxDeliveries counts anew.
+   */
+  requeued(id: number, attempts: number): void {
+    this.mayHaveBeenRead.set(id, attempts);
+    this.requeuedAt.set(id, attempts);
+    this.notify();
+  }
+
   /** Shutdown: answer every waiter at once (204) and accept no new ones. */
   close(): void {
     this.closed = true;
@@ -145,11 +184,11 @@ export class QueueDispatcher<Q extends QueueName> {
           try {
             const removed = await this.store.remove(stored, { ...delivery, attempt });
             this.claimed.delete(stored.id);
-            this.mayHaveBeenRead.delete(stored.id);
+            this.forget(stored.id);
             return removed;
           } catch (err) {
-            this.onCommitError(err, stored);
-            if (!this.closed) await new Promise((r) => setTimeout(r, Math.min(30_000, this.retryMs * 2 ** tries)).unref());
+            this.options.onStoreError(err, stored);
+            if (!this.closed) await new Promise((r) => setTimeout(r, Math.min(30_000, this.options.retryMs * 2 ** tries)).unref());
             if (this.closed) {
               this.claimed.delete(stored.id);
               return false;
@@ -157,14 +196,45 @@ export class QueueDispatcher<Q extends QueueName> {
           }
         }
       },
-      release: (mayHaveBeenRead = false) => {
+      release: (mayHaveBeenRead = false, from) => {
         if (done) return;
         done = true;
-        if (mayHaveBeenRead) this.mayHaveBeenRead.set(stored.id, attempt);
+        if (mayHaveBeenRead) {
+          this.mayHaveBeenRead.set(stored.id, attempt);
+          const max = this.options.maxDeliveries;
+          if (max > 0 && this.store.deadLetter && attempt - (this.requeuedAt.get(stored.id) ?? 0) >= max) {
+            void this.deadLetter(stored, attempt, from);
+            return;
+          }
+        }
         this.claimed.delete(stored.id);
         this.notify();
       },
     };
+  }
+
+  /**
+   * Out of the queue into the dead letters, claimed (invisible) until that is committed. If the
+   * storage fails, the message goes back to the queue: the next unproven delivery tries again.
+   */
+  private async deadLetter(stored: StoredMessage<Q>, attempts: number, from: Unproven | undefined): Promise<void> {
+    const info: DeadLetterInfo = { attempts, clientAddress: from?.clientAddress ?? null, lastReturn: from?.reason ?? 'NoProof', deadAt: this.options.clock().toISOString() };
+    try {
+      if (await this.store.deadLetter!(stored, info)) {
+        this.forget(stored.id);
+        this.deadLettered += 1;
+        this.options.onDeadLetter(stored, info);
+      }
+    } catch (err) {
+      this.options.onStoreError(err, stored);
+    }
+    this.claimed.delete(stored.id);
+    this.notify();
+  }
+
+  private forget(id: number): void {
+    this.mayHaveBeenRead.delete(id);
+    this.requeuedAt.delete(id);
   }
 
   private drop(waiter: Waiter<Q>): void {

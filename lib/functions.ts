@@ -20,6 +20,8 @@ export interface HttpRequestView {
   /** Path parameters (validated by the binding's params schema). */
   params: Record<string, string>;
   query: Record<string, unknown>;
+  /** Request headers, lower-case names (those the binding's headers schema names are validated). */
+  headers: Record<string, unknown>;
   payload: unknown;
   clientAddress: string | null;
   /** Tells when the client's connection closes before its response is written. */
@@ -33,6 +35,7 @@ export type Responses = Record<number, { description: string; schema?: Joi.Schem
 export interface HttpBinding<E> {
   params?: Joi.ObjectSchema;
   query?: Joi.ObjectSchema;
+  headers?: Joi.ObjectSchema;
   payload?: Joi.ObjectSchema;
   notes: string[];
   /** Not part of the JSON API's OpenAPI document (e.g. /metrics, which is Prometheus' text). */

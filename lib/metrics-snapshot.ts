@@ -34,5 +34,7 @@ export function metricsSnapshot(deps: Deps, now: Date): MetricsSnapshot {
     storage: { state: storage.State, pendingWrites: storage.PendingWrites },
     requestsRemoved: { ...deps.requestsRemoved },
     redelivered: deps.dispatchers.sortation.redelivered + deps.dispatchers.destination.redelivered,
+    deadLetters: deps.deadLetters.deadLetterCounts(),
+    deadLettered: deps.dispatchers.sortation.deadLettered + deps.dispatchers.destination.deadLettered,
   };
 }

@@ -14,6 +14,9 @@ export interface MetricsSnapshot {
   storage: { state: 'Ok' | 'Stalled' | 'Failing'; pendingWrites: number };
   requestsRemoved: { Superseded: number; Expired: number };
   redelivered: number;
+  /** Messages in the dead letters now, by the queue they left, and moved there since start. */
+  deadLetters: Record<'sortation' | 'destination', number>;
+  deadLettered: number;
 }
 
 const seconds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -51,6 +54,9 @@ export class Metrics {
     gauge('queue_messages_ready', 'Messages waiting in the queue, not handed out (RabbitMQ messages_ready, SQS visible)', ['queue'], perQueue((q) => q.ready));
     gauge('queue_messages_unacked', 'Messages handed out whose read is not proven yet (RabbitMQ unacked, SQS in flight)', ['queue'], perQueue((q) => q.unacked));
     gauge('queue_oldest_message_age_seconds', 'Age of the oldest message in the queue (absent when empty)', ['queue'], perQueue((q) => q.oldestAgeSeconds));
+    gauge('dead_letters', 'Messages in the dead letters, by the queue they left: handed out MaxDeliveries times without proof of the read (SQS dead-letter queue depth)', ['queue'], (g, s) => {
+      for (const q of ['sortation', 'destination'] as const) g.set({ queue: q }, s.deadLetters[q]);
+    });
     gauge('queue_waiting_clients', 'Long polls waiting on the queue', ['queue'], perQueue((q) => q.waitingClients));
     gauge('outbox_messages', 'Assignments and destination settings not yet acknowledged by the sorter', [], (g, s) => g.set(s.outbox.depth));
     gauge('outbox_oldest_message_age_seconds', 'Age of the oldest outbox entry (absent when empty)', [], (g, s) => (g.reset(), s.outbox.oldestAgeSeconds !== null && g.set(s.outbox.oldestAgeSeconds)));
@@ -73,6 +79,7 @@ export class Metrics {
     total('destination_settings_dropped_total', 'Destination settings refused by the sorter', (s) => s.link.droppedSettings);
     total('requests_superseded_total', 'REQUESTs taken out of the queue because a newer one for the same item arrived', (s) => s.requestsRemoved.Superseded);
     total('requests_expired_total', 'REQUESTs taken out of the queue past MaxRequestAgeSeconds', (s) => s.requestsRemoved.Expired);
+    total('messages_dead_lettered_total', 'Messages moved to the dead letters: handed out MaxDeliveries times without proof of the read', (s) => s.deadLettered);
     total('messages_redelivered_total', 'Messages handed out again after a response without proof of its read (possible duplicates)', (s) => s.redelivered);
     // The snapshot lives for one scrape only.
     const metrics = this.registry.metrics.bind(this.registry);

@@ -7,7 +7,7 @@ import type { Claim } from './dispatcher';
  */
 export type HandlerResult =
   | { kind: 'ok'; body: object; status?: number }
-  | { kind: 'message'; claim: Claim }
+  | { kind: 'message'; claim: Claim; explicitAck?: boolean }
   | { kind: 'empty' }
   | { kind: 'text'; body: string; contentType: string }
   | { kind: 'unavailable'; reason: string; retryAfterSeconds: number };

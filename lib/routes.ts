@@ -49,7 +49,7 @@ export function routeOptions(binding: Omit<HttpBinding<unknown>, 'event'>, input
     description,
     notes: binding.notes,
     tags: binding.undocumented ? [tagOf(path)] : ['api', tagOf(path)],
-    validate: { ...(binding.params && { params: binding.params }), ...(binding.query && { query: binding.query }), ...(binding.payload && { payload: binding.payload }), ...extra.validate },
+    validate: { ...(binding.params && { params: binding.params }), ...(binding.query && { query: binding.query }), ...(binding.headers && { headers: binding.headers }), ...(binding.payload && { payload: binding.payload }), ...extra.validate },
     plugins: { 'hapi-swagger': { responses: binding.responses(input) } },
   };
 }

@@ -140,6 +140,9 @@ export const destinationAck = ack(
 
 const queueCounts = (what: string) => Joi.object({ 'Sortation Q': Joi.number().required(), 'Destination Q': Joi.number().required() }).required().description(what);
 
+/** Dead letters by the queue they left (GET /status, GET /dead-letters). */
+const deadLetterCounts = queueCounts('Messages in the dead letters (table dead_letters), by the queue they left: handed out MaxDeliveries times without proof of the read. GET /dead-letters lists them, POST /dead-letters/requeue sends them back').label('DeadLetterCounts');
+
 export const statusDto = Joi.object({
   Service: Joi.string().required(),
   Version: Joi.string().required(),
@@ -189,6 +192,9 @@ export const statusDto = Joi.object({
       NextRequest: Joi.number().integer().required(),
       ClientClose: Joi.number().integer().required(),
       ServerClose: Joi.number().integer().required(),
+      LastResponse: Joi.number().integer().required(),
+      Acknowledged: Joi.number().integer().required(),
+      Answered: Joi.number().integer().required(),
       Grace: Joi.number().integer().required(),
       Injected: Joi.number().integer().required(),
     }).required().label('DeliveryConfirmed').description('Messages removed from their queue, by what proved the read'),
@@ -197,10 +203,12 @@ export const statusDto = Joi.object({
       .label('DeliveryReturned')
       .description('Messages put back at the head of their queue, by reason'),
     Redelivered: Joi.number().integer().required().description('Deliveries of a message whose earlier response went out without proof: possible duplicates'),
+    DeadLettered: Joi.number().integer().required().description('Messages moved to the dead letters since start: handed out MaxDeliveries times without proof of the read'),
   })
     .required()
     .label('DeliveryStatus')
     .description('How handed-out messages left their queues since start (docs/queue-semantics.md)'),
+  DeadLetters: deadLetterCounts,
   RequestsRemoved: Joi.object({ Superseded: Joi.number().integer().required(), Expired: Joi.number().integer().required() })
     .required()
     .label('RequestsRemoved')
@@ -265,7 +273,7 @@ export const itemTimelineDto = Joi.object({
       Joi.object({
         Time: Joi.string().required().example('2026-11-22T10:15:03.120Z'),
         Event: Joi.string()
-          .valid('RequestReceived', 'RequestDelivered', 'RequestRemoved', 'RequestWaiting', 'AssignmentPosted', 'AssignmentAcknowledged', 'AssignmentDropped', 'AssignmentQueued', 'VerifyReceived', 'VerifyDelivered', 'VerifyWaiting')
+          .valid('RequestReceived', 'RequestDelivered', 'RequestRemoved', 'RequestWaiting', 'RequestDeadLettered', 'AssignmentPosted', 'AssignmentAcknowledged', 'AssignmentDropped', 'AssignmentQueued', 'VerifyReceived', 'VerifyDelivered', 'VerifyWaiting', 'VerifyDeadLettered')
           .required(),
         Text: Joi.string().required().example('REQUEST handed to 10.20.0.9'),
         RecirculationCount: Joi.number().integer(),
@@ -278,3 +286,65 @@ export const itemTimelineDto = Joi.object({
     )
     .required(),
 }).label('ItemTimeline');
+
+/** The optional request headers of the queue GETs: acknowledging explicitly (docs/queue-semantics.md). */
+export const ackHeaders = Joi.object({
+  'x-ack-mode': Joi.string()
+    .valid('explicit')
+    .insensitive()
+    .description('"explicit": the message this GET returns leaves its queue only when you acknowledge it (X-Ack on a later GET or HEAD of this queue, or POST /sortation for a REQUEST\'s TrackID), or comes back after VisibilityTimeoutSeconds. The proof that holds through a proxy. Omitted: the connection proves the read.'),
+  'x-ack': Joi.string()
+    .pattern(/^ *\d{1,15}( *, *\d{1,15}){0,99} *$/, { name: 'message ids' })
+    .messages({ 'string.pattern.name': '{{#label}} must be message ids (X-Message-Id), comma-separated' })
+    .description('Message ids (X-Message-Id of earlier responses, comma-separated) that you have read and processed: they leave the queue. For messages taken with X-Ack-Mode explicit; HEAD acknowledges without taking a message.')
+    .example('17'),
+})
+  .unknown(true)
+  .label('AckHeaders');
+
+/** GET /dead-letters: which ones. */
+export const deadLetterQuery = Joi.object({
+  queue: Joi.string().valid('sortation', 'destination').description('Only the dead letters of this queue').example('sortation'),
+  limit: Joi.number().integer().min(1).max(1000).default(100).description('At most this many, the oldest first (default 100)'),
+}).label('DeadLetterQuery');
+
+/** GET /dead-letters: the oldest dead letters, and how many there are. */
+export const deadLetterListDto = Joi.object({
+  Counts: deadLetterCounts,
+  DeadLetters: Joi.array()
+    .items(
+      Joi.object({
+        Id: Joi.number().integer().required().description('Its id in dead_letters (what POST /dead-letters/requeue takes)').example(3),
+        Queue: Joi.string().valid('sortation', 'destination').required(),
+        MessageId: Joi.number().integer().required().description('Its X-Message-Id; it goes back under this id, in its old place').example(17),
+        Type: Joi.string().valid('REQUEST', 'VERIFY', 'SCAN').required(),
+        TrackID: Joi.string().allow(null).required().example('0004711'),
+        Destination: Joi.string().allow(null).required().description('Destination, or InductLocation for a REQUEST').example('IND01'),
+        ReceivedAt: Joi.string().required().example('2026-11-25T10:15:03.120Z'),
+        DeadAt: Joi.string().required().example('2026-11-25T10:15:04.020Z'),
+        Attempts: Joi.number().integer().required().description('Deliveries that ended without proof of the read').example(10),
+        LastClient: Joi.string().allow(null).required().description('The client that had it last').example('10.20.0.9'),
+        LastReturn: Joi.string().valid('NoProof', 'Reset').required().description('How its last delivery ended'),
+        Message: Joi.object().unknown(true).required().description('The message as clients received it'),
+      }).label('DeadLetter'),
+    )
+    .required(),
+}).label('DeadLetterList');
+
+/** POST /dead-letters/requeue: which dead letters go back. */
+export const requeueBody = Joi.object({
+  Ids: Joi.array().items(Joi.number().integer().min(1)).min(1).max(10000).description('Ids of dead letters (GET /dead-letters) to send back').example([3, 4]),
+  All: Joi.boolean().valid(true).description('true: send every dead letter back'),
+})
+  .xor('Ids', 'All')
+  .messages({ 'object.missing': 'give "Ids" (the dead letters to send back) or "All": true', 'object.xor': 'give "Ids" or "All", not both' })
+  .label('RequeueDeadLetters')
+  .description('Field names match case-insensitively.');
+
+/** POST /dead-letters/requeue: what went back. */
+export const requeueAck = Joi.object({
+  Requeued: Joi.number().integer().required().description('How many went back to their queues (unknown ids are skipped)').example(2),
+  Messages: Joi.array()
+    .items(Joi.object({ Queue: Joi.string().valid('sortation', 'destination').required(), MessageId: Joi.number().integer().required() }).label('RequeuedMessage'))
+    .required(),
+}).label('RequeueAck');

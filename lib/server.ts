@@ -187,7 +187,7 @@ export async function createServer(service: Service, options: ServerOptions = {}
       options: {
         ...routeOptions(f.binding, input, fn.description, path, { app, id: name }),
         handler: async (request, h) => {
-          const view = { method: request.method, params: request.params as Record<string, string>, query: request.query, payload: request.payload, clientAddress: clientAddress(request), gone: goneWatch(request) };
+          const view = { method: request.method, params: request.params as Record<string, string>, query: request.query, headers: request.headers, payload: request.payload, clientAddress: clientAddress(request), gone: goneWatch(request) };
           return reply(request, h, await f.invoke(deps, view, input), deps);
         },
       },

@@ -9,6 +9,7 @@ import { DecisionMeter } from './latency';
 import { Metrics } from './metrics';
 import { metricsSnapshot } from './metrics-snapshot';
 import { type ItemTimeline, itemTrace } from './trace';
+import type { DeadLetterInfo } from '../db/dead-letter-store';
 import { type ServiceStores, serviceStores } from '../db/service-stores';
 import { type StorageStatus, Writer } from '../db/writer';
 import { watchExternalChanges } from './change-watcher';
@@ -28,6 +29,27 @@ import { TrafficLogWriter } from './traffic-log';
 
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MB`;
 
+/** Client addresses logged for dead letters, at most: one line per client, not per message. */
+const DEAD_LETTER_CLIENTS_LOGGED = 1000;
+
+/**
+ * A dead letter is logged once per client address, with the reason (a client that cannot prove
+ * its reads makes every message it takes a dead letter); each one at debug.
+ */
+function deadLetterLog(log: Logger, maxDeliveries: number) {
+  const logged = new Set<string>();
+  return (stored: { id: number; queue: QueueName }, info: DeadLetterInfo) => {
+    const client = info.clientAddress ?? 'unknown';
+    const fields = { queue: stored.queue, messageId: stored.id, attempts: info.attempts, client, lastReturn: info.lastReturn };
+    if (logged.has(client) || logged.size >= DEAD_LETTER_CLIENTS_LOGGED) return log.debug(fields, 'message moved to the dead letters');
+    logged.add(client);
+    log.warn(
+      fields,
+      `client ${client} closes connections without proof of read: see docs/queue-semantics.md ("Dead letters"). Message ${stored.id} of the ${stored.queue} queue was handed out ${info.attempts} times (MaxDeliveries ${maxDeliveries}) and moved to the dead letters; GET /dead-letters lists them, POST /dead-letters/requeue sends them back. Further dead letters from this client are logged at debug`,
+    );
+  };
+}
+
 /** Everything the handlers may ask for. Each handler declares the part it uses. */
 export interface Deps {
   testMode: boolean;
@@ -41,6 +63,8 @@ export interface Deps {
   history: ServiceStores['history'];
   /** The link's tables: the sorter's messages with their numbers, sessions, dropped entries. */
   links: ServiceStores['links'];
+  /** Messages handed out MaxDeliveries times without proof of the read, out of their queues. */
+  deadLetters: ServiceStores['deadLetters'];
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   link: SorterLink;
   replay: ReplaySummary | null;
@@ -116,11 +140,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const stores = serviceStores(db, writer);
   const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock) : null;
 
-  const onRemoveError = (err: unknown, stored: { id: number; queue: QueueName }) =>
-    log.error({ err, queue: stored.queue, id: stored.id }, 'could not remove a delivered message; it stays claimed and the removal is tried again');
+  const dispatcherOptions = {
+    onStoreError: (err: unknown, stored: { id: number; queue: QueueName }) =>
+      log.error({ err, queue: stored.queue, id: stored.id }, 'could not remove a delivered message (or move it to the dead letters); it stays claimed and the removal is tried again (a dead letter stays queued)'),
+    maxDeliveries: config.MaxDeliveries,
+    onDeadLetter: deadLetterLog(log, config.MaxDeliveries),
+    clock,
+  };
+  const dispatchStore = { head: stores.queues.head, remove: stores.queues.remove, deadLetter: stores.deadLetters.deadLetter };
   const dispatchers = {
-    sortation: new QueueDispatcher('sortation', stores.queues, onRemoveError),
-    destination: new QueueDispatcher('destination', stores.queues, onRemoveError),
+    sortation: new QueueDispatcher('sortation', dispatchStore, dispatcherOptions),
+    destination: new QueueDispatcher('destination', dispatchStore, dispatcherOptions),
   };
   const stopWatching = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
   const wake = new WakeMeter();
@@ -192,6 +222,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     outbox: stores.outbox,
     history: stores.history,
     links: stores.links,
+    deadLetters: stores.deadLetters,
     dispatchers,
     link,
     replay,

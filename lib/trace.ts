@@ -5,7 +5,7 @@ import type { Db } from '../db/connection';
 /** One thing that happened to an item, at a time (ISO-8601 UTC). */
 export interface ItemEvent {
   Time: string;
-  Event: 'RequestReceived' | 'RequestDelivered' | 'RequestRemoved' | 'RequestWaiting' | 'AssignmentPosted' | 'AssignmentAcknowledged' | 'AssignmentDropped' | 'AssignmentQueued' | 'VerifyReceived' | 'VerifyDelivered' | 'VerifyWaiting';
+  Event: 'RequestReceived' | 'RequestDelivered' | 'RequestRemoved' | 'RequestWaiting' | 'RequestDeadLettered' | 'AssignmentPosted' | 'AssignmentAcknowledged' | 'AssignmentDropped' | 'AssignmentQueued' | 'VerifyReceived' | 'VerifyDelivered' | 'VerifyWaiting' | 'VerifyDeadLettered';
   /** The event in words. */
   Text: string;
   RecirculationCount?: number;
@@ -39,6 +39,15 @@ interface QueuedRow {
   recirculation_count: number | null;
   received_at: string;
 }
+interface DeadRow {
+  type: 'REQUEST' | 'VERIFY';
+  destination: string | null;
+  payload: string;
+  received_at: string;
+  dead_at: string;
+  attempts: number;
+  last_client_address: string | null;
+}
 interface OutboxRow {
   destination: string;
   client_address: string | null;
@@ -53,6 +62,7 @@ export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
   const delivered = db.prepare("SELECT type, destination, payload, received_at, delivered_at, client_address, attempt, read_proof, removed_reason FROM delivered_history WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')");
   const queued = db.prepare('SELECT type, destination, recirculation_count, received_at FROM sortation_queue WHERE track_id = ?');
   const outbox = db.prepare("SELECT destination, client_address, created_at, fate, settled_at, reason FROM outbox_history WHERE track_id = ? AND kind = 'ASSIGNMENT'");
+  const dead = db.prepare("SELECT type, destination, payload, received_at, dead_at, attempts, last_client_address FROM dead_letters WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')");
   return (trackId) => {
     const events: ItemEvent[] = [];
     const received = (r: { type: string; received_at: string; destination: string | null }, rc: number | undefined) =>
@@ -72,6 +82,12 @@ export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
       received(r, r.recirculation_count ?? undefined);
       events.push({ Time: r.received_at, Event: r.type === 'REQUEST' ? 'RequestWaiting' : 'VerifyWaiting', Text: `${r.type} waiting in the sortation queue for a WCS` });
     }
+    for (const r of dead.all(trackId) as DeadRow[]) {
+      const rc = r.type === 'REQUEST' ? (JSON.parse(r.payload) as { RecirculationCount?: number }).RecirculationCount : undefined;
+      received(r, rc);
+      const who = r.last_client_address ?? 'a client';
+      events.push({ Time: r.dead_at, Event: r.type === 'REQUEST' ? 'RequestDeadLettered' : 'VerifyDeadLettered', Text: `${r.type} moved to the dead letters: handed out ${r.attempts} times without proof of the read, last to ${who}`, Client: r.last_client_address, Attempt: r.attempts, RecirculationCount: rc });
+    }
     for (const r of outbox.all(trackId) as OutboxRow[]) {
       events.push({ Time: r.created_at, Event: 'AssignmentPosted', Text: `assignment to ${r.destination} posted by ${r.client_address ?? 'a client'}`, Destination: r.destination, Client: r.client_address });
       if (r.fate === 'Acknowledged') events.push({ Time: r.settled_at!, Event: 'AssignmentAcknowledged', Text: `assignment to ${r.destination} acknowledged by the sorter`, Destination: r.destination });
@@ -80,7 +96,7 @@ export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
     }
     if (events.length === 0) return null;
     // Oldest first; at the same instant, in the order an item lives through them.
-    const order = ['RequestReceived', 'RequestWaiting', 'RequestDelivered', 'RequestRemoved', 'AssignmentPosted', 'AssignmentQueued', 'AssignmentAcknowledged', 'AssignmentDropped', 'VerifyReceived', 'VerifyWaiting', 'VerifyDelivered'];
+    const order = ['RequestReceived', 'RequestWaiting', 'RequestDelivered', 'RequestRemoved', 'RequestDeadLettered', 'AssignmentPosted', 'AssignmentQueued', 'AssignmentAcknowledged', 'AssignmentDropped', 'VerifyReceived', 'VerifyWaiting', 'VerifyDelivered', 'VerifyDeadLettered'];
     events.sort((a, b) => a.Time.localeCompare(b.Time) || order.indexOf(a.Event) - order.indexOf(b.Event));
     return { TrackID: trackId, Events: events.map((e) => Object.fromEntries(Object.entries(e).filter(([, v]) => v !== undefined)) as unknown as ItemEvent) };
   };

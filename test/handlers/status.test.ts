@@ -9,9 +9,9 @@ describe('getStatus', () => {
       counts: (q: string, claimed: ReadonlySet<number>) => ({ waiting: (q === 'sortation' ? 4 : 1) - claimed.size, handedOut: claimed.size }),
       oldestReceivedAt: (q: string) => (q === 'sortation' ? '2026-11-21T11:59:30.000Z' : '2026-11-21T11:58:00.000Z'),
     };
-    const waiting = (n: number, redelivered = 0, claimed: number[] = []) => ({ waiting: n, claimedIds: new Set(claimed), redelivered });
+    const waiting = (n: number, redelivered = 0, claimed: number[] = [], deadLettered = 0) => ({ waiting: n, claimedIds: new Set(claimed), redelivered, deadLettered });
     const storage = { State: 'Stalled' as const, Since: '2026-11-21T11:59:58.000Z', WaitingFor: 'Lock' as const, PendingWrites: 4, LastCommitMs: 1.2, Commits: 3, Writes: 7, LastError: null, ReadOnly: false };
-    const delivery = { Mode: 'AtLeastOnce' as const, AwaitingProof: 1, Confirmed: { NextRequest: 5, ClientClose: 2, ServerClose: 0, Grace: 0, Injected: 0 }, Returned: { Reset: 1, ClosedUnread: 0, NoProof: 1 } };
+    const delivery = { Mode: 'AtLeastOnce' as const, AwaitingProof: 1, Confirmed: { NextRequest: 5, ClientClose: 2, ServerClose: 0, LastResponse: 4, Acknowledged: 0, Answered: 0, Grace: 0, Injected: 0 }, Returned: { Reset: 1, ClosedUnread: 0, NoProof: 1 } };
     const result = getStatus({
       testMode: false,
       version: '1.2.3',
@@ -20,7 +20,8 @@ describe('getStatus', () => {
       state: () => 'Running',
       store: store as never,
       outbox: { ...fakeOutbox(), peek: () => [], after: () => [], lastId: () => 0 },
-      dispatchers: { sortation: waiting(2, 1, [17]), destination: waiting(0, 2) } as never,
+      dispatchers: { sortation: waiting(2, 1, [17], 3), destination: waiting(0, 2, [], 1) } as never,
+      deadLetters: { deadLetterCounts: () => ({ sortation: 2, destination: 1 }) },
       link: link('Queued'),
       replay: null,
       wake: new WakeMeter(),
@@ -41,7 +42,8 @@ describe('getStatus', () => {
         OldestMessageAgeSeconds: 120,
         UptimeSeconds: 3600,
         WaitingClients: { 'Sortation Q': 2, 'Destination Q': 0 },
-        Delivery: { ...delivery, Redelivered: 3 },
+        Delivery: { ...delivery, Redelivered: 3, DeadLettered: 4 },
+        DeadLetters: { 'Sortation Q': 2, 'Destination Q': 1 },
         Storage: storage,
         Sorter: expect.objectContaining({ Connected: false, Address: 'plc:2000' }),
         Version: '1.2.3',

@@ -1,4 +1,5 @@
 // The queue dispatcher: FIFO waiters, claims, timeouts, release and retried removal.
+import { type DeadLetterInfo, deadLetterReads, deadLetterWrites } from '../../db/dead-letter-store';
 import { createQueueStore, type QueueStore } from '../../db/queue-store';
 import { QueueDispatcher } from '../../lib/dispatcher';
 import type { VerifyDto } from '../../lib/messages';
@@ -127,7 +128,7 @@ describe('QueueDispatcher', () => {
     const errors: unknown[] = [];
     let failures = 2;
     const flaky = { ...store, remove: (m: Parameters<typeof store.remove>[0], dl: Parameters<typeof store.remove>[1]) => (failures-- > 0 ? Promise.reject(new Error('disk I/O error')) : Promise.resolve(store.remove(m, dl))) };
-    const retrying = new QueueDispatcher('sortation', flaky, (err) => errors.push(err), 5);
+    const retrying = new QueueDispatcher('sortation', flaky, { onStoreError: (err) => errors.push(err), retryMs: 5 });
     store.enqueue([verify('a'), verify('b')], 'T');
     const claim = await retrying.take(0);
     const committing = claim!.commit(delivered);
@@ -140,7 +141,7 @@ describe('QueueDispatcher', () => {
   });
 
   it('gives up the retries at close: the row stays, to be delivered again after the restart', async () => {
-    const failing = new QueueDispatcher('sortation', { ...store, remove: () => Promise.reject(new Error('readonly database')) }, () => {}, 5);
+    const failing = new QueueDispatcher('sortation', { ...store, remove: () => Promise.reject(new Error('readonly database')) }, { retryMs: 5 });
     store.enqueue([verify('a')], 'T');
     const claim = await failing.take(0);
     const committing = claim!.commit(delivered);
@@ -185,5 +186,95 @@ describe('QueueDispatcher', () => {
     expect(heads).toBe(before);
     counting.close();
     expect(await waiting).toBeNull();
+  });
+
+  describe('MaxDeliveries', () => {
+    const from = { clientAddress: '10.0.0.9', reason: 'NoProof' };
+    /** Take the head and give it back unproven, as a client that never proves its reads. */
+    const unproven = async (x: QueueDispatcher<'sortation'>) => {
+      const c = await x.take(0);
+      c!.written();
+      c!.release(true, from);
+      return c!;
+    };
+    let dead: DeadLetterInfo[];
+    let limited: QueueDispatcher<'sortation'>;
+    beforeEach(() => {
+      dead = [];
+      limited = new QueueDispatcher('sortation', { ...store, ...deadLetterWrites(ctx.db) }, { maxDeliveries: 3, onDeadLetter: (_s, info) => dead.push(info), clock: () => new Date('2026-11-25T12:00:00.000Z') });
+    });
+    afterEach(() => limited.close());
+
+    it('the third unproven delivery moves the message to the dead letters, and the queue moves on', async () => {
+      store.enqueue([verify('a'), verify('b')], 'T');
+      expect([(await unproven(limited)).attempt, (await unproven(limited)).attempt]).toEqual([1, 2]);
+      expect(dead).toEqual([]);
+      expect((await unproven(limited)).attempt).toBe(3);
+      await new Promise((r) => setImmediate(r));
+      expect(dead).toEqual([{ attempts: 3, clientAddress: '10.0.0.9', lastReturn: 'NoProof', deadAt: '2026-11-25T12:00:00.000Z' }]);
+      expect(limited.deadLettered).toBe(1);
+      expect(trackOf(await limited.take(0))).toBe('b');
+      expect(deadLetterReads(ctx.db).listDeadLetters(10)).toMatchObject([{ TrackID: 'a', Attempts: 3, LastClient: '10.0.0.9', LastReturn: 'NoProof' }]);
+    });
+
+    it('releases proven unread (a client gone before the response) do not count', async () => {
+      store.enqueue([verify('a')], 'T');
+      for (let i = 0; i < 5; i++) (await limited.take(0))!.release(false, { clientAddress: null, reason: 'ClosedUnread' });
+      expect(dead).toEqual([]);
+      expect((await limited.take(0))!.attempt).toBe(1);
+    });
+
+    it('the message stays invisible until its move is committed', async () => {
+      let commit!: () => void;
+      const slow = new QueueDispatcher('sortation', { ...store, deadLetter: async (s, i) => { await new Promise<void>((r) => (commit = r)); return deadLetterWrites(ctx.db).deadLetter(s, i); } }, { maxDeliveries: 1 });
+      store.enqueue([verify('a')], 'T');
+      await unproven(slow);
+      expect(await slow.take(0)).toBeNull();
+      commit();
+      await new Promise((r) => setImmediate(r));
+      expect(slow.inFlight).toBe(0);
+      expect(store.depth('sortation')).toBe(0);
+      slow.close();
+    });
+
+    it('a move the storage refuses leaves the message queued; the next unproven delivery tries again', async () => {
+      const errors: unknown[] = [];
+      let refuse = true;
+      const flaky = new QueueDispatcher('sortation', { ...store, deadLetter: (s, i) => (refuse ? Promise.reject(new Error('disk full')) : deadLetterWrites(ctx.db).deadLetter(s, i)) }, { maxDeliveries: 1, onStoreError: (e) => errors.push(e) });
+      store.enqueue([verify('a')], 'T');
+      await unproven(flaky);
+      await new Promise((r) => setImmediate(r));
+      expect(errors).toHaveLength(1);
+      const again = await flaky.take(0);
+      expect([trackOf(again), again!.attempt]).toEqual(['a', 2]);
+      refuse = false;
+      again!.written();
+      again!.release(true, from);
+      await new Promise((r) => setImmediate(r));
+      expect(store.depth('sortation')).toBe(0);
+      flaky.close();
+    });
+
+    it('sent back by an operator: the attempts go on (a possible duplicate), MaxDeliveries counts anew', async () => {
+      store.enqueue([verify('a')], 'T');
+      for (let i = 0; i < 3; i++) await unproven(limited);
+      await new Promise((r) => setImmediate(r));
+      const [back] = deadLetterWrites(ctx.db).requeueDeadLetters(null);
+      limited.requeued(back.messageId, back.attempts);
+      expect((await unproven(limited)).attempt).toBe(4);
+      expect((await unproven(limited)).attempt).toBe(5);
+      expect(dead).toHaveLength(1);
+      expect((await unproven(limited)).attempt).toBe(6);
+      await new Promise((r) => setImmediate(r));
+      expect(dead.map((d) => d.attempts)).toEqual([3, 6]);
+    });
+
+    it('0 means never', async () => {
+      const unlimited = new QueueDispatcher('sortation', { ...store, ...deadLetterWrites(ctx.db) }, { maxDeliveries: 0 });
+      store.enqueue([verify('a')], 'T');
+      for (let i = 0; i < 50; i++) await unproven(unlimited);
+      expect((await unlimited.take(0))!.attempt).toBe(51);
+      unlimited.close();
+    });
   });
 });

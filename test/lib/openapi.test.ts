@@ -92,6 +92,19 @@ describe('every real response conforms to /swagger.json', () => {
     });
   });
 
+  it('dead letters: the listing, sending them back, and their errors', async () => {
+    await withService({ TestMode: true }, { 'Service_PLC.csv': replay }, async (t) => {
+      const stored = t.service.deps.store.head('sortation', [])!;
+      await t.service.writer.run('deadLetter', [stored, { attempts: 10, clientAddress: '10.0.0.9', lastReturn: 'NoProof', deadAt: new Date().toISOString() }]);
+      const listed = await t.server.inject('/dead-letters');
+      expect(JSON.parse(listed.payload)).toMatchObject({ Counts: { 'Sortation Q': 1, 'Destination Q': 0 }, DeadLetters: [{ Id: 1, MessageId: stored.id, Type: 'REQUEST', Attempts: 10, LastClient: '10.0.0.9' }] });
+      conforms(doc, 'get', '/dead-letters', listed);
+      conforms(doc, 'get', '/dead-letters', await t.server.inject('/dead-letters?queue=elsewhere'));
+      conforms(doc, 'post', '/dead-letters/requeue', await t.server.inject({ method: 'POST', url: '/dead-letters/requeue', payload: { Ids: [1] } }));
+      conforms(doc, 'post', '/dead-letters/requeue', await t.server.inject({ method: 'POST', url: '/dead-letters/requeue', payload: {} }));
+    });
+  });
+
   it('live mode: /status with a sorter not reached, POSTs queued, and 503 while an operator holds the write lock', async () => {
     await withService({ TestMode: false, CommitTimeoutMs: 100, Sorter: { Port: 1, ReconnectMaxMs: 200 } }, {}, async (t) => {
       conforms(doc, 'get', '/status', await t.server.inject('/status'));
@@ -118,7 +131,7 @@ describe('every real response conforms to /swagger.json', () => {
       const secured = await getDoc(t);
       expect(secured.components).toMatchObject({ securitySchemes: { apiKey: { type: 'apiKey', name: 'X-API-Key', in: 'header' } } });
       expect(secured.security).toEqual([{ apiKey: [] }]);
-      for (const [method, route] of [['get', '/sortation'], ['get', '/destination'], ['post', '/sortation'], ['post', '/destination'], ['get', '/status'], ['get', '/health/live'], ['get', '/health/ready'], ['get', '/items/{TrackID}']]) {
+      for (const [method, route] of [['get', '/sortation'], ['get', '/destination'], ['post', '/sortation'], ['post', '/destination'], ['get', '/status'], ['get', '/health/live'], ['get', '/health/ready'], ['get', '/items/{TrackID}'], ['get', '/dead-letters'], ['post', '/dead-letters/requeue']]) {
         conforms(secured, method, route, await t.server.inject({ method: method.toUpperCase(), url: route.replace('{TrackID}', '0004711'), ...(method === 'post' && { payload: {} }) }));
       }
     });

@@ -74,4 +74,16 @@ describe('item trace', () => {
     await t.service.writer.run('removeFromOutbox', [posted.OutboxID]);
     expect(t.service.db.prepare('SELECT fate FROM outbox_history WHERE outbox_id = ?').get(posted.OutboxID)).toEqual({ fate: 'Acknowledged' });
   });
+
+  it('tells a REQUEST moved to the dead letters, with its attempts and last client, and that it waits again once sent back', async () => {
+    await t.publish([request(0)]);
+    await later();
+    const stored = t.service.deps.store.head('sortation', [])!;
+    await t.service.writer.run('deadLetter', [stored, { attempts: 10, clientAddress: '10.0.0.9', lastReturn: 'NoProof', deadAt: new Date().toISOString() }]);
+    const dead = (await events(t)).body.Events;
+    expect(dead.map((e: { Event: string }) => e.Event)).toEqual(['RequestReceived', 'RequestDeadLettered']);
+    expect(dead[1]).toMatchObject({ Attempt: 10, Client: '10.0.0.9', Text: 'REQUEST moved to the dead letters: handed out 10 times without proof of the read, last to 10.0.0.9' });
+    await t.server.inject({ method: 'POST', url: '/dead-letters/requeue', payload: { All: true } });
+    expect((await events(t)).body.Events.map((e: { Event: string }) => e.Event)).toEqual(['RequestReceived', 'RequestWaiting']);
+  });
 });

@@ -1,0 +1,46 @@
+// POST /dead-letters/requeue: dead letters go back to their queues, in their old places.
+import type { DeadLetterWrites } from '../db/dead-letter-store';
+import { WriteCancelled, WriteFailed } from '../db/writer';
+import type { QueueDispatcher } from '../lib/dispatcher';
+import { httpFunction } from '../lib/functions';
+import type { QueueName } from '../lib/messages';
+import { type HandlerResult, ok, unavailable } from '../lib/results';
+import { badRequest, unauthorized } from '../lib/routes';
+import { requeueAck, requeueBody } from '../lib/schemas';
+
+/** What sending dead letters back needs: the write, and the dispatchers to wake (and to tell the attempts so far). */
+export interface RequeueDeps {
+  deadLetters: { requeueDeadLetters(...args: Parameters<DeadLetterWrites['requeueDeadLetters']>): Promise<ReturnType<DeadLetterWrites['requeueDeadLetters']>> };
+  dispatchers: { [Q in QueueName]: Pick<QueueDispatcher<Q>, 'requeued'> };
+}
+
+/** Which dead letters: by id, or all. */
+export interface RequeueEvent {
+  body: { Ids?: number[]; All?: boolean };
+}
+
+/**
+ * Back under their old ids, so at their old places in FIFO order. Their next delivery carries the
+ * next attempt number (a possible duplicate), and MaxDeliveries counts anew.
+ */
+export async function requeueDeadLetters(deps: RequeueDeps, event: RequeueEvent): Promise<HandlerResult> {
+  let moved;
+  try {
+    moved = await deps.deadLetters.requeueDeadLetters(event.body.All ? null : (event.body.Ids ?? []));
+  } catch (err) {
+    if (err instanceof WriteCancelled || err instanceof WriteFailed) return unavailable(`nothing was sent back, try again: ${err.message}`);
+    throw err;
+  }
+  for (const m of moved) deps.dispatchers[m.queue].requeued(m.messageId, m.attempts);
+  return ok({ Requeued: moved.length, Messages: moved.map((m) => ({ Queue: m.queue, MessageId: m.messageId })) });
+}
+
+export const fn = httpFunction(requeueDeadLetters, {
+  payload: requeueBody,
+  notes: [
+    'Sends dead letters (GET /dead-letters) back to their queues under their old X-Message-Id, so at their old places: { "Ids": [3, 4] } or { "All": true }. Unknown ids are skipped.',
+    'Fix the client first (docs/queue-semantics.md, "Dead letters"): a message that is again handed out MaxDeliveries times without proof goes back to the dead letters.',
+  ],
+  responses: () => ({ 200: { description: 'Sent back', schema: requeueAck }, 400: badRequest('RequeueBadRequestError', 'give "Ids" (the dead letters to send back) or "All": true'), 401: unauthorized }),
+  event: (request) => ({ body: request.payload as RequeueEvent['body'] }),
+});
