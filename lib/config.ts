@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
+import { trustedProxyProblem } from './forwarded';
 import { duplicateKeys } from './json-keys';
 
 /** Settings from config.json, after validation and defaults. Keys keep the spec's PascalCase. */
@@ -25,6 +26,7 @@ export interface Config {
   ExternalChangePollMs: number;
   MaxPayloadBytes: number;
   ApiKeys: string[];
+  TrustedProxies: string[];
   LogLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   AccessLog: 'all' | 'errors' | 'off';
   Sorter: SorterSettings;
@@ -76,6 +78,15 @@ export const configSchema = Joi.object<Config>({
   ExternalChangePollMs: Joi.number().integer().min(10).max(5000).default(100).description('How often waiting polls look for rows committed by other processes'),
   MaxPayloadBytes: Joi.number().integer().min(256).max(1048576).default(16384).description('Largest accepted request body (413 beyond)'),
   ApiKeys: Joi.array().items(Joi.string().min(1)).default([]).description('If not empty, every API call needs one of these in X-API-Key'),
+  TrustedProxies: Joi.array()
+    .items(
+      Joi.string().custom((value: string, helpers) => {
+        const problem = trustedProxyProblem(value);
+        return problem ? helpers.message({ custom: `"TrustedProxies" entry ${problem}` }) : value;
+      }),
+    )
+    .default([])
+    .description('Reverse proxies (addresses or CIDR blocks) whose X-Forwarded-For names the client in logs, the delivery history and the outbox; empty: the header is ignored'),
   LogLevel: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info').description('Log level (JSON lines on stdout)'),
   AccessLog: Joi.string().valid('all', 'errors', 'off').default('errors').description('Access log lines: all (every request, with a long poll\'s outcome), errors (status 400 and above), off'),
   Sorter: Joi.object({

@@ -18,8 +18,8 @@ const ReasonPhrase = { REQUEST: 'Request', VERIFY: 'Verify', SCAN: 'Scan' } as c
 /** True for server.inject() requests (hapi has the getter; its typings declare it only under `auth`). */
 const isInjected = (request: Request): boolean => (request as unknown as { isInjected: boolean }).isInjected === true;
 
-/** The client's address as recorded in the delivery history. */
-export const clientAddress = (request: Request): string | null => request.info.remoteAddress || null;
+/** The client's address as recorded in logs, the delivery history and the outbox (behind a trusted proxy: from X-Forwarded-For, set by the server at onRequest). */
+export const clientAddress = (request: Request): string | null => (request.app as { clientAddress?: string | null }).clientAddress ?? (request.info.remoteAddress || null);
 
 /** What reply() needs besides the request and the result. */
 export interface ReplyContext {

@@ -10,6 +10,7 @@ import Inert from '@hapi/inert';
 import Vision from '@hapi/vision';
 import HapiSwagger from 'hapi-swagger';
 import { apiKeyCheck } from './auth';
+import { clientAddressResolver } from './forwarded';
 import { loadHttpFunction } from './functions';
 import { answerOversizedChunkedBodies, answerParserErrors, canonicalKeys, clientAddress, goneWatch, handedOut, refuseRepeatedKeys, reply, schemaKeys, validationFailAction } from './http';
 import { type Manifest, httpTriggers, loadManifest } from './manifest';
@@ -130,7 +131,7 @@ export async function createServer(service: Service, options: ServerOptions = {}
     // Every request costs about 10% CPU at 1,000 items/s (docs/performance.md): errors by default.
     if (config.AccessLog === 'all' || (config.AccessLog === 'errors' && status >= 400)) {
       const poll = queue && request.method === 'get' ? { outcome: message ? 'message' : status === 204 ? 'empty' : 'error', ...(message && { messageId: message.messageId, attempt: message.attempt }) } : {};
-      deps.log.info({ access: true, method, path: request.path, status, ms, client: request.info.remoteAddress, ...poll }, `${method} ${request.path} ${status} ${ms} ms`);
+      deps.log.info({ access: true, method, path: request.path, status, ms, client: clientAddress(request), ...poll }, `${method} ${request.path} ${status} ${ms} ms`);
     }
     if (!queue) return;
     if (message) deps.metrics.handedOut.inc({ queue, type: message.type });
@@ -145,6 +146,12 @@ export async function createServer(service: Service, options: ServerOptions = {}
     deps.log.error({ err: event.error, method: request.method, path: request.path }, 'request failed'),
   );
 
+  // Once per request, before anything records it: behind a trusted proxy, X-Forwarded-For names the client.
+  const resolveClient = clientAddressResolver(config.TrustedProxies);
+  server.ext('onRequest', (request, h) => {
+    (request.app as { clientAddress?: string | null }).clientAddress = resolveClient(request.info.remoteAddress, request.raw.req.headers['x-forwarded-for']);
+    return h.continue;
+  });
   server.ext('onRequest', (request, h) => {
     const { httpVersion, headers } = request.raw.req;
     if (httpVersion !== '1.0' && !headers.host) throw Boom.badRequest('the request is not valid HTTP/1.1: it has no Host header');

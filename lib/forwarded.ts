@@ -1,0 +1,45 @@
+// The client's address behind a reverse proxy: X-Forwarded-For, believed only from the proxies
+// named in TrustedProxies (anyone can send the header).
+import net from 'node:net';
+
+/** An IPv4 client on a dual-stack listener shows as ::ffff:a.b.c.d: the same client. */
+const plain = (address: string) => (address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address);
+
+/** Why an entry of TrustedProxies is not an address or a CIDR block, or null when it is one. */
+export function trustedProxyProblem(entry: string): string | null {
+  const [address, bits, ...rest] = entry.split('/');
+  const family = net.isIP(address);
+  if (family === 0 || rest.length > 0) return `"${entry}" is not an IP address or a CIDR block (e.g. 10.0.0.5 or 10.0.0.0/24)`;
+  if (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))) return `"${entry}" has a prefix length that does not fit its address`;
+  return null;
+}
+
+/**
+ * A resolver of the client's address: the peer's own, or, when the peer is a trusted proxy, the
+ * nearest address in X-Forwarded-For that is not itself a trusted proxy (read from the right:
+ * each proxy appends the address it received from, and only the trusted ones' entries can be
+ * believed). Without TrustedProxies the header is ignored.
+ */
+export function clientAddressResolver(trustedProxies: readonly string[]): (remote: string | undefined, forwardedFor: string | string[] | undefined) => string | null {
+  if (trustedProxies.length === 0) return (remote) => (remote ? plain(remote) : null);
+  const trusted = new net.BlockList();
+  for (const entry of trustedProxies) {
+    const [address, bits] = entry.split('/');
+    const type = net.isIPv4(address) ? 'ipv4' : 'ipv6';
+    if (bits === undefined) trusted.addAddress(address, type);
+    else trusted.addSubnet(address, Number(bits), type);
+  }
+  const isTrusted = (address: string) => net.isIP(address) !== 0 && trusted.check(address, net.isIPv4(address) ? 'ipv4' : 'ipv6');
+  return (remote, forwardedFor) => {
+    if (!remote) return null;
+    let client = plain(remote);
+    if (!isTrusted(client) || forwardedFor === undefined) return client;
+    const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map((h) => plain(h.trim()));
+    for (let i = hops.length - 1; i >= 0; i--) {
+      if (net.isIP(hops[i]) === 0) return client; // garbage: stop at the last address believed
+      client = hops[i];
+      if (!isTrusted(client)) return client;
+    }
+    return client;
+  };
+}
