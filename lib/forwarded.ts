@@ -14,6 +14,18 @@ export function trustedProxyProblem(entry: string): string | null {
   return null;
 }
 
+/** Whether an address is one of the trusted proxies. */
+function proxyCheck(trustedProxies: readonly string[]): (address: string) => boolean {
+  const trusted = new net.BlockList();
+  for (const entry of trustedProxies) {
+    const [address, bits] = entry.split('/');
+    const type = net.isIPv4(address) ? 'ipv4' : 'ipv6';
+    if (bits === undefined) trusted.addAddress(address, type);
+    else trusted.addSubnet(address, Number(bits), type);
+  }
+  return (address) => net.isIP(address) !== 0 && trusted.check(address, net.isIPv4(address) ? 'ipv4' : 'ipv6');
+}
+
 /**
  * A resolver of the client's address: the peer's own, or, when the peer is a trusted proxy, the
  * nearest address in X-Forwarded-For that is not itself a trusted proxy (read from the right:
@@ -22,23 +34,16 @@ export function trustedProxyProblem(entry: string): string | null {
  */
 export function clientAddressResolver(trustedProxies: readonly string[]): (remote: string | undefined, forwardedFor: string | string[] | undefined) => string | null {
   if (trustedProxies.length === 0) return (remote) => (remote ? plain(remote) : null);
-  const trusted = new net.BlockList();
-  for (const entry of trustedProxies) {
-    const [address, bits] = entry.split('/');
-    const type = net.isIPv4(address) ? 'ipv4' : 'ipv6';
-    if (bits === undefined) trusted.addAddress(address, type);
-    else trusted.addSubnet(address, Number(bits), type);
-  }
-  const isTrusted = (address: string) => net.isIP(address) !== 0 && trusted.check(address, net.isIPv4(address) ? 'ipv4' : 'ipv6');
+  const isTrusted = proxyCheck(trustedProxies);
   return (remote, forwardedFor) => {
     if (!remote) return null;
     let client = plain(remote);
     if (!isTrusted(client) || forwardedFor === undefined) return client;
     const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map((h) => plain(h.trim()));
     for (let i = hops.length - 1; i >= 0; i--) {
-      if (net.isIP(hops[i]) === 0) return client; // garbage: stop at the last address believed
+      if (net.isIP(hops[i]) === 0) break; // garbage: stop at the last address believed
       client = hops[i];
-      if (!isTrusted(client)) return client;
+      if (!isTrusted(client)) break;
     }
     return client;
   };

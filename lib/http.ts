@@ -18,8 +18,11 @@ const ReasonPhrase = { REQUEST: 'Request', VERIFY: 'Verify', SCAN: 'Scan' } as c
 /** True for server.inject() requests (hapi has the getter; its typings declare it only under `auth`). */
 const isInjected = (request: Request): boolean => (request as unknown as { isInjected: boolean }).isInjected === true;
 
-/** The client's address as recorded in logs, the delivery history and the outbox (behind a trusted proxy: from X-Forwarded-For, set by the server at onRequest). */
-export const clientAddress = (request: Request): string | null => (request.app as { clientAddress?: string | null }).clientAddress ?? (request.info.remoteAddress || null);
+/** The client's address as recorded in logs, the delivery history and the outbox (behind a trusted proxy: from X-Forwarded-For, resolved by the server at onRequest). */
+export const clientAddress = (request: Request): string | null => {
+  const resolved = (request.app as { clientAddress?: string | null }).clientAddress;
+  return resolved !== undefined ? resolved : request.info.remoteAddress || null;
+};
 
 /** What reply() needs besides the request and the result. */
 export interface ReplyContext {
@@ -46,12 +49,12 @@ export function reply(request: Request, h: ResponseToolkit, result: HandlerResul
       throw err;
     }
     case 'message': {
-      // A client known to be gone gets nothing written; a FIN that Node has not read yet is
+      // A client known to be gone (or a connection we have closed) gets nothing written; a FIN that Node has not read yet is
       // judged by the tracker after the write (lib/delivery.ts). This response bypasses hapi's
       // asynchronous response pipeline so that the look, the tracking and the write are one
       // synchronous step.
       const { res, req } = request.raw;
-      if (res.destroyed || req.socket.destroyed || req.socket.readableEnded) {
+      if (res.destroyed || req.socket.destroyed || req.socket.readableEnded || req.socket.writableEnded) {
         result.claim.release();
         return h.abandon;
       }
