@@ -2,63 +2,14 @@
 // committed by another connection to its database (as the sorter link or an operator would),
 // and the clients are raw sockets and curl, not the project's reference client.
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
-import Database from 'better-sqlite3';
-import { createQueueStore } from '../../db/queue-store';
-import type { VerifyDto } from '../../lib/messages';
 import { runAbortLoad } from '../helpers/abort-load';
-import { call } from '../helpers/http';
-import { removeHome, tempHome } from '../helpers/home';
+import { type FedService as Running, startFedService as start } from '../helpers/fed-service';
 import { RawConnection } from '../helpers/raw-http';
-import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const verify = (n: number): VerifyDto => ({ Type: 'VERIFY', TrackID: String(n).padStart(7, '0'), Barcode: `B${n}`, Destination: 'D001', MessageCode: 212 });
 jest.setTimeout(180_000);
-
-interface Running {
-  svc: ServiceProcess;
-  db: Database.Database;
-  home: string;
-  enqueue(n: number, from?: number): void;
-  status(): Promise<any>;
-  /** Wait until no response is awaiting proof, then return the status. */
-  settled(): Promise<any>;
-  history(): Array<{ track_id: string; attempt: number; read_proof: string }>;
-  stop(): Promise<void>;
-}
-
-async function start(config: object = {}): Promise<Running> {
-  const home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ExternalChangePollMs: 10, Sorter: { Port: 1 }, ...config } });
-  const svc = await startServiceProcess(home);
-  const db = new Database(path.join(home, 'data/sorter.db'));
-  db.pragma('busy_timeout = 5000');
-  const store = createQueueStore(db);
-  const status = async () => (await call(svc.base, 'GET', '/status')).json;
-  return {
-    svc,
-    db,
-    home,
-    enqueue: (n, from = 1) => void store.enqueue(Array.from({ length: n }, (_, i) => verify(from + i)), new Date().toISOString()),
-    status,
-    async settled() {
-      for (let i = 0; i < 300; i++) {
-        const s = await status();
-        if (s.Delivery.AwaitingProof === 0) return s;
-        await sleep(20);
-      }
-      throw new Error('responses still awaiting proof after 6 s');
-    },
-    history: () => db.prepare('SELECT track_id, attempt, read_proof FROM delivered_history ORDER BY id').all() as never,
-    async stop() {
-      db.close();
-      await svc.stop();
-      removeHome(home);
-    },
-  };
-}
 
 /** A client that sends its GET and never reads (its process hangs), then is killed: its kernel resets the connection. */
 async function hangThenKill(s: Running, killAfterMs: number, kill: (c: RawConnection) => void | Promise<void> = (c) => c.destroy()): Promise<void> {
