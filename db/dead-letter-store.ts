@@ -2,7 +2,7 @@
 // their queue into dead_letters, and sent back to it by an operator.
 import type { Db } from './connection';
 import type { QueueName, SorterMessage } from '../lib/messages';
-import { type StoredMessage, messageColumns, messageInsert } from './queue-store';
+import { type StoredMessage, messageColumns, messageDelete, messageInsert } from './queue-store';
 
 /** Why and from whom a message is moved to the dead letters. */
 export interface DeadLetterInfo {
@@ -101,10 +101,7 @@ export function deadLetterReads(db: Db): DeadLetterReads {
 /** The dead-letter writes on an open, migrated database; each in its own (nested) transaction. */
 export function deadLetterWrites(db: Db): DeadLetterWrites {
   const insert = messageInsert(db);
-  const deletes = {
-    sortation: db.prepare('DELETE FROM sortation_queue WHERE id = ?'),
-    destination: db.prepare('DELETE FROM destination_queue WHERE id = ?'),
-  };
+  const deleteMessage = messageDelete(db);
   const insertDead = db.prepare(`
     INSERT INTO dead_letters (queue, message_id, type, message_code, track_id, barcode, destination, payload,
       received_at, dead_at, attempts, last_client_address, last_return)
@@ -115,7 +112,7 @@ export function deadLetterWrites(db: Db): DeadLetterWrites {
   const deleteDead = db.prepare('DELETE FROM dead_letters WHERE id = ?');
 
   const deadLetter = db.transaction((stored: StoredMessage, info: DeadLetterInfo): boolean => {
-    if (deletes[stored.queue].run(stored.id).changes === 0) return false;
+    if (deleteMessage(stored) === 0) return false;
     insertDead.run({ ...messageColumns(stored), dead_at: info.deadAt, attempts: info.attempts, last_client_address: info.clientAddress, last_return: info.lastReturn });
     return true;
   });

@@ -221,6 +221,15 @@ export function messageInsert(db: Db): (m: SorterMessage, receivedAt: string, id
   };
 }
 
+/** Delete one message from its queue table; returns the rows deleted (0 if it was already gone). */
+export function messageDelete(db: Db): (stored: StoredMessage) => number {
+  const deletes = {
+    sortation: db.prepare('DELETE FROM sortation_queue WHERE id = ?'),
+    destination: db.prepare('DELETE FROM destination_queue WHERE id = ?'),
+  };
+  return (stored) => deletes[stored.queue].run(stored.id).changes;
+}
+
 /** The columns that name a message in delivered_history and dead_letters. */
 export function messageColumns(stored: StoredMessage) {
   const m = stored.message;
@@ -240,10 +249,7 @@ export function messageColumns(stored: StoredMessage) {
 /** The queue writes on an open, migrated database; each runs in its own (nested) transaction. */
 export function queueWrites(db: Db): QueueWrites {
   const insert = messageInsert(db);
-  const deletes = {
-    sortation: db.prepare('DELETE FROM sortation_queue WHERE id = ?'),
-    destination: db.prepare('DELETE FROM destination_queue WHERE id = ?'),
-  };
+  const deleteMessage = messageDelete(db);
   const insertHistory = db.prepare(`
     INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
       payload, received_at, delivered_at, client_address, attempt, read_proof)
@@ -253,7 +259,7 @@ export function queueWrites(db: Db): QueueWrites {
   const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string): number[] => messages.map((m) => insert(m, receivedAt)));
 
   const remove = db.transaction((stored: StoredMessage, delivery: Delivery): boolean => {
-    if (deletes[stored.queue].run(stored.id).changes === 0) return false;
+    if (deleteMessage(stored) === 0) return false;
     insertHistory.run({
       ...messageColumns(stored),
       delivered_at: delivery.deliveredAt,
