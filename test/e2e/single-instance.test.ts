@@ -8,6 +8,8 @@ import { csv, removeHome, requestRow, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
 
 const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
+// Three starts and a refused one in a test: about 5 s on a quiet machine, more on a busy one.
+jest.setTimeout(30_000);
 const runOnce = (home: string) => spawnSync(process.execPath, [MAIN], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8', timeout: 15000 });
 
 describe('a second instance on the same home', () => {
