@@ -87,6 +87,9 @@ const WORKER = path.join(projectRoot, 'dist', 'db', 'writer-worker.js');
 const DEFAULT_STALL_MS = 1000;
 
 /** The main thread's handle on the writer thread. */
+/** How many committed commands are resolved before the event loop gets a turn (Writer.settle). */
+const SETTLE_CHUNK = 32;
+
 export class Writer {
   private readonly waiting = new Map<number, Waiting>();
   private outgoing: Command[] = [];
@@ -205,9 +208,18 @@ export class Writer {
     if (m.type !== 'done') return;
     if (m.failure) this.failed(m.failure);
     else if (m.results.length > 0 && this.failure && !this.readOnly) this.recovered();
-    const now = performance.now();
-    const waited: number[] = [];
-    for (const [seq, ok, value] of m.results) {
+    this.settle(m.results, 0, performance.now(), [], m.failure === null);
+  }
+
+  /**
+   * Resolve the commands of one commit, SETTLE_CHUNK at a time: the backlog of a long lock (500
+   * commands at 50 items/s for 10 s) settles in slices with the event loop's I/O in between, so a
+   * /status, a telegram or a GET is not kept waiting behind the whole backlog's continuations.
+   */
+  private settle(results: Extract<FromWriter, { type: 'done' }>['results'], from: number, now: number, waited: number[], committed: boolean): void {
+    const to = Math.min(results.length, from + SETTLE_CHUNK);
+    for (let i = from; i < to; i++) {
+      const [seq, ok, value] = results[i];
       const w = this.waiting.get(seq);
       if (!w) continue;
       this.waiting.delete(seq);
@@ -216,7 +228,11 @@ export class Writer {
       if (ok) w.resolve(value);
       else w.reject(new WriteFailed(w.op, value as string));
     }
-    if (!m.failure && m.results.length > 0) this.options.onCommit?.(m.results.length, waited);
+    if (to < results.length) {
+      setImmediate(() => this.settle(results, to, now, waited, committed));
+      return;
+    }
+    if (committed && results.length > 0) this.options.onCommit?.(results.length, waited);
   }
 
   private failed(error: string): void {
