@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import Database from './sqlite';
 import { freeBytes } from '../lib/disk';
 import { type WalLimits, checkpointNeeded } from './wal-limits';
 

@@ -2,7 +2,7 @@
 // connection.
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from './sqlite';
 import { projectRoot } from '../lib/paths';
 import { migrate } from './migrate';
 

@@ -2,7 +2,7 @@
 // replay seeding, the sorter link, the port), so that a second start by mistake changes nothing.
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../db/sqlite';
 
 /** Another instance holds the home: says which process. */
 export class InstanceLockedError extends Error {

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { Checkpointer } from '../../db/checkpointer';
 import { checkpointNeeded } from '../../db/wal-limits';
 import { Writer } from '../../db/writer';

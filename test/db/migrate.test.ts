@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { defaultMigrationsDir } from '../../db/connection';
 import { migrate, readMigrations } from '../../db/migrate';
 import { freshDb } from '../helpers/db';

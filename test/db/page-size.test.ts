@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { PAGE_SIZE, defaultMigrationsDir, openDatabase } from '../../db/connection';
 import { migrate } from '../../db/migrate';
 import { freshDb } from '../helpers/db';

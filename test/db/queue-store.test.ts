@@ -1,5 +1,5 @@
 // The queue tables on a real SQLite file: FIFO, claims skipped by head, removal into the history.
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { createOutboxStore } from '../../db/outbox-store';
 import { createQueueStore } from '../../db/queue-store';
 import { createHistoryStore } from '../../db/history-store';

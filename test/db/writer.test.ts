@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { WriteCancelled, WriteFailed, Writer } from '../../db/writer';
 import type { VerifyDto } from '../../lib/messages';
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { runWcsClient } from '../../examples/wcs-client';
 import { startEmulator } from '../helpers/emulator';
 import { removeHome, tempHome } from '../helpers/home';

@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { createQueueStore } from '../../db/queue-store';
 import type { DestinationInfoDto, InductDto } from '../../lib/messages';
 import { call, drain } from '../helpers/http';

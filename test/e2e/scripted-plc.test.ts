@@ -2,7 +2,7 @@
 // hand: an independent check of the wire format, so a bug shared by both ends of the session
 // engine cannot hide behind the emulator.
 import net from 'node:net';
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { type Telegram, encodeContent, encodeData, nakData, parseContent, sorterMessageData } from '../../lib/telegram';
 import { TelegramDecoder } from '../../lib/telegram-decoder';
 import { seqOfOutboxId } from '../../lib/link/outbox-feed';

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { csv, removeHome, requestRow, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
 

@@ -1,6 +1,6 @@
 // The sorter link end to end: service, emulator and reference client as real processes, with
 // faults.
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runWcsClient, type WcsStats } from '../../examples/wcs-client';

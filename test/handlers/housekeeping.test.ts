@@ -1,6 +1,6 @@
 // The scheduled housekeeping on a real SQLite file: the retention purge in short chunks, oldest
 // first, then a checkpoint that waits for readers only briefly.
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { createHistoryStore } from '../../db/history-store';
 import { housekeeping, PURGE_CHUNK_ROWS } from '../../handlers/housekeeping';
 import { createLogger } from '../../lib/logger';

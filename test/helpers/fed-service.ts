@@ -1,7 +1,7 @@
 // Test helper: the service as its own process in live mode (no sorter reachable), its queues fed
 // by another connection to its database, as the sorter link or an operator would commit them.
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { createQueueStore } from '../../db/queue-store';
 import type { SorterMessage, VerifyDto } from '../../lib/messages';
 import { call } from './http';

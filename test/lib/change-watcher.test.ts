@@ -1,5 +1,5 @@
 // The change watcher: rows committed by another connection wake waiting polls.
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import { watchExternalChanges } from '../../lib/change-watcher';
 import { freshDb } from '../helpers/db';
 

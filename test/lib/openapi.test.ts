@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../db/sqlite';
 import OpenAPIResponseValidator from 'openapi-response-validator';
 import { databaseFile } from '../../lib/config';
 import type { OpenApiDocument } from '../../lib/openapi';

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../../db/sqlite';
 import { runWcsClient } from '../../../examples/wcs-client';
 import { startEmulator } from '../../helpers/emulator';
 import { call } from '../../helpers/http';

@@ -3,7 +3,7 @@
 // once; every assignment acknowledged to the WCS reached the sorter; duplicates seen by the WCS
 // stay within the documented crash window (a response in flight per client loop per kill).
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../../db/sqlite';
 import { runWcsClient } from '../../../examples/wcs-client';
 import { startEmulator } from '../../helpers/emulator';
 import { call } from '../../helpers/http';

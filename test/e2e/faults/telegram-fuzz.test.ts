@@ -4,7 +4,7 @@
 // never crash, NAK what is malformed with the documented code, and keep every valid one once.
 import net from 'node:net';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../../db/sqlite';
 import fc from 'fast-check';
 import { call } from '../../helpers/http';
 import { removeHome, tempHome } from '../../helpers/home';
