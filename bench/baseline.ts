@@ -2,12 +2,12 @@
 // memory.
 import http from 'node:http';
 import net from 'node:net';
-import { commandLine } from '../lib/command-line';
-import { EnumDefaults, DestinationStatus, LightColor, LightStatus, parseEnum } from '../lib/enums';
-import { LatencyWindow } from '../lib/latency';
-import type { SorterMessage } from '../lib/messages';
-import { type TelegramType, encodeFrame, encodeData, nextSequence, parseContent, sorterMessageOf } from '../lib/telegram';
-import { TelegramDecoder } from '../lib/telegram-decoder';
+import { commandLine } from '../lib/process/command-line';
+import { EnumDefaults, DestinationStatus, LightColor, LightStatus, parseEnum } from '../model/enums';
+import { LatencyWindow } from '../lib/ops/latency';
+import type { SorterMessage } from '../model/messages';
+import { type TelegramType, encodeFrame, encodeData, nextSequence, parseContent, sorterMessageOf } from '../lib/telegram/codec';
+import { TelegramDecoder } from '../lib/telegram/decoder';
 
 /**
  * The benchmark's baseline: the same HTTP contract and the same telegram handling as the

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { projectRoot } from '../lib/paths';
+import { projectRoot } from '../lib/process/paths';
 import { slowFsyncEnv } from './slow-disk';
 
 /** What the bench runs against: the service in its durability modes, or the baseline. */

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { openDatabase, openReader } from '../db/connection';
 import { Writer } from '../db/writer';
 import { housekeeping } from '../handlers/housekeeping';
-import { LatencyWindow } from '../lib/latency';
-import { createLogger } from '../lib/logger';
+import { LatencyWindow } from '../lib/ops/latency';
+import { createLogger } from '../lib/process/logger';
 import { sleep } from './processes';
 
 const ITEMS_PER_HOUR = 30 * 3600;

@@ -7,8 +7,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { commandLine, nonNegative } from '../lib/command-line';
-import { projectRoot } from '../lib/paths';
+import { commandLine, nonNegative } from '../lib/process/command-line';
+import { projectRoot } from '../lib/process/paths';
 import { type Target, allTargets, describeTarget } from './processes';
 import { type PurgeWay, popMicros, purgeProbe, seedProbe } from './scale';
 import { type StepResult, medianStep } from './step';

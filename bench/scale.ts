@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../db/connection';
 import { createQueueStore } from '../db/queue-store';
-import type { InductDto } from '../lib/messages';
-import { CSV_COLUMNS } from '../lib/replay';
+import type { InductDto } from '../model/messages';
+import { CSV_COLUMNS } from '../lib/testmode/replay';
 import { dist, median, start } from './processes';
 import { slowFsyncEnv } from './slow-disk';
 

@@ -2,8 +2,8 @@
 import path from 'node:path';
 import { openDatabase } from '../db/connection';
 import { createQueueStore } from '../db/queue-store';
-import { createLogger } from '../lib/logger';
-import { seedFromReplay } from '../lib/seed';
+import { createLogger } from '../lib/process/logger';
+import { seedFromReplay } from '../lib/testmode/seed';
 
 /** `node dist/bench/seed-probe.js HOME`: seed HOME's replay file into a fresh database; print time and peak memory. */
 async function main() {

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../lib/paths';
+import { projectRoot } from '../lib/process/paths';
 
 /** The slow-disk shim's source (bench/slow-fsync.c) and where its build goes. */
 const SOURCE = path.join(projectRoot, 'bench', 'slow-fsync.c');

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from './sqlite';
-import { freeBytes } from '../lib/disk';
+import { freeBytes } from './disk';
 import { type WalLimits, checkpointNeeded } from './wal-limits';
 
 const { file, intervalMs, limits } = workerData as { file: string; intervalMs: number; limits: WalLimits };

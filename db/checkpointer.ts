@@ -2,7 +2,7 @@
 // outside every commit.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { projectRoot } from '../lib/paths';
+import { projectRoot } from './root';
 import { WAL_LIMITS, type WalLimits } from './wal-limits';
 
 /** How often the WAL is folded back into the database file (ms). */

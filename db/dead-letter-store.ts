@@ -1,7 +1,7 @@
 // Dead letters: messages handed out MaxDeliveries times without proof of the read, moved out of
 // their queue into dead_letters, and sent back to it by an operator.
 import type { Db } from './connection';
-import type { QueueName, SorterMessage } from '../lib/messages';
+import type { QueueName, SorterMessage } from '../model/messages';
 import { type StoredMessage, messageColumns, messageDelete, messageInsert } from './queue-store';
 
 /** Why and from whom a message is moved to the dead letters. */

@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import type { Db } from './connection';
 import type { QueueWrites } from './queue-store';
 import type { OutboxEntry } from './outbox-store';
-import type { SorterMessage } from '../lib/messages';
+import type { SorterMessage } from '../model/messages';
 
 /** A message from the peer, committed: its queue id, and how many older REQUESTs it superseded. */
 export interface Accepted {

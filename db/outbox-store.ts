@@ -1,6 +1,6 @@
 // The outbox: assignments and destination settings waiting for the sorter's ACK, in order.
 import type { Db } from './connection';
-import type { OutboundMessage } from '../lib/messages';
+import type { OutboundMessage } from '../model/messages';
 
 /** A message in the outbox, in the order it must reach the sorter. */
 export interface OutboxEntry {

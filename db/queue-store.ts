@@ -8,7 +8,7 @@ import type {
   QueueName,
   SorterMessage,
   VerifyDto,
-} from '../lib/messages';
+} from '../model/messages';
 
 /** A message at rest in a queue table. */
 export interface StoredMessage<Q extends QueueName = QueueName> {

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { projectRoot } from '../lib/paths';
+import { projectRoot } from './root';
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
 import { type Command, type FromWriter, type WriterData, Cancel, Field, Phase, STATUS_FIELDS } from './writer-protocol';
 

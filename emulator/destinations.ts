@@ -1,6 +1,6 @@
 // The emulated sorter's destinations: they fill up, report SCANs, are emptied by an operator's
 // button press, and apply the settings the WCS sends.
-import type { DestinationInfoDto } from '../lib/messages';
+import type { DestinationInfoDto } from '../model/messages';
 
 interface Destination {
   id: string;

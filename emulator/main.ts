@@ -1,6 +1,6 @@
 // `npm run emulator`: the emulated sorter PLC as a command, with its fault switches and its
 // EMULATOR {json} report.
-import { commandLine, nonNegative } from '../lib/command-line';
+import { commandLine, nonNegative } from '../lib/process/command-line';
 import { PlcLink } from './plc-link';
 import { EmulatedSorter, defaultSorterOptions } from './sorter';
 

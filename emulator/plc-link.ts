@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import { TelegramSession } from '../lib/link/session';
 import { type Outbound, PLC_RECEIVES, RefuseError } from '../lib/link/session-port';
-import { type Telegram, type TelegramType, nextSequence } from '../lib/telegram';
+import { type Telegram, type TelegramType, nextSequence } from '../lib/telegram/codec';
 
 /** How the emulated PLC misbehaves, for fault tests. All off by default. */
 export interface Misbehaviour {

@@ -1,9 +1,9 @@
 // The emulated sorter: inducts items, asks for and applies assignments, recirculates and rejects,
 // reports VERIFYs.
-import type { InductDto, VerifyDto } from '../lib/messages';
-import { type Telegram, decodeData, sorterMessageData } from '../lib/telegram';
+import type { InductDto, VerifyDto } from '../model/messages';
+import { type Telegram, decodeData, sorterMessageData } from '../lib/telegram/codec';
 import type { PlcLink } from './plc-link';
-import { LatencyWindow } from '../lib/latency';
+import { LatencyWindow } from '../lib/ops/latency';
 import { EmulatedDestinations } from './destinations';
 import { seededRandom } from './random';
 

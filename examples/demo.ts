@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
-import { commandLine, nonNegative } from '../lib/command-line';
-import { projectRoot } from '../lib/paths';
+import { commandLine, nonNegative } from '../lib/process/command-line';
+import { projectRoot } from '../lib/process/paths';
 import { runWcsClient, statsJson } from './wcs-client';
 
 /**

@@ -1,10 +1,10 @@
 // POST /sortation: a destination assignment for a REQUEST, forwarded to the sorter through the
 // outbox.
-import type { Assignment } from '../lib/messages';
-import { httpFunction } from '../lib/functions';
-import type { HandlerResult } from '../lib/results';
-import { postErrors, postEvent, postNotes } from '../lib/routes';
-import { assignmentAck, assignmentBody } from '../lib/schemas';
+import type { Assignment } from '../model/messages';
+import { httpFunction } from '../lib/functions/define';
+import type { HandlerResult } from '../lib/functions/results';
+import { postErrors, postEvent, postNotes } from '../lib/http/routes';
+import { assignmentAck, assignmentBody } from '../lib/http/schemas';
 import { type ForwardDeps, forward } from './forward';
 
 /** What the assignment handler needs. */

@@ -1,9 +1,9 @@
 // GET /dashboard/data: what the dashboard page (GET /dashboard) shows, in one answer per refresh.
 import type { HistoryReads } from '../db/history-store';
-import { httpFunction } from '../lib/functions';
-import type { DecisionMeter } from '../lib/latency';
-import type { Metrics } from '../lib/metrics';
-import { type HandlerResult, ok } from '../lib/results';
+import { httpFunction } from '../lib/functions/define';
+import type { DecisionMeter } from '../lib/ops/latency';
+import type { Metrics } from '../lib/ops/metrics';
+import { type HandlerResult, ok } from '../lib/functions/results';
 import { type StatusDeps, statusOf } from './status';
 
 /** What the dashboard's feed needs: the status, the metrics' counters, the latest events. */

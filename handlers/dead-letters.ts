@@ -1,11 +1,11 @@
 // GET /dead-letters: the messages that left their queue after MaxDeliveries deliveries without
 // proof of the read, for the operator who decides what becomes of them.
 import type { DeadLetterReads } from '../db/dead-letter-store';
-import { httpFunction } from '../lib/functions';
-import type { QueueName } from '../lib/messages';
-import { type HandlerResult, ok } from '../lib/results';
-import { badRequest, unauthorized } from '../lib/routes';
-import { deadLetterListDto, deadLetterQuery } from '../lib/schemas';
+import { httpFunction } from '../lib/functions/define';
+import type { QueueName } from '../model/messages';
+import { type HandlerResult, ok } from '../lib/functions/results';
+import { badRequest, unauthorized } from '../lib/http/routes';
+import { deadLetterListDto, deadLetterQuery } from '../lib/http/schemas';
 
 /** What the listing needs: the dead-letter reads. */
 export interface DeadLettersDeps {

@@ -1,10 +1,10 @@
 // GET /sortation and GET /destination: long-poll a queue for one message (210/212/211) or 204.
-import type { GoneWatch, QueueDispatcher } from '../lib/dispatcher';
-import { type FunctionInput, httpFunction } from '../lib/functions';
-import type { QueueName } from '../lib/messages';
-import { badRequest, unauthorized } from '../lib/routes';
-import { ackHeaders, destinationInfoDto, inductDto, timeOutQuery, verifyDto } from '../lib/schemas';
-import { type HandlerResult, empty } from '../lib/results';
+import type { GoneWatch, QueueDispatcher } from '../lib/queue/dispatcher';
+import { type FunctionInput, httpFunction } from '../lib/functions/define';
+import type { QueueName } from '../model/messages';
+import { badRequest, unauthorized } from '../lib/http/routes';
+import { ackHeaders, destinationInfoDto, inductDto, timeOutQuery, verifyDto } from '../lib/http/schemas';
+import { type HandlerResult, empty } from '../lib/functions/results';
 
 /** What dequeue needs. */
 export interface DequeueDeps {

@@ -1,11 +1,11 @@
 // POST /destination: destination settings, enums parsed leniently with defaults, forwarded
 // through the outbox.
-import { BatchDoorStatus, DestinationStatus, EnumDefaults, LightColor, LightStatus, parseEnum } from '../lib/enums';
-import type { DestinationSetting } from '../lib/messages';
-import { httpFunction } from '../lib/functions';
-import type { HandlerResult } from '../lib/results';
-import { postErrors, postEvent, postNotes } from '../lib/routes';
-import { destinationAck, destinationBody } from '../lib/schemas';
+import { BatchDoorStatus, DestinationStatus, EnumDefaults, LightColor, LightStatus, parseEnum } from '../model/enums';
+import type { DestinationSetting } from '../model/messages';
+import { httpFunction } from '../lib/functions/define';
+import type { HandlerResult } from '../lib/functions/results';
+import { postErrors, postEvent, postNotes } from '../lib/http/routes';
+import { destinationAck, destinationBody } from '../lib/http/schemas';
 import { type DefaultApplied, type ForwardDeps, forward } from './forward';
 
 /** What the destination-settings handler needs. */

@@ -1,8 +1,8 @@
 // The scheduled expiry of REQUESTs older than MaxRequestAgeSeconds (live mode; off by default).
 import type { ServiceStores } from '../db/service-stores';
-import { scheduledFunction } from '../lib/functions';
-import type { Logger } from '../lib/logger';
-import { type HandlerResult, empty, ok } from '../lib/results';
+import { scheduledFunction } from '../lib/functions/define';
+import type { Logger } from '../lib/process/logger';
+import { type HandlerResult, empty, ok } from '../lib/functions/results';
 
 /** What the expiry needs. */
 export interface ExpireRequestsDeps {

@@ -1,8 +1,8 @@
 // What both POSTs share: commit to the outbox (or not, in test mode), then offer to the sorter
 // link.
 import type { ServiceStores } from '../db/service-stores';
-import type { OutboundMessage } from '../lib/messages';
-import { type HandlerResult, ok, unavailable } from '../lib/results';
+import type { OutboundMessage } from '../model/messages';
+import { type HandlerResult, ok, unavailable } from '../lib/functions/results';
 import type { SorterLink } from '../lib/link/sorter-link';
 
 /** What forwarding a message to the sorter needs. */

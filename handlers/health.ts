@@ -1,11 +1,11 @@
 // GET /health/live and /health/ready: for a watchdog or a load balancer (manifest input `probe`).
 import type { StorageStatus } from '../db/writer';
-import { type Responses, httpFunction } from '../lib/functions';
-import { type HealthInputs, liveness, readiness } from '../lib/health';
+import { type Responses, httpFunction } from '../lib/functions/define';
+import { type HealthInputs, liveness, readiness } from '../lib/ops/health';
 import type { SorterLink } from '../lib/link/sorter-link';
-import { type HandlerResult, ok } from '../lib/results';
-import { unauthorized } from '../lib/routes';
-import { healthReport } from '../lib/schemas';
+import { type HandlerResult, ok } from '../lib/functions/results';
+import { unauthorized } from '../lib/http/routes';
+import { healthReport } from '../lib/http/schemas';
 
 /** What the health handler needs. */
 export interface HealthDeps {

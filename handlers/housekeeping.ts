@@ -1,8 +1,8 @@
 // The hourly housekeeping: purge old delivered history, checkpoint the WAL.
 import type { ServiceStores } from '../db/service-stores';
-import { scheduledFunction } from '../lib/functions';
-import type { Logger } from '../lib/logger';
-import { type HandlerResult, ok } from '../lib/results';
+import { scheduledFunction } from '../lib/functions/define';
+import type { Logger } from '../lib/process/logger';
+import { type HandlerResult, ok } from '../lib/functions/results';
 
 /** What housekeeping needs. */
 export interface HousekeepingDeps {

@@ -1,9 +1,9 @@
 // GET /items/{TrackID}: what happened to an item, in one answer.
-import { httpFunction } from '../lib/functions';
-import { type HandlerResult, ok } from '../lib/results';
-import { unauthorized } from '../lib/routes';
-import { errorDto, itemParams, itemTimelineDto } from '../lib/schemas';
-import type { ItemTimeline } from '../lib/trace';
+import { httpFunction } from '../lib/functions/define';
+import { type HandlerResult, ok } from '../lib/functions/results';
+import { unauthorized } from '../lib/http/routes';
+import { errorDto, itemParams, itemTimelineDto } from '../lib/http/schemas';
+import type { ItemTimeline } from '../lib/ops/trace';
 
 /** What the item trace needs: the timeline reader over the database. */
 export interface ItemTraceDeps {

@@ -1,12 +1,12 @@
 // POST /dead-letters/requeue: dead letters go back to their queues, in their old places.
 import type { DeadLetterWrites } from '../db/dead-letter-store';
 import { WriteCancelled, WriteFailed } from '../db/writer';
-import type { QueueDispatcher } from '../lib/dispatcher';
-import { httpFunction } from '../lib/functions';
-import type { QueueName } from '../lib/messages';
-import { type HandlerResult, ok, unavailable } from '../lib/results';
-import { badRequest, unauthorized } from '../lib/routes';
-import { requeueAck, requeueBody } from '../lib/schemas';
+import type { QueueDispatcher } from '../lib/queue/dispatcher';
+import { httpFunction } from '../lib/functions/define';
+import type { QueueName } from '../model/messages';
+import { type HandlerResult, ok, unavailable } from '../lib/functions/results';
+import { badRequest, unauthorized } from '../lib/http/routes';
+import { requeueAck, requeueBody } from '../lib/http/schemas';
 
 /** What sending dead letters back needs: the write, and the dispatchers to wake (and to tell the attempts so far). */
 export interface RequeueDeps {

@@ -1,12 +1,12 @@
 // The telegram trigger: a REQUEST, VERIFY or SCAN from the sorter, committed to its queue.
 import type { Accepted } from '../db/link-store';
-import type { QueueDispatcher } from '../lib/dispatcher';
-import { telegramFunction } from '../lib/functions';
-import type { WakeMeter } from '../lib/latency';
-import type { Logger } from '../lib/logger';
+import type { QueueDispatcher } from '../lib/queue/dispatcher';
+import { telegramFunction } from '../lib/functions/define';
+import type { WakeMeter } from '../lib/ops/latency';
+import type { Logger } from '../lib/process/logger';
 import type { InboundMessage } from '../lib/link/sorter-link';
-import { type QueueName, queueOf } from '../lib/messages';
-import { type HandlerResult, ok } from '../lib/results';
+import { type QueueName, queueOf } from '../model/messages';
+import { type HandlerResult, ok } from '../lib/functions/results';
 
 /** What the sorter-message handler needs. */
 export interface SorterMessageDeps {

@@ -3,17 +3,17 @@
 import type { OutboxReads } from '../db/outbox-store';
 import type { QueueReads } from '../db/queue-store';
 import type { StorageStatus } from '../db/writer';
-import type { QueueDispatcher } from '../lib/dispatcher';
-import type { QueueName } from '../lib/messages';
-import { type HandlerResult, ok } from '../lib/results';
-import type { ReplaySummary } from '../lib/seed';
+import type { QueueDispatcher } from '../lib/queue/dispatcher';
+import type { QueueName } from '../model/messages';
+import { type HandlerResult, ok } from '../lib/functions/results';
+import type { ReplaySummary } from '../lib/testmode/seed';
 import type { SorterLink } from '../lib/link/sorter-link';
-import { httpFunction } from '../lib/functions';
-import { problems, readiness } from '../lib/health';
-import { unauthorized } from '../lib/routes';
-import { statusDto } from '../lib/schemas';
-import type { WakeMeter } from '../lib/latency';
-import type { DeliveryStatus } from '../lib/delivery';
+import { httpFunction } from '../lib/functions/define';
+import { problems, readiness } from '../lib/ops/health';
+import { unauthorized } from '../lib/http/routes';
+import { statusDto } from '../lib/http/schemas';
+import type { WakeMeter } from '../lib/ops/latency';
+import type { DeliveryStatus } from '../lib/queue/delivery';
 import type { DeadLetterReads } from '../db/dead-letter-store';
 
 /** What the status handler needs. */

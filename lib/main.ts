@@ -3,15 +3,15 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { type Config, ConfigError, databaseFile, loadConfig, resolveHome } from './config';
-import { InstanceLockedError, lockInstance } from './instance-lock';
-import { createLogger, stdoutDestination } from './logger';
-import { loadManifest } from './manifest';
-import { projectRoot, version } from './paths';
-import { startSchedules } from './schedule';
-import { createServer } from './server';
+import { type Config, ConfigError, databaseFile, loadConfig, resolveHome } from './process/config';
+import { InstanceLockedError, lockInstance } from './process/instance-lock';
+import { createLogger, stdoutDestination } from './process/logger';
+import { loadManifest } from './functions/manifest';
+import { projectRoot, version } from './process/paths';
+import { startSchedules } from './functions/schedule';
+import { createServer } from './http/server';
 import { createService } from './service';
-import { SystemdNotifier } from './systemd';
+import { SystemdNotifier } from './process/systemd';
 
 /**
  * Process entry: read config.json from the service home, open the queues, listen, run the

@@ -4,28 +4,31 @@ import path from 'node:path';
 import { Checkpointer } from '../db/checkpointer';
 import { type Db, PAGE_SIZE, defaultMigrationsDir, openReader } from '../db/connection';
 import { readMigrations } from '../db/migrate';
-import { eventLoopMonitor } from './health';
-import { DecisionMeter } from './latency';
-import { Metrics } from './metrics';
-import { metricsSnapshot } from './metrics-snapshot';
-import { type ItemTimeline, itemTrace } from './trace';
+import { eventLoopMonitor } from './ops/health';
+import { DecisionMeter } from './ops/latency';
+import { Metrics } from './ops/metrics';
+import { metricsSnapshot } from './ops/metrics-snapshot';
+import { itemTrace } from './ops/trace';
 import type { DeadLetterInfo } from '../db/dead-letter-store';
-import { type ServiceStores, serviceStores } from '../db/service-stores';
-import { type StorageStatus, Writer } from '../db/writer';
-import { watchExternalChanges } from './change-watcher';
-import { type Config, databaseFile } from './config';
-import { DeliveryTracker } from './delivery';
-import { QueueDispatcher } from './dispatcher';
-import { WakeMeter } from './latency';
-import type { Logger } from './logger';
-import { type QueueName, queueOf } from './messages';
-import { type ReplaySummary, seedFromReplay } from './seed';
-import { type TelegramFunction, loadTelegramFunction } from './functions';
+import { serviceStores } from '../db/service-stores';
+import { Writer } from '../db/writer';
+import { watchExternalChanges } from './queue/change-watcher';
+import { type Config, databaseFile } from './process/config';
+import { DeliveryTracker } from './queue/delivery';
+import { QueueDispatcher } from './queue/dispatcher';
+import { WakeMeter } from './ops/latency';
+import type { Logger } from './process/logger';
+import { type QueueName, queueOf } from '../model/messages';
+import { seedFromReplay } from './testmode/seed';
+import { type TelegramFunction, loadTelegramFunction } from './functions/define';
 import { type SorterLink, TcpSorterLink, offlineLink } from './link/sorter-link';
-import { type Manifest, loadManifest, telegramTriggers } from './manifest';
+import { type Manifest, loadManifest, telegramTriggers } from './functions/manifest';
 import { RefuseError } from './link/session-port';
-import { NakReason, type TelegramType } from './telegram';
-import { TrafficLogWriter } from './traffic-log';
+import { NakReason, type TelegramType } from './telegram/codec';
+import { TrafficLogWriter } from './link/traffic-log';
+import type { Deps } from './deps';
+
+export type { Deps } from './deps';
 
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MB`;
 
@@ -48,44 +51,6 @@ function deadLetterLog(log: Logger, maxDeliveries: number) {
       `client ${client} closes connections without proof of read: see docs/queue-semantics.md ("Dead letters"). Message ${stored.id} of the ${stored.queue} queue was handed out ${info.attempts} times (MaxDeliveries ${maxDeliveries}) and moved to the dead letters; GET /dead-letters lists them, POST /dead-letters/requeue sends them back. Further dead letters from this client are logged at debug`,
     );
   };
-}
-
-/** Everything the handlers may ask for. Each handler declares the part it uses. */
-export interface Deps {
-  testMode: boolean;
-  version: string;
-  startedAt: Date;
-  clock: () => Date;
-  state: () => 'Running' | 'Stopping';
-  settings: Config;
-  store: ServiceStores['queues'];
-  outbox: ServiceStores['outbox'];
-  history: ServiceStores['history'];
-  /** The link's tables: the sorter's messages with their numbers, sessions, dropped entries. */
-  links: ServiceStores['links'];
-  /** Messages handed out MaxDeliveries times without proof of the read, out of their queues. */
-  deadLetters: ServiceStores['deadLetters'];
-  dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
-  link: SorterLink;
-  replay: ReplaySummary | null;
-  /** REQUESTs taken out of the sortation queue without reaching a WCS, since start. */
-  requestsRemoved: { Superseded: number; Expired: number };
-  /** Wake latency of messages from the sorter link that found a client waiting. */
-  wake: WakeMeter;
-  /** Decides when a handed-out message was read (Delivery setting); attached to the HTTP listener by the server. */
-  deliveries: DeliveryTracker;
-  /** The writer thread's state: committing, stalled (lock, disk) or failing. */
-  storage: { status(): StorageStatus };
-  /** The database's schema version, and the newest this version of the service knows. */
-  schema: { applied: number; known: number };
-  /** The event loop's delay, for the liveness check. */
-  eventLoop: { delayP99Ms(): number };
-  /** What happened to an item (GET /items/{TrackID}), read from the database. */
-  items: { timeline(trackId: string): ItemTimeline | null };
-  /** Prometheus metrics (GET /metrics), and the REQUEST-to-assignment meter. */
-  metrics: Metrics;
-  decisions: DecisionMeter;
-  log: Logger;
 }
 
 /** The running service's state outside HTTP: the database, the queues, the sorter link. */

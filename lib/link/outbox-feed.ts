@@ -1,8 +1,8 @@
 // The service's outbound policy on the sorter link: what to send comes from the outbox, in id
 // order, numbered by outbox id; expired assignments are dropped; acknowledged entries leave it.
 import type { OutboxEntry, OutboxReads } from '../../db/outbox-store';
-import type { Logger } from '../logger';
-import { MAX_SEQUENCE, outboundData } from '../telegram';
+import type { Logger } from '../process/logger';
+import { MAX_SEQUENCE, outboundData } from '../telegram/codec';
 import type { Outbound, Refusal } from './session-port';
 
 /** Outbound data telegrams are numbered by their outbox id, so a resend after a restart keeps its number. */

@@ -1,6 +1,6 @@
 // What a telegram session (lib/link/session.ts) asks of its side, and what it tells it: the
 // port each end implements, the numbering rule for repeats, settings, events and counters.
-import { MAX_SEQUENCE, type Telegram, type TelegramType } from '../telegram';
+import { MAX_SEQUENCE, type Telegram, type TelegramType } from '../telegram/codec';
 
 /** Numbers within this distance at or before the last accepted one are repeats, not new telegrams. */
 const REPEAT_WINDOW = 100_000;

@@ -1,7 +1,7 @@
 // The telegram session engine both ends of the sorter link run (docs/sorter-protocol.md): no
 // sockets and no storage, only the protocol. The service's link (lib/link/sorter-link.ts) and the
 // emulator's PLC (emulator/plc-link.ts) wrap it in TCP and give it their side's port.
-import { TelegramDecoder } from '../telegram-decoder';
+import { TelegramDecoder } from '../telegram/decoder';
 import { RefuseError, type Role, type SessionCounters, type SessionEvents, type SessionPort, type SessionSettings, type Outbound, isRepeat } from './session-port';
 import {
   NakReason,
@@ -16,7 +16,7 @@ import {
   nextSequence,
   parseNak,
   sequenceOf,
-} from '../telegram';
+} from '../telegram/codec';
 
 interface InFlight<R> {
   item: Outbound<R>;

@@ -7,7 +7,7 @@ import Database from '../../db/sqlite';
 import { Checkpointer } from '../../db/checkpointer';
 import { checkpointNeeded } from '../../db/wal-limits';
 import { Writer } from '../../db/writer';
-import type { VerifyDto } from '../../lib/messages';
+import type { VerifyDto } from '../../model/messages';
 
 const verify = (t: string): VerifyDto => ({ Type: 'VERIFY', TrackID: t, Barcode: 'B'.repeat(200), Destination: 'D1', MessageCode: 212 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

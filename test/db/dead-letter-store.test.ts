@@ -2,7 +2,7 @@
 // old ids (so in their old places), counted and listed for operators.
 import { deadLetterReads, deadLetterWrites } from '../../db/dead-letter-store';
 import { createQueueStore } from '../../db/queue-store';
-import type { DestinationInfoDto, InductDto } from '../../lib/messages';
+import type { DestinationInfoDto, InductDto } from '../../model/messages';
 import { freshDb } from '../helpers/db';
 
 const request = (t: string): InductDto => ({ Type: 'REQUEST', TrackID: t, Barcode: `B${t}`, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 1, Length: 1.5, Width: 0, Height: 2, Weight: 0.25 });

@@ -3,7 +3,7 @@ import Database from '../../db/sqlite';
 import { createOutboxStore } from '../../db/outbox-store';
 import { createQueueStore } from '../../db/queue-store';
 import { createHistoryStore } from '../../db/history-store';
-import type { DestinationInfoDto, InductDto, VerifyDto } from '../../lib/messages';
+import type { DestinationInfoDto, InductDto, VerifyDto } from '../../model/messages';
 import { freshDb } from '../helpers/db';
 
 const induct = (t: string): InductDto => ({ Type: 'REQUEST', TrackID: t, Barcode: '00012345678901234567', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 1, Length: 1.5, Width: 2, Height: 3, Weight: 0.25 });

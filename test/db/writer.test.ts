@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from '../../db/sqlite';
 import { WriteCancelled, WriteFailed, Writer } from '../../db/writer';
-import type { VerifyDto } from '../../lib/messages';
+import type { VerifyDto } from '../../model/messages';
 
 const verify = (t: string): VerifyDto => ({ Type: 'VERIFY', TrackID: t, Barcode: '', Destination: 'D1', MessageCode: 212 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,6 +1,6 @@
 // Deliveries end to end over real HTTP: long polls, disconnects and the delivery tracker with a
 // live service.
-import type { InductDto } from '../../lib/messages';
+import type { InductDto } from '../../model/messages';
 import { poll } from '../helpers/poll';
 import { type TestService, testService } from '../helpers/service';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Database from '../../db/sqlite';
 import { createQueueStore } from '../../db/queue-store';
-import type { DestinationInfoDto, InductDto } from '../../lib/messages';
+import type { DestinationInfoDto, InductDto } from '../../model/messages';
 import { call, drain } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { poll } from '../helpers/poll';

@@ -5,9 +5,9 @@ import path from 'node:path';
 const dist = path.resolve(__dirname, '../../dist');
 
 describe('memory footprint of the compiled service', () => {
-  it('loading the HTTP server does not evaluate the Swagger UI browser bundle (lib/swagger-assets.ts)', () => {
+  it('loading the HTTP server does not evaluate the Swagger UI browser bundle (lib/http/swagger-assets.ts)', () => {
     const script = `
-      require(${JSON.stringify(path.join(dist, 'lib/server.js'))});
+      require(${JSON.stringify(path.join(dist, 'lib/http/server.js'))});
       const loaded = Object.keys(require.cache).filter((f) => f.includes('swagger-ui-dist'));
       const ui = require('swagger-ui-dist');
       console.log(JSON.stringify({ loaded, keys: Object.keys(ui).sort(), folder: ui.getAbsoluteFSPath() }));`;

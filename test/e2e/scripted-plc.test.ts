@@ -3,8 +3,8 @@
 // engine cannot hide behind the emulator.
 import net from 'node:net';
 import Database from '../../db/sqlite';
-import { type Telegram, encodeContent, encodeData, nakData, parseContent, sorterMessageData } from '../../lib/telegram';
-import { TelegramDecoder } from '../../lib/telegram-decoder';
+import { type Telegram, encodeContent, encodeData, nakData, parseContent, sorterMessageData } from '../../lib/telegram/codec';
+import { TelegramDecoder } from '../../lib/telegram/decoder';
 import { seqOfOutboxId } from '../../lib/link/outbox-feed';
 import { type TestService, testService } from '../helpers/service';
 

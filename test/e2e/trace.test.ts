@@ -10,7 +10,7 @@ import { removeHome, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
 
 jest.setTimeout(60_000);
-const TRACE = path.resolve(__dirname, '../../dist/lib/trace-cli.js');
+const TRACE = path.resolve(__dirname, '../../dist/lib/ops/trace-cli.js');
 
 describe('item trace', () => {
   let home: string;

@@ -2,7 +2,7 @@
 // with MaxRequestAgeSeconds set, old REQUESTs go to the history as Expired, VERIFYs stay.
 import { createQueueStore } from '../../db/queue-store';
 import { expireRequests } from '../../handlers/expire-requests';
-import { createLogger } from '../../lib/logger';
+import { createLogger } from '../../lib/process/logger';
 import { freshDb } from '../helpers/db';
 
 describe('expireRequests', () => {

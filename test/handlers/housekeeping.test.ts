@@ -3,7 +3,7 @@
 import Database from '../../db/sqlite';
 import { createHistoryStore } from '../../db/history-store';
 import { housekeeping, PURGE_CHUNK_ROWS } from '../../handlers/housekeeping';
-import { createLogger } from '../../lib/logger';
+import { createLogger } from '../../lib/process/logger';
 import { freshDb } from '../helpers/db';
 import { clock } from '../helpers/handler-fakes';
 

@@ -3,9 +3,9 @@
 import { createLinkStore } from '../../db/link-store';
 import { createQueueStore } from '../../db/queue-store';
 import { acceptSorterMessage } from '../../handlers/sorter-message';
-import { QueueDispatcher } from '../../lib/dispatcher';
-import { WakeMeter } from '../../lib/latency';
-import { createLogger } from '../../lib/logger';
+import { QueueDispatcher } from '../../lib/queue/dispatcher';
+import { WakeMeter } from '../../lib/ops/latency';
+import { createLogger } from '../../lib/process/logger';
 import { clock } from '../helpers/handler-fakes';
 import { freshDb } from '../helpers/db';
 

@@ -1,6 +1,6 @@
 // GET /status as a handler: the spec counters, the oldest age, the link, deliveries and storage.
 import { getStatus } from '../../handlers/status';
-import { WakeMeter } from '../../lib/latency';
+import { WakeMeter } from '../../lib/ops/latency';
 import { fakeOutbox, link, clock } from '../helpers/handler-fakes';
 
 describe('getStatus', () => {

@@ -1,7 +1,7 @@
 // Test helper: a load of raw-socket clients that abort requests at random moments.
 import type Database from 'better-sqlite3';
 import { createQueueStore } from '../../db/queue-store';
-import type { DestinationInfoDto, SorterMessage } from '../../lib/messages';
+import type { DestinationInfoDto, SorterMessage } from '../../model/messages';
 import { RawConnection, type RawResponse } from './raw-http';
 
 /** How the clients behave. */

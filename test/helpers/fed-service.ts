@@ -3,7 +3,7 @@
 import path from 'node:path';
 import Database from '../../db/sqlite';
 import { createQueueStore } from '../../db/queue-store';
-import type { SorterMessage, VerifyDto } from '../../lib/messages';
+import type { SorterMessage, VerifyDto } from '../../model/messages';
 import { call } from './http';
 import { removeHome, tempHome } from './home';
 import { type ServiceProcess, startServiceProcess } from './process';

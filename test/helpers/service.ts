@@ -1,9 +1,9 @@
 // Test helper: an in-process service with its hapi server, on a fresh home and database.
 import type { Server } from '@hapi/hapi';
-import { type Config, validateConfig } from '../../lib/config';
-import { createLogger } from '../../lib/logger';
-import type { SorterMessage } from '../../lib/messages';
-import { createServer } from '../../lib/server';
+import { type Config, validateConfig } from '../../lib/process/config';
+import { createLogger } from '../../lib/process/logger';
+import type { SorterMessage } from '../../model/messages';
+import { createServer } from '../../lib/http/server';
 import { type Service, createService } from '../../lib/service';
 import { removeHome, tempHome } from './home';
 

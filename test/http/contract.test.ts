@@ -1,5 +1,5 @@
 // The HTTP contract through server.inject: status codes, DTOs, errors, Swagger, authentication.
-import { statusDto } from '../../lib/schemas';
+import { statusDto } from '../../lib/http/schemas';
 import { csv, requestRow, scanRow, verifyRow } from '../helpers/home';
 import { type TestService, testService } from '../helpers/service';
 
@@ -339,7 +339,7 @@ describe('Swagger', () => {
     expect(ui.payload).toMatch(/swagger/i);
     const doc = JSON.parse((await t.server.inject('/swagger.json')).payload);
     expect(doc.openapi).toBe('3.0.0');
-    // 2XX: the message bodies once more, for generated clients (test/lib/openapi.test.ts).
+    // 2XX: the message bodies once more, for generated clients (test/lib/http/openapi.test.ts).
     expect(Object.keys(doc.paths['/sortation'].get.responses).sort()).toEqual(['204', '210', '212', '2XX', '400', '401']);
     expect(Object.keys(doc.paths['/destination'].get.responses).sort()).toEqual(['204', '211', '2XX', '400', '401']);
     expect(Object.keys(doc.paths['/sortation'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '413', '415']));

@@ -11,7 +11,7 @@ import { runWcsClient } from '../../../examples/wcs-client';
 import { startEmulator } from '../../helpers/emulator';
 import { call } from '../../helpers/http';
 import { type ServiceProcess, startServiceProcess } from '../../helpers/process';
-import { TrafficLogWriter, parseTrafficLine } from '../../../lib/traffic-log';
+import { TrafficLogWriter, parseTrafficLine } from '../../../lib/link/traffic-log';
 import { report } from './scale';
 
 jest.setTimeout(120_000);

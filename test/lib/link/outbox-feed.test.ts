@@ -1,7 +1,7 @@
 // The service's outbound policy on the link: order, numbering by outbox id, time to live.
 import { createOutboxStore } from '../../../db/outbox-store';
 import { OutboxFeed, seqOfOutboxId } from '../../../lib/link/outbox-feed';
-import { createLogger } from '../../../lib/logger';
+import { createLogger } from '../../../lib/process/logger';
 import { freshDb } from '../../helpers/db';
 
 describe('OutboxFeed', () => {

@@ -1,7 +1,7 @@
 // The telegram session engine both ends run, driven with frames and a fake clock: no sockets.
 import { TelegramSession } from '../../../lib/link/session';
 import { HOST_RECEIVES, type Outbound, PLC_RECEIVES, RefuseError, isRepeat } from '../../../lib/link/session-port';
-import { type Telegram, type TelegramType, encodeData, encodeFrame, nakData, parseContent, parseNak } from '../../../lib/telegram';
+import { type Telegram, type TelegramType, encodeData, encodeFrame, nakData, parseContent, parseNak } from '../../../lib/telegram/codec';
 
 describe('numbering rules', () => {
   it('recognises repeats at or shortly before the last accepted number, across the wrap', () => {

@@ -1,0 +1,52 @@
+// What the functions may ask for: the running service's parts, each handler taking the part it
+// declares. Built by lib/service.ts.
+import type { ServiceStores } from '../db/service-stores';
+import type { StorageStatus } from '../db/writer';
+import type { QueueName } from '../model/messages';
+import type { SorterLink } from './link/sorter-link';
+import type { DecisionMeter, WakeMeter } from './ops/latency';
+import type { Metrics } from './ops/metrics';
+import type { ItemTimeline } from './ops/trace';
+import type { Config } from './process/config';
+import type { Logger } from './process/logger';
+import type { DeliveryTracker } from './queue/delivery';
+import type { QueueDispatcher } from './queue/dispatcher';
+import type { ReplaySummary } from './testmode/seed';
+/** Everything the handlers may ask for. Each handler declares the part it uses. */
+export interface Deps {
+  testMode: boolean;
+  version: string;
+  startedAt: Date;
+  clock: () => Date;
+  state: () => 'Running' | 'Stopping';
+  settings: Config;
+  store: ServiceStores['queues'];
+  outbox: ServiceStores['outbox'];
+  history: ServiceStores['history'];
+  /** The link's tables: the sorter's messages with their numbers, sessions, dropped entries. */
+  links: ServiceStores['links'];
+  /** Messages handed out MaxDeliveries times without proof of the read, out of their queues. */
+  deadLetters: ServiceStores['deadLetters'];
+  dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
+  link: SorterLink;
+  replay: ReplaySummary | null;
+  /** REQUESTs taken out of the sortation queue without reaching a WCS, since start. */
+  requestsRemoved: { Superseded: number; Expired: number };
+  /** Wake latency of messages from the sorter link that found a client waiting. */
+  wake: WakeMeter;
+  /** Decides when a handed-out message was read (Delivery setting); attached to the HTTP listener by the server. */
+  deliveries: DeliveryTracker;
+  /** The writer thread's state: committing, stalled (lock, disk) or failing. */
+  storage: { status(): StorageStatus };
+  /** The database's schema version, and the newest this version of the service knows. */
+  schema: { applied: number; known: number };
+  /** The event loop's delay, for the liveness check. */
+  eventLoop: { delayP99Ms(): number };
+  /** What happened to an item (GET /items/{TrackID}), read from the database. */
+  items: { timeline(trackId: string): ItemTimeline | null };
+  /** Prometheus metrics (GET /metrics), and the REQUEST-to-assignment meter. */
+  metrics: Metrics;
+  decisions: DecisionMeter;
+  log: Logger;
+}
+

@@ -1,0 +1,101 @@
+// How a function of the service is declared: manifest.json names its module, and the module
+// exports `fn`, built here from its handler and what its trigger needs (for HTTP: validation,
+// documentation and the event mapping), so that the handler's own types are checked once, here.
+import path from 'node:path';
+import type Joi from 'joi';
+import type { GoneWatch } from '../queue/dispatcher';
+import type { InboundMessage } from '../link/sorter-link';
+import type { HandlerResult } from './results';
+import type { Deps } from '../deps';
+
+/** A handler: `(deps, event) => result`. It may ask for any part of Deps (a narrower type is fine). */
+export type Handler<E> = (deps: Deps, event: E) => HandlerResult | Promise<HandlerResult>;
+
+/** A function's fixed input from the manifest (e.g. which queue). */
+export type FunctionInput = Record<string, unknown>;
+
+/** What an HTTP trigger hands a binding: the validated request, without hapi. */
+export interface HttpRequestView {
+  method: string;
+  /** Path parameters (validated by the binding's params schema). */
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  /** Request headers, lower-case names (those the binding's headers schema names are validated). */
+  headers: Record<string, unknown>;
+  payload: unknown;
+  clientAddress: string | null;
+  /** Tells when the client's connection closes before its response is written. */
+  gone: GoneWatch;
+}
+
+/** Documented responses by status code. */
+export type Responses = Record<number, { description: string; schema?: Joi.Schema }>;
+
+/** How one function is reached over HTTP: its validation, its documentation, and its event. */
+export interface HttpBinding<E> {
+  params?: Joi.ObjectSchema;
+  query?: Joi.ObjectSchema;
+  headers?: Joi.ObjectSchema;
+  payload?: Joi.ObjectSchema;
+  notes: string[];
+  /** Not part of the JSON API's OpenAPI document (e.g. /metrics, which is Prometheus' text). */
+  undocumented?: boolean;
+  /** Documented responses; may depend on the function's fixed input (which queue). */
+  responses(input: FunctionInput): Responses;
+  event(request: HttpRequestView, input: FunctionInput): E;
+}
+
+/** A function as the server, the scheduler and the sorter link run it, by trigger kind. */
+export type FunctionDefinition =
+  | { kind: 'http'; binding: Omit<HttpBinding<unknown>, 'event'>; invoke(deps: Deps, request: HttpRequestView, input: FunctionInput): HandlerResult | Promise<HandlerResult> }
+  | { kind: 'schedule'; invoke(deps: Deps, input: FunctionInput): HandlerResult | Promise<HandlerResult> }
+  | { kind: 'telegram'; invoke(deps: Deps, event: InboundMessage): HandlerResult | Promise<HandlerResult> };
+
+/** A function triggered by HTTP requests. */
+export function httpFunction<E>(handler: Handler<E>, binding: HttpBinding<E>): FunctionDefinition {
+  return { kind: 'http', binding, invoke: (deps, request, input) => handler(deps, binding.event(request, input)) };
+}
+
+/** A function triggered by a schedule; its event is its fixed input. */
+export function scheduledFunction(handler: Handler<FunctionInput>): FunctionDefinition {
+  return { kind: 'schedule', invoke: handler };
+}
+
+/** A function triggered by a data telegram from the sorter; it resolves once the message is kept. */
+export function telegramFunction(handler: Handler<InboundMessage>): FunctionDefinition {
+  return { kind: 'telegram', invoke: handler };
+}
+
+const isDefinition = (x: unknown): x is FunctionDefinition =>
+  typeof x === 'object' && x !== null && 'kind' in x && 'invoke' in x && typeof x.invoke === 'function' && ['http', 'schedule', 'telegram'].includes(String(x.kind));
+
+/** The function a manifest names (`handlers/status`): that module's `fn`. */
+function load(module: string): FunctionDefinition {
+  // Relative to this file, so that it resolves to the compiled module in dist/ and to the source under jest.
+  const exported: unknown = require(path.join(__dirname, '../..', module)).fn;
+  if (!isDefinition(exported)) throw new Error(`manifest.json: ${module} does not export a function definition as fn`);
+  return exported;
+}
+
+const wrongKind = (module: string, kind: string, trigger: string) => new Error(`manifest.json: ${module} is a ${kind} function, it cannot have a ${trigger} trigger`);
+
+export function loadHttpFunction(module: string) {
+  const f = load(module);
+  if (f.kind !== 'http') throw wrongKind(module, f.kind, 'http');
+  return f;
+}
+
+export function loadScheduledFunction(module: string) {
+  const f = load(module);
+  if (f.kind !== 'schedule') throw wrongKind(module, f.kind, 'schedule');
+  return f;
+}
+
+/** A function triggered by telegrams, as the sorter link runs it. */
+export type TelegramFunction = Extract<FunctionDefinition, { kind: 'telegram' }>;
+
+export function loadTelegramFunction(module: string): TelegramFunction {
+  const f = load(module);
+  if (f.kind !== 'telegram') throw wrongKind(module, f.kind, 'telegram');
+  return f;
+}

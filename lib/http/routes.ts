@@ -1,0 +1,55 @@
+// What every HTTP function shares: documented error responses, the notes of the two POSTs, and
+// the hapi route options a function's binding becomes (lib/http/server.ts).
+import type { RouteOptions } from '@hapi/hapi';
+import type { FunctionInput, HttpBinding, HttpRequestView } from '../functions/define';
+import { errorDto } from './schemas';
+
+export const unauthorized = {
+  description: 'ApiKeys is configured and X-API-Key is missing or wrong',
+  schema: errorDto('UnauthorizedError', 401, 'Unauthorized', 'missing X-API-Key header'),
+};
+
+/** 400 for a query or body that does not validate; the example is the route's own. */
+export const badRequest = (label: string, message: string) => ({
+  description: 'Bad request: the message names the field',
+  schema: errorDto(label, 400, 'Bad Request', message),
+});
+
+/** The errors both POSTs document, with the route's own 400 example. */
+export const postErrors = (badRequestLabel: string, badRequestMessage: string) => ({
+  400: badRequest(badRequestLabel, badRequestMessage),
+  401: unauthorized,
+  413: { description: 'Body larger than MaxPayloadBytes', schema: errorDto('PayloadTooLargeError', 413, 'Request Entity Too Large', 'Payload content length greater than maximum allowed: 16384') },
+  415: { description: 'Content-Type is not application/json', schema: errorDto('UnsupportedMediaTypeError', 415, 'Unsupported Media Type', 'Unsupported Media Type') },
+  503: {
+    description: 'The storage did not take the write within CommitTimeoutMs (a lock, a stalled or failing disk): nothing was written, send it again after Retry-After',
+    schema: errorDto('StorageUnavailableError', 503, 'Service Unavailable', 'not accepted, nothing was written, send it again: outbox-add not written: the storage did not start it within 2000 ms'),
+  },
+});
+
+export const postNotes = [
+  'The body is written to the outbox before this answer, so an acknowledged message survives a crash or power cut; it is forwarded to the sorter in order and leaves the outbox when the sorter acknowledges it.',
+  'In test mode nothing is written or sent (Delivery "NotSent").',
+];
+
+/** The event of a POST: its body (validated by the binding's payload schema) and who sent it. */
+export const postEvent = <B>(request: HttpRequestView): { body: B; clientAddress: string | null } => ({
+  // Validated against the binding's payload schema before any handler runs.
+  body: request.payload as B,
+  clientAddress: request.clientAddress,
+});
+
+/** The tag a path is grouped under in Swagger. */
+export const tagOf = (path: string) => path.replace(/^\//, '') || 'service';
+
+/** hapi route options for a binding: validation, case-insensitive keys, Swagger docs. */
+export function routeOptions(binding: Omit<HttpBinding<unknown>, 'event'>, input: FunctionInput, description: string, path: string, extra: Partial<RouteOptions>): RouteOptions {
+  return {
+    ...extra,
+    description,
+    notes: binding.notes,
+    tags: binding.undocumented ? [tagOf(path)] : ['api', tagOf(path)],
+    validate: { ...(binding.params && { params: binding.params }), ...(binding.query && { query: binding.query }), ...(binding.headers && { headers: binding.headers }), ...(binding.payload && { payload: binding.payload }), ...extra.validate },
+    plugins: { 'hapi-swagger': { responses: binding.responses(input) } },
+  };
+}

@@ -1,0 +1,191 @@
+// Service_PLC.log: one line per telegram in and out, rotated by size; and its parser.
+import fs from 'node:fs';
+import path from 'node:path';
+import { freeBytes } from '../../db/disk';
+
+/**
+ * One line of Service_PLC.log, the sorter link's traffic log (docs/traffic-log.md):
+ *   2026-11-21T14:03:07.123Z IN  <STX>0151PLC01 WCS01 000042REQUD...<ETX>
+ * IN is sorter to service, OUT is service to sorter. The markers keep trailing spaces visible.
+ */
+export type Direction = 'IN' | 'OUT';
+
+export interface TrafficLine {
+  time: string;
+  direction: Direction;
+  content: string;
+}
+
+const LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (IN|OUT) +<STX>(.*)<ETX>$/;
+
+/** Format a telegram's content (the text between STX and ETX) as a log line, without newline. */
+export function formatTrafficLine(time: Date, direction: Direction, content: string): string {
+  return `${time.toISOString()} ${direction.padEnd(3)} <STX>${content}<ETX>`;
+}
+
+/** Parse one log line; undefined if it is not a traffic line. Blank and '#' lines are not data. */
+export function parseTrafficLine(line: string): TrafficLine | undefined {
+  const m = LINE.exec(line.replace(/\r$/, ''));
+  if (!m) return undefined;
+  return { time: m[1], direction: m[2] as Direction, content: m[3] };
+}
+
+/** What the traffic log tells its owner: it stopped writing (and why), or writes again. */
+export interface TrafficLogEvents {
+  failed(err: Error): void;
+  recovered(droppedLines: number): void;
+  /** Free space on its file system fell below the reserve (paused), or is back (with the lines dropped meanwhile). */
+  reserve?(paused: boolean, freeBytes: number, droppedLines: number): void;
+}
+
+/** How the traffic log is kept. */
+export interface TrafficLogOptions {
+  /** Rotate at this size. */
+  maxBytes: number;
+  /** Rotated files kept. */
+  keep: number;
+  /** Write only while the file system keeps at least this much free (0: no reserve). */
+  minFreeBytes?: number;
+}
+
+/** After a failed write (a full disk), how long the log waits before it opens its file again. */
+const RETRY_MS = 5000;
+/** How often free space is looked at (asynchronously; the cached figure serves meanwhile). */
+const FREE_CHECK_MS = 1000;
+/** Writing resumes only with this much more than the reserve free, so that it does not flap. */
+const RESUME_FACTOR = 1.25;
+
+/**
+ * Appends traffic lines to Service_PLC.log, rotating by size: Service_PLC.log.1 is the newest
+ * rotated file, up to `keep` of them. Lines are written in order through a stream (libuv's thread
+ * pool), so a slow disk never blocks the event loop; a crash may lose the last lines still in
+ * memory (the database, not this log, is the record of what was committed). A write that fails
+ * (a full disk, a removed folder) never stops the service: the log says so once, drops and counts
+ * lines, and opens the file again every 5 s until it can write.
+ *
+ * The log shares its disk with the queue database, and the database comes first: below
+ * `minFreeBytes` free the log pauses (drops and counts lines) and leaves the rest to the database;
+ * it resumes once there is a quarter more than that free. Without the reserve, a log freed to
+ * write after a full disk took the space back at once (every refusal and resend is a line), and
+ * the sorter's telegrams could never be stored again.
+ */
+export class TrafficLogWriter {
+  private stream: fs.WriteStream;
+  private size: number;
+  private failedAt = 0;
+  private dropped = 0;
+  private readonly maxBytes: number;
+  private readonly keep: number;
+  private readonly minFreeBytes: number;
+  private paused = false;
+  private freeCheckedAt = 0;
+  private checkingFree = false;
+
+  constructor(
+    private readonly file: string,
+    options: TrafficLogOptions,
+    private readonly events: TrafficLogEvents = { failed: () => {}, recovered: () => {} },
+  ) {
+    this.maxBytes = options.maxBytes;
+    this.keep = options.keep;
+    this.minFreeBytes = options.minFreeBytes ?? 0;
+    if (this.minFreeBytes > 0) this.onFree(freeBytes(path.dirname(file)));
+    const fd = fs.openSync(file, 'a');
+    this.size = fs.fstatSync(fd).size;
+    this.stream = this.streamOn(fd);
+  }
+
+  /** Log one telegram (its content, between STX and ETX). */
+  write(time: Date, direction: Direction, content: string): void {
+    if (this.minFreeBytes > 0) this.checkFree();
+    if (this.paused || (this.failedAt > 0 && !this.reopen())) {
+      this.dropped += 1;
+      return;
+    }
+    const line = `${formatTrafficLine(time, direction, content)}\n`;
+    try {
+      if (this.size + line.length > this.maxBytes && this.size > 0) this.rotate();
+    } catch (err) {
+      this.fail(err as Error);
+      this.dropped += 1;
+      return;
+    }
+    this.stream.write(line);
+    this.size += line.length;
+  }
+
+  /** Write out what is buffered and close the file. */
+  close(): Promise<void> {
+    if (this.stream.destroyed) return Promise.resolve();
+    return new Promise((resolve) => this.stream.end(() => resolve()));
+  }
+
+  /** Look at the free space again if it is time (in the thread pool: a slow disk does not block). */
+  private checkFree(): void {
+    const now = Date.now();
+    if (this.checkingFree || now - this.freeCheckedAt < FREE_CHECK_MS) return;
+    this.checkingFree = true;
+    this.freeCheckedAt = now;
+    fs.statfs(path.dirname(this.file), (err, stats) => {
+      this.checkingFree = false;
+      if (!err) this.onFree(stats.bavail * stats.bsize);
+    });
+  }
+
+  private onFree(free: number | null): void {
+    if (free === null) return;
+    if (!this.paused && free < this.minFreeBytes) {
+      this.paused = true;
+      this.events.reserve?.(true, free, 0);
+    } else if (this.paused && free >= this.minFreeBytes * RESUME_FACTOR) {
+      this.paused = false;
+      this.events.reserve?.(false, free, this.dropped);
+      this.dropped = 0;
+    }
+  }
+
+  private streamOn(fd: number): fs.WriteStream {
+    const stream = fs.createWriteStream(this.file, { fd });
+    stream.on('error', (err) => {
+      if (stream === this.stream) this.fail(err);
+    });
+    return stream;
+  }
+
+  private fail(err: Error): void {
+    if (this.failedAt === 0) this.events.failed(err);
+    this.failedAt = Date.now();
+  }
+
+  /** After a failure: open the file again once RETRY_MS have passed; true if the log writes again. */
+  private reopen(): boolean {
+    if (Date.now() - this.failedAt < RETRY_MS) return false;
+    try {
+      this.stream.destroy();
+      const fd = fs.openSync(this.file, 'a');
+      this.size = fs.fstatSync(fd).size;
+      this.stream = this.streamOn(fd);
+    } catch {
+      this.failedAt = Date.now();
+      return false;
+    }
+    // A write may still fail on the new stream (the disk still full): fail() starts over then.
+    this.failedAt = 0;
+    this.events.recovered(this.dropped);
+    this.dropped = 0;
+    return true;
+  }
+
+  private rotate(): void {
+    // Lines still buffered for the old stream land in the renamed file, where they belong.
+    this.stream.end();
+    for (let i = this.keep - 1; i >= 1; i--) {
+      if (fs.existsSync(`${this.file}.${i}`)) fs.renameSync(`${this.file}.${i}`, `${this.file}.${i + 1}`);
+    }
+    fs.renameSync(this.file, `${this.file}.1`);
+    fs.rmSync(`${this.file}.${this.keep + 1}`, { force: true });
+    // Opened here, not lazily by the stream, so that the next rotation renames an open file.
+    this.stream = this.streamOn(fs.openSync(this.file, 'a'));
+    this.size = 0;
+  }
+}

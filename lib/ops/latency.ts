@@ -1,0 +1,97 @@
+// A window of recent latency samples with percentiles, and the wake-latency meter of /status.
+import { Recent } from '../link/recent';
+
+/**
+ * A window of the most recent latency samples (ms) with percentiles: cheap enough for the hot
+ * path (one array write a sample), enough for p50/p99 in /status and the benchmark.
+ */
+export class LatencyWindow {
+  private readonly samples: Float64Array;
+  private count = 0;
+
+  constructor(size = 10_000) {
+    this.samples = new Float64Array(size);
+  }
+
+  /** Record one sample. */
+  add(ms: number): void {
+    this.samples[this.count % this.samples.length] = ms;
+    this.count += 1;
+  }
+
+  /** Samples recorded so far (all time). */
+  get total(): number {
+    return this.count;
+  }
+
+  /** Percentiles of the window, rounded to 0.01 ms; null without samples. */
+  summary(): { P50Ms: number | null; P99Ms: number | null; Samples: number } {
+    const n = Math.min(this.count, this.samples.length);
+    if (n === 0) return { P50Ms: null, P99Ms: null, Samples: 0 };
+    const sorted = Array.from(this.samples.subarray(0, n)).sort((a, b) => a - b);
+    const at = (p: number) => Math.round(sorted[Math.min(n - 1, Math.floor(p * n))] * 100) / 100;
+    return { P50Ms: at(0.5), P99Ms: at(0.99), Samples: this.count };
+  }
+}
+
+/**
+ * Wake latency: from a sorter telegram's arrival at the service to the response that hands its
+ * message to a waiting client. The service records arrivals only for messages that find a
+ * client waiting; those not yet handed out are remembered up to `limit`.
+ */
+export class WakeMeter {
+  private readonly arrivals = new Map<string, number>();
+  readonly window = new LatencyWindow();
+  /** Told of each sample too (ms), for the metrics' histogram. */
+  observe?: (ms: number) => void;
+
+  constructor(private readonly limit = 100_000) {}
+
+  /** A message was received (performance.now() of its telegram's arrival). */
+  arrived(queue: string, id: number, at: number): void {
+    if (this.arrivals.size >= this.limit) this.arrivals.delete(this.arrivals.keys().next().value!);
+    this.arrivals.set(`${queue}:${id}`, at);
+  }
+
+  /** Its response is being written now. */
+  written(queue: string, id: number): void {
+    const key = `${queue}:${id}`;
+    const at = this.arrivals.get(key);
+    if (at === undefined) return;
+    this.arrivals.delete(key);
+    const ms = performance.now() - at;
+    this.window.add(ms);
+    this.observe?.(ms);
+  }
+}
+
+/**
+ * Decision latency: from a REQUEST arriving from the sorter to the WCS's assignment for its
+ * TrackID being accepted (the part of the sorter's decision window the WCS and the service use).
+ */
+export class DecisionMeter {
+  private readonly requested_ = new Map<string, number>();
+  /** The latest decisions (when, in ms since the epoch, and how long), for the dashboard's chart. */
+  readonly recent = new Recent<{ at: number; ms: number }>(300);
+
+  constructor(
+    private readonly observe: (ms: number) => void,
+    private readonly limit = 100_000,
+  ) {}
+
+  /** A REQUEST for this item arrived (performance.now() of its telegram). */
+  requested(trackId: string, at: number): void {
+    if (this.requested_.size >= this.limit) this.requested_.delete(this.requested_.keys().next().value!);
+    this.requested_.set(trackId, at);
+  }
+
+  /** The assignment for this item was accepted. */
+  assigned(trackId: string): void {
+    const at = this.requested_.get(trackId);
+    if (at === undefined) return;
+    this.requested_.delete(trackId);
+    const ms = performance.now() - at;
+    this.recent.add({ at: Date.now(), ms });
+    this.observe(ms);
+  }
+}

@@ -1,0 +1,56 @@
+// What GET /metrics reads from the running service at each scrape.
+import type { DeadLetterReads } from '../../db/dead-letter-store';
+import type { OutboxReads } from '../../db/outbox-store';
+import type { QueueReads } from '../../db/queue-store';
+import type { StorageStatus } from '../../db/writer';
+import type { SorterLink } from '../link/sorter-link';
+import type { QueueDispatcher } from '../queue/dispatcher';
+import type { MetricsSnapshot } from './metrics';
+
+/** The parts of the running service the metrics read. */
+export interface MetricsSources {
+  store: QueueReads;
+  outbox: OutboxReads;
+  dispatchers: { sortation: QueueDispatcher<'sortation'>; destination: QueueDispatcher<'destination'> };
+  link: SorterLink;
+  storage: { status(): StorageStatus };
+  requestsRemoved: { Superseded: number; Expired: number };
+  deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
+}
+
+const ageSeconds = (since: string | null | undefined, now: Date) => (since ? Math.max(0, (now.getTime() - Date.parse(since)) / 1000) : null);
+
+/** The service's state as the metrics name it. */
+export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapshot {
+  const queue = (q: 'sortation' | 'destination') => {
+    const d = deps.dispatchers[q];
+    const { waiting, handedOut } = deps.store.counts(q, d.claimedIds);
+    return { ready: waiting, unacked: handedOut, oldestAgeSeconds: ageSeconds(deps.store.oldestReceivedAt(q), now), waitingClients: d.waiting };
+  };
+  const link = deps.link.status() as ReturnType<SorterLink['status']> & Record<string, unknown>;
+  const n = (key: string) => (typeof link[key] === 'number' ? (link[key] as number) : 0);
+  const storage = deps.storage.status();
+  return {
+    queues: { sortation: queue('sortation'), destination: queue('destination') },
+    outbox: { depth: deps.outbox.depth(), oldestAgeSeconds: ageSeconds(deps.outbox.peek(1)[0]?.createdAt, now) },
+    link: {
+      up: link.Connected === true,
+      telegramsIn: n('TelegramsIn'),
+      telegramsOut: n('TelegramsOut'),
+      resends: n('Resends'),
+      naksSent: n('NaksSent'),
+      naksReceived: n('NaksReceived'),
+      duplicatesReceived: n('DuplicatesReceived'),
+      reconnects: n('Reconnects'),
+      connectionsLost: n('ConnectionsLost'),
+      connectAttemptsFailed: n('ConnectAttemptsFailed'),
+      droppedAssignments: n('DroppedAssignments'),
+      droppedSettings: n('DroppedSettings'),
+    },
+    storage: { state: storage.State, pendingWrites: storage.PendingWrites },
+    requestsRemoved: { ...deps.requestsRemoved },
+    redelivered: deps.dispatchers.sortation.redelivered + deps.dispatchers.destination.redelivered,
+    deadLetters: deps.deadLetters.deadLetterCounts(),
+    deadLettered: deps.dispatchers.sortation.deadLettered + deps.dispatchers.destination.deadLettered,
+  };
+}

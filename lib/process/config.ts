@@ -1,0 +1,178 @@
+// config.json: its keys, defaults and validation, and where the database file lives.
+import fs from 'node:fs';
+import path from 'node:path';
+import Joi from 'joi';
+import net from 'node:net';
+import { duplicateKeys } from './json-keys';
+
+/** Settings from config.json, after validation and defaults. Keys keep the spec's PascalCase. */
+export interface Config {
+  TestMode: boolean;
+  Port: number;
+  Host: string;
+  DefaultTimeOut: number;
+  Delivery: 'AtLeastOnce' | 'AtMostOnce';
+  VisibilityTimeoutSeconds: number;
+  DeliveryCloseGraceMs: number;
+  MaxDeliveries: number;
+  Database: string;
+  TestDatabase: string;
+  Synchronous: 'FULL' | 'NORMAL';
+  GroupCommit: boolean;
+  CommitTimeoutMs: number;
+  DropSupersededRequests: boolean;
+  MaxRequestAgeSeconds: number;
+  HistoryRetentionDays: number;
+  ExternalChangePollMs: number;
+  MaxPayloadBytes: number;
+  ApiKeys: string[];
+  TrustedProxies: string[];
+  LogLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  AccessLog: 'all' | 'errors' | 'off';
+  Sorter: SorterSettings;
+}
+
+/** The live link to the sorter PLC (docs/sorter-protocol.md). */
+export interface SorterSettings {
+  Host: string;
+  Port: number;
+  Name: string;
+  PeerName: string;
+  HeartbeatMs: number;
+  AckTimeoutMs: number;
+  Window: number;
+  ReconnectMaxMs: number;
+  AssignmentTtlSeconds: number;
+  TrafficLog: boolean;
+  TrafficLogMaxBytes: number;
+  TrafficLogFiles: number;
+  TrafficLogMinFreeBytes: number;
+}
+
+/** Every setting, its default and its one-line meaning; the README table mirrors this. */
+export const configSchema = Joi.object<Config>({
+  TestMode: Joi.boolean().default(false).description('Replay Service_PLC.csv/.log instead of talking to a sorter'),
+  Port: Joi.number().port().default(8081).description('HTTP listening port'),
+  Host: Joi.string().default('0.0.0.0').description('HTTP listening address'),
+  DefaultTimeOut: Joi.number().min(0).max(30).default(0).description('Long-poll wait in seconds when a GET has no timeOut'),
+  Delivery: Joi.string()
+    .valid('AtLeastOnce', 'AtMostOnce')
+    .default('AtLeastOnce')
+    .description('AtLeastOnce: a message leaves its queue only with proof that the client read it (else it is delivered again); AtMostOnce: once its response was written and nothing failed within 5 ms'),
+  VisibilityTimeoutSeconds: Joi.number().min(1).max(3600).default(30).description('AtLeastOnce: without proof after this long, the client is asked by closing its connection'),
+  DeliveryCloseGraceMs: Joi.number().integer().min(0).max(5000).default(50).description("After a client's close, how long to watch for the reset that says it had not read its last response"),
+  MaxDeliveries: Joi.number()
+    .integer()
+    .min(0)
+    .max(1000)
+    .default(10)
+    .description('A message handed out this many times without proof that a client read it leaves its queue for the dead letters (table dead_letters; POST /dead-letters/requeue sends it back); 0 = never'),
+  Database: Joi.string().default('data/sorter.db').description('Live-mode SQLite file, relative to the service home'),
+  TestDatabase: Joi.string().default('data/sorter-test.db').description('Test-mode SQLite file, emptied and re-seeded at each start'),
+  Synchronous: Joi.string().valid('FULL', 'NORMAL').default('FULL').description('SQLite synchronous mode: FULL survives a power cut'),
+  GroupCommit: Joi.boolean().default(true).description('Commit the writes that arrive while a commit is in progress together in the next one (one fsync), acknowledging each after its commit'),
+  CommitTimeoutMs: Joi.number().integer().min(100).max(60000).default(2000).description('A POST whose write the storage has not started within this long is answered 503 with Retry-After, and nothing is written'),
+  DropSupersededRequests: Joi.boolean().default(true).description('Live mode: a REQUEST takes the older REQUESTs of the same TrackID (the item went round again) out of the queue, recorded in the history as Superseded'),
+  MaxRequestAgeSeconds: Joi.number().min(0).max(86400).default(0).description('Live mode: REQUESTs waiting longer than this are taken out of the queue (history: Expired); 0 = never'),
+  HistoryRetentionDays: Joi.number().integer().min(0).default(30).description('Days delivered messages stay in the history table'),
+  ExternalChangePollMs: Joi.number().integer().min(10).max(5000).default(100).description('How often waiting polls look for rows committed by other processes'),
+  MaxPayloadBytes: Joi.number().integer().min(256).max(1048576).default(16384).description('Largest accepted request body (413 beyond)'),
+  ApiKeys: Joi.array().items(Joi.string().min(1)).default([]).description('If not empty, every API call needs one of these in X-API-Key'),
+  TrustedProxies: Joi.array()
+    .items(
+      Joi.string().custom((value: string, helpers) => {
+        const problem = trustedProxyProblem(value);
+        return problem ? helpers.message({ custom: `"TrustedProxies" entry ${problem}` }) : value;
+      }),
+    )
+    .default([])
+    .description('Reverse proxies (addresses or CIDR blocks) whose X-Forwarded-For names the client in logs, the delivery history and the outbox; empty: the header is ignored'),
+  LogLevel: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info').description('Log level (JSON lines on stdout)'),
+  AccessLog: Joi.string().valid('all', 'errors', 'off').default('errors').description('Access log lines: all (every request, with a long poll\'s outcome), errors (status 400 and above), off'),
+  Sorter: Joi.object({
+    Host: Joi.string().default('127.0.0.1').description('Sorter PLC address'),
+    Port: Joi.number().port().default(2000).description('Sorter PLC TCP port'),
+    Name: Joi.string().max(6).pattern(/^[\x21-\x7e]+$/).default('WCS01').description('Our name in telegram headers (sender)'),
+    PeerName: Joi.string().max(6).pattern(/^[\x21-\x7e]+$/).default('PLC01').description("The sorter's name in telegram headers"),
+    HeartbeatMs: Joi.number().integer().min(100).max(60000).default(2000).description('Send LIFE after this much silence; 3x without traffic = link dead'),
+    AckTimeoutMs: Joi.number().integer().min(50).max(60000).default(1000).description('Resend unacknowledged telegrams after this long'),
+    Window: Joi.number().integer().min(1).max(1000).default(64).description('Telegrams sent and not yet acknowledged, at most'),
+    ReconnectMaxMs: Joi.number().integer().min(100).max(300000).default(5000).description('Cap of the reconnect backoff'),
+    AssignmentTtlSeconds: Joi.number().min(1).default(30).description('Assignments older than this are dropped, not sent'),
+    TrafficLog: Joi.boolean().default(true).description('Append every telegram to Service_PLC.log in the service home'),
+    TrafficLogMaxBytes: Joi.number().integer().min(4096).default(10485760).description('Rotate Service_PLC.log at this size'),
+    TrafficLogFiles: Joi.number().integer().min(1).max(100).default(5).description('Rotated logs kept (Service_PLC.log.1 ...)'),
+    TrafficLogMinFreeBytes: Joi.number().integer().min(0).default(104857600).description('The traffic log pauses while its disk has less than this free, leaving the space to the queue database (0: no reserve)'),
+  })
+    .default()
+    .description('The live sorter link'),
+}).prefs({ abortEarly: false, convert: false });
+
+/** Raised when config.json cannot be used; `message` lists every problem at once. */
+export class ConfigError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(`${file} is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Validate a parsed config object; throws ConfigError listing every problem. */
+export function validateConfig(raw: unknown, file = 'config.json'): Config {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(file, ['the file must hold one JSON object']);
+  }
+  const { value, error } = configSchema.validate(raw);
+  if (error) throw new ConfigError(file, error.details.map((d) => d.message));
+  return value as Config;
+}
+
+/** Read `config.json` from the service home; a missing file means all defaults. */
+export function loadConfig(home: string): Config {
+  const file = path.join(home, 'config.json');
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return validateConfig({}, file);
+    throw new ConfigError(file, [`cannot be read: ${(err as Error).message}`]);
+  }
+  let raw: unknown;
+  // Editors on Windows save UTF-8 with a byte-order mark; it is not part of the JSON.
+  const json = text.replace(/^\uFEFF/, '');
+  try {
+    raw = JSON.parse(json);
+  } catch (err) {
+    throw new ConfigError(file, [`is not valid JSON: ${(err as Error).message}`]);
+  }
+  // JSON.parse keeps the last of two equal keys: a second "TestMode" could silently mean live mode.
+  const twice = duplicateKeys(json);
+  if (twice.length > 0) throw new ConfigError(file, twice.map((d) => `"${d.path ? `${d.path}.` : ''}${d.key}" is given more than once: give it once`));
+  const config = validateConfig(raw, file);
+  // Test mode empties its database at every start: it must never be the live one.
+  if (path.resolve(home, config.TestDatabase) === path.resolve(home, config.Database)) {
+    throw new ConfigError(file, [`"TestDatabase" must not be the live "Database" (${config.Database}): test mode empties it at every start`]);
+  }
+  return config;
+}
+
+/** The service home: SORTER_HOME if set, else the given default (the project root). */
+export function resolveHome(env: NodeJS.ProcessEnv, fallback: string): string {
+  return path.resolve(env.SORTER_HOME && env.SORTER_HOME.length > 0 ? env.SORTER_HOME : fallback);
+}
+
+/** The SQLite file this run uses: test mode never touches the live file. */
+export function databaseFile(home: string, config: Config): string {
+  return path.resolve(home, config.TestMode ? config.TestDatabase : config.Database);
+}
+
+/** Why an entry of TrustedProxies is not an address or a CIDR block, or null when it is one. */
+export function trustedProxyProblem(entry: string): string | null {
+  const [address, bits, ...rest] = entry.split('/');
+  const family = net.isIP(address);
+  if (family === 0 || rest.length > 0) return `"${entry}" is not an IP address or a CIDR block (e.g. 10.0.0.5 or 10.0.0.0/24)`;
+  if (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))) return `"${entry}" has a prefix length that does not fit its address`;
+  return null;
+}

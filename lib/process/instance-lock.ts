@@ -1,0 +1,49 @@
+// One service per home: an exclusive lock taken before anything is touched (the database, the
+// replay seeding, the sorter link, the port), so that a second start by mistake changes nothing.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from '../../db/sqlite';
+
+/** Another instance holds the home: says which process. */
+export class InstanceLockedError extends Error {
+  constructor(readonly home: string, readonly holder: string) {
+    super(`another instance of the service is running on ${home} (${holder}); stop it first, or give this one its own SORTER_HOME`);
+    this.name = 'InstanceLockedError';
+  }
+}
+
+/** The lock and the note of who holds it, in the home's data/ folder. */
+const LOCK = ['data', 'instance.lock'];
+const HOLDER = ['data', 'instance.pid'];
+
+/**
+ * Take the home's lock, or throw InstanceLockedError. It is an SQLite file held in EXCLUSIVE
+ * locking mode: the operating system's file lock, released when the process ends in any way
+ * (kill -9 and power cuts included), so a stale lock never blocks a restart.
+ */
+export function lockInstance(home: string): { release(): void } {
+  const file = path.join(home, ...LOCK);
+  const holderFile = path.join(home, ...HOLDER);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file, { timeout: 0 });
+  try {
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS instance (pid INTEGER); COMMIT;');
+  } catch (err) {
+    db.close();
+    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+    let holder = 'process unknown';
+    try {
+      holder = fs.readFileSync(holderFile, 'utf8').trim();
+    } catch {
+      // the other instance has not written its note yet
+    }
+    throw new InstanceLockedError(home, holder);
+  }
+  fs.writeFileSync(holderFile, `pid ${process.pid}, started ${new Date().toISOString()}\n`);
+  return {
+    release() {
+      if (db.open) db.close();
+    },
+  };
+}

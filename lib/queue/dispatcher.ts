@@ -1,0 +1,253 @@
+// Long polling per queue: FIFO waiters, in-memory claims, and removal once a delivery is proven.
+import type { DeadLetterInfo } from '../../db/dead-letter-store';
+import type { Delivery, QueueReads, StoredMessage } from '../../db/queue-store';
+import type { QueueName } from '../../model/messages';
+
+/**
+ * A message handed to one client and not yet known to be read. It stays in its table
+ * (invisible to other clients) until `commit` removes it, or `release` gives it back.
+ * Claims live only in memory: after a crash, every row is visible again, so a message that
+ * was being handed out is delivered again rather than lost (at-least-once).
+ */
+export interface Claim<Q extends QueueName = QueueName> {
+  readonly stored: StoredMessage<Q>;
+  /** Which delivery of this message this is: 1, or more if an earlier response may have been read. */
+  readonly attempt: number;
+  /** Its whole response has been written (counts a redelivery when attempt > 1). */
+  written(): void;
+  /** The client has read it: remove the message, record the delivery. */
+  commit(delivery: Omit<Delivery, 'attempt'>): Promise<boolean>;
+  /**
+   * Back to the head of its queue. `mayHaveBeenRead`: the response went out and nothing proves
+   * it unread, so its next delivery may be a duplicate (and carries the next attempt number);
+   * `from` says who had it and how the delivery ended. After MaxDeliveries such deliveries the
+   * message goes to the dead letters instead.
+   */
+  release(mayHaveBeenRead?: boolean, from?: Unproven): void;
+}
+
+/** Who had a message whose delivery ended without proof, and how it ended (NoProof, Reset). */
+export interface Unproven {
+  clientAddress: string | null;
+  reason: string;
+}
+
+/**
+ * Tells when a waiting client has gone: called with a listener, it calls it when the client's
+ * connection closes (at once if it has), and returns a function that stops listening.
+ */
+export type GoneWatch = (onGone: () => void) => () => void;
+
+interface Waiter<Q extends QueueName> {
+  resolve(claim: Claim<Q> | null): void;
+  timer?: NodeJS.Timeout;
+  unwatch?: () => void;
+  settled: boolean;
+}
+
+/**
+ * What the dispatcher needs of the queue store: its head, the removal of a delivered message and
+ * the move of one to the dead letters (each committed when it resolves).
+ */
+export interface DispatchStore {
+  head: QueueReads['head'];
+  remove(stored: StoredMessage, delivery: Delivery): boolean | Promise<boolean>;
+  deadLetter?(stored: StoredMessage, info: DeadLetterInfo): boolean | Promise<boolean>;
+}
+
+/** Options of a dispatcher; every one has a default. */
+export interface DispatcherOptions<Q extends QueueName> {
+  /** A removal failed (it is tried again), or a move to the dead letters failed (the message stays queued). */
+  onStoreError?: (err: unknown, stored: StoredMessage<Q>) => void;
+  /** The first wait before a failed removal is tried again (ms); it doubles up to 30 s. Default 500. */
+  retryMs?: number;
+  /** Deliveries without proof of the read after which a message goes to the dead letters; 0 = never. Default 0. */
+  maxDeliveries?: number;
+  /** A message went to the dead letters. */
+  onDeadLetter?: (stored: StoredMessage<Q>, info: DeadLetterInfo) => void;
+  clock?: () => Date;
+}
+
+/**
+ * Long-poll dispatch for one queue. Waiters are served strictly first come, first served;
+ * `notify` is called whenever rows may have been committed (our own enqueue, a released
+ * claim, or another process's commit seen by the change watcher).
+ */
+export class QueueDispatcher<Q extends QueueName> {
+  private readonly waiters: Waiter<Q>[] = [];
+  private readonly claimed = new Set<number>();
+  /** Messages still queued that a client may have read (id -> attempts so): their next delivery may be a duplicate. */
+  private readonly mayHaveBeenRead = new Map<number, number>();
+  /** Messages sent back from the dead letters (id -> their attempts then): MaxDeliveries counts anew from there. */
+  private readonly requeuedAt = new Map<number, number>();
+  private closed = false;
+  private readonly options: Required<DispatcherOptions<Q>>;
+  /** Responses written for a message that a client may have read before: possible duplicates. */
+  redelivered = 0;
+  /** Messages moved to the dead letters since start. */
+  deadLettered = 0;
+
+  constructor(
+    readonly queue: Q,
+    private readonly store: DispatchStore,
+    options: DispatcherOptions<Q> = {},
+  ) {
+    this.options = { onStoreError: () => {}, retryMs: 500, maxDeliveries: 0, onDeadLetter: () => {}, clock: () => new Date(), ...options };
+  }
+
+  /** Clients currently waiting. */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
+  /** Messages handed out whose responses are still being written. */
+  get inFlight(): number {
+    return this.claimed.size;
+  }
+
+  /**
+   * The ids of the messages handed out. A message stays here until its removal's commit has been
+   * reported back, a moment after the table stopped holding it: count against the table with
+   * QueueReads.counts, not by subtracting.
+   */
+  get claimedIds(): ReadonlySet<number> {
+    return this.claimed;
+  }
+
+  /**
+   * Take the next message, waiting up to `timeoutMs` for one. Resolves null on timeout, when
+   * `gone` says the client left, and at shutdown.
+   */
+  take(timeoutMs: number, gone?: GoneWatch): Promise<Claim<Q> | null> {
+    if (this.closed) return Promise.resolve(null);
+    // Only when nobody is ahead may a newcomer take a message directly: FIFO among waiters.
+    if (this.waiters.length === 0) {
+      const claim = this.claimHead();
+      if (claim || timeoutMs <= 0) return Promise.resolve(claim);
+    } else if (timeoutMs <= 0) {
+      return Promise.resolve(null);
+    }
+    return new Promise((resolve) => {
+      const waiter: Waiter<Q> = { resolve, settled: false };
+      this.waiters.push(waiter);
+      waiter.timer = setTimeout(() => this.drop(waiter), timeoutMs);
+      if (gone) waiter.unwatch = gone(() => this.drop(waiter));
+    });
+  }
+
+  /** Rows may have arrived: hand them to waiters in the order they started waiting. */
+  notify(): void {
+    while (this.waiters.length > 0) {
+      const claim = this.claimHead();
+      if (!claim) return;
+      const waiter = this.waiters.shift()!;
+      this.settle(waiter, claim);
+    }
+  }
+
+  /**
+   * A dead letter is back in the queue under its old id, after `attempts` unproven deliveries:
+   * its next delivery is marked as a possible duplicate, and MaxDeliveries counts anew.
+   */
+  requeued(id: number, attempts: number): void {
+    this.mayHaveBeenRead.set(id, attempts);
+    this.requeuedAt.set(id, attempts);
+    this.notify();
+  }
+
+  /** Shutdown: answer every waiter at once (204) and accept no new ones. */
+  close(): void {
+    this.closed = true;
+    for (const waiter of this.waiters.splice(0)) this.settle(waiter, null);
+  }
+
+  private claimHead(): Claim<Q> | null {
+    const stored = this.store.head(this.queue, this.claimed);
+    if (!stored) return null;
+    this.claimed.add(stored.id);
+    const attempt = (this.mayHaveBeenRead.get(stored.id) ?? 0) + 1;
+    let done = false;
+    return {
+      stored,
+      attempt,
+      written: () => {
+        if (attempt > 1) this.redelivered += 1;
+      },
+      commit: async (delivery) => {
+        if (done) return false;
+        done = true;
+        // Claimed (invisible to others) until the removal is committed. If the storage fails,
+        // the message stays claimed and the removal is tried again: the client has it already,
+        // and handing it out again meanwhile would only repeat it. Given up only at shutdown
+        // (the row stays, so it is delivered again after the restart: at-least-once).
+        for (let tries = 0; ; tries++) {
+          try {
+            const removed = await this.store.remove(stored, { ...delivery, attempt });
+            this.claimed.delete(stored.id);
+            this.forget(stored.id);
+            return removed;
+          } catch (err) {
+            this.options.onStoreError(err, stored);
+            if (!this.closed) await new Promise((r) => setTimeout(r, Math.min(30_000, this.options.retryMs * 2 ** tries)).unref());
+            if (this.closed) {
+              this.claimed.delete(stored.id);
+              return false;
+            }
+          }
+        }
+      },
+      release: (mayHaveBeenRead = false, from) => {
+        if (done) return;
+        done = true;
+        if (mayHaveBeenRead) {
+          this.mayHaveBeenRead.set(stored.id, attempt);
+          const max = this.options.maxDeliveries;
+          if (max > 0 && this.store.deadLetter && attempt - (this.requeuedAt.get(stored.id) ?? 0) >= max) {
+            void this.deadLetter(stored, attempt, from);
+            return;
+          }
+        }
+        this.claimed.delete(stored.id);
+        this.notify();
+      },
+    };
+  }
+
+  /**
+   * Out of the queue into the dead letters, claimed (invisible) until that is committed. If the
+   * storage fails, the message goes back to the queue: the next unproven delivery tries again.
+   */
+  private async deadLetter(stored: StoredMessage<Q>, attempts: number, from: Unproven | undefined): Promise<void> {
+    const info: DeadLetterInfo = { attempts, clientAddress: from?.clientAddress ?? null, lastReturn: from?.reason ?? 'NoProof', deadAt: this.options.clock().toISOString() };
+    try {
+      if (await this.store.deadLetter!(stored, info)) {
+        this.forget(stored.id);
+        this.deadLettered += 1;
+        this.options.onDeadLetter(stored, info);
+      }
+    } catch (err) {
+      this.options.onStoreError(err, stored);
+    }
+    this.claimed.delete(stored.id);
+    this.notify();
+  }
+
+  private forget(id: number): void {
+    this.mayHaveBeenRead.delete(id);
+    this.requeuedAt.delete(id);
+  }
+
+  private drop(waiter: Waiter<Q>): void {
+    const i = this.waiters.indexOf(waiter);
+    if (i >= 0) this.waiters.splice(i, 1);
+    this.settle(waiter, null);
+  }
+
+  private settle(waiter: Waiter<Q>, claim: Claim<Q> | null): void {
+    if (waiter.settled) return;
+    waiter.settled = true;
+    if (waiter.timer) clearTimeout(waiter.timer);
+    waiter.unwatch?.();
+    waiter.resolve(claim);
+  }
+}

@@ -1,0 +1,57 @@
+// The traffic log: one parseable line per telegram, rotated by size.
+import fs from 'node:fs';
+import path from 'node:path';
+import { TrafficLogWriter, parseTrafficLine } from '../../../lib/link/traffic-log';
+import { removeHome, tempHome } from '../../helpers/home';
+
+describe('TrafficLogWriter', () => {
+  it('appends parseable lines and rotates by size, keeping the configured number of files', async () => {
+    const home = tempHome();
+    const file = path.join(home, 'Service_PLC.log');
+    const writer = new TrafficLogWriter(file, { maxBytes: 300, keep: 2 });
+    for (let i = 0; i < 20; i++) writer.write(new Date(Date.UTC(2026, 10, 21, 8, 0, i)), i % 2 ? 'OUT' : 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
+    await writer.close();
+    expect(fs.existsSync(`${file}.1`)).toBe(true);
+    expect(fs.existsSync(`${file}.2`)).toBe(true);
+    expect(fs.existsSync(`${file}.3`)).toBe(false);
+    for (const f of [file, `${file}.1`]) {
+      expect(fs.statSync(f).size).toBeLessThanOrEqual(300);
+      for (const line of fs.readFileSync(f, 'utf8').trim().split('\n')) expect(parseTrafficLine(line)).toBeDefined();
+    }
+    removeHome(home);
+  });
+
+  it('survives a disk that refuses writes (ENOSPC): says so once, drops lines, never throws', async () => {
+    const failures: string[] = [];
+    const writer = new TrafficLogWriter('/dev/full', { maxBytes: 10 * 1024 * 1024, keep: 2 }, { failed: (err) => failures.push((err as NodeJS.ErrnoException).code ?? err.message), recovered: () => {} });
+    const line = (i: number) => writer.write(new Date(), 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
+    for (let i = 0; i < 5; i++) line(i);
+    for (let i = 0; i < 50 && failures.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 5; i < 100; i++) line(i); // dropped while failed, without an error
+    await new Promise((r) => setTimeout(r, 50));
+    expect(failures).toEqual(['ENOSPC']);
+    await writer.close();
+  });
+
+  it('keeps a reserve of free space for the database: below it, it pauses, says so once, writes nothing', async () => {
+    const home = tempHome();
+    const file = path.join(home, 'Service_PLC.log');
+    const s = fs.statfsSync(home);
+    const free = s.bavail * s.bsize;
+    const events: string[] = [];
+    // A reserve larger than the disk's free space: paused from the start.
+    const writer = new TrafficLogWriter(file, { maxBytes: 1 << 20, keep: 2, minFreeBytes: free * 2 }, { failed: () => events.push('failed'), recovered: () => events.push('recovered'), reserve: (paused) => events.push(paused ? 'paused' : 'resumed') });
+    for (let i = 0; i < 20; i++) writer.write(new Date(), 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
+    await new Promise((r) => setTimeout(r, 1100)); // past the next look at the free space
+    for (let i = 0; i < 20; i++) writer.write(new Date(), 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
+    await writer.close();
+    expect(events).toEqual(['paused']);
+    expect(fs.statSync(file).size).toBe(0);
+    // With a reserve the disk can keep, it writes.
+    const ok = new TrafficLogWriter(`${file}.b`, { maxBytes: 1 << 20, keep: 2, minFreeBytes: 4096 });
+    ok.write(new Date(), 'IN', '0027PLC01 WCS01 000001LIFED');
+    await ok.close();
+    expect(fs.statSync(`${file}.b`).size).toBeGreaterThan(0);
+    removeHome(home);
+  });
+});

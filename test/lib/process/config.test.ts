@@ -1,0 +1,84 @@
+// config.json: defaults, validation errors listed together, paths.
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError, databaseFile, loadConfig, resolveHome, validateConfig } from '../../../lib/process/config';
+import { removeHome, tempHome } from '../../helpers/home';
+
+describe('config', () => {
+  it('uses every default when config.json is missing', () => {
+    const home = tempHome();
+    const config = loadConfig(home);
+    expect(config.TestMode).toBe(false);
+    expect(config.Port).toBe(8081);
+    expect(config.DefaultTimeOut).toBe(0);
+    expect(config.Synchronous).toBe('FULL');
+    expect(config.ApiKeys).toEqual([]);
+    expect(config.Sorter).toMatchObject({ Host: '127.0.0.1', Port: 2000, Name: 'WCS01', PeerName: 'PLC01', HeartbeatMs: 2000, AckTimeoutMs: 1000, AssignmentTtlSeconds: 30 });
+    removeHome(home);
+  });
+
+  it('reads TestMode and Port with the spec spelling', () => {
+    const home = tempHome({ 'config.json': { TestMode: true, Port: 9090 } });
+    expect(loadConfig(home)).toMatchObject({ TestMode: true, Port: 9090 });
+    removeHome(home);
+  });
+
+  it('lists every problem in one message', () => {
+    let error: ConfigError | undefined;
+    try {
+      validateConfig({ Prot: 1, Port: 'x', TestMode: 'yes', Sorter: { Port: 99999 } });
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error!.problems).toHaveLength(4);
+    expect(error!.message).toMatch(/"Prot" is not allowed/);
+    expect(error!.message).toMatch(/"Port" must be a number/);
+    expect(error!.message).toMatch(/"TestMode" must be a boolean/);
+    expect(error!.message).toMatch(/"Sorter.Port" must be a valid port/);
+  });
+
+  it('refuses a key given twice (JSON would keep the last: a second TestMode could mean live mode)', () => {
+    const home = tempHome({ 'config.json': '{ "TestMode": true, "Port": 9090, "TestMode": false, "Sorter": { "Port": 1, "Port": 2 } }' });
+    expect(() => loadConfig(home)).toThrow(/config\.json is invalid:\n {2}- "TestMode" is given more than once: give it once\n {2}- "Sorter\.Port" is given more than once/);
+    removeHome(home);
+  });
+
+  it('reports malformed JSON with the file name', () => {
+    const home = tempHome({ 'config.json': '{ "TestMode": tru' });
+    expect(() => loadConfig(home)).toThrow(/config\.json is invalid:\n {2}- is not valid JSON/);
+    removeHome(home);
+  });
+
+  it('reads a file saved with a UTF-8 byte-order mark', () => {
+    const home = tempHome({ 'config.json': '\uFEFF{"TestMode": true, "Port": 9000}' });
+    expect(loadConfig(home)).toMatchObject({ TestMode: true, Port: 9000 });
+    removeHome(home);
+  });
+
+  it('refuses a TestDatabase that resolves to the live Database', () => {
+    const home = tempHome({ 'config.json': { TestMode: true, Database: 'data/q.db', TestDatabase: './data/../data/q.db' } });
+    expect(() => loadConfig(home)).toThrow(/"TestDatabase" must not be the live "Database"/);
+    removeHome(home);
+  });
+
+  it('takes the home from SORTER_HOME, else the fallback', () => {
+    expect(resolveHome({ SORTER_HOME: '/tmp/x' }, '/srv')).toBe('/tmp/x');
+    expect(resolveHome({}, '/srv')).toBe('/srv');
+    expect(resolveHome({ SORTER_HOME: '' }, '/srv')).toBe('/srv');
+  });
+
+  it('gives test mode its own database file', () => {
+    const live = validateConfig({});
+    const test = validateConfig({ TestMode: true });
+    expect(databaseFile('/h', live)).toBe(path.resolve('/h/data/sorter.db'));
+    expect(databaseFile('/h', test)).toBe(path.resolve('/h/data/sorter-test.db'));
+  });
+
+  it('documents every key in the README settings table', () => {
+    const readme = fs.readFileSync(path.join(__dirname, '../../../README.md'), 'utf8');
+    const config = validateConfig({});
+    for (const key of Object.keys(config)) expect(readme).toContain(`\`${key}\``);
+    for (const key of Object.keys(config.Sorter)) expect(readme).toContain(`\`Sorter.${key}\``);
+  });
+});
