@@ -1,0 +1,349 @@
+// The layout-driven codec: header and data of any layout (lib/telegram/layout.ts), as bytes.
+import { TelegramError } from './codec';
+import type { LogicalType } from './contract';
+import { type Field, type Layout, type TelegramSpec, charsetPattern } from './layout-check';
+import { readableBytes } from './layout-text';
+
+/** D = data, A = acknowledgement, N = negative acknowledgement. */
+export type Flag = 'D' | 'A' | 'N';
+
+/** A telegram as a layout carries it: the header's values and the bytes after the header. */
+export interface WireTelegram {
+  sender: string;
+  receiver: string;
+  seq: number;
+  /** The telegram's own type (ACK or NAK where the layout answers with telegrams of their own). */
+  type: LogicalType;
+  flag: Flag;
+  /** The header's Code field (a NAK's reason), null where it is blank or absent. */
+  code: number | null;
+  /** Everything after the header (with a fixed telegram length: up to its end, padding included). */
+  data: Buffer;
+}
+
+const FILL_NAMES: Record<number, string> = { 0x20: 'space', 0x2e: '"."', 0x00: 'NUL' };
+const fillName = (fill: number) => FILL_NAMES[fill] ?? JSON.stringify(String.fromCharCode(fill));
+const charsetName = (charset: 'ascii' | 'latin1') => (charset === 'ascii' ? 'printable ASCII' : 'printable Latin-1');
+
+/**
+ * Encodes and decodes the telegrams of one layout: fields by kind (text, int, decimal, enum,
+ * bin, fixed, spare), the header by role, the framing characters. Values that do not fit are
+ * refused with a TelegramError naming the field, never cut (a NAK's text excepted: a diagnostic).
+ */
+export class LayoutCodec {
+  private readonly text: RegExp;
+  /** Where telegrams are cut at the end character, a value must not contain it. */
+  private readonly forbidden: Buffer | null;
+
+  constructor(readonly layout: Layout) {
+    this.text = charsetPattern(layout.charset);
+    const { end, telegramLength } = layout.framing;
+    this.forbidden = end.length > 0 && telegramLength === null && !layout.roles.Length ? end : null;
+  }
+
+  /** The description of a telegram type; throws if the layout has none. */
+  spec(type: LogicalType): TelegramSpec {
+    const spec = this.layout.telegrams.get(type);
+    if (!spec) throw new TelegramError('Type', type, `a type this layout describes (${[...this.layout.telegrams.keys()].join(', ')})`);
+    return spec;
+  }
+
+  /** The sequence number after `seq`: 1..Last, wrapping to 1. */
+  nextSequence(seq: number): number {
+    return seq >= this.layout.sequence.last ? 1 : seq + 1;
+  }
+
+  /** One field's bytes for a value; throws TelegramError if the value does not fit. */
+  encodeField(f: Field, value: unknown): Buffer {
+    const out = Buffer.alloc(f.width, f.fill);
+    switch (f.kind) {
+      case 'fixed':
+        return Buffer.from(f.constant!);
+      case 'spare':
+        return out;
+      case 'bin': {
+        let n: number;
+        if (f.reverse) {
+          const wire = f.reverse.get((value ?? null) as string | null);
+          if (wire === undefined) throw new TelegramError(f.name, String(value), `one of ${[...f.reverse.keys()].map(String).join(', ')}`);
+          n = Number(wire);
+        } else n = this.scaled(f, value);
+        if (n > 2 ** (8 * f.width) - 1) throw new TelegramError(f.name, String(value), `at most ${2 ** (8 * f.width) - 1}${f.scale ? ` / 10^${f.scale}` : ''} (${f.width} bytes)`);
+        out.writeUIntBE(n, 0, f.width);
+        return out;
+      }
+      case 'int':
+      case 'decimal': {
+        let s: string;
+        if (f.kind === 'decimal' && f.scale === null) {
+          if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new TelegramError(f.name, String(value), 'a non-negative decimal');
+          s = String(value);
+          if (s.includes('e')) throw new TelegramError(f.name, String(value), `a decimal of at most ${f.width} characters`);
+        } else s = String(this.scaled(f, value));
+        if (s.length > f.width) throw new TelegramError(f.name, String(value), `at most ${f.width} characters`);
+        return this.aligned(f, s);
+      }
+      default: {
+        let s: string;
+        if (f.kind === 'enum') {
+          const wanted = value === undefined || value === '' ? null : (value as string | null);
+          const wire = f.reverse!.get(wanted);
+          if (wire !== undefined) s = wire;
+          else if (wanted === null && !f.required) s = '';
+          else throw new TelegramError(f.name, String(value), `one of ${[...f.reverse!.keys()].filter((k) => k !== null).join(', ')}`);
+        } else {
+          s = value === null || value === undefined ? '' : String(value);
+          if (f.cut) s = this.diagnostic(f, s);
+        }
+        if (!this.text.test(s)) throw new TelegramError(f.name, s, charsetName(this.layout.charset));
+        if (this.forbidden && Buffer.from(s, 'latin1').includes(this.forbidden)) throw new TelegramError(f.name, s, `no ${JSON.stringify(this.forbidden.toString('latin1'))} (it ends a telegram)`);
+        const fillChar = String.fromCharCode(f.fill);
+        if (s.length > 0 && (f.align === 'left' ? s.endsWith(fillChar) : s.startsWith(fillChar))) throw new TelegramError(f.name, s, `no ${f.align === 'left' ? 'trailing' : 'leading'} ${fillName(f.fill)}`);
+        if (s.length > f.width) throw new TelegramError(f.name, String(value), `at most ${f.width} characters`);
+        return this.aligned(f, s);
+      }
+    }
+  }
+
+  /** A field's value from its bytes; throws TelegramError naming the field. */
+  decodeField(f: Field, raw: Buffer): unknown {
+    switch (f.kind) {
+      case 'spare':
+        return undefined;
+      case 'fixed':
+        if (!raw.equals(f.constant!)) throw new TelegramError(f.name, readableBytes(raw), `the constant ${readableBytes(f.constant!)}`);
+        return undefined;
+      case 'bin': {
+        const n = raw.readUIntBE(0, f.width);
+        if (f.map) {
+          const v = f.map.get(String(n));
+          if (v === undefined) throw new TelegramError(f.name, String(n), `one of ${[...f.map.keys()].join(', ')}`);
+          return v;
+        }
+        return f.scale ? unscale(n, f.scale) : n;
+      }
+      case 'int':
+      case 'decimal': {
+        const s = this.unpadded(f, raw.toString('latin1'));
+        if (f.kind === 'decimal' && f.scale === null) {
+          if (!/^\d+(\.\d+)?$/.test(s)) throw new TelegramError(f.name, raw.toString('latin1'), `a zero-padded decimal of ${f.width} characters`);
+          return Number(s);
+        }
+        if (!/^\d+$/.test(s)) throw new TelegramError(f.name, raw.toString('latin1'), `${f.width} digits`);
+        return f.scale ? unscale(Number(s), f.scale) : Number(s);
+      }
+      default: {
+        const s = this.unpadded(f, raw.toString('latin1'));
+        if (!this.text.test(s)) throw new TelegramError(f.name, readableBytes(raw), charsetName(this.layout.charset));
+        if (f.kind === 'enum') {
+          const v = f.map!.get(s);
+          if (v !== undefined) return v;
+          if (s === '' && !f.required) return null;
+          throw new TelegramError(f.name, s, `one of ${[...f.map!.keys()].join(', ')}`);
+        }
+        if (s === '' && f.required) throw new TelegramError(f.name, raw.toString('latin1'), 'a value');
+        return s;
+      }
+    }
+  }
+
+  /** The data part of a telegram type (header excluded, no padding) from its contract values. */
+  encodeData(type: LogicalType, values: object): Buffer {
+    const spec = this.spec(type);
+    const record = values as Record<string, unknown>;
+    const out = Buffer.alloc(spec.dataWidth, this.layout.fill);
+    for (const f of spec.fields) this.encodeField(f, f.maps === 'AckType' ? this.codeOf(record.AckType) : f.maps === undefined ? undefined : record[f.maps]).copy(out, f.offset - this.layout.headerWidth);
+    return out;
+  }
+
+  /** The contract values of a telegram's data part (constants included); throws TelegramError naming the first bad field. */
+  decodeData(type: LogicalType, data: Buffer): Record<string, unknown> {
+    const spec = this.spec(type);
+    const { telegramLength } = this.layout.framing;
+    if (telegramLength === null ? data.length !== spec.dataWidth : data.length < spec.dataWidth) {
+      throw new TelegramError('data', readableBytes(data), `${spec.dataWidth} ${this.layout.binary ? 'bytes' : 'characters'} for ${type}`);
+    }
+    const out: Record<string, unknown> = { ...spec.constants };
+    for (const f of spec.fields) {
+      const at = f.offset - this.layout.headerWidth;
+      const value = this.decodeField(f, data.subarray(at, at + f.width));
+      if (f.maps === 'AckType') out.AckType = this.typeOfCode(f, value);
+      else if (f.maps !== undefined) out[f.maps] = value;
+    }
+    return out;
+  }
+
+  /** A telegram's bytes between the framing characters. */
+  encodeContent(t: WireTelegram): Buffer {
+    const { header, headerWidth, framing, roles } = this.layout;
+    const parts = Buffer.alloc(headerWidth + t.data.length, this.layout.fill);
+    t.data.copy(parts, headerWidth);
+    const content = framing.telegramLength === null ? parts : this.padded(parts, framing.telegramLength, t);
+    for (const f of header) {
+      if (f.role === 'Length') continue;
+      this.encodeField(f, this.headerValue(f, t)).copy(content, f.offset);
+    }
+    const length = roles.Length;
+    if (length) this.encodeField(length, length.counts === 'telegram' ? content.length : content.length - length.offset - length.width).copy(content, length.offset);
+    return content;
+  }
+
+  /** A whole telegram, framing characters included, ready for the socket. */
+  encodeFrame(t: WireTelegram): Buffer {
+    const { start, end } = this.layout.framing;
+    return Buffer.concat([start, this.encodeContent(t), end]);
+  }
+
+  /** The header of a telegram's content (between the framing characters); throws TelegramError on any problem. */
+  parseContent(content: Buffer): WireTelegram {
+    const { headerWidth, roles, framing, handshake } = this.layout;
+    const unit = this.layout.binary ? 'bytes' : 'characters';
+    if (!this.layout.binary && !this.text.test(content.toString('latin1'))) throw new TelegramError('telegram', content.toString('latin1'), charsetName(this.layout.charset));
+    if (content.length < headerWidth) throw new TelegramError('header', readableBytes(content), `at least ${headerWidth} ${unit}`);
+    if (framing.telegramLength !== null && content.length !== framing.telegramLength) throw new TelegramError('telegram', readableBytes(content), `${framing.telegramLength} ${unit}`);
+    const raw = (f: Field) => content.subarray(f.offset, f.offset + f.width);
+    if (roles.Length) {
+      const f = roles.Length;
+      const want = f.counts === 'telegram' ? content.length : content.length - f.offset - f.width;
+      let got: unknown;
+      try {
+        got = this.decodeField(f, raw(f));
+      } catch {
+        got = undefined;
+      }
+      if (got !== want) throw new TelegramError(f.name, readableBytes(raw(f)), `${f.width} ${f.kind === 'bin' ? 'bytes' : 'digits'} equal to the telegram length ${want}`);
+    }
+    const t: WireTelegram = { sender: '', receiver: '', seq: 0, type: 'LIFE', flag: 'D', code: null, data: content.subarray(headerWidth) };
+    for (const f of this.layout.header) {
+      if (f.role === 'Length') continue;
+      const value = this.decodeField(f, raw(f));
+      switch (f.role) {
+        case 'Sender':
+          t.sender = value as string;
+          break;
+        case 'Receiver':
+          t.receiver = value as string;
+          break;
+        case 'Sequence':
+          t.seq = value as number;
+          break;
+        case 'Type': {
+          const spec = this.layout.byCode.get(String(value));
+          if (!spec) throw new TelegramError(f.name, readableBytes(raw(f)), `one of ${[...this.layout.byCode.keys()].join(', ')}`);
+          t.type = spec.type;
+          break;
+        }
+        case 'Handshake': {
+          const flags = handshake.flags!;
+          const flag = (['D', 'A', 'N'] as const).find((k) => flags[k] === String(value));
+          if (!flag) throw new TelegramError(f.name, readableBytes(raw(f)), `${flags.D}, ${flags.A} or ${flags.N}`);
+          t.flag = flag;
+          break;
+        }
+        case 'Code':
+          t.code = value === '' ? null : Number(value);
+          break;
+      }
+    }
+    if (handshake.by === 'type') t.flag = t.type === 'ACK' ? 'A' : t.type === 'NAK' ? 'N' : 'D';
+    return t;
+  }
+
+  /** The sequence number in a telegram's header, even when the rest does not parse (0 if it is unreadable). */
+  sequenceOf(content: Buffer): number {
+    const f = this.layout.roles.Sequence;
+    if (!f || content.length < f.offset + f.width) return 0;
+    try {
+      return this.decodeField(f, content.subarray(f.offset, f.offset + f.width)) as number;
+    } catch {
+      return 0;
+    }
+  }
+
+  private headerValue(f: Field, t: WireTelegram): unknown {
+    switch (f.role) {
+      case 'Sender':
+        return t.sender;
+      case 'Receiver':
+        return t.receiver;
+      case 'Sequence':
+        return t.seq;
+      case 'Type':
+        return this.wireNumber(f, this.spec(t.type).code);
+      case 'Handshake':
+        return this.wireNumber(f, this.layout.handshake.flags![t.flag]);
+      case 'Code':
+        return t.code ?? (f.kind === 'text' ? '' : 0);
+      default:
+        return undefined;
+    }
+  }
+
+  /** A code or flag as the field's encoder takes it: a number for int and bin fields. */
+  private wireNumber(f: Field, value: string): string | number {
+    return f.kind === 'int' || f.kind === 'bin' ? Number(value) : value;
+  }
+
+  private codeOf(type: unknown): string | number | undefined {
+    if (type === undefined || type === null) return undefined;
+    const spec = this.layout.telegrams.get(type as LogicalType);
+    if (!spec) throw new TelegramError('AckType', String(type), 'a type this layout describes');
+    return /^\d+$/.test(spec.code) ? Number(spec.code) : spec.code;
+  }
+
+  private typeOfCode(f: Field, value: unknown): LogicalType | null {
+    if (value === '' || value === undefined) return null;
+    const spec = this.layout.byCode.get(String(value));
+    if (!spec) throw new TelegramError(f.name, String(value), `one of ${[...this.layout.byCode.keys()].join(', ')}`);
+    return spec.type;
+  }
+
+  /** A number times 10^Scale as a whole number; refused if it has more decimals than that. */
+  private scaled(f: Field, value: unknown): number {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new TelegramError(f.name, String(value), f.scale ? 'a non-negative decimal' : 'a non-negative integer');
+    const n = f.scale ? value * 10 ** f.scale : value;
+    const whole = Math.round(n);
+    if (f.scale ? Math.abs(n - whole) > 1e-6 * Math.max(1, Math.abs(n)) : !Number.isInteger(value)) {
+      throw new TelegramError(f.name, String(value), f.scale ? `at most ${f.scale} decimals` : 'a non-negative integer');
+    }
+    if (!Number.isSafeInteger(whole)) throw new TelegramError(f.name, String(value), `at most ${f.width} characters`);
+    return whole;
+  }
+
+  private aligned(f: Field, s: string): Buffer {
+    const pad = String.fromCharCode(f.fill).repeat(f.width - s.length);
+    return Buffer.from(f.align === 'left' ? s + pad : pad + s, 'latin1');
+  }
+
+  /** A field's text without its padding (numbers zero-filled keep their zeros: "0000" is 0). */
+  private unpadded(f: Field, s: string): string {
+    const fill = String.fromCharCode(f.fill);
+    if (fill === '0') return s;
+    let a = 0;
+    let b = s.length;
+    if (f.align === 'left') while (b > 0 && s[b - 1] === fill) b--;
+    else while (a < b && s[a] === fill) a++;
+    return s.slice(a, b);
+  }
+
+  /** A NAK's text: characters outside the set replaced, cut to its field, no padding at its end. */
+  private diagnostic(f: Field, s: string): string {
+    const fill = String.fromCharCode(f.fill);
+    let out = [...s].map((c) => (this.text.test(c) ? c : '?')).join('').slice(0, f.width);
+    if (this.forbidden) out = out.split(this.forbidden.toString('latin1')).join('?');
+    while (out.endsWith(fill) || out.endsWith(' ')) out = out.slice(0, -1);
+    return out;
+  }
+
+  private padded(parts: Buffer, length: number, t: WireTelegram): Buffer {
+    if (parts.length > length) throw new TelegramError('telegram', t.type, `at most ${length} bytes (Framing.TelegramLength)`);
+    const out = Buffer.alloc(length, this.layout.fill);
+    parts.copy(out);
+    return out;
+  }
+}
+
+/** n / 10^scale without binary fractions showing (1234 with scale 3 is 1.234). */
+function unscale(n: number, scale: number): number {
+  return Number((n / 10 ** scale).toFixed(scale));
+}

@@ -1,0 +1,142 @@
+// Cuts a byte stream into the telegrams of a layout, whatever the reads split or pack: by start
+// and end characters, by a fixed telegram length, or by the header's length field.
+import type { Field, Layout } from './layout-check';
+
+/** What the framer found in the stream: a telegram's content (between the framing characters), or bytes it skipped. */
+export type Framed = { kind: 'telegram'; content: Buffer } | { kind: 'garbage'; bytes: Buffer; reason: string };
+
+const NAMES: Record<string, string> = { '\x02': 'STX', '\x03': 'ETX', '\x04': 'EOT', '\r': 'CR', '\n': 'LF', '\x00': 'NUL' };
+const nameOf = (b: Buffer) => [...b.toString('latin1')].map((c) => NAMES[c] ?? JSON.stringify(c)).join(' ');
+
+/**
+ * The stream decoder of one layout. Bytes outside a telegram and telegrams cut short are reported
+ * as garbage and skipped; decoding resumes at the next start character (or, without one, after
+ * the next end character). Without any framing character a length that cannot be read leaves no
+ * way to find the next telegram: what is buffered is skipped. The content is not judged here.
+ */
+export class LayoutFramer {
+  private buffer = Buffer.alloc(0);
+  private readonly start: Buffer;
+  private readonly end: Buffer;
+  private readonly fixed: number | null;
+  private readonly length: Field | undefined;
+  private readonly max: number;
+
+  constructor(private readonly layout: Layout) {
+    ({ start: this.start, end: this.end, telegramLength: this.fixed, maxLength: this.max } = layout.framing);
+    this.length = layout.roles.Length;
+  }
+
+  /** Feed one read; returns what it completed, in stream order. */
+  push(chunk: Buffer | string): Framed[] {
+    this.buffer = this.buffer.length === 0 ? Buffer.from(typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk) : Buffer.concat([this.buffer, typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk]);
+    const out: Framed[] = [];
+    for (;;) {
+      const item = this.start.length > 0 ? this.nextStarted() : this.nextUnstarted();
+      if (!item) return out;
+      out.push(item);
+    }
+  }
+
+  private skip(n: number, reason: string): Framed {
+    const bytes = this.buffer.subarray(0, n);
+    this.buffer = this.buffer.subarray(n);
+    return { kind: 'garbage', bytes: Buffer.from(bytes), reason };
+  }
+
+  private take(from: number, to: number, after: number): Framed {
+    const content = Buffer.from(this.buffer.subarray(from, to));
+    this.buffer = this.buffer.subarray(after);
+    return { kind: 'telegram', content };
+  }
+
+  /** A telegram starting with the start character. */
+  private nextStarted(): Framed | null {
+    const { start, end } = this;
+    if (this.buffer.length === 0) return null;
+    const at = this.buffer.indexOf(start);
+    if (at < 0) {
+      // Keep a tail that may be the beginning of a start sequence split by the read.
+      const keep = Math.min(start.length - 1, this.buffer.length);
+      return this.buffer.length > keep ? this.skip(this.buffer.length - keep, 'bytes outside a telegram') : null;
+    }
+    if (at > 0) return this.skip(at, 'bytes outside a telegram');
+    const from = start.length;
+    const length = this.lengthFrom(from);
+    if (length === 'wait') return this.cutShortByStart(from);
+    if (length === 'unreadable') return this.skip(start.length, `unreadable length field: skipped up to the next ${nameOf(start)}`);
+    if (length !== null) {
+      if (this.buffer.length < from + length + end.length) return this.cutShortByStart(from);
+      if (!this.buffer.subarray(from + length, from + length + end.length).equals(end)) return this.skip(start.length, `no ${nameOf(end)} after ${length} bytes: skipped up to the next ${nameOf(start)}`);
+      return this.take(from, from + length, from + length + end.length);
+    }
+    const stop = this.buffer.indexOf(end, from);
+    const restart = this.buffer.indexOf(start, from);
+    if (restart >= 0 && (stop < 0 || restart < stop)) return this.skip(restart, `telegram cut short by a new ${nameOf(start)}`);
+    if (stop < 0) {
+      if (this.buffer.length - from > this.max) return this.skip(this.buffer.length, `no ${nameOf(end)} within ${this.max} characters`);
+      return null;
+    }
+    return this.take(from, stop, stop + end.length);
+  }
+
+  /** Incomplete so far; a new start character inside means this one was cut short. */
+  private cutShortByStart(from: number): Framed | null {
+    const restart = this.buffer.indexOf(this.start, from);
+    return restart >= 0 && this.fixed === null ? this.skip(restart, `telegram cut short by a new ${nameOf(this.start)}`) : null;
+  }
+
+  /** A telegram without a start character: cut by length, then the end character checked; or cut at the end character. */
+  private nextUnstarted(): Framed | null {
+    const { end } = this;
+    if (this.buffer.length === 0) return null;
+    const length = this.lengthFrom(0);
+    if (length === 'wait') return null;
+    if (length === 'unreadable') {
+      if (end.length === 0) return this.skip(this.buffer.length, 'unreadable length field: no framing character to resynchronise on, the buffered bytes are skipped');
+      return this.skipPastEnd('unreadable length field');
+    }
+    if (length !== null) {
+      if (this.buffer.length < length + end.length) return null;
+      if (end.length > 0 && !this.buffer.subarray(length, length + end.length).equals(end)) return this.skipPastEnd(`no ${nameOf(end)} after ${length} bytes`);
+      return this.take(0, length, length + end.length);
+    }
+    const stop = this.buffer.indexOf(end);
+    if (stop < 0) {
+      if (this.buffer.length > this.max) return this.skip(this.buffer.length, `no ${nameOf(end)} within ${this.max} characters`);
+      return null;
+    }
+    return this.take(0, stop, stop + end.length);
+  }
+
+  /** Skip up to and including the next end character (the next telegram starts after it). */
+  private skipPastEnd(why: string): Framed | null {
+    const stop = this.buffer.indexOf(this.end, 1);
+    if (stop < 0) return this.buffer.length > this.max ? this.skip(this.buffer.length, `${why}: no ${nameOf(this.end)} within ${this.max} bytes`) : null;
+    return this.skip(stop + this.end.length, `${why}: skipped up to the next ${nameOf(this.end)}`);
+  }
+
+  /**
+   * The telegram length at `from`, if the layout says it other than by the end character: the
+   * fixed length, or the length field's value once its bytes are in ('unreadable' if it is not a
+   * length), 'wait' until its bytes are in. null: cut at the end character.
+   */
+  private lengthFrom(from: number): number | 'unreadable' | 'wait' | null {
+    if (this.fixed !== null) return this.fixed;
+    const f = this.length;
+    // With both framing characters the end character cuts (a wrong length is the header's problem).
+    if (!f || (this.start.length > 0 && this.end.length > 0)) return null;
+    if (this.buffer.length < from + f.offset + f.width) return 'wait';
+    const raw = this.buffer.subarray(from + f.offset, from + f.offset + f.width);
+    let n: number;
+    if (f.kind === 'bin') n = raw.readUIntBE(0, f.width);
+    else {
+      const s = raw.toString('latin1');
+      if (!/^\d+$/.test(s)) return 'unreadable';
+      n = Number(s);
+    }
+    const total = f.counts === 'telegram' ? n : n + f.offset + f.width;
+    if (total < this.layout.headerWidth || total > this.max) return 'unreadable';
+    return total;
+  }
+}

@@ -1,0 +1,52 @@
+// Telegram bytes as a person reads them (traffic log, error messages, the commissioning tool),
+// and back: printable ASCII as it is, every other byte as <hh>, a binary field as one <hhhh>.
+import type { Field, Layout } from './layout-check';
+
+const PRINTABLE = (b: number) => b >= 0x20 && b <= 0x7e && b !== 0x3c; // '<' opens an escape
+
+const hex = (bytes: Buffer) => bytes.toString('hex').toUpperCase();
+
+/** Bytes as readable text: printable ASCII as it is, anything else (and '<') as <hh>. */
+export function readableBytes(bytes: Buffer): string {
+  let out = '';
+  for (const b of bytes) out += PRINTABLE(b) ? String.fromCharCode(b) : `<${hex(Buffer.of(b))}>`;
+  return out;
+}
+
+/**
+ * A telegram's content (between the framing characters) as the traffic log writes it. A layout
+ * without binary fields is written as it is (protocol version 1's log is unchanged); otherwise
+ * each binary field of the header and of the telegram's type is one <hex> group, and any other
+ * byte outside printable ASCII is <hh>. `bytesOf` turns it back into the same bytes.
+ */
+export function readableTelegram(layout: Layout, content: Buffer, typeOf: (content: Buffer) => Field[] | null): string {
+  if (!layout.binary) return content.toString('latin1');
+  const fields = [...layout.header, ...(typeOf(content) ?? [])].filter((f) => f.kind === 'bin' && f.offset + f.width <= content.length);
+  let out = '';
+  let at = 0;
+  for (const f of fields.sort((a, b) => a.offset - b.offset)) {
+    if (f.offset < at) continue;
+    out += readableBytes(content.subarray(at, f.offset)) + `<${hex(content.subarray(f.offset, f.offset + f.width))}>`;
+    at = f.offset + f.width;
+  }
+  return out + readableBytes(content.subarray(at));
+}
+
+/** The bytes of readable text: <hex> groups (any even number of hex digits) become their bytes. */
+export function bytesOf(readable: string): Buffer {
+  const parts: Buffer[] = [];
+  const re = /<((?:[0-9A-Fa-f]{2})+)>/g;
+  let at = 0;
+  for (let m = re.exec(readable); m; m = re.exec(readable)) {
+    parts.push(Buffer.from(readable.slice(at, m.index), 'latin1'), Buffer.from(m[1], 'hex'));
+    at = m.index + m[0].length;
+  }
+  parts.push(Buffer.from(readable.slice(at), 'latin1'));
+  return Buffer.concat(parts);
+}
+
+/** Is this text a hex dump (pairs of hex digits, optionally separated by spaces, colons or dashes)? */
+export function isHexDump(text: string): boolean {
+  const compact = text.replace(/[\s:-]/g, '');
+  return compact.length >= 2 && compact.length % 2 === 0 && /^[0-9A-Fa-f]+$/.test(compact) && /[\s:-]|^[0-9A-Fa-f]{8,}$/.test(text.trim());
+}
