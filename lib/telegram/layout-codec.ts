@@ -111,7 +111,7 @@ export class LayoutCodec {
       case 'spare':
         return undefined;
       case 'fixed':
-        if (!raw.equals(f.constant!)) throw new TelegramError(f.name, readableBytes(raw), `the constant ${readableBytes(f.constant!)}`);
+        if (!raw.equals(f.constant!)) throw new TelegramError(f.name, this.shown(raw), `the constant ${readableBytes(f.constant!)}`);
         return undefined;
       case 'bin': {
         const n = raw.readUIntBE(0, f.width);
@@ -134,7 +134,7 @@ export class LayoutCodec {
       }
       default: {
         const s = this.unpadded(f, raw.toString('latin1'));
-        if (!this.text.test(s)) throw new TelegramError(f.name, readableBytes(raw), charsetName(this.layout.charset));
+        if (!this.text.test(s)) throw new TelegramError(f.name, this.shown(raw), charsetName(this.layout.charset));
         if (f.kind === 'enum') {
           const v = f.map!.get(s);
           if (v !== undefined) return v;
@@ -161,7 +161,7 @@ export class LayoutCodec {
     const spec = this.spec(type);
     const { telegramLength } = this.layout.framing;
     if (telegramLength === null ? data.length !== spec.dataWidth : data.length < spec.dataWidth) {
-      throw new TelegramError('data', readableBytes(data), `${spec.dataWidth} ${this.layout.binary ? 'bytes' : 'characters'} for ${type}`);
+      throw new TelegramError('data', this.shown(data), `${spec.dataWidth} ${this.layout.binary ? 'bytes' : 'characters'} for ${type}`);
     }
     const out: Record<string, unknown> = { ...spec.constants };
     for (const f of spec.fields) {
@@ -199,8 +199,8 @@ export class LayoutCodec {
     const { headerWidth, roles, framing, handshake } = this.layout;
     const unit = this.layout.binary ? 'bytes' : 'characters';
     if (!this.layout.binary && !this.text.test(content.toString('latin1'))) throw new TelegramError('telegram', content.toString('latin1'), charsetName(this.layout.charset));
-    if (content.length < headerWidth) throw new TelegramError('header', readableBytes(content), `at least ${headerWidth} ${unit}`);
-    if (framing.telegramLength !== null && content.length !== framing.telegramLength) throw new TelegramError('telegram', readableBytes(content), `${framing.telegramLength} ${unit}`);
+    if (content.length < headerWidth) throw new TelegramError('header', this.shown(content), `at least ${headerWidth} ${unit}`);
+    if (framing.telegramLength !== null && content.length !== framing.telegramLength) throw new TelegramError('telegram', this.shown(content), `${framing.telegramLength} ${unit}`);
     const raw = (f: Field) => content.subarray(f.offset, f.offset + f.width);
     if (roles.Length) {
       const f = roles.Length;
@@ -211,7 +211,7 @@ export class LayoutCodec {
       } catch {
         got = undefined;
       }
-      if (got !== want) throw new TelegramError(f.name, readableBytes(raw(f)), `${f.width} ${f.kind === 'bin' ? 'bytes' : 'digits'} equal to the telegram length ${want}`);
+      if (got !== want) throw new TelegramError(f.name, this.shown(raw(f)), `${f.width} ${f.kind === 'bin' ? 'bytes' : 'digits'} equal to the telegram length ${want}`);
     }
     const t: WireTelegram = { sender: '', receiver: '', seq: 0, type: 'LIFE', flag: 'D', code: null, data: content.subarray(headerWidth) };
     for (const f of this.layout.header) {
@@ -229,14 +229,14 @@ export class LayoutCodec {
           break;
         case 'Type': {
           const spec = this.layout.byCode.get(String(value));
-          if (!spec) throw new TelegramError(f.name, readableBytes(raw(f)), `one of ${[...this.layout.byCode.keys()].join(', ')}`);
+          if (!spec) throw new TelegramError(f.name, this.shown(raw(f)), `one of ${[...this.layout.byCode.keys()].join(', ')}`);
           t.type = spec.type;
           break;
         }
         case 'Handshake': {
           const flags = handshake.flags!;
           const flag = (['D', 'A', 'N'] as const).find((k) => flags[k] === String(value));
-          if (!flag) throw new TelegramError(f.name, readableBytes(raw(f)), `${flags.D}, ${flags.A} or ${flags.N}`);
+          if (!flag) throw new TelegramError(f.name, this.shown(raw(f)), `${flags.D}, ${flags.A} or ${flags.N}`);
           t.flag = flag;
           break;
         }
@@ -249,6 +249,30 @@ export class LayoutCodec {
     return t;
   }
 
+  /**
+   * Code and text of a NAK, read leniently (it is a diagnostic: a code that does not read is 0):
+   * the code from the header's Code field or the NAK's data, the text to the end of the data.
+   */
+  parseNak(t: WireTelegram): { code: number; text: string } {
+    const spec = this.layout.telegrams.get('NAK');
+    const at = (f: Field) => f.offset - this.layout.headerWidth;
+    const codeField = spec?.fields.find((f) => f.maps === 'Code');
+    const textField = spec?.fields.find((f) => f.maps === 'Text');
+    let code = t.code ?? 0;
+    if (t.code === null && codeField) {
+      const raw = t.data.subarray(at(codeField), at(codeField) + codeField.width);
+      code = codeField.kind === 'bin' ? (raw.length === codeField.width ? raw.readUIntBE(0, raw.length) : 0) : Number(raw.toString('latin1')) || 0;
+    }
+    let text = '';
+    if (textField) {
+      const last = textField === spec!.fields[spec!.fields.length - 1] && this.layout.framing.telegramLength === null;
+      const raw = t.data.subarray(at(textField), last ? undefined : at(textField) + textField.width);
+      text = this.unpadded(textField, raw.toString('latin1')).trimEnd();
+      if (this.layout.binary) text = readableBytes(Buffer.from(text, 'latin1'));
+    }
+    return { code: Number.isSafeInteger(code) ? code : 0, text };
+  }
+
   /** The sequence number in a telegram's header, even when the rest does not parse (0 if it is unreadable). */
   sequenceOf(content: Buffer): number {
     const f = this.layout.roles.Sequence;
@@ -258,6 +282,11 @@ export class LayoutCodec {
     } catch {
       return 0;
     }
+  }
+
+  /** Bytes in a message: as they are for a text layout, readably for a binary one. */
+  private shown(bytes: Buffer): string {
+    return this.layout.binary ? readableBytes(bytes) : bytes.toString('latin1');
   }
 
   private headerValue(f: Field, t: WireTelegram): unknown {
