@@ -130,8 +130,11 @@ export function charsetPattern(charset: 'ascii' | 'latin1'): RegExp {
   return charset === 'ascii' ? /^[\x20-\x7e]*$/ : /^[\x20-\x7e\xa0-\xff]*$/;
 }
 
-/** Resolve a schema-valid layout file; `problems` lists everything wrong (the layout is null if anything is). */
-export function resolveLayout(file: LayoutFile): { layout: Layout | null; problems: string[] } {
+/**
+ * Resolve a schema-valid layout file; `problems` lists everything wrong. `layout` is null if
+ * anything is; `draft` is the table as far as it goes, for the commissioning tool to show.
+ */
+export function resolveLayout(file: LayoutFile): { layout: Layout | null; draft: Layout; problems: string[] } {
   const problems: string[] = [];
   const fill = fillByte(file.Fill);
   const start = framingBytes(file.Framing.Start);
@@ -369,26 +372,23 @@ export function resolveLayout(file: LayoutFile): { layout: Layout | null; proble
   maxLength = Math.min(maxLength, 65535);
 
   const binary = header.some((f) => f.kind === 'bin' || (f.constant !== null && !/^[\x20-\x7e]*$/.test(f.constant.toString('latin1')))) || [...telegrams.values()].some((t) => t.fields.some((f) => f.kind === 'bin' || f.fill < 0x20 || f.fill > 0x7e)) || fill < 0x20 || fill > 0x7e;
-  if (problems.length > 0) return { layout: null, problems };
-  return {
-    layout: {
-      name: file.Name,
-      description: file.Description ?? '',
-      charset: file.Charset,
-      fill,
-      framing: { start, end, telegramLength: fixed, maxLength },
-      header,
-      headerWidth,
-      roles,
-      sequence: { last: file.Sequence.Last, control: file.Sequence.Control },
-      handshake: { ack: hs.Ack, by: hs.By, flags, echo: hs.Echo, nakCodes: hs.NakCodes, resendMs: hs.ResendMs, window: hs.Window },
-      life: file.Life ? { intervalMs: file.Life.IntervalMs } : null,
-      resync: file.Resync === 'SYNS',
-      telegrams,
-      byCode,
-      binary,
-      file,
-    },
-    problems,
+  const draft: Layout = {
+    name: file.Name,
+    description: file.Description ?? '',
+    charset: file.Charset,
+    fill,
+    framing: { start, end, telegramLength: fixed, maxLength },
+    header,
+    headerWidth,
+    roles,
+    sequence: { last: file.Sequence.Last, control: file.Sequence.Control },
+    handshake: { ack: hs.Ack, by: hs.By, flags, echo: hs.Echo, nakCodes: hs.NakCodes, resendMs: hs.ResendMs, window: hs.Window },
+    life: file.Life ? { intervalMs: file.Life.IntervalMs } : null,
+    resync: file.Resync === 'SYNS',
+    telegrams,
+    byCode,
+    binary,
+    file,
   };
+  return { layout: problems.length > 0 ? null : draft, draft, problems };
 }

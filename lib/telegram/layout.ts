@@ -172,10 +172,10 @@ export class LayoutError extends Error {
 }
 
 /** Check a parsed layout file: the shape, then everything the shape cannot say. Never throws. */
-export function checkLayout(raw: unknown): { layout: Layout | null; problems: string[] } {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { layout: null, problems: ['the file must hold one JSON object'] };
+export function checkLayout(raw: unknown): { layout: Layout | null; draft: Layout | null; problems: string[] } {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { layout: null, draft: null, problems: ['the file must hold one JSON object'] };
   const { value, error } = layoutSchema.validate(raw);
-  if (error) return { layout: null, problems: error.details.map((d) => d.message) };
+  if (error) return { layout: null, draft: null, problems: error.details.map((d) => d.message) };
   return resolveLayout(value as LayoutFile);
 }
 
