@@ -4,11 +4,15 @@ import type { Assignment } from '../model/messages';
 import { httpFunction } from '../lib/functions/define';
 import type { HandlerResult } from '../lib/functions/results';
 import { postErrors, postEvent, postNotes } from '../lib/http/routes';
-import { assignmentAck, assignmentBody } from '../lib/http/schemas';
+import { assignmentAck, assignmentBody } from '../lib/http/message-schemas';
 import { type ForwardDeps, forward } from './forward';
 
 /** What the assignment handler needs. */
-export type AssignmentDeps = ForwardDeps & { deliveries: { answered(trackId: string): void } };
+export type AssignmentDeps = ForwardDeps & {
+  deliveries: { answered(trackId: string): void };
+  /** The decision latency of the REQUEST ends when its assignment is accepted. */
+  decisions: { assigned(trackId: string): void };
+};
 
 /** A validated POST /sortation body (field names already canonical, lengths checked at the edge). */
 export interface AssignmentEvent {
@@ -17,11 +21,13 @@ export interface AssignmentEvent {
 }
 
 /** POST /sortation: the assignment goes to the outbox (live) or nowhere (test mode). */
-export function postAssignment(deps: AssignmentDeps, event: AssignmentEvent): Promise<HandlerResult> {
+export async function postAssignment(deps: AssignmentDeps, event: AssignmentEvent): Promise<HandlerResult> {
   // The answer proves its REQUEST was read, whatever becomes of the answer (X-Ack-Mode explicit).
   deps.deliveries.answered(event.body.TrackID);
   const assignment: Assignment = { TrackID: event.body.TrackID, Destination: event.body.Destination, Barcode: event.body.Barcode ?? '' };
-  return forward(deps, { kind: 'ASSIGNMENT', body: assignment }, event.clientAddress, []);
+  const result = await forward(deps, { kind: 'ASSIGNMENT', body: assignment }, event.clientAddress, []);
+  if (result.kind === 'ok') deps.decisions.assigned(assignment.TrackID);
+  return result;
 }
 
 export const fn = httpFunction(postAssignment, {

@@ -4,7 +4,7 @@ import type { QueueDispatcher } from '../lib/queue/dispatcher';
 import { telegramFunction } from '../lib/functions/define';
 import type { WakeMeter } from '../lib/ops/latency';
 import type { Logger } from '../lib/process/logger';
-import type { InboundMessage } from '../lib/link/sorter-link';
+import type { InboundMessage } from '../lib/link/session-port';
 import { type QueueName, queueOf } from '../model/messages';
 import { type HandlerResult, ok } from '../lib/functions/results';
 
@@ -13,6 +13,9 @@ export interface SorterMessageDeps {
   links: { accept(peer: string, seq: number, after: number, message: InboundMessage['message'], at: string, dropSuperseded?: boolean): Promise<Accepted> };
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   wake: WakeMeter;
+  /** Counts what arrived; the decision latency of a REQUEST starts when its bytes arrived. */
+  metrics: { messagesIn: { inc(labels: { queue: QueueName; type: string }): void } };
+  decisions: { requested(trackId: string, at: number): void };
   settings: { Sorter: { PeerName: string }; DropSupersededRequests: boolean };
   /** REQUESTs taken out of the queue without reaching a WCS, since start. */
   requestsRemoved: { Superseded: number; Expired: number };
@@ -33,6 +36,8 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
     deps.log.debug({ trackId: event.message.TrackID, recirculationCount: event.message.RecirculationCount, superseded }, 'older REQUESTs of a recirculated item taken out of the queue');
   }
   const queue = queueOf(event.message);
+  deps.metrics.messagesIn.inc({ queue, type: event.message.Type });
+  if (event.message.Type === 'REQUEST') deps.decisions.requested(event.message.TrackID, event.arrivedAt);
   // Wake latency is measured for messages a client is waiting for; the time a message waits for
   // a client to ask is queueing, which depends on the WCS, not on us.
   if (deps.dispatchers[queue].waiting > 0) deps.wake.arrived(queue, id, event.arrivedAt);

@@ -10,7 +10,7 @@ import { Metrics } from './ops/metrics';
 import { metricsSnapshot } from './ops/metrics-snapshot';
 import { itemTrace } from './ops/trace';
 import type { DeadLetterInfo } from '../db/dead-letter-store';
-import { serviceStores } from '../db/service-stores';
+import { type ServiceStores, serviceStores } from '../db/service-stores';
 import { Writer } from '../db/writer';
 import { watchExternalChanges } from './queue/change-watcher';
 import { type Config, databaseFile } from './process/config';
@@ -18,13 +18,11 @@ import { DeliveryTracker } from './queue/delivery';
 import { QueueDispatcher } from './queue/dispatcher';
 import { WakeMeter } from './ops/latency';
 import type { Logger } from './process/logger';
-import { type QueueName, queueOf } from '../model/messages';
+import type { QueueName } from '../model/messages';
 import { seedFromReplay } from './testmode/seed';
-import { type TelegramFunction, loadTelegramFunction } from './functions/define';
-import { type SorterLink, TcpSorterLink, offlineLink } from './link/sorter-link';
-import { type Manifest, loadManifest, telegramTriggers } from './functions/manifest';
-import { RefuseError } from './link/session-port';
-import { NakReason, type TelegramType } from './telegram/codec';
+import { TcpSorterLink, offlineLink } from './link/sorter-link';
+import { type Manifest, loadManifest } from './functions/manifest';
+import { type TelegramReceiver, telegramTrigger } from './functions/telegram-trigger';
 import { TrafficLogWriter } from './link/traffic-log';
 import type { Deps } from './deps';
 
@@ -77,18 +75,8 @@ export interface ServiceOptions {
   manifest?: Manifest;
 }
 
-/**
- * Build the service from validated config: start the writer thread (it opens and migrates the
- * database; test mode: its own file, emptied and re-seeded from the replay file), open the read
- * connection, and wire the queues, outbox and link.
- */
-export async function createService(options: ServiceOptions): Promise<Service> {
-  const { config, log } = options;
-  const clock = options.clock ?? (() => new Date());
-  const file = databaseFile(options.home, config);
-  // Assigned once everything exists; the metrics read it at each scrape (none can come before).
-  let deps: Deps;
-  const metrics = new Metrics(() => metricsSnapshot(deps, clock()));
+/** The storage: the writer thread, its checkpoints, the main thread's read connection, the stores. */
+async function openStorage(file: string, config: Config, log: Logger, metrics: Metrics) {
   const writer = await Writer.start({
     onCommit: (writes, waitedMs) => {
       metrics.batchWrites.observe(writes);
@@ -102,81 +90,84 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   if (writer.status().ReadOnly) log.error({ database: file }, 'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)');
   const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]));
   const db = openReader(file);
-  const stores = serviceStores(db, writer);
-  const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock) : null;
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  log.info({ database: file, testMode: config.TestMode, pageSize }, 'queue database open');
+  if (pageSize > PAGE_SIZE) {
+    log.info({ pageSize, recommended: PAGE_SIZE }, `the queue database has ${pageSize}-byte pages, made before ${PAGE_SIZE} became the default: converting it writes about 2.4 times fewer bytes per item to the disk (docs/operations.md, "Fewer writes for an existing database")`);
+  }
+  return { writer, checkpointer, db, stores: serviceStores(db, writer) };
+}
 
-  const dispatcherOptions = {
+/** The two queues' dispatchers, and the watch for rows other processes write. */
+function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Logger, clock: () => Date) {
+  const options = {
     onStoreError: (err: unknown, stored: { id: number; queue: QueueName }) =>
       log.error({ err, queue: stored.queue, id: stored.id }, 'could not remove a delivered message (or move it to the dead letters); it stays claimed and the removal is tried again (a dead letter stays queued)'),
     maxDeliveries: config.MaxDeliveries,
     onDeadLetter: deadLetterLog(log, config.MaxDeliveries),
     clock,
   };
-  const dispatchStore = { head: stores.queues.head, remove: stores.queues.remove, deadLetter: stores.deadLetters.deadLetter };
-  const dispatchers = {
-    sortation: new QueueDispatcher('sortation', dispatchStore, dispatcherOptions),
-    destination: new QueueDispatcher('destination', dispatchStore, dispatcherOptions),
-  };
+  const store = { head: stores.queues.head, remove: stores.queues.remove, deadLetter: stores.deadLetters.deadLetter };
+  const dispatchers = { sortation: new QueueDispatcher('sortation', store, options), destination: new QueueDispatcher('destination', store, options) };
   const stopWatching = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
-  const wake = new WakeMeter();
-  wake.observe = (ms) => metrics.wakeSeconds.observe(ms / 1000);
-  const deliveries = new DeliveryTracker({
-    mode: config.Delivery,
-    visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000,
-    closeGraceMs: config.DeliveryCloseGraceMs,
-    clock,
+  return { dispatchers, stopWatching };
+}
+
+/** The sorter's traffic log (Service_PLC.log in the home), if Sorter.TrafficLog is on. */
+function trafficLog(home: string, s: Config['Sorter'], log: Logger): TrafficLogWriter | undefined {
+  if (!s.TrafficLog) return undefined;
+  const file = path.join(home, 'Service_PLC.log');
+  return new TrafficLogWriter(file, { maxBytes: s.TrafficLogMaxBytes, keep: s.TrafficLogFiles, minFreeBytes: s.TrafficLogMinFreeBytes }, {
+    failed: (err) => log.error({ err, file }, `traffic log: cannot write ${file} (${(err as NodeJS.ErrnoException).code ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`),
+    recovered: (dropped) => log.warn({ file, dropped }, `traffic log: writing ${file} again; ${dropped} telegram lines could not be logged meanwhile`),
+    reserve: (paused, free, dropped) =>
+      paused
+        ? log.error({ file, freeBytes: free, minFreeBytes: s.TrafficLogMinFreeBytes }, `traffic log: paused, ${mb(free)} free on its disk is below Sorter.TrafficLogMinFreeBytes (${mb(s.TrafficLogMinFreeBytes)}), kept for the queue database; telegrams are not logged until there is more`)
+        : log.warn({ file, freeBytes: free, dropped }, `traffic log: writing ${file} again (${mb(free)} free); ${dropped} telegram lines could not be logged meanwhile`),
   });
-  let traffic: TrafficLogWriter | undefined;
-  let link: SorterLink;
-  if (config.TestMode) {
-    link = offlineLink(null);
-  } else {
-    const s = config.Sorter;
-    const trafficFile = path.join(options.home, 'Service_PLC.log');
-    traffic = s.TrafficLog
-      ? new TrafficLogWriter(trafficFile, { maxBytes: s.TrafficLogMaxBytes, keep: s.TrafficLogFiles, minFreeBytes: s.TrafficLogMinFreeBytes }, {
-          failed: (err) => log.error({ err, file: trafficFile }, `traffic log: cannot write ${trafficFile} (${(err as NodeJS.ErrnoException).code ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`),
-          recovered: (dropped) => log.warn({ file: trafficFile, dropped }, `traffic log: writing ${trafficFile} again; ${dropped} telegram lines could not be logged meanwhile`),
-          reserve: (paused, free, dropped) =>
-            paused
-              ? log.error({ file: trafficFile, freeBytes: free, minFreeBytes: s.TrafficLogMinFreeBytes }, `traffic log: paused, ${mb(free)} free on its disk is below Sorter.TrafficLogMinFreeBytes (${mb(s.TrafficLogMinFreeBytes)}), kept for the queue database; telegrams are not logged until there is more`)
-              : log.warn({ file: trafficFile, freeBytes: free, dropped }, `traffic log: writing ${trafficFile} again (${mb(free)} free); ${dropped} telegram lines could not be logged meanwhile`),
-        })
-      : undefined;
-    // Our session with the sorter must exist before the link starts. If the storage cannot write
-    // (read-only file), the one committed on an earlier run serves; without one the link cannot run.
-    await stores.links.ensureSession(s.PeerName, clock().toISOString()).catch((err) => {
-      if (!stores.links.session(s.PeerName)) throw err;
-    });
-    // The telegram trigger: the manifest's function for each type of message from the sorter.
-    const byType = new Map<TelegramType, TelegramFunction>(telegramTriggers(options.manifest ?? loadManifest()).flatMap(({ fn, types }) => types.map((type) => [type, loadTelegramFunction(fn.handler)] as const)));
-    link = new TcpSorterLink({
-      settings: s,
-      outbox: stores.outbox,
-      links: stores.links,
-      log,
-      clock,
-      traffic,
-      async receive(type, event) {
-        const f = byType.get(type);
-        if (!f) throw new RefuseError(NakReason.UNEXPECTED, `no function takes ${type} (manifest.json)`);
-        await f.invoke(deps, event);
-        const m = event.message;
-        metrics.messagesIn.inc({ queue: queueOf(m), type: m.Type });
-        if (m.Type === 'REQUEST') decisions.requested(m.TrackID, event.arrivedAt);
-      },
-    });
-  }
+}
+
+/** The live link to the sorter, each data telegram going to `receive` (the telegram trigger). */
+async function sorterLink(options: ServiceOptions, stores: ServiceStores, receive: TelegramReceiver, clock: () => Date) {
+  const { config, log, home } = options;
+  const s = config.Sorter;
+  const traffic = trafficLog(home, s, log);
+  // Our session with the sorter must exist before the link starts. If the storage cannot write
+  // (read-only file), the one committed on an earlier run serves; without one the link cannot run.
+  await stores.links.ensureSession(s.PeerName, clock().toISOString()).catch((err) => {
+    if (!stores.links.session(s.PeerName)) throw err;
+  });
+  const link = new TcpSorterLink({ settings: s, outbox: stores.outbox, links: stores.links, log, clock, traffic, receive });
+  return { link, traffic };
+}
+
+/**
+ * Build the service from validated config: start the writer thread (it opens and migrates the
+ * database; test mode: its own file, emptied and re-seeded from the replay file), open the read
+ * connection, and wire the queues, outbox and link.
+ */
+export async function createService(options: ServiceOptions): Promise<Service> {
+  const { config, log } = options;
+  const clock = options.clock ?? (() => new Date());
+  const file = databaseFile(options.home, config);
+  // Assigned once everything exists; the metrics read it at each scrape, and the telegram trigger
+  // at each telegram (none can come before).
+  let deps: Deps;
+  const metrics = new Metrics(() => metricsSnapshot(deps, clock()));
+  const { writer, checkpointer, db, stores } = await openStorage(file, config, log, metrics);
+  const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock) : null;
+  const { dispatchers, stopWatching } = queueDispatchers(stores, db, config, log, clock);
+  const receive = telegramTrigger(options.manifest ?? loadManifest(), () => deps);
+  const { link, traffic } = config.TestMode ? { link: offlineLink(null), traffic: undefined } : await sorterLink(options, stores, receive, clock);
   const eventLoop = eventLoopMonitor();
-  const decisions = new DecisionMeter((ms) => metrics.decisionSeconds.observe(ms / 1000));
   let state: 'Running' | 'Stopping' = 'Running';
   const drain = () => {
     state = 'Stopping';
     dispatchers.sortation.close();
     dispatchers.destination.close();
   };
-
   deps = {
+    ...meters(metrics),
     testMode: config.TestMode,
     version: options.version,
     startedAt: clock(),
@@ -191,42 +182,32 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     dispatchers,
     link,
     replay,
-    wake,
     requestsRemoved: { Superseded: 0, Expired: 0 },
-    deliveries,
+    deliveries: new DeliveryTracker({ mode: config.Delivery, visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000, closeGraceMs: config.DeliveryCloseGraceMs, clock }),
     storage: writer,
     schema: { applied: db.pragma('user_version', { simple: true }) as number, known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) },
     eventLoop,
-    metrics,
-    decisions,
     items: { timeline: itemTrace(db) },
     log,
   };
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
-  log.info({ database: file, testMode: config.TestMode, pageSize }, 'queue database open');
-  if (pageSize > PAGE_SIZE) {
-    log.info({ pageSize, recommended: PAGE_SIZE }, `the queue database has ${pageSize}-byte pages, made before ${PAGE_SIZE} became the default: converting it writes about 2.4 times fewer bytes per item to the disk (docs/operations.md, "Fewer writes for an existing database")`);
-  }
-
-  return {
-    deps,
-    db,
-    writer,
-    databaseFile: file,
-    drain,
-    async close() {
-      drain();
-      eventLoop.stop();
-      stopWatching();
-      // Responses already read commit their messages a moment later: let them, briefly.
-      for (let i = 0; i < 200 && dispatchers.sortation.inFlight + dispatchers.destination.inFlight > 0; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      await link.stop();
-      await checkpointer.stop();
-      await writer.close();
-      await traffic?.close();
-      db.close();
-    },
+  const close = async () => {
+    drain();
+    eventLoop.stop();
+    stopWatching();
+    // Responses already read commit their messages a moment later: let them, briefly.
+    for (let i = 0; i < 200 && dispatchers.sortation.inFlight + dispatchers.destination.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await link.stop();
+    await checkpointer.stop();
+    await writer.close();
+    await traffic?.close();
+    db.close();
   };
+  return { deps, db, writer, databaseFile: file, drain, close };
+}
+
+/** The metrics and the two latency meters that feed them. */
+function meters(metrics: Metrics) {
+  const wake = new WakeMeter();
+  wake.observe = (ms) => metrics.wakeSeconds.observe(ms / 1000);
+  return { metrics, wake, decisions: new DecisionMeter((ms) => metrics.decisionSeconds.observe(ms / 1000)) };
 }

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import type Joi from 'joi';
 import type { GoneWatch } from '../queue/dispatcher';
-import type { InboundMessage } from '../link/sorter-link';
+import type { InboundMessage } from '../link/session-port';
 import type { HandlerResult } from './results';
 import type { Deps } from '../deps';
 

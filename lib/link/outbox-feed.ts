@@ -1,17 +1,24 @@
-// The service's outbound policy on the sorter link: what to send comes from the outbox, in id
-// order, numbered by outbox id; expired assignments are dropped; acknowledged entries leave it.
+// The service's side of the telegram session's port: outbound, what to send comes from the
+// outbox, in id order, numbered by outbox id (expired assignments are dropped, acknowledged
+// entries leave it); inbound, each new data telegram goes to the telegram trigger.
 import type { OutboxEntry, OutboxReads } from '../../db/outbox-store';
 import type { Logger } from '../process/logger';
-import { MAX_SEQUENCE, outboundData } from '../telegram/codec';
-import type { Outbound, Refusal } from './session-port';
+import { MAX_SEQUENCE, type Telegram, type TelegramType, outboundData, sorterMessageOf } from '../telegram/codec';
+import type { InboundMessage, Outbound, Refusal, SessionPort } from './session-port';
 
 /** Outbound data telegrams are numbered by their outbox id, so a resend after a restart keeps its number. */
 export const seqOfOutboxId = (id: number) => ((id - 1) % MAX_SEQUENCE) + 1;
 
-/** What the feed needs: the outbox (reads; writes resolve once committed) and the time to live. */
+/** What the feed needs: the outbox (reads; writes resolve once committed), the time to live, and where inbound telegrams go. */
 export interface OutboxFeedDeps {
   outbox: OutboxReads & { remove(id: number): Promise<boolean> };
   drop(entry: OutboxEntry, reason: string, at: string): Promise<void>;
+  /** Our session id with the sorter, as stored. */
+  epoch: string;
+  /** The telegram trigger (manifest.json): commit a message from the sorter; resolves once committed. */
+  receive(type: TelegramType, event: InboundMessage): Promise<void>;
+  /** Store the sorter's new session: numbering from it starts after `lastSeqIn`. */
+  setPeerSession(epoch: string, lastSeqIn: number): Promise<void>;
   assignmentTtlSeconds: number;
   /** Entries kept in memory between a commit and their sending (a window's worth suffices). */
   maxOffered: number;
@@ -20,11 +27,13 @@ export interface OutboxFeedDeps {
 }
 
 /**
- * The outbound side of the service's session port. Entries committed by a POST are offered
- * and sent from memory; anything else (a resync after a reconnect, rows another process wrote)
- * is read from the table in order.
+ * The service's session port. Entries committed by a POST are offered and sent from memory;
+ * anything else (a resync after a reconnect, rows another process wrote) is read from the table
+ * in order.
  */
-export class OutboxFeed {
+export class OutboxFeed implements SessionPort<OutboxEntry> {
+  /** performance.now() when the bytes being decoded arrived (set by the link; wake latency). */
+  arrivedAt = 0;
   private lastSentId = 0;
   /** Entries offered since the last read, in id order. */
   private offered: OutboxEntry[] = [];
@@ -40,14 +49,14 @@ export class OutboxFeed {
     if (connected && this.offered.length < this.deps.maxOffered) this.offered.push(entry);
   }
 
-  /** A connection is up: start again at the oldest unacknowledged entry. Returns its number (0: none). */
-  restart(): number {
+  /** A connection is up: start again at the oldest unacknowledged entry, numbered `nextSeq` (0: none). */
+  restart(): { epoch: string; nextSeq: number } {
     this.lastSentId = 0;
     this.offered = [];
     const [first] = this.deps.outbox.peek(1);
     this.resyncUntilId = this.deps.outbox.lastId();
     this.newestId = Math.max(this.newestId, this.resyncUntilId);
-    return first ? seqOfOutboxId(first.id) : 0;
+    return { epoch: this.deps.epoch, nextSeq: first ? seqOfOutboxId(first.id) : 0 };
   }
 
   backlogSent(): boolean {
@@ -58,7 +67,7 @@ export class OutboxFeed {
    * Up to `max` entries after the last one sent. The table is read only when it holds something
    * newer than what was sent, or when `thorough` asks (the periodic safety net).
    */
-  next(max: number, thorough: boolean): Outbound<OutboxEntry>[] {
+  nextOutbound(max: number, thorough: boolean): Outbound<OutboxEntry>[] {
     const out: Outbound<OutboxEntry>[] = [];
     const nowMs = this.deps.clock().getTime();
     while (out.length < max && (thorough || this.lastSentId < this.newestId)) {
@@ -90,6 +99,16 @@ export class OutboxFeed {
 
   refused(entry: OutboxEntry, { code, text }: Refusal): void {
     this.drop(entry, `NAK ${code}: ${text}`, this.deps.clock().toISOString());
+  }
+
+  /** Decoded here (a bad field throws: NAK 02), committed by the telegram trigger. */
+  deliver(t: Telegram, after: number): Promise<void> {
+    return this.deps.receive(t.type, { seq: t.seq, after, message: sorterMessageOf(t), arrivedAt: this.arrivedAt });
+  }
+
+  /** Committed before any message of the new session (the writer keeps the order of writes). */
+  peerSession(epoch: string, lastSeqIn: number): void {
+    this.deps.setPeerSession(epoch, lastSeqIn).catch((err) => this.deps.log.error({ err }, "could not store the sorter's new session"));
   }
 
   /** An assignment older than its time to live is of no use to the sorter: drop it, say so. */

@@ -1,5 +1,6 @@
 // What a telegram session (lib/link/session.ts) asks of its side, and what it tells it: the
 // port each end implements, the numbering rule for repeats, settings, events and counters.
+import type { SorterMessage } from '../../model/messages';
 import { MAX_SEQUENCE, type Telegram, type TelegramType } from '../telegram/codec';
 
 /** Numbers within this distance at or before the last accepted one are repeats, not new telegrams. */
@@ -95,3 +96,11 @@ export interface SessionCounters {
   garbageBytes: number;
 }
 
+/** A message from the sorter, to be kept: `after` is the number that must be the last one stored. */
+export interface InboundMessage {
+  seq: number;
+  after: number;
+  message: SorterMessage;
+  /** performance.now() when its bytes arrived (wake latency). */
+  arrivedAt: number;
+}

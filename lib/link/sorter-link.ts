@@ -7,12 +7,14 @@ import type { SorterSettings } from '../process/config';
 import { ThrottledLog } from '../process/log-throttle';
 import { Recent } from './recent';
 import type { Logger } from '../process/logger';
-import type { DeliveryState, SorterMessage } from '../../model/messages';
-import { type TelegramType, sorterMessageOf } from '../telegram/codec';
+import type { DeliveryState } from '../../model/messages';
+import type { TelegramType } from '../telegram/codec';
 import type { TrafficLogWriter } from './traffic-log';
 import { OutboxFeed, type OutboxFeedDeps, seqOfOutboxId } from './outbox-feed';
 import { TelegramSession } from './session';
-import { HOST_RECEIVES } from './session-port';
+import { HOST_RECEIVES, type InboundMessage } from './session-port';
+
+export type { InboundMessage } from './session-port';
 
 /** What GET /status shows of the link to the sorter. */
 export interface SorterLinkStatus {
@@ -62,15 +64,6 @@ export function offlineLink(address: string | null): SorterLink {
   };
 }
 
-/** A message from the sorter, to be kept: `after` is the number that must be the last one stored. */
-export interface InboundMessage {
-  seq: number;
-  after: number;
-  message: SorterMessage;
-  /** performance.now() when its bytes arrived (wake latency). */
-  arrivedAt: number;
-}
-
 /** What the TCP link needs from the rest of the service. Writes resolve once committed. */
 export interface TcpLinkDeps {
   settings: SorterSettings;
@@ -95,7 +88,6 @@ export class TcpSorterLink implements SorterLink {
   private socket: net.Socket | null = null;
   private stopping = false;
   private since: string | null = null;
-  private arrivedAt = 0;
   private backoffMs = 200;
   /** Connections made after the first one; connections that were up and dropped; attempts that never connected. */
   private readonly connections = { made: 0, lost: 0, failedAttempts: 0 };
@@ -117,26 +109,23 @@ export class TcpSorterLink implements SorterLink {
     const storeFailed = new ThrottledLog(log, 'error', 10_000, now);
     const naksSent = new ThrottledLog(log, 'warn', 10_000, now);
     const garbage = new ThrottledLog(log, 'warn', 10_000, now);
-    this.feed = new OutboxFeed({ outbox: deps.outbox, drop: deps.links.drop, assignmentTtlSeconds: s.AssignmentTtlSeconds, maxOffered: 4 * s.Window, log, clock });
     const stored = deps.links.session(s.PeerName);
     if (!stored) throw new Error(`no link session with ${s.PeerName} in the database`);
-    const feed = this.feed;
+    this.feed = new OutboxFeed({
+      outbox: deps.outbox,
+      drop: deps.links.drop,
+      epoch: stored.ourEpoch,
+      receive: deps.receive,
+      setPeerSession: (epoch, lastSeqIn) => deps.links.setPeerSession(s.PeerName, epoch, lastSeqIn, clock().toISOString()),
+      assignmentTtlSeconds: s.AssignmentTtlSeconds,
+      maxOffered: 4 * s.Window,
+      log,
+      clock,
+    });
     this.session = new TelegramSession<OutboxEntry>(
       { name: s.Name, peerName: s.PeerName, receives: HOST_RECEIVES, peerKind: 'sorter' },
       { heartbeatMs: s.HeartbeatMs, ackTimeoutMs: s.AckTimeoutMs, window: s.Window },
-      {
-        restart: () => ({ epoch: stored.ourEpoch, nextSeq: feed.restart() }),
-        nextOutbound: (max, thorough) => feed.next(max, thorough),
-        backlogSent: () => feed.backlogSent(),
-        stillWanted: (entry) => feed.stillWanted(entry),
-        acknowledged: (entry) => feed.acknowledged(entry),
-        refused: (entry, refusal) => feed.refused(entry, refusal),
-        // Decoded here (a bad field throws: NAK 02), committed by the telegram trigger.
-        deliver: (t, after) => deps.receive(t.type, { seq: t.seq, after, message: sorterMessageOf(t), arrivedAt: this.arrivedAt }),
-        // Committed before any message of the new session (the writer keeps the order of writes).
-        peerSession: (epoch, lastSeqIn) =>
-          void deps.links.setPeerSession(s.PeerName, epoch, lastSeqIn, clock().toISOString()).catch((err) => log.error({ err }, "could not store the sorter's new session")),
-      },
+      this.feed,
       () => clock().getTime(),
       {
         garbage: (bytes, reason) => garbage.write({ bytes: JSON.stringify(bytes.slice(0, 60)), reason }, 'garbage on the sorter link skipped'),
@@ -219,7 +208,7 @@ export class TcpSorterLink implements SorterLink {
     socket.on('connect', () => this.onConnect(socket));
     socket.on('data', (chunk) => {
       if (socket !== this.socket) return;
-      this.arrivedAt = performance.now();
+      this.feed.arrivedAt = performance.now();
       this.session.receive(chunk);
     });
     socket.on('error', (err: NodeJS.ErrnoException) => {

@@ -15,7 +15,11 @@ function setup() {
   const links = createLinkStore(ctx.db, queues);
   links.ensureSession('PLC01', 'T');
   const dispatchers = { sortation: new QueueDispatcher('sortation', queues), destination: new QueueDispatcher('destination', queues) };
+  const counted: Array<{ queue: string; type: string }> = [];
+  const requested: string[] = [];
   const deps = {
+    metrics: { messagesIn: { inc: (labels: { queue: string; type: string }) => void counted.push(labels) } },
+    decisions: { requested: (trackId: string) => void requested.push(trackId) },
     links: { accept: async (...a: Parameters<typeof links.accept>) => links.accept(...a) },
     dispatchers,
     wake: new WakeMeter(),
@@ -24,7 +28,7 @@ function setup() {
     clock,
     log: createLogger('silent'),
   };
-  return { ctx, queues, links, dispatchers, deps };
+  return { ctx, queues, links, dispatchers, deps, counted, requested };
 }
 
 const verify = { Type: 'VERIFY', TrackID: '0004711', Barcode: '', Destination: 'D1', MessageCode: 212 } as const;
@@ -32,9 +36,11 @@ const scan = { Type: 'SCAN', Destination: 'D1', DestinationStatus: 'Ready', Dest
 
 describe('acceptSorterMessage', () => {
   it('commits a VERIFY to the sortation queue and a SCAN to the destination queue, with their numbers', async () => {
-    const { ctx, queues, links, deps } = setup();
+    const { ctx, queues, links, deps, counted, requested } = setup();
     await acceptSorterMessage(deps, { seq: 1, after: 0, message: verify, arrivedAt: performance.now() });
     const result = await acceptSorterMessage(deps, { seq: 2, after: 1, message: scan, arrivedAt: performance.now() });
+    expect(counted).toEqual([{ queue: 'sortation', type: 'VERIFY' }, { queue: 'destination', type: 'SCAN' }]);
+    expect(requested).toEqual([]); // only a REQUEST starts a decision
     expect(result).toMatchObject({ kind: 'ok', body: { Queue: 'destination' } });
     expect([queues.depth('sortation'), queues.depth('destination')]).toEqual([1, 1]);
     expect(links.session('PLC01')!.lastSeqIn).toBe(2);
@@ -61,7 +67,7 @@ describe('acceptSorterMessage', () => {
   });
 
   it('takes the older REQUESTs of an item that went round again out of the queue, into the history as Superseded', async () => {
-    const { ctx, queues, deps } = setup();
+    const { ctx, queues, deps, requested } = setup();
     const request = (track: string, recirculation: number) => ({ Type: 'REQUEST', TrackID: track, Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: recirculation, Length: 1, Width: 1, Height: 1, Weight: 1 }) as const;
     await acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A', 0), arrivedAt: 0 });
     await acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B', 0), arrivedAt: 0 });
@@ -71,6 +77,7 @@ describe('acceptSorterMessage', () => {
     expect(waiting).toEqual(['REQUEST:B:0', 'VERIFY:A:', 'REQUEST:A:1']); // the VERIFY stays: only REQUESTs are superseded
     expect(ctx.db.prepare('SELECT track_id, removed_reason, client_address, json_extract(payload, \'$.RecirculationCount\') AS rc FROM delivered_history').all()).toEqual([{ track_id: 'A', removed_reason: 'Superseded', client_address: null, rc: 0 }]);
     expect(deps.requestsRemoved.Superseded).toBe(1);
+    expect(requested).toEqual(['A', 'B', 'A']); // each REQUEST starts its decision
     expect(queues.depth('sortation')).toBe(3);
     // Turned off: everything stays.
     deps.settings.DropSupersededRequests = false;

@@ -1,6 +1,8 @@
 // The service's outbound policy on the link: order, numbering by outbox id, time to live.
 import { createOutboxStore } from '../../../db/outbox-store';
 import { OutboxFeed, seqOfOutboxId } from '../../../lib/link/outbox-feed';
+import type { InboundMessage } from '../../../lib/link/session-port';
+import { sorterMessageData } from '../../../lib/telegram/codec';
 import { createLogger } from '../../../lib/process/logger';
 import { freshDb } from '../../helpers/db';
 
@@ -15,9 +17,14 @@ describe('OutboxFeed', () => {
     const ctx = freshDb();
     const outbox = createOutboxStore(ctx.db);
     const dropped: Array<[number, string]> = [];
+    const received: Array<[string, InboundMessage]> = [];
+    const peerSessions: Array<[string, number]> = [];
     const f = new OutboxFeed({
       outbox: { ...outbox, remove: async (id) => outbox.remove(id) },
       drop: async (entry, reason) => void dropped.push([entry.id, reason]),
+      epoch: 'E1',
+      receive: async (type, event) => void received.push([type, event]),
+      setPeerSession: async (epoch, lastSeqIn) => void peerSessions.push([epoch, lastSeqIn]),
       assignmentTtlSeconds: 10,
       maxOffered: 8,
       log: createLogger('silent'),
@@ -28,23 +35,23 @@ describe('OutboxFeed', () => {
       const message = { kind: 'ASSIGNMENT' as const, body: { TrackID: track, Destination: 'D1', Barcode: '' } };
       return { id: outbox.add(message, null, createdAt), message, createdAt };
     };
-    return { ctx, outbox, f, add, dropped };
+    return { ctx, outbox, f, add, dropped, received, peerSessions };
   }
 
   it('restarts at the oldest entry, sends in order within the limit, and says when the backlog is out', () => {
     const now = { ms: Date.parse('2026-11-22T08:00:00Z') };
     const { ctx, f, add } = feed(now);
     const [a, b, c] = ['A', 'B', 'C'].map((t) => add(t, now.ms));
-    expect(f.restart()).toBe(seqOfOutboxId(a.id));
-    expect(f.next(2, false).map((o) => [o.seq, o.type])).toEqual([[seqOfOutboxId(a.id), 'ASGN'], [seqOfOutboxId(b.id), 'ASGN']]);
+    expect(f.restart()).toEqual({ epoch: 'E1', nextSeq: seqOfOutboxId(a.id) });
+    expect(f.nextOutbound(2, false).map((o) => [o.seq, o.type])).toEqual([[seqOfOutboxId(a.id), 'ASGN'], [seqOfOutboxId(b.id), 'ASGN']]);
     expect(f.backlogSent()).toBe(false);
-    expect(f.next(2, false).map((o) => o.ref.id)).toEqual([c.id]);
+    expect(f.nextOutbound(2, false).map((o) => o.ref.id)).toEqual([c.id]);
     expect(f.backlogSent()).toBe(true);
     // Offered after its commit: sent from memory, in order.
     const d = add('D', now.ms);
     f.offer(d, true);
-    expect(f.next(2, false).map((o) => o.ref.id)).toEqual([d.id]);
-    expect(f.next(2, false)).toEqual([]);
+    expect(f.nextOutbound(2, false).map((o) => o.ref.id)).toEqual([d.id]);
+    expect(f.nextOutbound(2, false)).toEqual([]);
     ctx.dispose();
   });
 
@@ -53,8 +60,8 @@ describe('OutboxFeed', () => {
     const { ctx, f, add } = feed(now);
     f.restart();
     const e = add('UNOFFERED', now.ms);
-    expect(f.next(4, false)).toEqual([]);
-    expect(f.next(4, true).map((o) => o.ref.id)).toEqual([e.id]);
+    expect(f.nextOutbound(4, false)).toEqual([]);
+    expect(f.nextOutbound(4, true).map((o) => o.ref.id)).toEqual([e.id]);
     ctx.dispose();
   });
 
@@ -64,11 +71,24 @@ describe('OutboxFeed', () => {
     const old = add('OLD', now.ms - 11_000);
     const fresh = add('FRESH', now.ms);
     f.restart();
-    expect(f.next(4, false).map((o) => o.ref.id)).toEqual([fresh.id]);
+    expect(f.nextOutbound(4, false).map((o) => o.ref.id)).toEqual([fresh.id]);
     expect(dropped).toEqual([[old.id, 'older than AssignmentTtlSeconds (11 s)']]);
     expect(f.stillWanted(fresh)).toBe(true);
     now.ms += 10_500;
     expect(f.stillWanted(fresh)).toBe(false);
+    ctx.dispose();
+  });
+
+  it('delivers a data telegram from the sorter to the telegram trigger, decoded, with when it arrived', async () => {
+    const now = { ms: Date.parse('2026-11-22T08:00:00Z') };
+    const { ctx, f, received, peerSessions } = feed(now);
+    const verify = { Type: 'VERIFY' as const, TrackID: '0000001', Barcode: 'B1', Destination: 'D001', MessageCode: 212 as const };
+    const { type, data } = sorterMessageData(verify);
+    f.arrivedAt = 1234.5;
+    await f.deliver({ sender: 'PLC', receiver: 'HOST', seq: 7, type, flag: 'D', data }, 6);
+    expect(received).toEqual([['VERI', { seq: 7, after: 6, message: verify, arrivedAt: 1234.5 }]]);
+    f.peerSession('P2', 41);
+    expect(peerSessions).toEqual([['P2', 41]]);
     ctx.dispose();
   });
 });
