@@ -241,7 +241,8 @@ export class LayoutCodec {
           break;
         }
         case 'Code':
-          t.code = value === '' ? null : Number(value);
+          // 0 or blank: no refusal.
+          t.code = value === '' || value === 0 ? null : Number(value);
           break;
       }
     }

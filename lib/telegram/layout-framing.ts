@@ -64,6 +64,7 @@ export class LayoutFramer {
     const from = start.length;
     const length = this.lengthFrom(from);
     if (length === 'wait') return this.cutShortByStart(from);
+    if (length === 'misaligned') return this.skip(start.length, `the length field does not say ${this.fixed}: skipped up to the next ${nameOf(start)}`);
     if (length === 'unreadable') return this.skip(start.length, `unreadable length field: skipped up to the next ${nameOf(start)}`);
     if (length !== null) {
       if (this.buffer.length < from + length + end.length) return this.cutShortByStart(from);
@@ -96,9 +97,10 @@ export class LayoutFramer {
       if (end.length === 0) return this.skip(this.buffer.length, 'unreadable length field: no framing character to resynchronise on, the buffered bytes are skipped');
       return this.skipPastEnd('unreadable length field');
     }
+    if (length === 'misaligned') return this.skipToLength();
     if (length !== null) {
       if (this.buffer.length < length + end.length) return null;
-      if (end.length > 0 && !this.buffer.subarray(length, length + end.length).equals(end)) return this.skipPastEnd(`no ${nameOf(end)} after ${length} bytes`);
+      if (end.length > 0 && !this.buffer.subarray(length, length + end.length).equals(end)) return this.resyncOnEnd(length);
       return this.take(0, length, length + end.length);
     }
     const stop = this.buffer.indexOf(end);
@@ -107,6 +109,41 @@ export class LayoutFramer {
       return null;
     }
     return this.take(0, stop, stop + end.length);
+  }
+
+  /**
+   * No end character after a fixed-length telegram: bytes came before it (garbage, or a telegram
+   * cut short). The next end character found ends the next telegram, so what lies more than a
+   * telegram's length before it is skipped; an end character nearer than that ends only garbage.
+   */
+  private resyncOnEnd(length: number): Framed | null {
+    const stop = this.buffer.indexOf(this.end);
+    if (stop < 0) return this.buffer.length > length + this.max ? this.skip(this.buffer.length - length, `no ${nameOf(this.end)} after ${length} bytes`) : null;
+    if (stop >= length) return this.skip(stop - length, `no ${nameOf(this.end)} after ${length} bytes: skipped up to the telegram before the next ${nameOf(this.end)}`);
+    return this.skip(stop + this.end.length, `no ${nameOf(this.end)} after ${length} bytes: skipped up to the next ${nameOf(this.end)}`);
+  }
+
+  /**
+   * A fixed-length block whose length field is wrong is not where a block starts: skip to where
+   * the length field reads right and the type field holds a known code (a length alone is two
+   * bytes that data may hold too).
+   */
+  private skipToLength(): Framed | null {
+    const type = this.layout.roles.Type;
+    const need = Math.max(...[this.length!, type].filter((f) => f !== undefined).map((f) => f!.offset + f!.width));
+    let at = 1;
+    while (at + need <= this.buffer.length && !(this.lengthFrom(at) === this.fixed && (!type || this.knownType(type, at)))) at++;
+    // `at` is where a block starts, or the first place whose bytes are not all in yet: kept.
+    return this.skip(at, `no telegram starts here (its length field does not say ${this.fixed}): skipped up to one that does`);
+  }
+
+  private knownType(f: Field, from: number): boolean {
+    const raw = this.buffer.subarray(from + f.offset, from + f.offset + f.width);
+    if (f.kind === 'bin') return this.layout.byCode.has(String(raw.readUIntBE(0, f.width)));
+    if (f.kind === 'int') return this.layout.byCode.has(String(Number(raw.toString('latin1'))));
+    let end = raw.length;
+    while (end > 0 && raw[end - 1] === f.fill) end--;
+    return this.layout.byCode.has(raw.subarray(0, end).toString('latin1'));
   }
 
   /** Skip up to and including the next end character (the next telegram starts after it). */
@@ -121,22 +158,29 @@ export class LayoutFramer {
    * fixed length, or the length field's value once its bytes are in ('unreadable' if it is not a
    * length), 'wait' until its bytes are in. null: cut at the end character.
    */
-  private lengthFrom(from: number): number | 'unreadable' | 'wait' | null {
-    if (this.fixed !== null) return this.fixed;
+  private lengthFrom(from: number): number | 'unreadable' | 'misaligned' | 'wait' | null {
     const f = this.length;
+    if (this.fixed !== null) {
+      // A fixed length and a length field: a block whose field says otherwise is not aligned.
+      if (!f || this.buffer.length < from + f.offset + f.width) return this.fixed;
+      const said = this.said(f, from);
+      return said === (f.counts === 'telegram' ? this.fixed : this.fixed - f.offset - f.width) ? this.fixed : 'misaligned';
+    }
     // With both framing characters the end character cuts (a wrong length is the header's problem).
     if (!f || (this.start.length > 0 && this.end.length > 0)) return null;
     if (this.buffer.length < from + f.offset + f.width) return 'wait';
-    const raw = this.buffer.subarray(from + f.offset, from + f.offset + f.width);
-    let n: number;
-    if (f.kind === 'bin') n = raw.readUIntBE(0, f.width);
-    else {
-      const s = raw.toString('latin1');
-      if (!/^\d+$/.test(s)) return 'unreadable';
-      n = Number(s);
-    }
+    const n = this.said(f, from);
+    if (n === null) return 'unreadable';
     const total = f.counts === 'telegram' ? n : n + f.offset + f.width;
     if (total < this.layout.headerWidth || total > this.max) return 'unreadable';
     return total;
+  }
+
+  /** The length field's value at a telegram starting at `from` (null: not a number). */
+  private said(f: Field, from: number): number | null {
+    const raw = this.buffer.subarray(from + f.offset, from + f.offset + f.width);
+    if (f.kind === 'bin') return raw.readUIntBE(0, f.width);
+    const s = raw.toString('latin1');
+    return /^\d+$/.test(s) ? Number(s) : null;
   }
 }
