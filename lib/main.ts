@@ -13,6 +13,17 @@ import { createServer } from './http/server';
 import { createService } from './service';
 import { SystemdNotifier } from './process/systemd';
 
+/** Exit with `code` and one line on stderr when `run` throws one of `errors` (config, a second instance). */
+function orExit<T>(run: () => T, errors: Array<new (...a: never[]) => Error>, code: number): T {
+  try {
+    return run();
+  } catch (err) {
+    if (!errors.some((E) => err instanceof E)) throw err;
+    process.stderr.write(`sorter-integration: ${(err as Error).message}\n`);
+    process.exit(code);
+  }
+}
+
 /**
  * Process entry: read config.json from the service home, open the queues, listen, run the
  * schedules, and shut down cleanly on SIGTERM/SIGINT. `--default-home DIR` names the home used
@@ -23,26 +34,9 @@ async function main(argv: string[]): Promise<void> {
   const home = resolveHome(process.env, i >= 0 && argv[i + 1] ? argv[i + 1] : projectRoot);
   // A mistyped SORTER_HOME must not pass for the real one: say so once the log is up.
   const newHome = !fs.existsSync(home) || fs.readdirSync(home).length === 0;
-  let config;
-  try {
-    config = loadConfig(home);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`sorter-integration: ${err.message}\n`);
-      process.exit(78); // EX_CONFIG
-    }
-    throw err;
-  }
+  const config = orExit(() => loadConfig(home), [ConfigError], 78); // EX_CONFIG
   // Before anything is touched: a second instance on this home must change nothing.
-  try {
-    instanceLock = lockInstance(home);
-  } catch (err) {
-    if (err instanceof InstanceLockedError) {
-      process.stderr.write(`sorter-integration: ${err.message}\n`);
-      process.exit(75); // EX_TEMPFAIL
-    }
-    throw err;
-  }
+  instanceLock = orExit(() => lockInstance(home), [InstanceLockedError], 75); // EX_TEMPFAIL
   const out = stdoutDestination();
   const log = createLogger(config.LogLevel, out.stream);
   if (newHome) log.warn({ home }, `the service home ${home} did not exist or was empty: starting with a new, empty home (no config.json: all defaults; check SORTER_HOME)`);
@@ -60,21 +54,15 @@ async function main(argv: string[]): Promise<void> {
   await server.start();
   const stopSchedules = startSchedules(manifest, service.deps);
   const address = `http://${config.Host.includes(':') ? `[${config.Host}]` : config.Host}:${server.info.port}`;
-  log.info(
-    { url: server.info.uri, address, home, testMode: config.TestMode, replay: service.deps.replay },
-    `listening on ${address} (${config.TestMode ? 'test mode' : 'live mode'}); Swagger UI at /`,
-  );
+  const mode = config.TestMode ? 'test mode' : 'live mode';
+  log.info({ url: server.info.uri, address, home, testMode: config.TestMode, replay: service.deps.replay }, `listening on ${address} (${mode}); Swagger UI at /`);
   // Under systemd (deploy/, Type=notify): ready now, and the watchdog fed from here on.
   const systemd = SystemdNotifier.fromEnv(process.env, log);
-  systemd?.ready(`listening on ${address} (${config.TestMode ? 'test mode' : 'live mode'})`);
+  systemd?.ready(`listening on ${address} (${mode})`);
   if (!isLoopback(config.Host) && config.ApiKeys.length === 0) {
     log.warn({ host: config.Host }, `listening on ${config.Host}, beyond this machine, with no ApiKeys: anyone who can reach port ${server.info.port} can take messages and send assignments (set ApiKeys, or Host "127.0.0.1")`);
   }
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  const shutdown = onceOnly(async (signal: string) => {
     // Whatever hangs (a client, the disk), the process ends: a supervisor's stop must work.
     setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
     log.info({ signal }, 'shutting down: answering waiting polls, finishing responses, closing the database');
@@ -88,9 +76,19 @@ async function main(argv: string[]): Promise<void> {
     instanceLock?.release();
     systemd?.close();
     process.exit(0);
-  };
+  });
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** `f` on its first call; later calls do nothing (a second signal while stopping). */
+function onceOnly<A extends unknown[]>(f: (...a: A) => Promise<void>): (...a: A) => Promise<void> {
+  let called = false;
+  return async (...a) => {
+    if (called) return;
+    called = true;
+    await f(...a);
+  };
 }
 
 /** Can the service listen where configured, and write its database's folder? A sentence if not. */

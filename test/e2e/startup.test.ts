@@ -9,6 +9,9 @@ import Database from '../../db/sqlite';
 import { removeHome, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
 
+// Each test starts the service (some twice): seconds on a busy machine, more than jest's default 5 s.
+jest.setTimeout(30_000);
+
 const messages = (logs: Array<Record<string, unknown>>) => logs.map((l) => String(l.msg));
 
 describe('start-up', () => {
