@@ -10,6 +10,7 @@ import { type EmulatorProcess, startEmulator } from '../helpers/emulator';
 import { call } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
+import { until } from '../helpers/until';
 
 jest.setTimeout(90_000);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -39,10 +40,6 @@ describe('the dashboard in headless Chromium', () => {
   });
 
   const number = async (page: Page, id: string) => Number((await page.locator(`#${id}`).textContent())?.replace(/[^\d.]/g, '') || NaN);
-  const until = async (what: string, cond: () => Promise<boolean>, ms = 15_000) => {
-    for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) if (await cond()) return;
-    throw new Error(`not within ${ms} ms: ${what}`);
-  };
 
   it('asks for the key, then shows live numbers, telegrams, deliveries and decisions, looks an item up, with no console error', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
@@ -59,13 +56,13 @@ describe('the dashboard in headless Chromium', () => {
     await page.fill('#key', KEY);
     await page.click('#key-form button');
 
-    await until('the page shows the service running with the sorter connected', async () => (await page.locator('#state').textContent()) === 'Running' && (await page.locator('#link-state').textContent()) === 'connected');
-    await until('telegrams, deliveries and decisions appear', async () =>
-      (await page.locator('#telegrams tr').count()) > 0 && (await page.locator('#deliveries tr').count()) > 0 && (await number(page, 'decision-count')) > 0);
+    await until(async () => (await page.locator('#state').textContent()) === 'Running' && (await page.locator('#link-state').textContent()) === 'connected', 15_000, 'the page shows the service running with the sorter connected', 200);
+    await until(async () =>
+      (await page.locator('#telegrams tr').count()) > 0 && (await page.locator('#deliveries tr').count()) > 0 && (await number(page, 'decision-count')) > 0, 15_000, 'telegrams, deliveries and decisions appear', 200);
     const first = { telegramsIn: await number(page, 'total-telegrams-in'), received: await number(page, 'total-received'), delivered: await number(page, 'total-delivered') };
-    await until('the totals move while the sorter runs', async () =>
-      (await number(page, 'total-telegrams-in')) > first.telegramsIn && (await number(page, 'total-received')) > first.received && (await number(page, 'total-delivered')) > first.delivered);
-    await until('a rate above zero', async () => (await number(page, 'rate-telegrams-in')) > 0);
+    await until(async () =>
+      (await number(page, 'total-telegrams-in')) > first.telegramsIn && (await number(page, 'total-received')) > first.received && (await number(page, 'total-delivered')) > first.delivered, 15_000, 'the totals move while the sorter runs', 200);
+    await until(async () => (await number(page, 'rate-telegrams-in')) > 0, 15_000, 'a rate above zero', 200);
     expect(await page.locator('#storage-state').textContent()).toBe('Ok');
     expect(await page.locator('#telegrams tr').first().textContent()).toMatch(/(IN|OUT).*(PLC01|WCS01)/);
 
@@ -96,7 +93,7 @@ describe('the dashboard in headless Chromium', () => {
     await page.goto(`${svc.base}/dashboard`);
     await page.fill('#key', 'not-the-key');
     await page.click('#key-form button');
-    await until('the key is refused', async () => (await page.locator('#key-error').textContent()) === 'that key was refused');
+    await until(async () => (await page.locator('#key-error').textContent()) === 'that key was refused', 15_000, 'the key is refused', 200);
     expect(await page.locator('#key-form').isVisible()).toBe(true);
     expect(await page.locator('#updated').textContent()).toBe('never');
     await page.close();

@@ -3,6 +3,7 @@
 import net from 'node:net';
 import { PlcLink } from '../../emulator/plc-link';
 import { type Telegram, encodeContent, encodeData, nakData, parseContent, parseNak } from '../../lib/telegram/codec';
+import { until } from '../helpers/until';
 
 /** A host on a raw socket: frames by hand, records what the PLC sends. */
 async function rawHost(port: number) {
@@ -21,10 +22,6 @@ async function rawHost(port: number) {
     socket.write(`\x02${encodeContent({ sender: 'WCS01', receiver: 'PLC01', seq, type, flag, data })}\x03`, 'latin1');
   return { socket, received, send };
 }
-const until = async (cond: () => boolean, ms = 3000) => {
-  for (const end = Date.now() + ms; !cond() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
-  expect(cond()).toBe(true);
-};
 
 describe('PlcLink over TCP', () => {
   const asgn = encodeData('ASGN', { TrackID: '0004711', Barcode: '', Destination: 'D001' });

@@ -1,4 +1,4 @@
-// Test helper: wait until a condition holds, while progress continues.
+// Test helper: one long poll over a raw loopback connection, and how it ended.
 import net from 'node:net';
 
 /** What one long poll ended with. */

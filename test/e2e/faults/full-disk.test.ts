@@ -13,6 +13,7 @@ import { call } from '../../helpers/http';
 import { type ServiceProcess, startServiceProcess } from '../../helpers/process';
 import { TrafficLogWriter, parseTrafficLine } from '../../../lib/link/traffic-log';
 import { report } from './scale';
+import { until } from '../../helpers/until';
 
 jest.setTimeout(120_000);
 const freeOn = (dir: string) => {
@@ -29,10 +30,6 @@ const usage = (dir: string) => {
   return { ...files, free_kb: Math.round(freeOn(dir) / 1024) };
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const until = async (what: string, cond: () => Promise<boolean>, ms: number) => {
-  for (const end = Date.now() + ms; Date.now() < end; await sleep(100)) if (await cond()) return;
-  throw new Error(`not within ${ms} ms: ${what}`);
-};
 
 describe('a full disk', () => {
   const mnt = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-fulldisk-'));
@@ -67,11 +64,11 @@ describe('a full disk', () => {
       // dd stops with "No space left on device": that is the point
     }
     let failing: Record<string, unknown> | undefined;
-    await until('/status shows the storage failing', async () => {
+    await until(async () => {
       const s = (await call(svc!.base, 'GET', '/status')).json;
       if (s.Storage.State === 'Failing') failing = s.Storage;
       return failing !== undefined;
-    }, 15_000);
+    }, 15_000, '/status shows the storage failing', 100);
     const t0 = Date.now();
     const whileFull = await call(svc.base, 'GET', '/status');
     const statusMs = Date.now() - t0;
@@ -87,7 +84,7 @@ describe('a full disk', () => {
     // Free the space: everything proceeds by itself.
     fs.rmSync(filler);
     const afterFree = usage(mnt);
-    await until('/status shows the storage Ok again', async () => (await call(svc!.base, 'GET', '/status')).json.Storage.State === 'Ok', 15_000);
+    await until(async () => (await call(svc!.base, 'GET', '/status')).json.Storage.State === 'Ok', 15_000, '/status shows the storage Ok again', 100);
     const recovered = (await call(svc.base, 'GET', '/status')).json; // before the emulator ends (and closes the link)
     const emuStats = await emu.stats;
     await sleep(1500);
@@ -139,7 +136,7 @@ describe('a full disk', () => {
     // this run's refill may or may not be the case.
     expect(svc.logs.some((l) => /traffic log: (cannot write|paused)/.test(String(l.msg)))).toBe(true);
     if (freeOn(mnt) >= 2.5 * 1048576 + 65536) {
-      await until('the traffic log writes again', async () => svc!.logs.some((l) => /traffic log: writing .* again/.test(String(l.msg))), 10_000);
+      await until(async () => svc!.logs.some((l) => /traffic log: writing .* again/.test(String(l.msg))), 10_000, 'the traffic log writes again', 100);
     }
   });
 
@@ -161,7 +158,7 @@ describe('a full disk', () => {
     fs.rmSync(filler);
     await sleep(1100); // its next look at the free space
     line(10); // looks, and resumes when the answer comes
-    await until('the log resumes', async () => events.includes('resumed, 11 dropped'), 3000);
+    await until(async () => events.includes('resumed, 11 dropped'), 3000, 'the log resumes', 100);
     line(11);
     await log.close();
     expect(events).toEqual(['paused', 'resumed, 11 dropped']);

@@ -5,11 +5,9 @@
 import http from 'node:http';
 import net from 'node:net';
 import { holdEnd, interceptCloseAfterLastResponse, peerHasReset } from '../../../lib/queue/socket-internals';
+import { until } from '../../helpers/until';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const until = async (what: () => boolean, ms = 2000) => {
-  for (const end = Date.now() + ms; !what(); await sleep(5)) if (Date.now() > end) throw new Error('timed out');
-};
 
 /** Raw bytes to a port; resolves with what came back once the server closed (or after `ms`). */
 function rawRequest(port: number, request: string, after?: (s: net.Socket) => void): Promise<string> {
