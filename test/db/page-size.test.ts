@@ -9,9 +9,11 @@ import Database from '../../db/sqlite';
 import { PAGE_SIZE, defaultMigrationsDir, openDatabase } from '../../db/connection';
 import { migrate } from '../../db/migrate';
 import { freshDb } from '../helpers/db';
+import { itWhen, missingCommands } from '../helpers/tools';
 
 /** The conversion, as docs/operations.md gives it (the service stopped). */
 const CONVERT = 'PRAGMA journal_mode=DELETE; PRAGMA page_size=1024; VACUUM; PRAGMA journal_mode=WAL;';
+const withSqlite3 = itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), 'page size: the conversion with the sqlite3 tool');
 
 describe('page size', () => {
   let dir: string;
@@ -64,7 +66,7 @@ describe('page size', () => {
     }
   });
 
-  it('the documented conversion with sqlite3 gives the new page size, every row kept, and the service opens it', () => {
+  withSqlite3('the documented conversion with sqlite3 gives the new page size, every row kept, and the service opens it', () => {
     const file = path.join(dir, 'old.db');
     oldDatabase(file, 5000);
     const r = new Database(file, { readonly: true });
@@ -84,7 +86,7 @@ describe('page size', () => {
     }
   });
 
-  it('the conversion refuses to run while the service holds the database open', () => {
+  withSqlite3('the conversion refuses to run while the service holds the database open', () => {
     const file = path.join(dir, 'old.db');
     oldDatabase(file, 10);
     const db = openDatabase(file); // as the service's writer holds it

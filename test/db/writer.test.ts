@@ -1,5 +1,4 @@
 // The writer thread on a real SQLite file: batching, order, commit-before-answer, failures, stalls.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,35 +90,5 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
   it('runs a checkpoint between transactions', async () => {
     await writer.run('enqueue', [[verify('a')], 'T']);
     expect(await writer.run('checkpoint', [])).toMatchObject({ busy: false });
-  });
-});
-
-/** Make a file read-only for this process: by permissions, or for root (who ignores them) by the immutable attribute. */
-function makeReadOnly(file: string): () => void {
-  if (process.getuid?.() !== 0) {
-    fs.chmodSync(file, 0o444);
-    return () => fs.chmodSync(file, 0o644);
-  }
-  execFileSync('chattr', ['+i', file]); // fails loudly where the file system cannot do it
-  return () => execFileSync('chattr', ['-i', file]);
-}
-
-describe('Writer on a read-only database file', () => {
-  it('starts, says so in its status, and fails each write with the reason', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-writer-ro-'));
-    const file = path.join(dir, 'q.db');
-    const first = await Writer.start({ file, synchronous: 'FULL', groupCommit: true });
-    await first.close();
-    const undo = makeReadOnly(file);
-    try {
-      const writer = await Writer.start({ file, synchronous: 'FULL', groupCommit: true });
-      expect(writer.status()).toMatchObject({ State: 'Failing', ReadOnly: true, LastError: 'the database file is read-only' });
-      await expect(writer.run('enqueue', [[verify('x')], 'T'])).rejects.toThrow(/SQLITE_READONLY/);
-      expect(writer.status().State).toBe('Failing');
-      await writer.close();
-    } finally {
-      undo();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
   });
 });
