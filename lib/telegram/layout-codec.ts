@@ -129,7 +129,7 @@ export class LayoutCodec {
           if (!/^\d+(\.\d+)?$/.test(s)) throw new TelegramError(f.name, raw.toString('latin1'), `a zero-padded decimal of ${f.width} characters`);
           return Number(s);
         }
-        if (!/^\d+$/.test(s)) throw new TelegramError(f.name, raw.toString('latin1'), `${f.width} digits`);
+        if (!/^\d+$/.test(s)) throw new TelegramError(f.name, raw.toString('latin1'), f.width === 1 ? 'a digit' : `${f.width} digits`);
         return f.scale ? unscale(Number(s), f.scale) : Number(s);
       }
       default: {

@@ -113,6 +113,7 @@ export function describeTelegram(codec: LayoutCodec, content: Buffer): { lines: 
     header = codec.parseContent(content);
   } catch (err) {
     if (problem === null) problem = (err as Error).message;
+    header = leniently(codec, content);
   }
   const spec = header ? dataSpec(layout, header) : null;
   if (header && spec) {
@@ -128,6 +129,24 @@ export function describeTelegram(codec: LayoutCodec, content: Buffer): { lines: 
   } else if (header) lines.push('', `${header.type} ${header.flag === 'A' ? 'acknowledgement' : ''}: no data`);
   lines.push('', problem ? `first field that does not fit: ${problem}` : 'every field fits');
   return { lines, problem };
+}
+
+/** The header as far as it reads, for showing the data of a telegram whose header has a problem (null: its type does not read). */
+function leniently(codec: LayoutCodec, content: Buffer): WireTelegram | null {
+  const { roles, byCode, handshake, headerWidth } = codec.layout;
+  const read = (f: Field | undefined) => {
+    if (!f || content.length < f.offset + f.width) return undefined;
+    try {
+      return codec.decodeField(f, content.subarray(f.offset, f.offset + f.width));
+    } catch {
+      return undefined;
+    }
+  };
+  const spec = byCode.get(String(read(roles.Type)));
+  if (!spec) return null;
+  const flagValue = String(read(roles.Handshake));
+  const flag = handshake.by === 'type' ? (spec.type === 'ACK' ? 'A' : spec.type === 'NAK' ? 'N' : 'D') : ((['D', 'A', 'N'] as const).find((k) => handshake.flags![k] === flagValue) ?? 'D');
+  return { sender: '', receiver: '', seq: 0, type: spec.type, flag, code: null, data: content.subarray(headerWidth) };
 }
 
 /** The telegram type whose fields the data holds: a NAK's own, the echoed telegram's, or none for a bare acknowledgement. */

@@ -6,10 +6,23 @@ const PRINTABLE = (b: number) => b >= 0x20 && b <= 0x7e && b !== 0x3c; // '<' op
 
 const hex = (bytes: Buffer) => bytes.toString('hex').toUpperCase();
 
-/** Bytes as readable text: printable ASCII as it is, anything else (and '<') as <hh>. */
+/** Bytes as readable text: printable ASCII as it is, anything else (and '<') as <hh>, a run of four or more of the same as <hh*n>. */
 export function readableBytes(bytes: Buffer): string {
   let out = '';
-  for (const b of bytes) out += PRINTABLE(b) ? String.fromCharCode(b) : `<${hex(Buffer.of(b))}>`;
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i];
+    let n = 1;
+    while (i + n < bytes.length && bytes[i + n] === b) n++;
+    if (PRINTABLE(b)) {
+      out += String.fromCharCode(b);
+      n = 1;
+    } else if (n >= 4) out += `<${hex(Buffer.of(b))}*${n}>`;
+    else {
+      out += `<${hex(Buffer.of(b))}>`;
+      n = 1;
+    }
+    i += n;
+  }
   return out;
 }
 
@@ -32,13 +45,14 @@ export function readableTelegram(layout: Layout, content: Buffer, typeOf: (conte
   return out + readableBytes(content.subarray(at));
 }
 
-/** The bytes of readable text: <hex> groups (any even number of hex digits) become their bytes. */
+/** The bytes of readable text: <hex> groups (any even number of hex digits) become their bytes, <hh*n> n of that byte. */
 export function bytesOf(readable: string): Buffer {
   const parts: Buffer[] = [];
-  const re = /<((?:[0-9A-Fa-f]{2})+)>/g;
+  const re = /<((?:[0-9A-Fa-f]{2})+)(?:\*(\d{1,5}))?>/g;
   let at = 0;
   for (let m = re.exec(readable); m; m = re.exec(readable)) {
-    parts.push(Buffer.from(readable.slice(at, m.index), 'latin1'), Buffer.from(m[1], 'hex'));
+    const group = Buffer.from(m[1], 'hex');
+    parts.push(Buffer.from(readable.slice(at, m.index), 'latin1'), m[2] === undefined ? group : Buffer.alloc(group.length * Number(m[2]), group));
     at = m.index + m[0].length;
   }
   parts.push(Buffer.from(readable.slice(at), 'latin1'));
