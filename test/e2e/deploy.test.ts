@@ -12,6 +12,8 @@ import { runWcsClient } from '../../examples/wcs-client';
 import { startEmulator } from '../helpers/emulator';
 import { removeHome, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
+import { itWhen, missingCommands } from '../helpers/tools';
+import { killAtFileEnd } from '../helpers/children';
 
 jest.setTimeout(60_000);
 const DEPLOY = path.join(__dirname, '../../deploy');
@@ -20,7 +22,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('the systemd units', () => {
   const units = ['sorter-integration.service', 'sorter-integration@.service'];
 
-  it('pass systemd-analyze verify, the template as an instance too, with no warning', () => {
+  itWhen(missingCommands({ 'systemd-analyze': 'apt-get install systemd' }), 'the systemd units')('pass systemd-analyze verify, the template as an instance too, with no warning', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-units-'));
     // The units run Debian's (or NodeSource's) /usr/bin/node; where node lives elsewhere, verify
     // the same unit with this node's path, so that the check is about the unit, not the machine.
@@ -29,7 +31,7 @@ describe('the systemd units', () => {
       fs.writeFileSync(path.join(dir, to), fs.readFileSync(path.join(DEPLOY, from), 'utf8').replace('/usr/bin/node', node));
     }
     const r = spawnSync('systemd-analyze', ['verify', path.join(dir, units[0]), path.join(dir, 'sorter-integration@line1.service')], { encoding: 'utf8' });
-    expect(r.error).toBeUndefined(); // systemd-analyze is there (Debian: apt-get install systemd)
+    expect(r.error).toBeUndefined();
     expect(`${r.stdout}${r.stderr}`).toBe('');
     expect(r.status).toBe(0);
     fs.rmSync(dir, { recursive: true });
@@ -70,13 +72,14 @@ describe('systemd notify protocol', () => {
   function notifySocket(file: string): Promise<{ proc: ChildProcess; messages: Array<{ at: number; text: string }> }> {
     const script = ['import socket, sys', 's = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)', `s.bind(${JSON.stringify(file)})`, 'print("bound", flush=True)', 'while True:', '    print(s.recv(4096).decode().replace("\\n", "|"), flush=True)'].join('\n');
     const proc = spawn('python3', ['-c', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    killAtFileEnd(proc);
     const messages: Array<{ at: number; text: string }> = [];
     return new Promise((resolve) => {
       readline.createInterface({ input: proc.stdout! }).on('line', (line) => (line === 'bound' ? resolve({ proc, messages }) : messages.push({ at: Date.now(), text: line })));
     });
   }
 
-  it('READY=1 once listening, WATCHDOG=1 from the event loop (none while it is stopped), STOPPING=1 on SIGTERM', async () => {
+  itWhen(missingCommands({ python3: 'apt-get install python3' }), 'systemd notify protocol (a python3 datagram socket stands in for systemd)')('READY=1 once listening, WATCHDOG=1 from the event loop (none while it is stopped), STOPPING=1 on SIGTERM', async () => {
     const home = tempHome({ 'config.json': { TestMode: true, Port: 0, Host: '127.0.0.1' } });
     const file = path.join(home, 'notify.sock');
     const { proc: receiver, messages } = await notifySocket(file);
@@ -118,7 +121,7 @@ describe('systemd notify protocol', () => {
 });
 
 describe('backup while running', () => {
-  it('sqlite3 .backup under load gives a whole database: integrity ok, the schema, the rows committed before it', async () => {
+  itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), 'backup while running')('sqlite3 .backup under load gives a whole database: integrity ok, the schema, the rows committed before it', async () => {
     const emu = await startEmulator(['--port', '0', '--rate', '40', '--seed', '5', '--duration', '8']);
     const home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port } } });
     const svc = await startServiceProcess(home);

@@ -9,6 +9,7 @@ import { call, drain } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { poll } from '../helpers/poll';
 import { startServiceProcess } from '../helpers/process';
+import { itWhen, missingCommands } from '../helpers/tools';
 
 const run = promisify(execFile);
 const induct = (n: number): InductDto => ({ Type: 'REQUEST', TrackID: String(n).padStart(7, '0'), Barcode: `B${n}`, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 });
@@ -56,7 +57,7 @@ describe('live mode durability', () => {
     check.close();
   });
 
-  it("an operator's sqlite3 insert wakes a waiting GET within moments", async () => {
+  itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), "live mode durability: an operator's sqlite3")("an operator's sqlite3 insert wakes a waiting GET within moments", async () => {
     home = tempHome({ 'config.json': live });
     const svc = await startServiceProcess(home);
     const file = path.join(home, 'data/sorter.db');

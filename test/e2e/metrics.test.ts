@@ -9,6 +9,10 @@ import { startEmulator } from '../helpers/emulator';
 import { freePort } from '../helpers/net';
 import { removeHome, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
+import { call, drain } from '../helpers/http';
+import { itWhen, missingCommands } from '../helpers/tools';
+import { until } from '../helpers/until';
+import { killAtFileEnd } from '../helpers/children';
 
 jest.setTimeout(90_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -21,7 +25,7 @@ describe('metrics scraped by Prometheus', () => {
     removeHome(home);
   });
 
-  it('queues, link, messages, latencies, storage and process metrics arrive in Prometheus under one prefix', async () => {
+  itWhen(missingCommands({ prometheus: 'apt-get install prometheus' }), 'metrics scraped by Prometheus')('queues, link, messages, latencies, storage and process metrics arrive in Prometheus under one prefix', async () => {
     const emu = await startEmulator(['--port', '0', '--rate', '20', '--seed', '9', '--heartbeat-ms', '300', '--ack-timeout-ms', '300']);
     home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: ['scrape-key'], Sorter: { Host: '127.0.0.1', Port: emu.port, HeartbeatMs: 300 } } });
     const svc = await startServiceProcess(home);
@@ -42,6 +46,7 @@ describe('metrics scraped by Prometheus', () => {
       ].join('\n'),
     );
     prometheus = spawn('prometheus', [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`], { stdio: 'ignore' });
+    killAtFileEnd(prometheus);
     const query = async (q: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> => {
       try {
         const res = await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent(q)}`);
@@ -63,7 +68,6 @@ describe('metrics scraped by Prometheus', () => {
     expect(await value('sorter_integration_telegrams_received_total')).toBeGreaterThan(0);
     expect(await value('sorter_integration_telegrams_sent_total')).toBeGreaterThan(0);
     expect((await query('sorter_integration_queue_messages_ready')).map((r) => r.metric.queue).sort()).toEqual(['destination', 'sortation']);
-    expect(await value('sorter_integration_queue_waiting_clients{queue="sortation"}')).toBeGreaterThanOrEqual(0);
     expect(await value('sorter_integration_decision_latency_seconds_count')).toBeGreaterThan(0);
     expect(await value('sorter_integration_storage_commit_writes_count')).toBeGreaterThan(0);
     expect(await value('sorter_integration_storage_write_duration_seconds_count')).toBeGreaterThan(0);
@@ -73,8 +77,20 @@ describe('metrics scraped by Prometheus', () => {
     // A histogram Prometheus can compute with: the p99 of the decision latency over the run.
     expect(await value('histogram_quantile(0.99, sum by (le) (sorter_integration_decision_latency_seconds_bucket))')).toBeLessThan(1.5);
 
+    // The waiting clients: none once the client has stopped and the queue is empty, then exactly
+    // the long polls the test holds open, then none again once they have given up.
     await client.stop();
     await emu.stop();
+    await drain(svc.base, 'sortation', { 'x-api-key': 'scrape-key' });
+    const waiting = 'sorter_integration_queue_waiting_clients{queue="sortation"}';
+    await until(async () => (await value(waiting)) === 0, 10_000, 'no waiting client shown', 250);
+    const polls = new AbortController();
+    const held = Array.from({ length: 3 }, () => call(svc.base, 'GET', '/sortation?timeOut=30', undefined, { 'x-api-key': 'scrape-key' }, polls.signal).catch(() => 'aborted'));
+    await until(async () => (await value(waiting)) === 3, 10_000, 'the three long polls shown', 250);
+    polls.abort();
+    expect(await Promise.all(held)).toEqual(['aborted', 'aborted', 'aborted']);
+    await until(async () => (await value(waiting)) === 0, 10_000, 'no waiting client shown after the polls gave up', 250);
+
     expect(await svc.stop()).toBe(0);
   });
 });

@@ -48,6 +48,20 @@ export function missingImmutable(dir = os.tmpdir()): Missing {
   }
 }
 
+/** Mounting a small tmpfs (a file system of the test's own to fill): root, and a system that lets it mount. Empty when it works. */
+export function missingTmpfsMount(): Missing {
+  const missing = missingRoot('mount a small tmpfs');
+  if (Object.keys(missing).length > 0) return missing;
+  const probe = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-mount-'));
+  try {
+    if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe], { stdio: 'ignore' }).status !== 0) return { 'a tmpfs mount': 'root on a machine or a privileged container may mount, this one may not' };
+    spawnSync('umount', [probe], { stdio: 'ignore' });
+    return {};
+  } finally {
+    fs.rmSync(probe, { recursive: true, force: true });
+  }
+}
+
 /** What has been reported missing in this test file (each file loads its own copy of this module). */
 const reported = new Set<string>();
 

@@ -14,6 +14,7 @@ import { type ServiceProcess, startServiceProcess } from '../../helpers/process'
 import { TrafficLogWriter, parseTrafficLine } from '../../../lib/link/traffic-log';
 import { report } from './scale';
 import { until } from '../../helpers/until';
+import { describeWhen, missingTmpfsMount } from '../../helpers/tools';
 
 jest.setTimeout(120_000);
 const freeOn = (dir: string) => {
@@ -31,16 +32,13 @@ const usage = (dir: string) => {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('a full disk', () => {
-  const mnt = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-fulldisk-'));
+describeWhen(missingTmpfsMount(), 'a full disk')('a full disk', () => {
+  let mnt: string;
   let svc: ServiceProcess | undefined;
   beforeAll(() => {
     // A file system of its own, so that filling it touches nothing else (root, as in CI).
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mnt]);
-    } catch (err) {
-      throw new Error(`this test mounts a small tmpfs and needs root to do so: ${(err as Error).message}`);
-    }
+    mnt = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-fulldisk-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mnt]);
   });
   afterAll(async () => {
     if (svc && svc.proc.exitCode === null) await svc.stop();
