@@ -11,13 +11,13 @@ import { call } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { until } from '../helpers/until';
-import { describeWhen } from '../helpers/tools';
+import { type Missing, describeWhen } from '../helpers/tools';
 
 jest.setTimeout(90_000);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const KEY = 'dashboard-e2e-key';
 
-const noChromium = fs.existsSync(CHROMIUM) ? {} : { chromium: `apt-get install chromium, or set CHROMIUM_PATH; looked for ${CHROMIUM}` };
+const noChromium: Missing = fs.existsSync(CHROMIUM) ? {} : { chromium: `apt-get install chromium, or set CHROMIUM_PATH; looked for ${CHROMIUM}` };
 
 describeWhen(noChromium, 'the dashboard in headless Chromium')('the dashboard in headless Chromium', () => {
   let home: string;
