@@ -5,7 +5,7 @@ import { httpFunction } from '../lib/functions/define';
 import type { QueueName } from '../model/messages';
 import { type HandlerResult, ok } from '../lib/functions/results';
 import { badRequest, unauthorized } from '../lib/http/routes';
-import { deadLetterListDto, deadLetterQuery } from '../lib/http/schemas';
+import { deadLetterListDto, deadLetterQuery } from '../lib/http/ops-schemas';
 
 /** What the listing needs: the dead-letter reads. */
 export interface DeadLettersDeps {

@@ -3,7 +3,7 @@ import type { GoneWatch, QueueDispatcher } from '../lib/queue/dispatcher';
 import { type FunctionInput, httpFunction } from '../lib/functions/define';
 import type { QueueName } from '../model/messages';
 import { badRequest, unauthorized } from '../lib/http/routes';
-import { ackHeaders, destinationInfoDto, inductDto, timeOutQuery, verifyDto } from '../lib/http/schemas';
+import { ackHeaders, destinationInfoDto, inductDto, timeOutQuery, verifyDto } from '../lib/http/message-schemas';
 import { type HandlerResult, empty } from '../lib/functions/results';
 
 /** What dequeue needs. */

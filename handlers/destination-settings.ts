@@ -5,7 +5,7 @@ import type { DestinationSetting } from '../model/messages';
 import { httpFunction } from '../lib/functions/define';
 import type { HandlerResult } from '../lib/functions/results';
 import { postErrors, postEvent, postNotes } from '../lib/http/routes';
-import { destinationAck, destinationBody } from '../lib/http/schemas';
+import { destinationAck, destinationBody } from '../lib/http/message-schemas';
 import { type DefaultApplied, type ForwardDeps, forward } from './forward';
 
 /** What the destination-settings handler needs. */

@@ -5,7 +5,7 @@ import { type HealthInputs, liveness, readiness } from '../lib/ops/health';
 import type { SorterLink } from '../lib/link/sorter-link';
 import { type HandlerResult, ok } from '../lib/functions/results';
 import { unauthorized } from '../lib/http/routes';
-import { healthReport } from '../lib/http/schemas';
+import { healthReport } from '../lib/http/ops-schemas';
 
 /** What the health handler needs. */
 export interface HealthDeps {

@@ -1,8 +1,8 @@
 // GET /items/{TrackID}: what happened to an item, in one answer.
 import { httpFunction } from '../lib/functions/define';
 import { type HandlerResult, ok } from '../lib/functions/results';
-import { unauthorized } from '../lib/http/routes';
-import { errorDto, itemParams, itemTimelineDto } from '../lib/http/schemas';
+import { errorDto, unauthorized } from '../lib/http/routes';
+import { itemParams, itemTimelineDto } from '../lib/http/ops-schemas';
 import type { ItemTimeline } from '../lib/ops/trace';
 
 /** What the item trace needs: the timeline reader over the database. */

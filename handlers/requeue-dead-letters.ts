@@ -6,7 +6,7 @@ import { httpFunction } from '../lib/functions/define';
 import type { QueueName } from '../model/messages';
 import { type HandlerResult, ok, unavailable } from '../lib/functions/results';
 import { badRequest, unauthorized } from '../lib/http/routes';
-import { requeueAck, requeueBody } from '../lib/http/schemas';
+import { requeueAck, requeueBody } from '../lib/http/ops-schemas';
 
 /** What sending dead letters back needs: the write, and the dispatchers to wake (and to tell the attempts so far). */
 export interface RequeueDeps {

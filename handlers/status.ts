@@ -11,7 +11,7 @@ import type { SorterLink } from '../lib/link/sorter-link';
 import { httpFunction } from '../lib/functions/define';
 import { problems, readiness } from '../lib/ops/health';
 import { unauthorized } from '../lib/http/routes';
-import { statusDto } from '../lib/http/schemas';
+import { statusDto } from '../lib/http/ops-schemas';
 import type { WakeMeter } from '../lib/ops/latency';
 import type { DeliveryStatus } from '../lib/queue/delivery';
 import type { DeadLetterReads } from '../db/dead-letter-store';

@@ -1,9 +1,20 @@
 // What every HTTP function shares: documented error responses, the notes of the two POSTs, and
 // the hapi route options a function's binding becomes (lib/http/server.ts).
 import type { RouteOptions } from '@hapi/hapi';
+import Joi from 'joi';
 import type { FunctionInput, HttpBinding, HttpRequestView } from '../functions/define';
-import { errorDto } from './schemas';
 
+/** An error body as the service sends it, with an example of its own (a model per kind of error). */
+export const errorDto = (label: string, statusCode: number, error: string, message: string) =>
+  Joi.object({
+    statusCode: Joi.number().integer().required().example(statusCode),
+    error: Joi.string().required().example(error),
+    message: Joi.string().required().example(message),
+  })
+    .unknown(true)
+    .label(label);
+
+/** 401: the API key is missing or wrong. */
 export const unauthorized = {
   description: 'ApiKeys is configured and X-API-Key is missing or wrong',
   schema: errorDto('UnauthorizedError', 401, 'Unauthorized', 'missing X-API-Key header'),
@@ -27,6 +38,7 @@ export const postErrors = (badRequestLabel: string, badRequestMessage: string) =
   },
 });
 
+/** The notes both POSTs document: the write before the answer, and test mode. */
 export const postNotes = [
   'The body is written to the outbox before this answer, so an acknowledged message survives a crash or power cut; it is forwarded to the sorter in order and leaves the outbox when the sorter acknowledges it.',
   'In test mode nothing is written or sent (Delivery "NotSent").',

@@ -1,5 +1,5 @@
 // The HTTP contract through server.inject: status codes, DTOs, errors, Swagger, authentication.
-import { statusDto } from '../../lib/http/schemas';
+import { statusDto } from '../../lib/http/ops-schemas';
 import { csv, requestRow, scanRow, verifyRow } from '../helpers/home';
 import { type TestService, testService } from '../helpers/service';
 

@@ -1,10 +1,10 @@
 // The message model checked across its forms: the TypeScript DTOs (model/messages.ts), the joi
-// schemas that validate and document them (lib/http/schemas.ts), the telegram layouts that carry
+// schemas that validate and document them (lib/http/message-schemas.ts), the telegram layouts that carry
 // them (lib/telegram/codec.ts) and the queue tables that store them (db/queue-store.ts). Adding a field
 // in one place and not the others fails here.
 import type Joi from 'joi';
 import type { Assignment, DestinationInfoDto, DestinationSetting, InductDto, VerifyDto } from '../../model/messages';
-import { assignmentAck, destinationAck, destinationInfoDto, inductDto, verifyDto } from '../../lib/http/schemas';
+import { assignmentAck, destinationAck, destinationInfoDto, inductDto, verifyDto } from '../../lib/http/message-schemas';
 import { Layouts, encodeData, outboundData, sorterMessageData, sorterMessageOf } from '../../lib/telegram/codec';
 import { createQueueStore } from '../../db/queue-store';
 import { freshDb } from '../helpers/db';

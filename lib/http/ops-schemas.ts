@@ -1,0 +1,191 @@
+// The joi schemas of the operator's HTTP contract: /status, the health checks, an item's
+// timeline and the dead letters. The same objects validate requests and build the Swagger
+// document, so the docs cannot drift from the code.
+import Joi from 'joi';
+
+const queueCounts = (what: string) => Joi.object({ 'Sortation Q': Joi.number().required(), 'Destination Q': Joi.number().required() }).required().description(what);
+
+/** Dead letters by the queue they left (GET /status, GET /dead-letters). */
+const deadLetterCounts = queueCounts('Messages in the dead letters (table dead_letters), by the queue they left: handed out MaxDeliveries times without proof of the read. GET /dead-letters lists them, POST /dead-letters/requeue sends them back').label('DeadLetterCounts');
+
+/** GET /status: the service, its queues, the sorter link, deliveries and the storage. */
+export const statusDto = Joi.object({
+  Service: Joi.string().required(),
+  Version: Joi.string().required(),
+  State: Joi.string().valid('Running', 'Degraded', 'Stopping').required().description('Degraded: running, but a readiness check fails or warns (see Problems and /health/ready)'),
+  Problems: Joi.array().items(Joi.string()).required().description('What is wrong, one sentence each (empty when Running)'),
+  TestMode: Joi.boolean().required(),
+  StartedAt: Joi.string().required(),
+  UptimeSeconds: Joi.number().required(),
+  'Sortation Q': Joi.number().integer().required().description('Messages waiting in the sortation queue'),
+  'Destination Q': Joi.number().integer().required().description('Messages waiting in the destination queue'),
+  OldestMessageAgeSeconds: Joi.number().allow(null).required().description('Age of the oldest waiting message, null when both queues are empty'),
+  WaitingClients: queueCounts('Long polls waiting on each queue'),
+  Sorter: Joi.object({
+    Connected: Joi.boolean().required(),
+    Address: Joi.string().allow(null).required(),
+    Since: Joi.string().allow(null).required(),
+    LastTelegramIn: Joi.string().allow(null).required(),
+    LastTelegramOut: Joi.string().allow(null).required(),
+    TelegramsIn: Joi.number().integer().required(),
+    TelegramsOut: Joi.number().integer().required(),
+    Resends: Joi.number().integer().required(),
+    NaksSent: Joi.number().integer().required(),
+    NaksReceived: Joi.number().integer().required(),
+    DuplicatesReceived: Joi.number().integer().required(),
+    GarbageBytes: Joi.number().integer().required(),
+    Reconnects: Joi.number().integer().required().description('Connections made after the first one'),
+    ConnectionsLost: Joi.number().integer().required().description('Connections that were up and dropped (by either side, or declared dead)'),
+    ConnectAttemptsFailed: Joi.number().integer().required().description('Connection attempts that never connected'),
+    DroppedAssignments: Joi.number().integer().required(),
+    DroppedSettings: Joi.number().integer().required(),
+    InFlight: Joi.number().integer().required(),
+  })
+    .required()
+    .label('SorterLinkStatus')
+    .description('The link to the sorter (test mode: not connected, counters 0)'),
+  Outbox: Joi.object({ Depth: Joi.number().integer().required() }).unknown(true).required().label('OutboxStatus'),
+  Replay: Joi.object({
+    File: Joi.string().allow(null).required(),
+    RowsLoaded: Joi.number().integer().required(),
+    RowsSkipped: Joi.number().integer().required(),
+    Error: Joi.string().allow(null).required(),
+  }).allow(null).required().label('ReplaySummary').description('Test mode only: what was loaded from the replay file'),
+  Delivery: Joi.object({
+    Mode: Joi.string().valid('AtLeastOnce', 'AtMostOnce').required(),
+    AwaitingProof: Joi.number().integer().required().description('Messages whose response went out and whose read is not proven yet (invisible to other clients)'),
+    Confirmed: Joi.object({
+      NextRequest: Joi.number().integer().required(),
+      ClientClose: Joi.number().integer().required(),
+      ServerClose: Joi.number().integer().required(),
+      LastResponse: Joi.number().integer().required(),
+      Acknowledged: Joi.number().integer().required(),
+      Answered: Joi.number().integer().required(),
+      Grace: Joi.number().integer().required(),
+      Injected: Joi.number().integer().required(),
+    }).required().label('DeliveryConfirmed').description('Messages removed from their queue, by what proved the read'),
+    Returned: Joi.object({ Reset: Joi.number().integer().required(), ClosedUnread: Joi.number().integer().required(), NoProof: Joi.number().integer().required() })
+      .required()
+      .label('DeliveryReturned')
+      .description('Messages put back at the head of their queue, by reason'),
+    Redelivered: Joi.number().integer().required().description('Deliveries of a message whose earlier response went out without proof: possible duplicates'),
+    DeadLettered: Joi.number().integer().required().description('Messages moved to the dead letters since start: handed out MaxDeliveries times without proof of the read'),
+  })
+    .required()
+    .label('DeliveryStatus')
+    .description('How handed-out messages left their queues since start (docs/queue-semantics.md)'),
+  DeadLetters: deadLetterCounts,
+  RequestsRemoved: Joi.object({ Superseded: Joi.number().integer().required(), Expired: Joi.number().integer().required() })
+    .required()
+    .label('RequestsRemoved')
+    .description('REQUESTs taken out of the sortation queue since start without reaching a WCS: Superseded (a newer REQUEST for the same TrackID arrived, DropSupersededRequests), Expired (MaxRequestAgeSeconds)'),
+  WakeLatency: Joi.object({ P50Ms: Joi.number().allow(null).required(), P99Ms: Joi.number().allow(null).required(), Samples: Joi.number().integer().required() })
+    .required()
+    .label('WakeLatency')
+    .description('From a sorter telegram arriving to the response that hands its message to a client that was waiting for it (last 10,000 such messages; messages that queue because no client is waiting are not counted)'),
+  Storage: Joi.object({
+    State: Joi.string().valid('Ok', 'Stalled', 'Failing').required().description('Stalled: a commit has waited over 1 s (a lock, a slow disk); Failing: the last transaction failed'),
+    Since: Joi.string().isoDate().required().description('Since when the state holds'),
+    WaitingFor: Joi.string().valid('Lock', 'Disk').allow(null).required().description('Stalled: what the commit in flight waits for'),
+    PendingWrites: Joi.number().integer().required().description('Writes handed to the writer and not yet answered'),
+    LastCommitMs: Joi.number().allow(null).required().description('Duration of the last committed transaction, lock wait included'),
+    Commits: Joi.number().integer().required().description('Transactions committed since start'),
+    Writes: Joi.number().integer().required().description('Writes those transactions carried (group commit)'),
+    LastError: Joi.string().allow(null).required().description('Failing: why the last transaction failed'),
+    ReadOnly: Joi.boolean().required().description('The database file cannot be written: messages can be read, nothing is accepted'),
+  })
+    .required()
+    .label('StorageStatus')
+    .description('The one writer and its disk (docs/queue-semantics.md, "Storage")'),
+}).label('Status');
+
+const healthCheck = Joi.object({
+  status: Joi.string().valid('pass', 'warn', 'fail').required(),
+  observedValue: Joi.alternatives().try(Joi.string(), Joi.number(), Joi.boolean()).allow(null).meta({ anyJson: true }).description('What the check saw'),
+  observedUnit: Joi.string(),
+  output: Joi.string().description('Why, when not pass'),
+  time: Joi.string().required(),
+}).label('HealthCheck');
+
+/** GET /health/live and /health/ready (the IETF health-check draft's shape). */
+export const healthReport = Joi.object({
+  status: Joi.string().valid('pass', 'warn', 'fail').required().description('The worst status of the checks'),
+  checks: Joi.object()
+    .pattern(Joi.string(), Joi.array().items(healthCheck).length(1))
+    .required()
+    .description('By name: eventLoop:delay (live); database:writable, database:migrations, sorter:link (ready)'),
+}).label('HealthReport');
+
+/** GET /items/{TrackID}: the path parameter. */
+export const itemParams = Joi.object({
+  TrackID: Joi.string().max(20).required().description('The item (TrackID as the sorter sends it)').example('0004711'),
+}).label('ItemParams');
+
+/** GET /items/{TrackID}: what happened to an item, oldest first. */
+export const itemTimelineDto = Joi.object({
+  TrackID: Joi.string().required().example('0004711'),
+  Events: Joi.array()
+    .items(
+      Joi.object({
+        Time: Joi.string().required().example('2026-11-22T10:15:03.120Z'),
+        Event: Joi.string()
+          .valid('RequestReceived', 'RequestDelivered', 'RequestRemoved', 'RequestWaiting', 'RequestDeadLettered', 'AssignmentPosted', 'AssignmentAcknowledged', 'AssignmentDropped', 'AssignmentQueued', 'VerifyReceived', 'VerifyDelivered', 'VerifyWaiting', 'VerifyDeadLettered')
+          .required(),
+        Text: Joi.string().required().example('REQUEST handed to 10.20.0.9'),
+        RecirculationCount: Joi.number().integer(),
+        Destination: Joi.string(),
+        Client: Joi.string().allow(null),
+        Attempt: Joi.number().integer(),
+        ReadProof: Joi.string().allow(null),
+        Reason: Joi.string(),
+      }).label('ItemEvent'),
+    )
+    .required(),
+}).label('ItemTimeline');
+
+/** GET /dead-letters: which ones. */
+export const deadLetterQuery = Joi.object({
+  queue: Joi.string().valid('sortation', 'destination').description('Only the dead letters of this queue').example('sortation'),
+  limit: Joi.number().integer().min(1).max(1000).default(100).description('At most this many, the oldest first (default 100)'),
+}).label('DeadLetterQuery');
+
+/** GET /dead-letters: the oldest dead letters, and how many there are. */
+export const deadLetterListDto = Joi.object({
+  Counts: deadLetterCounts,
+  DeadLetters: Joi.array()
+    .items(
+      Joi.object({
+        Id: Joi.number().integer().required().description('Its id in dead_letters (what POST /dead-letters/requeue takes)').example(3),
+        Queue: Joi.string().valid('sortation', 'destination').required(),
+        MessageId: Joi.number().integer().required().description('Its X-Message-Id; it goes back under this id, in its old place').example(17),
+        Type: Joi.string().valid('REQUEST', 'VERIFY', 'SCAN').required(),
+        TrackID: Joi.string().allow(null).required().example('0004711'),
+        Destination: Joi.string().allow(null).required().description('Destination, or InductLocation for a REQUEST').example('IND01'),
+        ReceivedAt: Joi.string().required().example('2026-11-25T10:15:03.120Z'),
+        DeadAt: Joi.string().required().example('2026-11-25T10:15:04.020Z'),
+        Attempts: Joi.number().integer().required().description('Deliveries that ended without proof of the read').example(10),
+        LastClient: Joi.string().allow(null).required().description('The client that had it last').example('10.20.0.9'),
+        LastReturn: Joi.string().valid('NoProof', 'Reset').required().description('How its last delivery ended'),
+        Message: Joi.object().unknown(true).required().description('The message as clients received it'),
+      }).label('DeadLetter'),
+    )
+    .required(),
+}).label('DeadLetterList');
+
+/** POST /dead-letters/requeue: which dead letters go back. */
+export const requeueBody = Joi.object({
+  Ids: Joi.array().items(Joi.number().integer().min(1)).min(1).max(10000).description('Ids of dead letters (GET /dead-letters) to send back').example([3, 4]),
+  All: Joi.boolean().valid(true).description('true: send every dead letter back'),
+})
+  .xor('Ids', 'All')
+  .messages({ 'object.missing': 'give "Ids" (the dead letters to send back) or "All": true', 'object.xor': 'give "Ids" or "All", not both' })
+  .label('RequeueDeadLetters')
+  .description('Field names match case-insensitively.');
+
+/** POST /dead-letters/requeue: what went back. */
+export const requeueAck = Joi.object({
+  Requeued: Joi.number().integer().required().description('How many went back to their queues (unknown ids are skipped)').example(2),
+  Messages: Joi.array()
+    .items(Joi.object({ Queue: Joi.string().valid('sortation', 'destination').required(), MessageId: Joi.number().integer().required() }).label('RequeuedMessage'))
+    .required(),
+}).label('RequeueAck');
