@@ -4,7 +4,7 @@ import { deadLetterWrites } from './dead-letter-store';
 import { historyWrites } from './history-store';
 import { linkWrites } from './link-store';
 import { outboxWrites } from './outbox-store';
-import { queueWrites } from './queue-store';
+import { queueWrites } from './queue-writes';
 
 /**
  * Every write the service makes, by name: what the writer thread (db/writer.ts) runs. A command

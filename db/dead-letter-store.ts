@@ -2,7 +2,7 @@
 // their queue into dead_letters, and sent back to it by an operator.
 import type { Db } from './connection';
 import type { QueueName, SorterMessage } from '../model/messages';
-import { type StoredMessage, messageColumns, messageDelete, messageInsert } from './queue-store';
+import { type StoredMessage, messageColumns, messageDelete, messageInsert } from './queue-rows';
 
 /** Why and from whom a message is moved to the dead letters. */
 export interface DeadLetterInfo {

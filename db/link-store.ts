@@ -2,7 +2,7 @@
 // numbers, dropped entries.
 import crypto from 'node:crypto';
 import type { Db } from './connection';
-import type { QueueWrites } from './queue-store';
+import type { QueueWrites } from './queue-writes';
 import type { OutboxEntry } from './outbox-store';
 import type { SorterMessage } from '../model/messages';
 

@@ -5,7 +5,8 @@ import { type DeadLetterReads, type DeadLetterWrites, deadLetterReads } from './
 import { type HistoryReads, type HistoryWrites, historyReads } from './history-store';
 import { type LinkReads, type LinkWrites, linkReads } from './link-store';
 import { type OutboxReads, type OutboxWrites, outboxReads } from './outbox-store';
-import { type QueueReads, type QueueWrites, queueReads } from './queue-store';
+import { type QueueReads, queueReads } from './queue-reads';
+import type { QueueWrites } from './queue-writes';
 import { type RunOptions, type Writer, WriteCancelled, WriteFailed } from './writer';
 
 /** A store's synchronous writes as the service calls them: promises that resolve once committed. */

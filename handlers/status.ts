@@ -1,7 +1,7 @@
 // GET /status: the spec's queue counters, and the state of the link, the deliveries and the
 // storage.
 import type { OutboxReads } from '../db/outbox-store';
-import type { QueueReads } from '../db/queue-store';
+import type { QueueReads } from '../db/queue-reads';
 import type { StorageStatus } from '../db/writer';
 import type { QueueDispatcher } from '../lib/queue/dispatcher';
 import type { QueueName } from '../model/messages';

@@ -1,7 +1,7 @@
 // What GET /metrics reads from the running service at each scrape.
 import type { DeadLetterReads } from '../../db/dead-letter-store';
 import type { OutboxReads } from '../../db/outbox-store';
-import type { QueueReads } from '../../db/queue-store';
+import type { QueueReads } from '../../db/queue-reads';
 import type { StorageStatus } from '../../db/writer';
 import type { SorterLink } from '../link/sorter-link';
 import type { QueueDispatcher } from '../queue/dispatcher';

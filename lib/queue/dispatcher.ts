@@ -1,6 +1,8 @@
 // Long polling per queue: FIFO waiters, in-memory claims, and removal once a delivery is proven.
 import type { DeadLetterInfo } from '../../db/dead-letter-store';
-import type { Delivery, QueueReads, StoredMessage } from '../../db/queue-store';
+import type { QueueReads } from '../../db/queue-reads';
+import type { StoredMessage } from '../../db/queue-rows';
+import type { Delivery } from '../../db/queue-writes';
 import type { QueueName } from '../../model/messages';
 
 /**

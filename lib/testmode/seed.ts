@@ -1,6 +1,6 @@
 // Test mode start-up: empty the test database and seed it from the replay file.
 import path from 'node:path';
-import type { QueueWrites } from '../../db/queue-store';
+import type { QueueWrites } from '../../db/queue-writes';
 import type { Logger } from '../process/logger';
 import type { SorterMessage } from '../../model/messages';
 import { ReplayFileError, findReplayFile, readReplayFile } from './replay';

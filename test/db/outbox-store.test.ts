@@ -29,4 +29,22 @@ describe('outbox store', () => {
     expect(outbox.peek(1)[0].message).toEqual(setting);
     ctx.dispose();
   });
+
+  it('keeps entries of both kinds in order until removed, and lastId is 0 when it is empty', () => {
+    const ctx = freshDb();
+    const outbox = createOutboxStore(ctx.db);
+    const a = outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D1', Barcode: '' } }, '10.0.0.1', 'T1');
+    const b = outbox.add({ kind: 'DESTINATION', body: { Destination: 'D1', DestinationStatus: 'Ready', DestinationText: 'x', LightStatus: 'Solid', LightColor: 'RED', BatchDoorStatus: null } }, null, 'T2');
+    expect(outbox.depth()).toBe(2);
+    expect(outbox.lastId()).toBe(b);
+    expect(outbox.peek(10).map((e) => e.id)).toEqual([a, b]);
+    expect(outbox.peek(10)[0].message).toEqual({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D1', Barcode: '' } });
+    expect(outbox.peek(10)[1].message.body).toMatchObject({ LightColor: 'RED', BatchDoorStatus: null });
+    expect(outbox.remove(a)).toBe(true);
+    expect(outbox.remove(a)).toBe(false);
+    expect(outbox.peek(10).map((e) => e.id)).toEqual([b]);
+    outbox.remove(b);
+    expect(outbox.lastId()).toBe(0);
+    ctx.dispose();
+  });
 });

@@ -18,3 +18,18 @@ export function freshDb(): { db: Db; file: string; dispose(): void } {
     },
   };
 }
+
+/** For a describe block: a fresh, migrated database before each test, removed after it. */
+export function freshDbEach(): { readonly db: Db; readonly file: string } {
+  let current: ReturnType<typeof freshDb> | undefined;
+  beforeEach(() => (current = freshDb()));
+  afterEach(() => current?.dispose());
+  return {
+    get db() {
+      return current!.db;
+    },
+    get file() {
+      return current!.file;
+    },
+  };
+}

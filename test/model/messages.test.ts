@@ -1,6 +1,6 @@
 // The message model checked across its forms: the TypeScript DTOs (model/messages.ts), the joi
 // schemas that validate and document them (lib/http/message-schemas.ts), the telegram layouts that carry
-// them (lib/telegram/codec.ts) and the queue tables that store them (db/queue-store.ts). Adding a field
+// them (lib/telegram/codec.ts) and the queue tables that store them (db/queue-rows.ts, db/queue-reads.ts). Adding a field
 // in one place and not the others fails here.
 import type Joi from 'joi';
 import type { Assignment, DestinationInfoDto, DestinationSetting, InductDto, VerifyDto } from '../../model/messages';

@@ -1,0 +1,128 @@
+// Reading the queue tables: the head past the claimed messages, depths and counts in one
+// snapshot, the oldest message's age. The service reads on its own read-only connection, on the
+// main thread, while the writer thread commits.
+import type { Db } from './connection';
+import type { DestinationInfoDto, InductDto, QueueMessages, QueueName, VerifyDto } from '../model/messages';
+import type { StoredMessage } from './queue-rows';
+
+/** Reading the durable queues (the service's read-only connection, on the main thread). */
+export interface QueueReads {
+  /** The oldest message of a queue whose id is not in `skip` (claims in flight). */
+  head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined;
+  /** Messages in each queue, those being handed out included. */
+  depth(queue: QueueName): number;
+  /**
+   * The messages of a queue, split by `claimed` (the ids being handed out), read in one snapshot:
+   * a claim whose removal has just been committed is in neither count, not subtracted twice.
+   */
+  counts(queue: QueueName, claimed: Iterable<number>): { waiting: number; handedOut: number };
+  /** received_at of the oldest message in a queue, or null if it is empty. */
+  oldestReceivedAt(queue: QueueName): string | null;
+}
+
+interface SortationRow {
+  id: number;
+  type: 'REQUEST' | 'VERIFY';
+  message_code: number;
+  track_id: string;
+  barcode: string;
+  induct_location: string | null;
+  destination: string | null;
+  recirculation_count: number | null;
+  length: number | null;
+  width: number | null;
+  height: number | null;
+  weight: number | null;
+  received_at: string;
+}
+
+interface DestinationRow {
+  id: number;
+  message_code: number;
+  destination: string;
+  destination_status: DestinationInfoDto['DestinationStatus'];
+  destination_text: string;
+  light_status: DestinationInfoDto['LightStatus'];
+  light_color: DestinationInfoDto['LightColor'];
+  button_id: number;
+  batch_door_status: DestinationInfoDto['BatchDoorStatus'];
+  received_at: string;
+}
+
+function sortationMessage(row: SortationRow): InductDto | VerifyDto {
+  if (row.type === 'REQUEST') {
+    return {
+      Type: 'REQUEST',
+      TrackID: row.track_id,
+      Barcode: row.barcode,
+      MessageCode: row.message_code,
+      InductLocation: row.induct_location ?? '',
+      RecirculationCount: row.recirculation_count ?? 0,
+      Length: row.length ?? 0,
+      Width: row.width ?? 0,
+      Height: row.height ?? 0,
+      Weight: row.weight ?? 0,
+    };
+  }
+  return {
+    Type: 'VERIFY',
+    TrackID: row.track_id,
+    Barcode: row.barcode,
+    Destination: row.destination ?? '',
+    MessageCode: row.message_code,
+  };
+}
+
+function destinationMessage(row: DestinationRow): DestinationInfoDto {
+  return {
+    Type: 'SCAN',
+    Destination: row.destination,
+    DestinationStatus: row.destination_status,
+    DestinationText: row.destination_text,
+    LightStatus: row.light_status,
+    LightColor: row.light_color,
+    ButtonID: row.button_id,
+    MessageCode: row.message_code,
+    BatchDoorStatus: row.batch_door_status,
+  };
+}
+
+/** The queue reads on an open, migrated database; statements are prepared once here. */
+export function queueReads(db: Db): QueueReads {
+  // Claims in flight are few (one per waiting client at most): pass them as a JSON array.
+  const heads = {
+    sortation: db.prepare(`SELECT * FROM sortation_queue
+      WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`),
+    destination: db.prepare(`SELECT * FROM destination_queue
+      WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`),
+  };
+  const depths = {
+    sortation: db.prepare('SELECT count(*) AS n FROM sortation_queue').pluck(),
+    destination: db.prepare('SELECT count(*) AS n FROM destination_queue').pluck(),
+  };
+  // One statement, one snapshot: the writer may commit a removal between two.
+  const counts = {
+    sortation: db.prepare(`SELECT (SELECT count(*) FROM sortation_queue) AS total,
+      (SELECT count(*) FROM sortation_queue WHERE id IN (SELECT value FROM json_each(?))) AS handed`),
+    destination: db.prepare(`SELECT (SELECT count(*) FROM destination_queue) AS total,
+      (SELECT count(*) FROM destination_queue WHERE id IN (SELECT value FROM json_each(?))) AS handed`),
+  };
+  const oldest = {
+    sortation: db.prepare('SELECT received_at FROM sortation_queue ORDER BY id LIMIT 1').pluck(),
+    destination: db.prepare('SELECT received_at FROM destination_queue ORDER BY id LIMIT 1').pluck(),
+  };
+  return {
+    head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined {
+      const row = heads[queue].get(JSON.stringify([...skip])) as SortationRow | DestinationRow | undefined;
+      if (!row) return undefined;
+      const message = queue === 'sortation' ? sortationMessage(row as SortationRow) : destinationMessage(row as DestinationRow);
+      return { id: row.id, queue, message: message as QueueMessages[Q], receivedAt: row.received_at };
+    },
+    depth: (queue) => depths[queue].get() as number,
+    counts(queue, claimed) {
+      const { total, handed } = counts[queue].get(JSON.stringify([...claimed])) as { total: number; handed: number };
+      return { waiting: total - handed, handedOut: handed };
+    },
+    oldestReceivedAt: (queue) => (oldest[queue].get() as string | undefined) ?? null,
+  };
+}

@@ -1,0 +1,92 @@
+// Writing the queue tables: enqueue, removal into delivered_history (a delivery, or a REQUEST
+// superseded or expired), and the test mode's clear. Run by the writer thread (db/writer.ts),
+// each write in its own immediate transaction.
+import type { Db } from './connection';
+import type { SorterMessage } from '../model/messages';
+import { type StoredMessage, messageColumns, messageDelete, messageInsert } from './queue-rows';
+
+/** Who received a message, when, and how the read was proved: written to delivered_history as the message leaves. */
+export interface Delivery {
+  deliveredAt: string;
+  clientAddress: string | null;
+  /** Which delivery of the message this was (1 = first; more = handed out before without proof). */
+  attempt?: number;
+  /** What proved that the client read it (docs/queue-semantics.md); null if not recorded. */
+  readProof?: string | null;
+}
+
+/** Writing the durable queues (run by the writer thread, db/writer.ts, inside its transaction). */
+export interface QueueWrites {
+  /** Add messages in order, all or none; returns their ids. */
+  enqueue(messages: SorterMessage[], receivedAt: string): number[];
+  /** Remove a delivered message and record it in the history; false if it was already gone. */
+  remove(stored: StoredMessage, delivery: Delivery): boolean;
+  /** Empty both queues (test mode re-seeds from the replay file at each start). */
+  clear(): void;
+  /** Take out the REQUESTs for `trackId` older than `newerId` (the item went round again); returns how many. */
+  supersede(trackId: string, newerId: number, at: string): number;
+  /** Take out the REQUESTs received before `before`; returns how many. */
+  expireRequests(before: string, at: string): number;
+}
+
+/** The queue writes on an open, migrated database; each runs in its own (nested) transaction. */
+export function queueWrites(db: Db): QueueWrites {
+  const insert = messageInsert(db);
+  const deleteMessage = messageDelete(db);
+  const insertHistory = db.prepare(`
+    INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
+      payload, received_at, delivered_at, client_address, attempt, read_proof)
+    VALUES (@queue, @message_id, @type, @message_code, @track_id, @barcode, @destination,
+      @payload, @received_at, @delivered_at, @client_address, @attempt, @read_proof)`);
+
+  const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string): number[] => messages.map((m) => insert(m, receivedAt)));
+
+  const remove = db.transaction((stored: StoredMessage, delivery: Delivery): boolean => {
+    if (deleteMessage(stored) === 0) return false;
+    insertHistory.run({
+      ...messageColumns(stored),
+      delivered_at: delivery.deliveredAt,
+      client_address: delivery.clientAddress,
+      attempt: delivery.attempt ?? 1,
+      read_proof: delivery.readProof ?? null,
+    });
+    return true;
+  });
+
+  // Removed without reaching a WCS: into the history with the reason, no client, no proof.
+  const removeWithReason = (reason: 'Superseded' | 'Expired', where: string) =>
+    db.prepare(`
+      INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
+        payload, received_at, delivered_at, client_address, attempt, read_proof, removed_reason)
+      SELECT 'sortation', id, type, message_code, track_id, barcode, induct_location,
+        json_object('Type', type, 'TrackID', track_id, 'Barcode', barcode, 'MessageCode', message_code,
+          'InductLocation', induct_location, 'RecirculationCount', recirculation_count,
+          'Length', length, 'Width', width, 'Height', height, 'Weight', weight),
+        received_at, @at, NULL, 1, NULL, '${reason}'
+      FROM sortation_queue WHERE type = 'REQUEST' AND ${where}`);
+  const historySuperseded = removeWithReason('Superseded', 'track_id = @trackId AND id < @newerId');
+  const deleteSuperseded = db.prepare("DELETE FROM sortation_queue WHERE type = 'REQUEST' AND track_id = @trackId AND id < @newerId");
+  const historyExpired = removeWithReason('Expired', 'received_at < @before');
+  const deleteExpired = db.prepare("DELETE FROM sortation_queue WHERE type = 'REQUEST' AND received_at < @before");
+  const supersede = db.transaction((trackId: string, newerId: number, at: string): number => {
+    historySuperseded.run({ trackId, newerId, at });
+    return deleteSuperseded.run({ trackId, newerId }).changes;
+  });
+  const expireRequests = db.transaction((before: string, at: string): number => {
+    historyExpired.run({ before, at });
+    return deleteExpired.run({ before }).changes;
+  });
+
+  const clear = db.transaction(() => {
+    db.exec(`DELETE FROM sortation_queue; DELETE FROM destination_queue;
+      DELETE FROM sqlite_sequence WHERE name IN ('sortation_queue', 'destination_queue');`);
+  });
+
+  return {
+    enqueue: (messages, receivedAt) => enqueue.immediate(messages, receivedAt),
+    remove: (stored, delivery) => remove.immediate(stored, delivery),
+    clear: () => clear.immediate(),
+    supersede: (trackId, newerId, at) => supersede.immediate(trackId, newerId, at),
+    expireRequests: (before, at) => expireRequests.immediate(before, at),
+  };
+}

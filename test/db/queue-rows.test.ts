@@ -1,0 +1,38 @@
+// A message as rows, on a real SQLite file: put back under the id it had, deleted once, and named
+// the same way in delivered_history and dead_letters.
+import { type StoredMessage, messageColumns, messageDelete, messageInsert } from '../../db/queue-rows';
+import type { DestinationInfoDto, InductDto } from '../../model/messages';
+import { freshDbEach } from '../helpers/db';
+
+const request: InductDto = { Type: 'REQUEST', TrackID: '0004711', Barcode: 'B1', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 };
+const scan: DestinationInfoDto = { Type: 'SCAN', Destination: 'D7', DestinationStatus: 'NotReady', DestinationText: 'x', LightStatus: 'Off', LightColor: 'Off', ButtonID: 2, MessageCode: 211, BatchDoorStatus: null };
+
+describe('queue rows', () => {
+  const ctx = freshDbEach();
+
+  it('inserts under the next id, or back under the id a message had, in its own table', () => {
+    const insert = messageInsert(ctx.db);
+    expect([insert(request, 'T'), insert(request, 'T')]).toEqual([1, 2]);
+    expect(insert(scan, 'T')).toBe(1); // each table numbers its own
+    expect(insert(request, 'T', 17)).toBe(17);
+    const ids = ctx.db.prepare('SELECT id FROM sortation_queue ORDER BY id').pluck().all();
+    expect(ids).toEqual([1, 2, 17]);
+    expect(() => insert(request, 'T', 2)).toThrow(/UNIQUE|PRIMARY KEY/);
+  });
+
+  it('deletes a message from its own table, once', () => {
+    const id = messageInsert(ctx.db)(scan, 'T');
+    const remove = messageDelete(ctx.db);
+    const stored: StoredMessage = { id, queue: 'destination', message: scan, receivedAt: 'T' };
+    expect(remove({ ...stored, queue: 'sortation' } as StoredMessage)).toBe(0);
+    expect(remove(stored)).toBe(1);
+    expect(remove(stored)).toBe(0);
+  });
+
+  it('names a REQUEST by its induct location and a SCAN by its destination, without a TrackID', () => {
+    expect(messageColumns({ id: 3, queue: 'sortation', message: request, receivedAt: 'T' })).toEqual({
+      queue: 'sortation', message_id: 3, type: 'REQUEST', message_code: 210, track_id: '0004711', barcode: 'B1', destination: 'IND01', payload: JSON.stringify(request), received_at: 'T',
+    });
+    expect(messageColumns({ id: 4, queue: 'destination', message: scan, receivedAt: 'T' })).toMatchObject({ track_id: null, barcode: null, destination: 'D7', type: 'SCAN' });
+  });
+});
