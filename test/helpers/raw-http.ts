@@ -106,3 +106,21 @@ export class RawConnection {
     w.resolve({ status, headers, body });
   }
 }
+
+/**
+ * Raw bytes to a port on a connection of their own; resolves with every byte that came back
+ * (as text) once the connection closed. `after` runs once the bytes are written (to close our
+ * side, say); without it, the server must close.
+ */
+export function rawExchange(port: number, bytes: string, after?: (socket: net.Socket) => void): Promise<string> {
+  return new Promise((resolve) => {
+    const got: Buffer[] = [];
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.write(bytes);
+      after?.(socket);
+    });
+    socket.on('data', (d) => got.push(d));
+    socket.on('error', () => {});
+    socket.on('close', () => resolve(Buffer.concat(got).toString('utf8')));
+  });
+}

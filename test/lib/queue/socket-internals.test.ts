@@ -6,22 +6,9 @@ import http from 'node:http';
 import net from 'node:net';
 import { holdEnd, interceptCloseAfterLastResponse, peerHasReset } from '../../../lib/queue/socket-internals';
 import { until } from '../../helpers/until';
+import { rawExchange } from '../../helpers/raw-http';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Raw bytes to a port; resolves with what came back once the server closed (or after `ms`). */
-function rawRequest(port: number, request: string, after?: (s: net.Socket) => void): Promise<string> {
-  return new Promise((resolve) => {
-    let got = '';
-    const s = net.connect(port, '127.0.0.1', () => {
-      s.write(request);
-      after?.(s);
-    });
-    s.on('data', (d) => (got += d));
-    s.on('error', () => {});
-    s.on('close', () => resolve(got));
-  });
-}
 
 describe("Node's http server after the last response of a connection", () => {
   let server: http.Server;
@@ -51,20 +38,20 @@ describe("Node's http server after the last response of a connection", () => {
     ['HTTP/1.0', 'GET / HTTP/1.0\r\n\r\n'],
   ])('%s: calls socket.destroySoon(), which can end the socket itself and keep it open for the client\'s answer', async (_name, request) => {
     decide = (socket) => (socket.end(), true);
-    const reply = await rawRequest(port, request); // this client reads to the end, then closes
+    const reply = await rawExchange(port, request); // this client reads to the end, then closes
     expect(reply).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*hello$/);
     await until(() => events.includes('closed'));
     expect(events).toEqual(['asked', 'client FIN', 'closed']);
   });
 
   it('left to Node, the socket is closed before the client can answer', async () => {
-    await rawRequest(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    await rawExchange(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     await until(() => events.includes('closed'));
     expect(events).toEqual(['asked', 'closed']);
   });
 
   it('a kept-alive response is not the last: destroySoon is not called', async () => {
-    await rawRequest(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', (s) => setTimeout(() => s.end(), 100));
+    await rawExchange(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', (s) => setTimeout(() => s.end(), 100));
     await until(() => events.includes('closed'));
     expect(events[0]).toBe('client FIN');
     expect(events).not.toContain('asked');
