@@ -1,22 +1,10 @@
 // Test-mode seeding on a real SQLite file: good rows load, bad rows are skipped and reported,
 // and a file full of bad rows does not flood the log.
-import { Writable } from 'node:stream';
 import { createQueueStore } from '../../../db/queue-store';
-import { createLogger } from '../../../lib/process/logger';
 import { seedFromReplay } from '../../../lib/testmode/seed';
 import { freshDb } from '../../helpers/db';
 import { csv, removeHome, requestRow, tempHome } from '../../helpers/home';
-
-function capturingLogger() {
-  const lines: Array<{ level: number; msg: string }> = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      for (const l of String(chunk).trim().split('\n')) lines.push(JSON.parse(l));
-      done();
-    },
-  });
-  return { log: createLogger('info', sink), lines };
-}
+import { capturingLogger } from '../../helpers/log';
 
 describe('seedFromReplay', () => {
   it('loads the good rows of a file of 10,000 bad ones, logging the first 20 and one summary line', async () => {
