@@ -14,6 +14,10 @@ export interface ScriptedPlc {
   toHost(content: string): void;
   /** Drop the service's connection, as a PLC restart or a cable would. */
   drop(): void;
+  /** Connections accepted so far. */
+  accepted(): number;
+  /** True while the service's connection is open. */
+  connected(): boolean;
   /** Stop listening and drop the connection. */
   close(): Promise<void>;
 }
@@ -22,8 +26,10 @@ export interface ScriptedPlc {
 export function scriptedPlc(answer: (t: Telegram, send: (content: string) => void) => void, port = 0): ScriptedPlc {
   const received: Telegram[] = [];
   let current: net.Socket | null = null;
+  let accepted = 0;
   const server = net.createServer((socket) => {
     current = socket;
+    accepted += 1;
     const decoder = new TelegramDecoder();
     const send = (content: string) => socket.write(`\x02${content}\x03`, 'latin1');
     socket.on('data', (chunk) => {
@@ -43,6 +49,8 @@ export function scriptedPlc(answer: (t: Telegram, send: (content: string) => voi
     listening,
     toHost: (content) => current!.write(`\x02${content}\x03`, 'latin1'),
     drop: () => current?.destroy(),
+    accepted: () => accepted,
+    connected: () => current !== null && !current.destroyed && !current.readableEnded,
     close: () =>
       new Promise<void>((resolve) => {
         current?.destroy();

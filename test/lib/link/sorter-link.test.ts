@@ -1,0 +1,110 @@
+// The sorter link (lib/link/sorter-link.ts) as the service builds it (createService in live mode,
+// a real SQLite file), over real TCP on 127.0.0.1 against a PLC scripted here: it connects and
+// resynchronises, acknowledges a data telegram only once it is committed, sends an outbox entry
+// and removes it on the ACK, sends it again with the same number after a reconnect, and stops
+// for good. More cases against the same PLC: test/e2e/scripted-plc.test.ts.
+import { openReader } from '../../../db/connection';
+import { encodeContent, parseContent, sorterMessageData } from '../../../lib/telegram/codec';
+import type { InductDto } from '../../../model/messages';
+import { type ScriptedPlc, ack, scriptedPlc } from '../../helpers/scripted-plc';
+import { type TestService, testService } from '../../helpers/service';
+import { until } from '../../helpers/until';
+
+const induct: InductDto = { Type: 'REQUEST', TrackID: '0004711', Barcode: 'B1', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 };
+/** A data telegram from the PLC, as its content between STX and ETX. */
+const fromPlc = (seq: number, m: InductDto) => {
+  const { type, data } = sorterMessageData(m);
+  return encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq, type, flag: 'D', data });
+};
+
+let t: TestService;
+let plc: ScriptedPlc;
+afterEach(async () => {
+  await t?.close();
+  await plc?.close();
+});
+
+/** The PLC listening, and the service linked to it (timings short for the test). */
+async function start(answer: Parameters<typeof scriptedPlc>[0]) {
+  plc = scriptedPlc(answer);
+  const port = await plc.listening;
+  t = await testService({ TestMode: false, Sorter: { Host: '127.0.0.1', Port: port, AckTimeoutMs: 100, HeartbeatMs: 1000, ReconnectMaxMs: 100 } });
+  return port;
+}
+const link = () => t.service.deps.link;
+
+it('connects and resynchronises (SYNS, then SYNE), and its status says where and since when', async () => {
+  const port = await start((tg, send) => tg.flag === 'D' && send(ack(tg)));
+  await until(() => plc.received.some((x) => x.type === 'SYNE'));
+  expect(plc.received.filter((x) => x.flag === 'D').map((x) => x.type)).toEqual(['SYNS', 'SYNE']);
+  const status = link().status();
+  expect(status).toMatchObject({ Connected: true, Address: `127.0.0.1:${port}`, Reconnects: 0, ConnectionsLost: 0, NaksSent: 0 });
+  expect(Date.now() - Date.parse(status.Since!)).toBeLessThan(5000);
+  expect(status.TelegramsOut).toBeGreaterThanOrEqual(2);
+});
+
+it('acknowledges a data telegram only once it is committed; the message is in its queue when the ACK arrives', async () => {
+  const atAck: unknown[] = [];
+  await start((tg, send) => {
+    if (tg.flag === 'D') send(ack(tg));
+    // Read by a connection of its own at the moment the ACK arrives.
+    if (tg.type === 'REQU' && tg.flag === 'A') {
+      const reader = openReader(t.service.databaseFile);
+      atAck.push(reader.prepare('SELECT track_id FROM sortation_queue').pluck().all());
+      reader.close();
+    }
+  });
+  await until(() => plc.received.some((x) => x.type === 'SYNE'));
+  plc.toHost(fromPlc(1, induct));
+  await until(() => atAck.length === 1);
+  expect(atAck).toEqual([['0004711']]);
+  // In: the ACKs of our SYNS and SYNE, and the REQU.
+  expect(link().status()).toMatchObject({ TelegramsIn: 3, DuplicatesReceived: 0, NaksSent: 0 });
+  const seen = link().recentTelegrams().map((r) => ({ direction: r.Direction, ...parseContent(r.Telegram) }));
+  expect(seen.filter((r) => r.type === 'REQU').map((r) => `${r.direction} ${r.flag} ${r.seq}`)).toEqual(['IN D 1', 'OUT A 1']);
+  // The message went through the telegram trigger: a waiting client gets it.
+  const res = await t.server.inject('/sortation?timeOut=0');
+  expect([res.statusCode, JSON.parse(res.payload).TrackID]).toEqual([210, '0004711']);
+});
+
+it('sends a POSTed assignment, and removes it from the outbox only on the ACK', async () => {
+  let ackAssignments = false;
+  await start((tg, send) => tg.flag === 'D' && (tg.type !== 'ASGN' || ackAssignments) && send(ack(tg)));
+  await until(() => plc.received.some((x) => x.type === 'SYNE'));
+  const posted = await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D007' } });
+  expect(JSON.parse(posted.payload).Delivery).toBe('Sent');
+  await until(() => plc.received.filter((x) => x.type === 'ASGN').length >= 2); // resent after the ACK timeout
+  expect(t.service.deps.outbox.depth()).toBe(1);
+  ackAssignments = true;
+  await until(() => t.service.deps.outbox.depth() === 0);
+  const asgn = plc.received.filter((x) => x.type === 'ASGN');
+  expect(new Set(asgn.map((x) => x.seq)).size).toBe(1); // every resend under the same number
+  expect(link().status().Resends).toBeGreaterThanOrEqual(1);
+});
+
+it('reconnects after the PLC drops it, sends the unacknowledged entry again with the same number, and counts the loss', async () => {
+  let ackAssignments = false;
+  await start((tg, send) => tg.flag === 'D' && (tg.type !== 'ASGN' || ackAssignments) && send(ack(tg)));
+  await until(() => plc.received.some((x) => x.type === 'SYNE'));
+  await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D007' } });
+  await until(() => plc.received.some((x) => x.type === 'ASGN'));
+  const seq = plc.received.find((x) => x.type === 'ASGN')!.seq;
+  ackAssignments = true;
+  const before = plc.received.length;
+  plc.drop();
+  await until(() => plc.accepted() === 2 && link().status().Connected === true);
+  await until(() => t.service.deps.outbox.depth() === 0);
+  const after = plc.received.slice(before);
+  expect(after.filter((x) => x.flag === 'D').map((x) => x.type).slice(0, 1)).toEqual(['SYNS']);
+  expect(after.filter((x) => x.type === 'ASGN').map((x) => x.seq)).toEqual([seq]);
+  expect(link().status()).toMatchObject({ Connected: true, Reconnects: 1, ConnectionsLost: 1 });
+});
+
+it('stop closes the connection and does not connect again', async () => {
+  await start((tg, send) => tg.flag === 'D' && send(ack(tg)));
+  await until(() => plc.connected() && link().status().Connected === true);
+  await link().stop();
+  await until(() => !plc.connected());
+  await new Promise((r) => setTimeout(r, 400)); // twice the first reconnect delay
+  expect(plc.accepted()).toBe(1);
+});
