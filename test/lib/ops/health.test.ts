@@ -1,0 +1,81 @@
+// Health checks (lib/ops/health.ts): liveness from the event loop's delay, readiness from the
+// storage, the schema and the sorter link, the problems /status lists, and the event loop
+// monitor on this process's real event loop.
+import type { StorageStatus } from '../../../db/writer';
+import { type HealthInputs, eventLoopMonitor, liveness, problems, readiness } from '../../../lib/ops/health';
+import { offlineLink } from '../../../lib/link/sorter-link';
+
+const now = new Date('2026-01-02T03:04:05.000Z');
+const storage = (over: Partial<StorageStatus> = {}): StorageStatus => ({ State: 'Ok', Since: '2026-01-02T03:00:00.000Z', WaitingFor: null, PendingWrites: 0, LastCommitMs: 1, Commits: 1, Writes: 1, LastError: null, ReadOnly: false, ...over });
+const inputs = (over: Partial<HealthInputs> = {}): HealthInputs => ({
+  testMode: false,
+  now,
+  storage: storage(),
+  schema: { applied: 7, known: 7 },
+  link: { ...offlineLink('10.0.0.5:2000').status(), Connected: true },
+  eventLoop: { delayP99Ms: () => 12 },
+  ...over,
+});
+
+describe('liveness', () => {
+  it('passes with the delay observed; a delay over 1 s is a warning that says so', () => {
+    expect(liveness(inputs())).toEqual({ status: 'pass', checks: { 'eventLoop:delay': [{ status: 'pass', observedValue: 12, observedUnit: 'ms', time: now.toISOString() }] } });
+    const slow = liveness(inputs({ eventLoop: { delayP99Ms: () => 1500.4 } }));
+    expect(slow.status).toBe('warn');
+    expect(slow.checks['eventLoop:delay'][0]).toMatchObject({ observedValue: 1500, output: 'the event loop was held up to 1500 ms' });
+  });
+});
+
+describe('readiness', () => {
+  it('passes when the storage takes writes, the schema is this version and the sorter is connected', () => {
+    const r = readiness(inputs());
+    expect(r.status).toBe('pass');
+    expect(Object.keys(r.checks)).toEqual(['database:writable', 'database:migrations', 'sorter:link']);
+    expect(problems(r)).toEqual([]);
+  });
+
+  it('fails for a read-only or failing storage, a schema of another version, or no sorter; the problems say why', () => {
+    const r = readiness(inputs({ storage: storage({ State: 'Failing', LastError: 'SQLITE_FULL: database or disk is full' }), schema: { applied: 6, known: 7 }, link: { ...offlineLink('10.0.0.5:2000').status(), Since: '2026-01-02T03:00:00.000Z' } }));
+    expect(r.status).toBe('fail');
+    expect(problems(r)).toEqual([
+      'database:writable: SQLITE_FULL: database or disk is full',
+      'database:migrations: schema version 6, this version of the service needs 7',
+      'sorter:link: the sorter 10.0.0.5:2000 is not connected (since 2026-01-02T03:00:00.000Z)',
+    ]);
+    expect(problems(readiness(inputs({ storage: storage({ ReadOnly: true }) })))).toEqual(['database:writable: the database does not take writes']);
+  });
+
+  it('a stalled storage is a warning naming what it waits for; the worst check decides', () => {
+    const stalled = readiness(inputs({ storage: storage({ State: 'Stalled', Since: '2026-01-02T03:04:00.000Z', WaitingFor: 'Lock' }) }));
+    expect(stalled.status).toBe('warn');
+    expect(problems(stalled)).toEqual(['database:writable: a commit has waited since 2026-01-02T03:04:00.000Z (a lock held by another connection)']);
+    const disk = readiness(inputs({ storage: storage({ State: 'Stalled', WaitingFor: 'Disk' }), schema: { applied: 1, known: 7 } }));
+    expect(disk.status).toBe('fail');
+    expect(problems(disk)[0]).toMatch(/\(the disk\)$/);
+  });
+
+  it('in test mode, no sorter link is needed', () => {
+    const r = readiness(inputs({ testMode: true, link: offlineLink(null).status() }));
+    expect(r.status).toBe('pass');
+    expect(r.checks['sorter:link'][0]).toMatchObject({ status: 'pass', observedValue: false, output: 'test mode: no sorter link' });
+  });
+});
+
+describe('eventLoopMonitor', () => {
+  it("sees the event loop held up, and starts over after each look", async () => {
+    const monitor = eventLoopMonitor();
+    try {
+      await new Promise((r) => setTimeout(r, 60));
+      monitor.delayP99Ms(); // the start-up's samples
+      await new Promise((r) => setTimeout(r, 60));
+      const busyUntil = Date.now() + 300;
+      while (Date.now() < busyUntil); // the event loop held for 300 ms
+      await new Promise((r) => setTimeout(r, 60));
+      expect(monitor.delayP99Ms()).toBeGreaterThanOrEqual(250);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(monitor.delayP99Ms()).toBeLessThan(250);
+    } finally {
+      monitor.stop();
+    }
+  });
+});

@@ -1,0 +1,78 @@
+// Latency windows and meters (lib/ops/latency.ts): percentiles of a window that wraps, the wake
+// latency of messages that found a client waiting, and the REQUEST-to-assignment decision time.
+import { DecisionMeter, LatencyWindow, WakeMeter } from '../../../lib/ops/latency';
+
+describe('LatencyWindow', () => {
+  it('has no percentiles without samples', () => {
+    expect(new LatencyWindow().summary()).toEqual({ P50Ms: null, P99Ms: null, Samples: 0 });
+  });
+
+  it('gives p50 and p99 of its samples, rounded to 0.01 ms', () => {
+    const w = new LatencyWindow();
+    for (let i = 100; i >= 1; i--) w.add(i + 0.004);
+    expect(w.summary()).toEqual({ P50Ms: 51, P99Ms: 100, Samples: 100 });
+    const one = new LatencyWindow();
+    one.add(1.23456);
+    expect(one.summary()).toEqual({ P50Ms: 1.23, P99Ms: 1.23, Samples: 1 });
+  });
+
+  it('keeps only the latest `size` samples for its percentiles, and counts them all', () => {
+    const w = new LatencyWindow(10);
+    for (let i = 1; i <= 15; i++) w.add(i * 1000); // the first five are overwritten
+    expect(w.summary()).toEqual({ P50Ms: 11_000, P99Ms: 15_000, Samples: 15 });
+    expect(w.total).toBe(15);
+  });
+});
+
+describe('WakeMeter', () => {
+  it('measures from the arrival to the write of the same message, once, and tells observe', () => {
+    const seen: number[] = [];
+    const wake = new WakeMeter();
+    wake.observe = (ms) => seen.push(ms);
+    wake.arrived('sortation', 7, performance.now() - 50);
+    wake.written('destination', 7); // another queue's message 7: not this one
+    wake.written('sortation', 7);
+    wake.written('sortation', 7); // a second response for it: already measured
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeGreaterThanOrEqual(50);
+    expect(seen[0]).toBeLessThan(1000);
+    expect(wake.window.summary().Samples).toBe(1);
+  });
+
+  it('forgets the oldest arrivals past its limit', () => {
+    const wake = new WakeMeter(2);
+    for (const id of [1, 2, 3]) wake.arrived('sortation', id, performance.now());
+    wake.written('sortation', 1);
+    expect(wake.window.summary().Samples).toBe(0);
+    wake.written('sortation', 3);
+    expect(wake.window.summary().Samples).toBe(1);
+  });
+});
+
+describe('DecisionMeter', () => {
+  it('measures from the REQUEST to the accepted assignment of the same item, once', () => {
+    const seen: number[] = [];
+    const meter = new DecisionMeter((ms) => seen.push(ms));
+    meter.requested('0004711', performance.now() - 30);
+    meter.assigned('0004712'); // no REQUEST for it
+    meter.assigned('0004711');
+    meter.assigned('0004711'); // a second assignment: already measured
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeGreaterThanOrEqual(30);
+    expect(meter.recent.list()).toEqual([{ at: expect.any(Number), ms: seen[0] }]);
+    expect(Math.abs(meter.recent.list()[0].at - Date.now())).toBeLessThan(1000);
+  });
+
+  it('a newer REQUEST of the same item restarts its clock; the oldest items are forgotten past the limit', () => {
+    const seen: number[] = [];
+    const meter = new DecisionMeter((ms) => seen.push(ms), 2);
+    meter.requested('A', performance.now() - 10_000);
+    meter.requested('A', performance.now()); // it went round again
+    meter.requested('B', performance.now());
+    meter.requested('C', performance.now()); // A is forgotten
+    meter.assigned('A');
+    meter.assigned('C');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeLessThan(5000);
+  });
+});
