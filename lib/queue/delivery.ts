@@ -1,10 +1,9 @@
 // The delivery tracker: when a message handed to a WCS client leaves its queue (proof of the
-// read).
+// read). What the connections show comes from lib/queue/connection-watch.ts.
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { ConnectionWatch } from './connection-watch';
 import type { Claim } from './dispatcher';
 import { ASK_ANSWER_MS, AT_MOST_ONCE_GRACE_MS, type Conn, type DeliverySettings, type DeliveryStatus, type Handout, READ_PROOFS, RETURN_REASONS, type ReadProof, type ReturnReason, zero } from './delivery-types';
-import { holdEnd, interceptCloseAfterLastResponse, peerHasReset } from './socket-internals';
 
 export type { DeliveryMode, DeliverySettings, DeliveryStatus, ReadProof, ReturnReason } from './delivery-types';
 export { ASK_ANSWER_MS, AT_MOST_ONCE_GRACE_MS } from './delivery-types';
@@ -12,17 +11,8 @@ export { ASK_ANSWER_MS, AT_MOST_ONCE_GRACE_MS } from './delivery-types';
 /**
  * When a message handed to a WCS client leaves its queue (docs/queue-semantics.md).
  *
- * HTTP has no acknowledgement, but a connection still shows whether a response was read:
- * - the client's next request on the same kept-alive connection proves it read the previous
- *   response (a client sends it only after reading the whole response);
- * - a client that closes cleanly (FIN) after reading leaves the connection intact, while one
- *   that closes before our response reached it makes its kernel answer the response with a
- *   reset, which Node does not report after the FIN (lib/queue/socket-internals.ts looks): a FIN is
- *   judged at once and again after `closeGraceMs`, with our own FIN held back meanwhile;
- * - when we close first (after the connection's last response, or to ask a client that kept an
- *   unproven response), the client's clean close in answer proves the read: it closes after
- *   reading to its end, while closing with our response unread sends a reset;
- * - a reset or an error on the connection means the response was not read.
+ * HTTP has no acknowledgement, but a connection still shows whether a response was read: the
+ * client's next request on it, its clean close, or a reset (lib/queue/connection-watch.ts).
  * Without evidence, `AtLeastOnce` asks the client by closing the connection (after the keep-alive
  * idle time or `visibilityTimeoutMs`): a clean close in answer proves the read, no answer or a
  * reset puts the message back. `AtMostOnce` assumes the read when nothing failed within 5 ms.
@@ -30,31 +20,21 @@ export { ASK_ANSWER_MS, AT_MOST_ONCE_GRACE_MS } from './delivery-types';
  * the message id, or POST /sortation for a REQUEST's TrackID): the proof that holds through proxies.
  */
 export class DeliveryTracker {
-  private readonly conns = new WeakMap<Socket, Conn>();
   private readonly pending = new Set<Handout>();
   /** Explicit handouts by queue and message id, and REQUESTs by TrackID, for the acknowledgements. */
   private readonly byMessage = new Map<string, Handout>();
   private readonly byTrackId = new Map<string, Set<Handout>>();
   private readonly confirmed = zero<ReadProof>(READ_PROOFS);
   private readonly returned = zero<ReturnReason>(RETURN_REASONS);
+  private readonly watch: ConnectionWatch;
 
-  constructor(private readonly settings: DeliverySettings) {}
+  constructor(private readonly settings: DeliverySettings) {
+    this.watch = new ConnectionWatch(settings, { confirm: (h, proof) => this.confirm(h, proof), giveBack: (h, reason) => this.giveBack(h, reason) });
+  }
 
   /** Listen on the HTTP server for the evidence that comes from requests and idle connections. */
   attach(listener: HttpServer): void {
-    // Prepended: the proof must be taken before this request's own handler hands out a message.
-    listener.prependListener('request', (req: IncomingMessage) => this.requestArrived(req.socket));
-    // Bytes the parser rejects (e.g. headers over 16 KB) were still sent after reading.
-    listener.prependListener('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-      if (typeof err.code === 'string' && err.code.startsWith('HPE_')) this.requestArrived(socket);
-    });
-    // Node's keep-alive timeout: with a listener here Node leaves the socket to us. An idle
-    // connection that holds an unproven response is asked; the others are closed as Node would.
-    listener.on('timeout', (socket: Socket) => {
-      const conn = this.conns.get(socket);
-      if (conn && this.unproven(conn).length > 0) this.ask(conn, 'idle');
-      else socket.destroy();
-    });
+    this.watch.attach(listener);
   }
 
   /**
@@ -80,14 +60,14 @@ export class DeliveryTracker {
         handout.conn = null;
         handout.timer = setTimeout(() => this.giveBack(handout, 'NoProof'), this.settings.visibilityTimeoutMs);
       } else if (this.settings.mode === 'AtMostOnce') handout.timer = setTimeout(() => this.confirm(handout, 'Grace'), AT_MOST_ONCE_GRACE_MS);
-      else handout.timer = setTimeout(() => handout.conn && this.ask(handout.conn, 'idle'), this.settings.visibilityTimeoutMs);
+      else handout.timer = setTimeout(() => handout.conn && this.watch.ask(handout.conn, 'idle'), this.settings.visibilityTimeoutMs);
     });
     // 'close' follows every response; only one that never finished gives the message back.
     res.once('close', () => {
       if (!handout.written) this.giveBack(handout, 'ClosedUnread');
     });
     if (!injected) {
-      const conn = this.connOf(req.socket);
+      const conn = this.watch.connOf(req.socket);
       handout.conn = conn;
       conn.handouts.add(handout);
     }
@@ -120,112 +100,9 @@ export class DeliveryTracker {
    */
   async drain(): Promise<void> {
     const conns = new Set([...this.pending].map((h) => h.conn).filter((c): c is Conn => c !== null));
-    for (const conn of conns) if (this.unproven(conn).length > 0) this.ask(conn, 'idle');
+    for (const conn of conns) if (this.watch.unproven(conn).length > 0) this.watch.ask(conn, 'idle');
     for (let waited = 0; this.pending.size > 0 && waited < ASK_ANSWER_MS; waited += 10) await new Promise((r) => setTimeout(r, 10));
     for (const handout of [...this.pending]) this.giveBack(handout, 'NoProof');
-  }
-
-  private connOf(socket: Socket): Conn {
-    let conn = this.conns.get(socket);
-    if (conn) return conn;
-    conn = { socket, handouts: new Set(), releaseEnd: null, asking: null, askTimer: null };
-    this.conns.set(socket, conn);
-    const c = conn;
-    socket.on('error', () => this.connectionFailed(c));
-    socket.on('close', () => this.connectionClosed(c));
-    // Before Node's own 'end' listener, which would send our FIN at once.
-    socket.prependListener('end', () => this.clientClosed(c));
-    interceptCloseAfterLastResponse(socket, () => this.closingAfterLast(c));
-    return conn;
-  }
-
-  private unproven(conn: Conn): Handout[] {
-    return [...conn.handouts].filter((h) => h.written);
-  }
-
-  /** A request (or rejected request bytes) arrived: the responses written before it were read. */
-  private requestArrived(socket: Socket): void {
-    const conn = this.conns.get(socket);
-    if (conn) for (const h of this.unproven(conn)) this.confirm(h, 'NextRequest');
-  }
-
-  private connectionFailed(conn: Conn): void {
-    for (const h of [...conn.handouts]) this.giveBack(h, 'Reset');
-  }
-
-  /** The connection is gone. Whatever has no verdict yet: AtMostOnce's grace decides; else it goes back. */
-  private connectionClosed(conn: Conn): void {
-    if (conn.askTimer) clearTimeout(conn.askTimer);
-    for (const h of [...conn.handouts]) {
-      if (!h.written) this.giveBack(h, 'ClosedUnread');
-      else if (this.settings.mode === 'AtLeastOnce') this.giveBack(h, 'NoProof');
-    }
-  }
-
-  /**
-   * Node closes the connection after its last response. With an unproven response on it, our
-   * FIN goes out and the connection stays open for the client's answer (its clean close after
-   * reading, or a reset); returns false when there is nothing to prove.
-   */
-  private closingAfterLast(conn: Conn): boolean {
-    if (this.unproven(conn).length === 0) return false;
-    // The client closed first: its close is being judged, with our end held until then.
-    if (conn.releaseEnd) conn.socket.end();
-    else this.ask(conn, 'last');
-    return true;
-  }
-
-  /** The client sent FIN. Was the connection reset in answer to our response? Look now and after the grace. */
-  private clientClosed(conn: Conn): void {
-    if (conn.handouts.size === 0) return;
-    if (conn.asking) {
-      // We closed first: a clean close in answer proves the read. (A reset would have come as an
-      // error: we still read until the client's FIN. After both FINs the socket is closed on our
-      // side, so peerHasReset cannot look.)
-      for (const h of this.unproven(conn)) this.confirm(h, conn.asking === 'last' ? 'LastResponse' : 'ServerClose');
-      return;
-    }
-    if (this.judgeClose(conn, false)) return;
-    // Hold our FIN back (Node calls end() right after this listener) so the handle stays open to look again.
-    conn.releaseEnd = holdEnd(conn.socket);
-    setTimeout(() => {
-      this.judgeClose(conn, true);
-      this.releaseEnd(conn);
-    }, this.settings.closeGraceMs);
-  }
-
-  /**
-   * After the client's FIN: a reset means our response was not read. Returns true when a verdict
-   * was reached; `final` turns "no reset seen" into the proof of the read.
-   */
-  private judgeClose(conn: Conn, final: boolean): boolean {
-    const reset = peerHasReset(conn.socket);
-    if (reset === null) return false; // already closed: connectionClosed decided
-    if (reset) {
-      for (const h of [...conn.handouts]) this.giveBack(h, 'ClosedUnread');
-      return true;
-    }
-    if (!final) return false;
-    for (const h of [...conn.handouts]) {
-      if (h.written) this.confirm(h, 'ClientClose');
-      else this.giveBack(h, 'ClosedUnread');
-    }
-    return true;
-  }
-
-  private releaseEnd(conn: Conn): void {
-    const release = conn.releaseEnd;
-    conn.releaseEnd = null;
-    release?.();
-  }
-
-  /** Close the connection to ask its client whether it read: a clean close in answer proves it. */
-  private ask(conn: Conn, why: 'idle' | 'last'): void {
-    if (conn.asking || conn.socket.destroyed) return;
-    conn.asking = why;
-    this.releaseEnd(conn);
-    conn.socket.end();
-    conn.askTimer = setTimeout(() => conn.socket.destroy(), ASK_ANSWER_MS);
   }
 
   /** Index an explicit handout for its acknowledgement: by message id, and a REQUEST by TrackID. */

@@ -1,45 +1,16 @@
-// The delivery tracker's decisions, driven by fake sockets and a fake clock: every piece of
-// evidence a connection can give, and what the tracker makes of it. (What Node really does on the
-// wire is pinned by socket-internals.test.ts; the whole path by the e2e delivery suites.)
+// The delivery tracker's decisions, driven by fake sockets and a fake clock: what it makes of the
+// evidence, the timers it keeps, explicit acknowledgements and shutdown. (Each piece of evidence a
+// connection can give: connection-watch.test.ts; what Node really does on the wire:
+// socket-internals.test.ts; the whole path: the e2e delivery suites.)
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ASK_ANSWER_MS, AT_MOST_ONCE_GRACE_MS, DeliveryTracker, type DeliveryMode } from '../../../lib/queue/delivery';
 import type { Claim, Unproven } from '../../../lib/queue/dispatcher';
 import type { InductDto } from '../../../model/messages';
+import { FakeSocket } from '../../helpers/fake-socket';
 
 const VISIBILITY_MS = 30_000;
 const GRACE_MS = 50;
-
-/**
- * A client connection as the tracker sees it: events, end/destroy, and what getpeername would
- * say (`reset`). Node's http server calls destroySoon after the last response of a connection:
- * the prototype's version here records that Node closed it at once.
- */
-class FakeSocket extends EventEmitter {
-  ended = 0;
-  destroyed = false;
-  writable = true;
-  closedByNode = false;
-  reset = false;
-  _handle: { getpeername(out: object): number } | null = { getpeername: () => (this.reset ? -107 : 0) };
-  end(): this {
-    this.ended += 1;
-    this.writable = false;
-    return this;
-  }
-  destroy(): this {
-    if (this.destroyed) return this;
-    this.destroyed = true;
-    this._handle = null;
-    this.emit('close');
-    return this;
-  }
-  destroySoon(): void {
-    this.closedByNode = true;
-    this.end();
-    this.destroy();
-  }
-}
 
 /** What became of a claim. */
 interface Outcome {
@@ -96,16 +67,7 @@ describe('DeliveryTracker', () => {
     expect(tracker.status()).toMatchObject({ AwaitingProof: 0, Confirmed: { NextRequest: 1 } });
   });
 
-  describe('the last response on a connection (the client asked to close, or spoke HTTP/1.0)', () => {
-    it('our FIN goes out, the connection stays open, and the client\'s clean close in answer proves the read', () => {
-      const socket = new FakeSocket();
-      const { claim } = handOut(socket);
-      nodeClosesAfterLast(socket);
-      expect(socket).toMatchObject({ closedByNode: false, ended: 1, destroyed: false });
-      socket.emit('end');
-      expect(claim.outcome.committed?.readProof).toBe('LastResponse');
-    });
-
+  describe('what the evidence does to the claim', () => {
     it('a reset in answer: back to the queue, marked as possibly read', () => {
       const socket = new FakeSocket();
       const { claim } = handOut(socket);
@@ -114,67 +76,12 @@ describe('DeliveryTracker', () => {
       expect(claim.outcome).toEqual({ released: { mayHaveBeenRead: true, from: { clientAddress: '10.0.0.7', reason: 'Reset' } } });
     });
 
-    it('no answer within ASK_ANSWER_MS: the connection is destroyed and the message goes back (NoProof)', () => {
-      const socket = new FakeSocket();
-      const { claim } = handOut(socket);
-      nodeClosesAfterLast(socket);
-      jest.advanceTimersByTime(ASK_ANSWER_MS - 1);
-      expect(socket.destroyed).toBe(false);
-      jest.advanceTimersByTime(1);
-      expect(socket.destroyed).toBe(true);
-      expect(claim.outcome.released).toEqual({ mayHaveBeenRead: true, from: { clientAddress: '10.0.0.7', reason: 'NoProof' } });
-      expect(tracker.status().Returned.NoProof).toBe(1);
-    });
-
-    it('with nothing to prove, Node closes the connection as it always does', () => {
-      const socket = new FakeSocket();
-      handOut(socket);
-      nextRequest(socket); // the response is proven; this is the last one of a connection that answers nothing more
-      nodeClosesAfterLast(socket);
-      expect(socket.closedByNode).toBe(true);
-    });
-
-    it('when the client closed first, its close is judged (our end held until the grace) and Node does not close it early', () => {
-      const socket = new FakeSocket();
-      const { claim } = handOut(socket);
-      socket.emit('end'); // the client's FIN, then Node's http server ends the socket: held
-      socket.end();
-      nodeClosesAfterLast(socket);
-      expect(socket).toMatchObject({ closedByNode: false, ended: 0, destroyed: false });
-      jest.advanceTimersByTime(GRACE_MS);
-      expect(claim.outcome.committed?.readProof).toBe('ClientClose');
-      expect(socket.ended).toBe(1); // released
-    });
-  });
-
-  describe('the client closes first', () => {
     it('a reset already there: not read, back without a mark', () => {
       const socket = new FakeSocket();
       const { claim } = handOut(socket);
       socket.reset = true;
       socket.emit('end');
       expect(claim.outcome.released).toEqual({ mayHaveBeenRead: false, from: { clientAddress: '10.0.0.7', reason: 'ClosedUnread' } });
-    });
-
-    it('a reset within the grace: not read', () => {
-      const socket = new FakeSocket();
-      const { claim } = handOut(socket);
-      socket.emit('end');
-      socket.end(); // Node's http server, after the FIN: held so that the handle stays open to look
-      expect(socket.ended).toBe(0);
-      jest.advanceTimersByTime(GRACE_MS - 1);
-      socket.reset = true;
-      jest.advanceTimersByTime(1);
-      expect(claim.outcome.released?.mayHaveBeenRead).toBe(false);
-      expect(socket.ended).toBe(1);
-    });
-
-    it('no reset within the grace: read (ClientClose)', () => {
-      const socket = new FakeSocket();
-      const { claim } = handOut(socket);
-      socket.emit('end');
-      jest.advanceTimersByTime(GRACE_MS);
-      expect(claim.outcome.committed?.readProof).toBe('ClientClose');
     });
   });
 
@@ -192,16 +99,6 @@ describe('DeliveryTracker', () => {
     expect(socket.ended).toBe(1);
     socket.emit('end');
     expect(claim.outcome.committed?.readProof).toBe('ServerClose');
-  });
-
-  it("Node's keep-alive timeout: asks a connection that holds an unproven response, closes the others", () => {
-    const holding = new FakeSocket();
-    handOut(holding);
-    server.emit('timeout', holding);
-    expect(holding).toMatchObject({ ended: 1, destroyed: false });
-    const idle = new FakeSocket();
-    server.emit('timeout', idle);
-    expect(idle.destroyed).toBe(true);
   });
 
   it('AtMostOnce: read when nothing failed within the grace', () => {
@@ -268,5 +165,6 @@ describe('DeliveryTracker', () => {
     await drained;
     expect(a.claim.outcome.committed?.readProof).toBe('ServerClose');
     expect(b.claim.outcome.released?.mayHaveBeenRead).toBe(true);
+    expect(tracker.status().Returned).toEqual({ Reset: 0, ClosedUnread: 0, NoProof: 1 });
   });
 });
