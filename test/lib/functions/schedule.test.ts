@@ -1,0 +1,47 @@
+// The schedule trigger (lib/functions/schedule.ts) with node-cron's real clock: the manifest's
+// REQUEST expiry (every second) runs against a live-mode service on a real SQLite file, a
+// function that fails is logged and does not stop the others, and the stopper stops them all.
+import { type Manifest, loadManifest } from '../../../lib/functions/manifest';
+import { startSchedules } from '../../../lib/functions/schedule';
+import type { InductDto } from '../../../model/messages';
+import { capturingLogger } from '../../helpers/log';
+import { freePort } from '../../helpers/net';
+import { type TestService, testService } from '../../helpers/service';
+import { until } from '../../helpers/until';
+
+const induct = (trackId: string): InductDto => ({ Type: 'REQUEST', TrackID: trackId, Barcode: '', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 });
+const queued = () => t.service.db.prepare('SELECT track_id FROM sortation_queue ORDER BY id').pluck().all();
+/** A REQUEST received a minute ago: older than MaxRequestAgeSeconds. */
+const enqueueOld = (trackId: string) => t.service.writer.run('enqueue', [[induct(trackId)], new Date(Date.now() - 60_000).toISOString()]);
+
+let t: TestService;
+afterEach(() => t.close());
+
+it('runs the manifest scheduled functions on their cron, logs one that fails, and stops them all', async () => {
+  t = await testService({ TestMode: false, MaxRequestAgeSeconds: 5, Sorter: { Port: await freePort() } });
+  const project = loadManifest();
+  const manifest: Manifest = {
+    ...project,
+    functions: {
+      ...project.functions,
+      failing: { handler: 'test/fixtures/functions/failing-schedule', description: 'always fails', events: [{ schedule: { cron: '* * * * * *' } }] },
+    },
+  };
+  expect(project.functions.expireRequests.events).toEqual([{ schedule: { cron: '* * * * * *' } }]);
+  const { log, lines } = capturingLogger();
+  await enqueueOld('OLD1');
+  await t.publish([induct('NEW1')]);
+  const stop = startSchedules(manifest, { ...t.service.deps, log });
+  try {
+    await until(() => queued().length === 1, 3000, 'the old REQUEST expired');
+    expect(queued()).toEqual(['NEW1']);
+    expect(t.service.db.prepare("SELECT track_id FROM delivered_history WHERE removed_reason = 'Expired'").pluck().all()).toEqual(['OLD1']);
+    await until(() => lines.some((l) => l.msg === 'scheduled function failing failed'), 3000);
+    expect(lines.find((l) => l.msg === 'scheduled function failing failed')).toMatchObject({ level: 50, function: 'failing', err: { message: 'the disk is on fire' } });
+  } finally {
+    stop();
+  }
+  await enqueueOld('OLD2');
+  await new Promise((r) => setTimeout(r, 1300)); // past the next second's run, had it not stopped
+  expect(queued()).toEqual(['NEW1', 'OLD2']);
+});
