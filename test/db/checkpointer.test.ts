@@ -5,7 +5,6 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from '../../db/sqlite';
 import { Checkpointer } from '../../db/checkpointer';
-import { checkpointNeeded } from '../../db/wal-limits';
 import { Writer } from '../../db/writer';
 import type { VerifyDto } from '../../model/messages';
 
@@ -13,21 +12,6 @@ const verify = (t: string): VerifyDto => ({ Type: 'VERIFY', TrackID: t, Barcode:
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // The loops below wait for what they test, longer on a busy machine.
 jest.setTimeout(30_000);
-
-describe('checkpointNeeded', () => {
-  const limits = { restartBytes: 100, maxBytes: 1000, freeShare: 0.25, writerWaitMs: 100, busyBackoffMs: 1000 };
-  it('TRUNCATE for a file past the size limit or past a share of the free space; never for an empty file', () => {
-    expect(checkpointNeeded(0, 1001, 1e12, limits)).toBe('TRUNCATE');
-    expect(checkpointNeeded(0, 300, 1000, limits)).toBe('TRUNCATE'); // a small disk: 300 > 1000 / 4
-    expect(checkpointNeeded(0, 0, 0, limits)).toBe(null);
-    expect(checkpointNeeded(0, 300, 1000, { ...limits, freeShare: 0 })).toBe(null);
-  });
-  it('RESTART once the WAL holds restartBytes since it last started over, whatever the size of the file', () => {
-    expect(checkpointNeeded(100, 999, 1e12, limits)).toBe('RESTART');
-    expect(checkpointNeeded(99, 999, 1e12, limits)).toBe(null);
-    expect(checkpointNeeded(100, 2000, 1e12, limits)).toBe('TRUNCATE');
-  });
-});
 
 describe('Checkpointer', () => {
   it('makes a WAL that the writer never lets rest start over every restartBytes, in the blocks the file already has', async () => {
