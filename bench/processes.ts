@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { projectRoot } from '../lib/process/paths';
-import { slowFsyncEnv } from './slow-disk';
+import { SyncCounter } from './slow-disk';
 
 /** What the bench runs against: the service in its durability modes, or the baseline. */
 export type Target = 'baseline' | 'service' | 'service-normal' | 'service-nogroup';
@@ -52,7 +52,11 @@ const urlOf = (line: string) => {
   }
 };
 
-export async function startTarget(target: Target, sorterPort: number, delayMs: number, { serviceRoot, cpuProfDir }: TargetOptions): Promise<{ proc: ChildProcess; base: string; home?: string }> {
+/**
+ * Start a target for one run. A service target runs with the sync counter loaded (and its syncs
+ * `delayMs` slower): `syncs` counts every fsync and fdatasync of the process.
+ */
+export async function startTarget(target: Target, sorterPort: number, delayMs: number, { serviceRoot, cpuProfDir }: TargetOptions): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
   if (target === 'baseline') {
     const { proc, value } = await start(dist('bench/baseline.js'), ['--port', '0', '--sorter-port', String(sorterPort)], {}, urlOf);
     return { proc, base: value };
@@ -68,8 +72,9 @@ export async function startTarget(target: Target, sorterPort: number, delayMs: n
   };
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
   const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [];
-  const { proc, value } = await start(path.join(serviceRoot, 'dist', 'lib', 'main.js'), [], { SORTER_HOME: home, ...slowFsyncEnv(delayMs) }, urlOf, () => {}, prof);
-  return { proc, base: value, home };
+  const syncs = new SyncCounter(delayMs);
+  const { proc, value } = await start(path.join(serviceRoot, 'dist', 'lib', 'main.js'), [], { SORTER_HOME: home, ...syncs.env }, urlOf, () => {}, prof);
+  return { proc, base: value, home, syncs };
 }
 
 /** Resident memory of a process, MB. */

@@ -25,6 +25,7 @@ const args = commandLine('bench', 'npm run bench -- [options]   (docs/performanc
   'cpu-prof': { type: 'string' },
   'fsync-delay-ms': { type: 'string', default: '0' },
   'service-root': { type: 'string' },
+  'site-rate': { type: 'string' },
 });
 const quick = args.quick!;
 const plan = quick
@@ -54,6 +55,20 @@ const fsyncDelayMs = nonNegative('bench', 'fsync-delay-ms', args['fsync-delay-ms
 const serviceRoot = path.resolve(args['service-root'] ?? projectRoot);
 /** Folder for `node --cpu-prof` profiles of the service (one per run), if asked for. */
 const cpuProfDir = args['cpu-prof'];
+/** A site's items a second around the clock: the service also runs a step at it, and its storage's wear is projected. */
+const siteRate = args['site-rate'] !== undefined ? nonNegative('bench', 'site-rate', args['site-rate']) : null;
+if (siteRate === 0) {
+  console.error('bench: --site-rate takes a positive number of items a second');
+  process.exit(2);
+}
+
+/** The storage the projection is for: a 32 GB industrial eMMC rated for 100 TB written (its data sheet's TBW). */
+const EMMC = { label: '32 GB eMMC rated 100 TB written', ratedBytes: 100e12 };
+
+/** What `perItem` (KB an item) comes to in a day at `rate` items/s around the clock, GB (10^9 bytes, as TBW ratings count). */
+const gbPerDay = (kbPerItem: number | null, rate: number) => (kbPerItem === null || Number.isNaN(kbPerItem) ? null : Math.round(((kbPerItem * 1024 * rate * 86_400) / 1e9) * 10) / 10);
+/** Years until `ratedBytes` are written at `gb` a day. */
+const yearsOfLife = (gb: number | null, ratedBytes: number) => (gb === null || gb === 0 ? null : Math.round((ratedBytes / (gb * 1e9) / 365.25) * 10) / 10);
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -82,6 +97,13 @@ async function main() {
     const sustained = ramp.filter((r) => r.sustained);
     const best = sustained.length > 0 ? sustained[sustained.length - 1] : undefined;
     results[target] = { ramp, at50, max: best ? best.cyclesPerS : 0, atMax: best, brokeDown: ramp.some((r) => !r.sustained) };
+  }
+
+  // A site's own rate: what its storage sees in a day, and how long the eMMC lasts at that.
+  let site: StepResult | undefined;
+  if (siteRate !== null) {
+    log('site:');
+    site = siteRate === 50 ? results.service.at50 : await medianStep(ctx, 'service', siteRate, plan.seconds, { fsyncDelayMs }, `service at the site rate`);
   }
 
   // Slow storage (docs/performance.md): an SD card (+20 ms a sync) at a fast sorter's 50 items/s,
@@ -125,7 +147,7 @@ async function main() {
 
   const base = results.baseline;
   const svc = results.service;
-  const all = [...Object.values(results).flatMap((r) => [r.at50, ...r.ramp]), ...(slow20 ? [slow20] : []), ...slow5.ramp, ...(lock ? [lock] : [])];
+  const all = [...Object.values(results).flatMap((r) => [r.at50, ...r.ramp]), ...(site && siteRate !== 50 ? [site] : []), ...(slow20 ? [slow20] : []), ...slow5.ramp, ...(lock ? [lock] : [])];
   const purgeWays = purge ? [purge.one, purge.chunks] : [];
   const lost = all.reduce((s, r) => s + r.lost, 0) + purgeWays.reduce((s, w) => s + w.lost, 0);
   const duplicated = all.reduce((s, r) => s + r.duplicated, 0) + purgeWays.reduce((s, w) => s + w.duplicated, 0);
@@ -133,10 +155,16 @@ async function main() {
   const purgeWrong = purgeWays.some((w) => w.olderLeft !== 0 || w.purged !== purge!.one.purged || w.kept !== purge!.rows - purge!.one.purged);
   const ratio = (a: number | null | undefined, b: number | null | undefined) => (a != null && b != null && b !== 0 ? Math.round((a / b) * 100) / 100 : null);
 
-  console.log('\n| target | max sustained cycles/s | decision p50/p99 ms @50/s | wake p50/p99 ms @50/s | decision p99 ms @max | CPU µs/cycle @max (target/emulator/client) | disk KB/cycle @50/s (process / device) | device writes/cycle @50/s | peak RSS MB |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('\n| target | max sustained cycles/s | decision p50/p99 ms @50/s | wake p50/p99 ms @50/s | decision p99 ms @max | CPU µs/cycle @max (target/emulator/client) | disk KB/cycle @50/s (process / device) | device writes/cycle @50/s | syncs/cycle @50/s | peak RSS MB |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const [target, r] of Object.entries(results)) {
-    console.log(`| ${describeTarget[target as Target]} | ${r.max.toFixed(0)} | ${r.at50.decisionP50} / ${r.at50.decisionP99} | ${r.at50.wakeP50} / ${r.at50.wakeP99} | ${r.atMax?.decisionP99 ?? '-'} | ${r.atMax ? `${r.atMax.cpuUsPerCycle.target} / ${r.atMax.cpuUsPerCycle.emulator} / ${r.atMax.cpuUsPerCycle.client}` : '-'} | ${r.at50.diskKbPerCycle} / ${r.at50.deviceKbPerCycle ?? '-'} | ${r.at50.deviceWritesPerCycle ?? '-'} | ${Math.max(...[r.at50, ...r.ramp].map((x) => x.rssMb))} |`);
+    console.log(`| ${describeTarget[target as Target]} | ${r.max.toFixed(0)} | ${r.at50.decisionP50} / ${r.at50.decisionP99} | ${r.at50.wakeP50} / ${r.at50.wakeP99} | ${r.atMax?.decisionP99 ?? '-'} | ${r.atMax ? `${r.atMax.cpuUsPerCycle.target} / ${r.atMax.cpuUsPerCycle.emulator} / ${r.atMax.cpuUsPerCycle.client}` : '-'} | ${r.at50.diskKbPerCycle} / ${r.at50.deviceKbPerCycle ?? '-'} | ${r.at50.deviceWritesPerCycle ?? '-'} | ${r.at50.syncsPerCycle ?? '-'} | ${Math.max(...[r.at50, ...r.ramp].map((x) => x.rssMb))} |`);
+  }
+  const siteProcessGb = site && siteRate !== null ? gbPerDay(site.diskKbPerCycle, siteRate) : null;
+  const siteDeviceGb = site && siteRate !== null ? gbPerDay(site.deviceKbPerCycle, siteRate) : null;
+  const siteYears = yearsOfLife(siteDeviceGb ?? siteProcessGb, EMMC.ratedBytes);
+  if (site && siteRate !== null) {
+    console.log(`\nsite at ${siteRate} items/s around the clock: ${site.diskKbPerCycle} KB/item from the process, ${site.deviceKbPerCycle ?? '-'} KB and ${site.deviceWritesPerCycle ?? '-'} writes/item at the device, ${site.syncsPerCycle} syncs/item: ${siteProcessGb} GB a day from the process, ${siteDeviceGb ?? '-'} GB at the device; a ${EMMC.label} lasts about ${siteYears} years (its own write amplification not counted)`);
   }
   if (slow20) {
     console.log(`\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`);
@@ -161,6 +189,16 @@ async function main() {
     disk_kb_per_item_at_50: svc.at50.diskKbPerCycle,
     device_kb_per_item_at_50: svc.at50.deviceKbPerCycle,
     device_writes_per_item_at_50: svc.at50.deviceWritesPerCycle,
+    syncs_per_item_at_50: svc.at50.syncsPerCycle,
+    site_rate: siteRate,
+    site_disk_kb_per_item: site?.diskKbPerCycle ?? null,
+    site_device_kb_per_item: site?.deviceKbPerCycle ?? null,
+    site_device_writes_per_item: site?.deviceWritesPerCycle ?? null,
+    site_syncs_per_item: site?.syncsPerCycle ?? null,
+    site_decision_p99_ms: site?.decisionP99 ?? null,
+    site_process_gb_per_day: siteProcessGb,
+    site_device_gb_per_day: siteDeviceGb,
+    site_emmc_32gb_100tbw_years: siteYears,
     baseline_decision_p99_ms_at_50: base.at50.decisionP99,
     decision_p99_ms_at_max: svc.atMax?.decisionP99 ?? null,
     pop_1m_vs_empty: ratio(popFull, popEmpty),
@@ -178,6 +216,7 @@ async function main() {
     slow_disk_late: slow20?.late ?? null,
     slow_disk_disk_kb_per_item: slow20?.diskKbPerCycle ?? null,
     slow_disk_device_kb_per_item: slow20?.deviceKbPerCycle ?? null,
+    slow_disk_syncs_per_item: slow20?.syncsPerCycle ?? null,
     slow_disk_rejected: slow20?.rejected ?? null,
     slow_disk_items_per_s: slow5.max,
     lock_status_p99_ms: lock?.statusP99Ms ?? null,
@@ -192,7 +231,7 @@ async function main() {
     purge_one_transaction_commit_p99_ms: purge?.one.commitP99Ms ?? null,
     purge_one_transaction_commit_max_ms: purge?.one.commitMaxMs ?? null,
     baseline_broke_down: base.brokeDown,
-    modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99, decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null, cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null, disk_kb_per_item_at_50: r.at50.diskKbPerCycle, device_kb_per_item_at_50: r.at50.deviceKbPerCycle }])),
+    modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99, decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null, cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null, disk_kb_per_item_at_50: r.at50.diskKbPerCycle, device_kb_per_item_at_50: r.at50.deviceKbPerCycle, device_writes_per_item_at_50: r.at50.deviceWritesPerCycle, syncs_per_item_at_50: r.at50.syncsPerCycle, cpu_us_per_cycle_at_50: r.at50.cpuUsPerCycle.target }])),
   };
   console.log(`BENCH ${JSON.stringify(bench)}`);
   if (lost !== 0 || duplicated !== 0 || purgeWrong) {

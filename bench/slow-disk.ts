@@ -1,7 +1,8 @@
-// The slow-disk mode: builds the LD_PRELOAD shim (bench/slow-fsync.c) and the environment that
-// loads it.
+// The slow-disk mode and the sync counter: builds the LD_PRELOAD shim (bench/slow-fsync.c) and
+// the environment that loads it.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../lib/process/paths';
 
@@ -10,15 +11,15 @@ const SOURCE = path.join(projectRoot, 'bench', 'slow-fsync.c');
 const LIBRARY = path.join(projectRoot, 'dist', 'bench', 'slow-fsync.so');
 
 /**
- * The LD_PRELOAD library that delays fsync/fdatasync, built with the system C compiler the
- * first time it is needed (and again when its source changed). Linux only.
+ * The LD_PRELOAD library that delays and counts fsync/fdatasync, built with the system C
+ * compiler the first time it is needed (and again when its source changed). Linux only.
  */
 export function slowFsyncLibrary(): string {
   if (process.platform !== 'linux') throw new Error('the slow-disk mode needs Linux (LD_PRELOAD)');
   const stale = !fs.existsSync(LIBRARY) || fs.statSync(LIBRARY).mtimeMs < fs.statSync(SOURCE).mtimeMs;
   if (stale) {
     fs.mkdirSync(path.dirname(LIBRARY), { recursive: true });
-    execFileSync(process.env.CC ?? 'cc', ['-shared', '-fPIC', '-O2', '-o', LIBRARY, SOURCE, '-ldl'], { stdio: 'inherit' });
+    execFileSync(process.env.CC ?? 'cc', ['-shared', '-fPIC', '-O2', '-o', LIBRARY, SOURCE, '-ldl', '-lpthread'], { stdio: 'inherit' });
   }
   return LIBRARY;
 }
@@ -27,4 +28,45 @@ export function slowFsyncLibrary(): string {
 export function slowFsyncEnv(delayMs: number): NodeJS.ProcessEnv {
   if (delayMs <= 0) return {};
   return { LD_PRELOAD: slowFsyncLibrary(), SORTER_FSYNC_DELAY_MS: String(delayMs) };
+}
+
+/** The fsync and fdatasync calls a process made, counted by the shim (SyncCounter). */
+export interface SyncCount {
+  fsync: number;
+  fdatasync: number;
+}
+
+/**
+ * Counts every fsync and fdatasync of a child process (all its threads: the writer's commits,
+ * the checkpoints, the traffic log): `env` loads the shim with `delayMs` more per sync, and
+ * `read()` gives the counts so far. The counters live in a small file on tmpfs (/dev/shm where
+ * there is one), so counting writes nothing to the disk being measured.
+ */
+export class SyncCounter {
+  readonly file: string;
+  readonly env: NodeJS.ProcessEnv;
+
+  constructor(delayMs = 0) {
+    const dir = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+    this.file = path.join(dir, `sorter-syncs-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    fs.writeFileSync(this.file, Buffer.alloc(16));
+    this.env = { LD_PRELOAD: slowFsyncLibrary(), SORTER_FSYNC_DELAY_MS: String(Math.max(0, delayMs)), SORTER_FSYNC_COUNT_FILE: this.file };
+  }
+
+  /** The counts so far. */
+  read(): SyncCount {
+    const b = fs.readFileSync(this.file);
+    return { fsync: Number(b.readBigInt64LE(0)), fdatasync: Number(b.readBigInt64LE(8)) };
+  }
+
+  /** Both kinds together. */
+  total(): number {
+    const c = this.read();
+    return c.fsync + c.fdatasync;
+  }
+
+  /** Remove the counter file. */
+  dispose(): void {
+    fs.rmSync(this.file, { force: true });
+  }
 }

@@ -28,6 +28,8 @@ export interface StepResult {
   /** What the device under its home wrote per completed cycle, journal included: KB and write requests (null: no block device). */
   deviceKbPerCycle: number | null;
   deviceWritesPerCycle: number | null;
+  /** fsync and fdatasync calls of the target per completed cycle (null: the baseline, which syncs nothing). */
+  syncsPerCycle: number | null;
   lost: number;
   duplicated: number;
   recirculated: number;
@@ -75,6 +77,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   let targetCpu = cpuMs(t.proc.pid!);
   let targetWritten = writeBytes(t.proc.pid!);
   const device0 = t.home ? deviceWrites(t.home) : null;
+  const syncs0 = t.syncs?.total() ?? null;
   let emuCpu = cpuMs(emu.proc.pid!);
   const clientCpu = process.cpuUsage();
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(t.proc.pid!))), 200);
@@ -103,10 +106,12 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   targetCpu = cpuMs(t.proc.pid!) - targetCpu;
   targetWritten = writeBytes(t.proc.pid!) - targetWritten;
   const device1 = t.home ? deviceWrites(t.home) : null;
+  const syncs1 = t.syncs?.total() ?? null;
   const clientUsage = process.cpuUsage(clientCpu);
   t.proc.kill('SIGTERM');
   await new Promise((r) => t.proc.once('exit', r));
   if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
+  t.syncs?.dispose();
   const e = JSON.parse(emuLine.slice('EMULATOR '.length));
   const lost = e.inducted - wcs.verified.size + e.unacknowledged_at_exit;
   const duplicated = wcs.duplicate_requests + wcs.duplicate_verifies;
@@ -127,6 +132,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
     diskKbPerCycle: Math.round((targetWritten / 1024 / e.sorted_as_assigned) * 10) / 10,
     deviceKbPerCycle: device0 && device1 ? Math.round(((device1.bytes - device0.bytes) / 1024 / e.sorted_as_assigned) * 10) / 10 : null,
     deviceWritesPerCycle: device0 && device1 ? Math.round(((device1.ios - device0.ios) / e.sorted_as_assigned) * 100) / 100 : null,
+    syncsPerCycle: syncs0 !== null && syncs1 !== null ? Math.round(((syncs1 - syncs0) / e.sorted_as_assigned) * 100) / 100 : null,
     lost,
     duplicated,
     recirculated: e.recirculated,
@@ -159,6 +165,7 @@ export async function medianStep(ctx: StepContext, target: Target, rate: number,
     diskKbPerCycle: pick((x) => x.diskKbPerCycle),
     deviceKbPerCycle: runs.some((x) => x.deviceKbPerCycle !== null) ? pick((x) => x.deviceKbPerCycle) : null,
     deviceWritesPerCycle: runs.some((x) => x.deviceWritesPerCycle !== null) ? pick((x) => x.deviceWritesPerCycle) : null,
+    syncsPerCycle: runs.some((x) => x.syncsPerCycle !== null) ? pick((x) => x.syncsPerCycle) : null,
     lost: runs.reduce((s, x) => s + x.lost, 0),
     duplicated: runs.reduce((s, x) => s + x.duplicated, 0),
     recirculated: pick((x) => x.recirculated),
@@ -167,7 +174,7 @@ export async function medianStep(ctx: StepContext, target: Target, rate: number,
     statusP99Ms: runs.some((x) => x.statusP99Ms !== null) ? pick((x) => x.statusP99Ms) : null,
     reconnects: Math.max(...runs.map((x) => x.reconnects)),
   };
-  ctx.log(`  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes)  late ${r.late}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}`);
+  ctx.log(`  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}`);
   return r;
 }
 
