@@ -1,5 +1,5 @@
 // GET /health/live and /health/ready: for a watchdog or a load balancer (manifest input `probe`).
-import type { StorageStatus } from '../db/writer';
+import type { StorageStatus } from '../db/storage-status';
 import { type Responses, httpFunction } from '../lib/functions/define';
 import { type HealthInputs, liveness, readiness } from '../lib/ops/health';
 import type { SorterLink } from '../lib/link/sorter-link';

@@ -2,7 +2,7 @@
 // storage.
 import type { OutboxReads } from '../db/outbox-store';
 import type { QueueReads } from '../db/queue-reads';
-import type { StorageStatus } from '../db/writer';
+import type { StorageStatus } from '../db/storage-status';
 import type { QueueDispatcher } from '../lib/queue/dispatcher';
 import type { QueueName } from '../model/messages';
 import { type HandlerResult, ok } from '../lib/functions/results';

@@ -1,7 +1,7 @@
 // What the functions may ask for: the running service's parts, each handler taking the part it
 // declares. Built by lib/service.ts.
 import type { ServiceStores } from '../db/service-stores';
-import type { StorageStatus } from '../db/writer';
+import type { StorageStatus } from '../db/storage-status';
 import type { QueueName } from '../model/messages';
 import type { SorterLink } from './link/sorter-link';
 import type { DecisionMeter, WakeMeter } from './ops/latency';

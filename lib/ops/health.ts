@@ -2,7 +2,7 @@
 // do its job (database writable, schema applied, sorter link up in live mode). The body follows
 // the shape of the IETF health-check draft (application/health+json): a status and named checks.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { StorageStatus } from '../../db/writer';
+import type { StorageStatus } from '../../db/storage-status';
 import type { SorterLinkStatus } from '../link/sorter-link';
 
 /** pass: fine; warn: working but slower or degraded; fail: not doing its job. */

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from '../../db/sqlite';
-import { WriteCancelled, WriteFailed, Writer } from '../../db/writer';
+import { WriteCancelled, WriteFailed } from '../../db/write-queue';
+import { Writer } from '../../db/writer';
 import type { VerifyDto } from '../../model/messages';
 
 const verify = (t: string): VerifyDto => ({ Type: 'VERIFY', TrackID: t, Barcode: '', Destination: 'D1', MessageCode: 212 });

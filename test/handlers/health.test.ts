@@ -1,6 +1,6 @@
 // GET /health/live and /health/ready as a handler: each check pass, warn or fail, 503 on a fail.
 import { getHealth } from '../../handlers/health';
-import type { StorageStatus } from '../../db/writer';
+import type { StorageStatus } from '../../db/storage-status';
 import { clock, link } from '../helpers/handler-fakes';
 
 const storage = (over: Partial<StorageStatus> = {}): { status(): StorageStatus } => ({

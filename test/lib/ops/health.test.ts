@@ -1,7 +1,7 @@
 // Health checks (lib/ops/health.ts): liveness from the event loop's delay, readiness from the
 // storage, the schema and the sorter link, the problems /status lists, and the event loop
 // monitor on this process's real event loop.
-import type { StorageStatus } from '../../../db/writer';
+import type { StorageStatus } from '../../../db/storage-status';
 import { type HealthInputs, eventLoopMonitor, liveness, problems, readiness } from '../../../lib/ops/health';
 import { offlineLink } from '../../../lib/link/sorter-link';
 

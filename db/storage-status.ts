@@ -1,0 +1,81 @@
+// The storage's state as /status shows it: read from the writer thread's shared status fields,
+// which stay readable while the thread is blocked on a lock or the disk.
+import { Field, Phase } from './writer-protocol';
+
+/** Storage states as /status shows them. */
+export type StorageState = 'Ok' | 'Stalled' | 'Failing';
+
+/** What /status shows of the storage. */
+export interface StorageStatus {
+  State: StorageState;
+  /** Since when the state holds. */
+  Since: string;
+  /** Stalled: what the commit in flight waits for (another connection's lock, or the disk). */
+  WaitingFor: 'Lock' | 'Disk' | null;
+  /** Writes handed to the writer and not yet answered. */
+  PendingWrites: number;
+  /** Duration of the last committed transaction, lock wait included. */
+  LastCommitMs: number | null;
+  Commits: number;
+  Writes: number;
+  /** Failing: why the last transaction failed. */
+  LastError: string | null;
+  ReadOnly: boolean;
+}
+
+const DEFAULT_STALL_MS = 1000;
+
+/**
+ * Keeps the storage's state: Failing from a failed transaction until one commits again (for
+ * good on a read-only file), Stalled while a transaction is in flight for longer than `stallMs`.
+ */
+export class StorageMonitor {
+  private failure: { since: string; error: string } | null = null;
+  private okSince = new Date().toISOString();
+
+  constructor(
+    /** The writer thread's status fields (db/writer-protocol.ts, Field). */
+    private readonly fields: BigInt64Array,
+    private readonly readOnly: boolean,
+    private readonly options: { stallMs?: number; onState?(state: StorageState, detail: string): void },
+  ) {
+    if (readOnly) this.failure = { since: this.okSince, error: 'the database file is read-only' };
+  }
+
+  /** A transaction failed (or the thread is gone): Failing, told once until it recovers. */
+  failed(error: string): void {
+    if (!this.failure) {
+      this.failure = { since: new Date().toISOString(), error };
+      this.options.onState?.('Failing', error);
+    } else this.failure.error = error;
+  }
+
+  /** A transaction committed: a failing storage (not a read-only one) is Ok again. */
+  committed(): void {
+    if (!this.failure || this.readOnly) return;
+    this.failure = null;
+    this.okSince = new Date().toISOString();
+    this.options.onState?.('Ok', 'commits succeed again');
+  }
+
+  /** The storage as /status shows it, with `pendingWrites` not yet answered. */
+  status(pendingWrites: number, now = Date.now()): StorageStatus {
+    const field = (f: Field) => Number(Atomics.load(this.fields, f));
+    const phase = field(Field.Phase) as Phase;
+    const phaseSince = field(Field.PhaseSince);
+    const stalled = phase !== Phase.Idle && now - phaseSince > (this.options.stallMs ?? DEFAULT_STALL_MS);
+    const lastCommitUs = field(Field.LastCommitUs);
+    const state: StorageState = this.failure ? 'Failing' : stalled ? 'Stalled' : 'Ok';
+    return {
+      State: state,
+      Since: state === 'Failing' ? this.failure!.since : state === 'Stalled' ? new Date(phaseSince).toISOString() : this.okSince,
+      WaitingFor: stalled ? (phase === Phase.Lock ? 'Lock' : 'Disk') : null,
+      PendingWrites: pendingWrites,
+      LastCommitMs: field(Field.Commits) > 0 ? Math.round(lastCommitUs / 100) / 10 : null,
+      Commits: field(Field.Commits),
+      Writes: field(Field.Writes),
+      LastError: this.failure?.error ?? null,
+      ReadOnly: this.readOnly,
+    };
+  }
+}

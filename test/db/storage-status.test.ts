@@ -1,0 +1,64 @@
+// The storage's state from the writer thread's status fields, with fields set by hand and a fixed
+// now: Ok, Stalled on a lock or the disk, Failing and back, read-only. (On a real thread: writer.test.ts.)
+import { type StorageState, StorageMonitor } from '../../db/storage-status';
+import { Field, Phase, STATUS_FIELDS } from '../../db/writer-protocol';
+
+const NOW = Date.parse('2026-11-25T12:00:00.000Z');
+
+describe('StorageMonitor', () => {
+  let fields: BigInt64Array;
+  let told: Array<[StorageState, string]>;
+  const monitor = (readOnly = false) => new StorageMonitor(fields, readOnly, { stallMs: 1000, onState: (state, detail) => told.push([state, detail]) });
+  const set = (f: Field, value: number) => Atomics.store(fields, f, BigInt(value));
+  beforeEach(() => {
+    fields = new BigInt64Array(new SharedArrayBuffer(STATUS_FIELDS * 8));
+    told = [];
+  });
+
+  it('Ok: the counters as the writer keeps them, the last commit in ms to one decimal (null before the first)', () => {
+    const m = monitor();
+    expect(m.status(0, NOW)).toMatchObject({ State: 'Ok', WaitingFor: null, LastCommitMs: null, Commits: 0, Writes: 0, LastError: null, ReadOnly: false });
+    set(Field.Commits, 3);
+    set(Field.Writes, 40);
+    set(Field.LastCommitUs, 12_345);
+    expect(m.status(5, NOW)).toMatchObject({ State: 'Ok', PendingWrites: 5, LastCommitMs: 12.3, Commits: 3, Writes: 40 });
+  });
+
+  it('Stalled once a transaction is in flight for longer than stallMs, waiting for the lock or the disk', () => {
+    const m = monitor();
+    set(Field.Phase, Phase.Lock);
+    set(Field.PhaseSince, NOW - 1000);
+    expect(m.status(1, NOW).State).toBe('Ok');
+    set(Field.PhaseSince, NOW - 1001);
+    expect(m.status(1, NOW)).toMatchObject({ State: 'Stalled', WaitingFor: 'Lock', Since: new Date(NOW - 1001).toISOString() });
+    set(Field.Phase, Phase.Sync);
+    expect(m.status(1, NOW).WaitingFor).toBe('Disk');
+    set(Field.Phase, Phase.Idle);
+    expect(m.status(1, NOW).State).toBe('Ok');
+  });
+
+  it('Failing from a failed transaction until one commits: told once each way, the last error shown', () => {
+    const m = monitor();
+    m.committed();
+    expect(told).toEqual([]);
+    m.failed('disk I/O error');
+    const since = m.status(0, NOW).Since;
+    m.failed('database or disk is full');
+    expect(m.status(0, NOW)).toMatchObject({ State: 'Failing', Since: since, LastError: 'database or disk is full' });
+    set(Field.Phase, Phase.Lock); // failing outranks stalled
+    expect(m.status(0, NOW + 10_000).State).toBe('Failing');
+    m.committed();
+    expect(m.status(0, 0)).toMatchObject({ State: 'Ok', LastError: null });
+    expect(told).toEqual([
+      ['Failing', 'disk I/O error'],
+      ['Ok', 'commits succeed again'],
+    ]);
+  });
+
+  it('a read-only file is failing from the start and stays so', () => {
+    const m = monitor(true);
+    m.committed();
+    expect(m.status(0, NOW)).toMatchObject({ State: 'Failing', ReadOnly: true, LastError: 'the database file is read-only' });
+    expect(told).toEqual([]);
+  });
+});

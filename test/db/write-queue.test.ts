@@ -1,0 +1,87 @@
+// The commands' way to the writer and back, with a fake writer: batching per turn, answers after
+// the commit, cancellation, slices of the backlog, and a writer gone. (On a real thread and file:
+// writer.test.ts.)
+import { type CommandResult, WriteCancelled, WriteFailed, WriteQueue } from '../../db/write-queue';
+import { type Command, Cancel } from '../../db/writer-protocol';
+
+const nextTurn = () => new Promise((r) => setImmediate(r));
+/** Run the microtasks the answers queued (promise callbacks), but no next turn. */
+const microtasks = async () => {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+};
+
+describe('WriteQueue', () => {
+  let posted: Command[][];
+  let commits: Array<[number, number]>;
+  let queue: WriteQueue;
+  beforeEach(() => {
+    posted = [];
+    commits = [];
+    queue = new WriteQueue((batch) => posted.push(batch), (writes, waited) => commits.push([writes, waited.length]));
+  });
+  const ok = (c: Command, value: unknown = null): CommandResult => [c.seq, true, value];
+
+  it('hands the commands of one turn to the writer together, after that turn, and answers each with its result', async () => {
+    const a = queue.run('purgeHistory', ['T', 10]);
+    const b = queue.run('expireRequests', ['T', 'T2']);
+    expect(posted).toEqual([]);
+    await nextTurn();
+    expect(posted.map((batch) => batch.map((c) => c.op))).toEqual([['purgeHistory', 'expireRequests']]);
+    expect(queue.pending).toBe(2);
+    queue.settle([ok(posted[0][0], 3), ok(posted[0][1], 4)], true);
+    expect([await a, await b]).toEqual([3, 4]);
+    expect(queue.pending).toBe(0);
+    expect(commits).toEqual([[2, 2]]);
+  });
+
+  it("a command's own failure rejects it alone; a failed transaction is no commit", async () => {
+    const a = queue.run('purgeHistory', ['T', 10]);
+    const b = queue.run('purgeHistory', ['T', 10]);
+    queue.flush();
+    const [ca, cb] = posted[0];
+    queue.settle([[ca.seq, false, 'CHECK constraint failed'], ok(cb, 1)], true);
+    await expect(a).rejects.toThrow(new WriteFailed('purgeHistory', 'CHECK constraint failed'));
+    await expect(b).resolves.toBe(1);
+    const c = queue.run('purgeHistory', ['T', 10]);
+    queue.flush();
+    queue.settle([[posted[1][0].seq, false, 'disk I/O error']], false);
+    await expect(c).rejects.toThrow('purgeHistory failed: disk I/O error');
+    expect(commits).toEqual([[2, 2]]);
+  });
+
+  it('cancelAfterMs: refused if the writer has not taken it by then, waited for if it has', async () => {
+    const refused = queue.run('purgeHistory', ['T', 10], { cancelAfterMs: 20 });
+    const taken = queue.run('purgeHistory', ['T', 10], { cancelAfterMs: 20 });
+    queue.flush();
+    const [cRefused, cTaken] = posted[0];
+    expect(Atomics.compareExchange(new Int32Array(cTaken.cancel!), 0, Cancel.Queued, Cancel.Taken)).toBe(Cancel.Queued);
+    await expect(refused).rejects.toThrow(new WriteCancelled('purgeHistory', 20));
+    expect(new Int32Array(cRefused.cancel!)[0]).toBe(Cancel.Cancelled); // the writer will skip it
+    expect(queue.pending).toBe(1);
+    queue.settle([ok(cTaken, 7)], true);
+    await expect(taken).resolves.toBe(7);
+  });
+
+  it('a long backlog is answered 32 at a time, the event loop getting a turn in between; the commit is told once', async () => {
+    const answered: number[] = [];
+    for (let i = 0; i < 70; i++) void queue.run('purgeHistory', ['T', i]).then(() => answered.push(i));
+    queue.flush();
+    queue.settle(posted[0].map((c) => ok(c)), true);
+    await microtasks();
+    expect(answered).toHaveLength(32);
+    await nextTurn();
+    await microtasks();
+    expect(answered).toHaveLength(64);
+    await nextTurn();
+    await microtasks();
+    expect(answered).toEqual([...Array(70).keys()]);
+    expect(commits).toEqual([[70, 70]]);
+  });
+
+  it('a writer gone fails every command still waiting', async () => {
+    const waiting = [queue.run('purgeHistory', ['T', 1]), queue.run('purgeHistory', ['T', 2], { cancelAfterMs: 10_000 })];
+    queue.failAll('the writer thread exited (1)');
+    for (const w of waiting) await expect(w).rejects.toThrow('purgeHistory failed: the writer thread exited (1)');
+    expect(queue.pending).toBe(0);
+  });
+});
