@@ -56,6 +56,45 @@ type Transactional = ReturnType<typeof writeCommands>;
 type Outside = ReturnType<typeof outsideTransactionCommands>;
 type All = Transactional & Outside;
 
+/**
+ * Which writes must reach the disk before the service answers for them (docs/reliability.md,
+ * "What a power cut loses"). A transaction holding any of these commits with the configured
+ * `Synchronous` (FULL: a disk sync); one holding none commits with NORMAL, which in WAL mode
+ * syncs nothing and is made durable by the next synced commit (or checkpoint): a power cut
+ * before that loses it, a crash of the process does not. What the others lose is a repeat the
+ * service already handles after a kill -9 today: a message handed out again (marked), an
+ * assignment sent again (the sorter recognises its number), a purge or an expiry done again.
+ */
+export const durable: Record<keyof Transactional, boolean> = {
+  // The sorter's telegram (REQUEST, VERIFY, SCAN) is acknowledged once committed: the PLC never sends it again.
+  acceptFromPeer: true,
+  // A WCS POST is answered 200 once committed: the WCS never posts it again.
+  addToOutbox: true,
+  // Replay seeding and the test mode's clear: rare, and a start relies on them being there.
+  enqueue: true,
+  clearQueues: true,
+  // Our epoch and the peer's session: once per connection; losing them would renumber the link.
+  ensurePeerSession: true,
+  setPeerSession: true,
+  // An operator is told the dead letters are back in their queues.
+  requeueDeadLetters: true,
+  // Lost: the message stays in its queue and is handed out again, marked as a possible duplicate.
+  deliver: false,
+  // Lost: the message is back in its queue and dead-lettered again after its next unproven deliveries.
+  deadLetter: false,
+  // Lost: the assignment is sent again under the same number, and the sorter acknowledges the repeat.
+  removeFromOutbox: false,
+  // Lost: the entry is found past its time to live again and dropped again.
+  dropFromOutbox: false,
+  // Housekeeping, done again at its next run.
+  purgeHistory: false,
+  supersedeRequests: false,
+  expireRequests: false,
+};
+
+/** True when a transaction holding `op` must be synced before its commit is reported. */
+export const isDurable = (op: WriteOp): boolean => op in durable && durable[op as keyof Transactional];
+
 /** The name of a write command. */
 export type WriteOp = keyof All;
 /** The arguments of a write command. */

@@ -37,8 +37,10 @@ export const enum Field {
   LastCommitUs = 2,
   Commits = 3,
   Writes = 4,
+  /** Commits made with a disk sync (Synchronous FULL and a durable command in the transaction). */
+  SyncedCommits = 5,
 }
-export const STATUS_FIELDS = 5;
+export const STATUS_FIELDS = 6;
 
 /** The writer thread's workerData. */
 export interface WriterData {

@@ -1,6 +1,6 @@
 // The writer thread (db/writer.ts starts it): the one connection that writes the queue database.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { isOutsideTransaction, outsideTransactionCommands, writeCommands } from './commands';
+import { isDurable, isOutsideTransaction, outsideTransactionCommands, writeCommands } from './commands';
 import { type Db, openDatabase } from './connection';
 import { type Command, type FromWriter, type WriterData, Cancel, Field, Phase } from './writer-protocol';
 
@@ -67,10 +67,31 @@ function begin(): void {
   }
 }
 
-/** Move the transactional commands of `pending` to `into`; checkpoints stay for between transactions. */
-function takeTransactional(into: Command[]): void {
+/**
+ * Move the transactional commands of `pending` to `into`; checkpoints stay for between
+ * transactions. An unsynced transaction takes them only up to the first durable one: the safety
+ * level cannot change inside a transaction, and the order of writes is kept.
+ */
+function takeTransactional(into: Command[], synced: boolean): void {
   const rest = pending.splice(0);
-  for (const c of rest) (isOutsideTransaction(c.op) ? pending : into).push(c);
+  let open = true;
+  for (const c of rest) {
+    if (!synced && isDurable(c.op)) open = false;
+    (isOutsideTransaction(c.op) || !open ? pending : into).push(c);
+  }
+}
+
+/**
+ * The safety level of the connection, set between transactions: a transaction with a durable
+ * command (db/commands.ts, `durable`) commits with the configured Synchronous, any other with
+ * NORMAL (no sync: the next synced commit makes it durable).
+ */
+let level: 'FULL' | 'NORMAL' = data.synchronous;
+function setLevel(synced: boolean): void {
+  const want = synced ? data.synchronous : 'NORMAL';
+  if (want === level) return;
+  db.pragma(`synchronous = ${want}`);
+  level = want;
 }
 
 /**
@@ -81,10 +102,12 @@ function transaction(batch: Command[]): void {
   const started = Date.now();
   let taken: Command[] | null = null;
   const results: Array<[number, true, unknown] | [number, false, string]> = [];
+  const synced = batch.some((c) => isDurable(c.op));
   try {
+    setLevel(synced);
     begin();
     drainPort();
-    if (data.groupCommit) takeTransactional(batch);
+    if (data.groupCommit) takeTransactional(batch, synced);
     taken = batch.filter(claim);
     phase(Phase.Write);
     for (const c of taken) {
@@ -110,6 +133,7 @@ function transaction(batch: Command[]): void {
   phase(Phase.Idle);
   set(Field.LastCommitUs, (Date.now() - started) * 1000);
   add(Field.Commits, 1);
+  if (synced && data.synchronous === 'FULL') add(Field.SyncedCommits, 1);
   add(Field.Writes, taken.length);
   post({ type: 'done', results, failure: null });
 }
