@@ -1,11 +1,16 @@
 // `npm run emulator`: the emulated sorter PLC as a command, with its fault switches and its
 // EMULATOR {json} report.
+import path from 'node:path';
 import { commandLine, nonNegative } from '../lib/process/command-line';
+import { LayoutError, loadLayout } from '../lib/telegram/layout';
+import { layoutFile } from '../lib/telegram/site-layout';
+import { type TelegramWire, layoutWire } from '../lib/telegram/wire';
 import { PlcLink } from './plc-link';
 import { EmulatedSorter, defaultSorterOptions } from './sorter';
 
 /**
- * `npm run emulator -- --port N --rate R --seed S [--duration SECONDS]`: a sorter PLC on TCP.
+ * `npm run emulator -- --port N --rate R --seed S [--duration SECONDS] [--layout FILE]`: a sorter
+ * PLC on TCP, speaking protocol version 1 or the layout FILE (a shipped one by name, or a file).
  * Prints `emulator listening on HOST:PORT` when ready and, at exit (duration over, SIGTERM or
  * SIGINT), one line `EMULATOR {json}` with the run's counters.
  */
@@ -32,14 +37,27 @@ const a = commandLine('emulator', 'npm run emulator -- [options]', {
   'split-bytes': { type: 'boolean', default: false },
   'drain-timeout': { type: 'string', default: '15' },
   'start-when-connected': { type: 'string', default: '' },
+  layout: { type: 'string', default: 'v1' },
   verbose: { type: 'boolean', default: false },
 });
 
 const num = (name: keyof typeof a): number => nonNegative('emulator', name, a[name]);
 
+/** The layout of --layout: a path, or a shipped layout by name; every problem and exit 78 if it cannot be used. */
+function wireOf(name: string): TelegramWire {
+  try {
+    return layoutWire(loadLayout(layoutFile(process.cwd(), name)));
+  } catch (err) {
+    if (!(err instanceof LayoutError)) throw err;
+    process.stderr.write(`emulator: --layout ${path.basename(name)}: ${err.message}\n`);
+    process.exit(78);
+  }
+}
+
 async function main() {
   const sorterRef: { current?: EmulatedSorter } = {};
   const link = new PlcLink({
+    wire: wireOf(a.layout),
     port: num('port'),
     host: a.host,
     heartbeatMs: num('heartbeat-ms'),

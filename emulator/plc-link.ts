@@ -4,7 +4,8 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import { TelegramSession } from '../lib/link/session';
 import { type Outbound, PLC_RECEIVES, RefuseError } from '../lib/link/session-port';
-import { type Telegram, type TelegramType, nextSequence } from '../lib/telegram/codec';
+import type { Telegram, TelegramType } from '../lib/telegram/codec';
+import { type TelegramWire, defaultWire } from '../lib/telegram/wire';
 
 /** How the emulated PLC misbehaves, for fault tests. All off by default. */
 export interface Misbehaviour {
@@ -34,6 +35,8 @@ export interface PlcLinkOptions {
   /** A data telegram from the service (ASGN, DSET), already deduplicated. Return a NAK reason to refuse it. */
   onData(t: Telegram): void | { code: number; text: string };
   log?: (line: string) => void;
+  /** The telegram layout the PLC speaks (default: protocol version 1). */
+  wire?: TelegramWire;
 }
 
 /** A data telegram for the host; its handle is its own number. */
@@ -61,7 +64,9 @@ export class PlcLink {
   private silenced = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly session: TelegramSession<number>;
-  private readonly o: Required<Omit<PlcLinkOptions, 'misbehave' | 'log' | 'onData'>> & { misbehave: Misbehaviour };
+  private readonly o: Required<Omit<PlcLinkOptions, 'misbehave' | 'log' | 'onData' | 'wire'>> & { misbehave: Misbehaviour };
+  /** The layout this PLC speaks: its telegrams' data are written and read with it. */
+  readonly wire: TelegramWire;
 
   constructor(private readonly options: PlcLinkOptions) {
     this.o = {
@@ -74,9 +79,11 @@ export class PlcLink {
       window: options.window ?? 64,
       misbehave: { dropEverySeconds: 0, silentAfterSeconds: 0, silentForSeconds: 0, garbageEvery: 0, repeatEvery: 0, splitBytes: false, ...options.misbehave },
     };
+    this.wire = options.wire ?? defaultWire();
+    const timing = this.wire.settings({ heartbeatMs: this.o.heartbeatMs, ackTimeoutMs: this.o.ackTimeoutMs, window: this.o.window });
     this.session = new TelegramSession<number>(
       { name: this.o.name, peerName: this.o.peerName, receives: PLC_RECEIVES, peerKind: 'host' },
-      { heartbeatMs: this.o.heartbeatMs, ackTimeoutMs: this.o.ackTimeoutMs, window: this.o.window },
+      timing,
       {
         restart: () => {
           this.sent = 0;
@@ -103,7 +110,7 @@ export class PlcLink {
       { nakReceived: (seq, type, code, text) => this.log(`NAK from host for ${type} ${seq}: ${code} ${text}`) },
     );
     this.server = net.createServer((socket) => this.onConnection(socket));
-    this.timers.push(setInterval(() => this.tick(), Math.max(20, Math.min(this.o.heartbeatMs, this.o.ackTimeoutMs) / 4)));
+    this.timers.push(setInterval(() => this.tick(), Math.max(20, Math.min(timing.heartbeatMs, timing.ackTimeoutMs) / 4)));
     if (this.o.misbehave.dropEverySeconds > 0) {
       this.timers.push(setInterval(() => this.socket?.destroy(), this.o.misbehave.dropEverySeconds * 1000));
     }
@@ -147,7 +154,7 @@ export class PlcLink {
   /** Queue a data telegram for the host; it is sent when the link and the window allow. */
   sendData(type: TelegramType, data: string): void {
     const seq = this.nextSeq;
-    this.nextSeq = nextSequence(seq);
+    this.nextSeq = this.wire.nextSequence(seq);
     this.pending.push({ seq, type, data, ref: seq });
     if (!this.silent) this.session.pump();
   }

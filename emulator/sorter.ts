@@ -1,7 +1,8 @@
 // The emulated sorter: inducts items, asks for and applies assignments, recirculates and rejects,
 // reports VERIFYs.
 import type { InductDto, VerifyDto } from '../model/messages';
-import { type Telegram, decodeData, sorterMessageData } from '../lib/telegram/codec';
+import type { Telegram } from '../lib/telegram/codec';
+import { type TelegramWire, defaultWire } from '../lib/telegram/wire';
 import type { PlcLink } from './plc-link';
 import { LatencyWindow } from '../lib/ops/latency';
 import { EmulatedDestinations } from './destinations';
@@ -95,12 +96,15 @@ export class EmulatedSorter {
   private readonly timers = new Set<NodeJS.Timeout>();
   private inductTimer: NodeJS.Timeout | null = null;
   private serial: number;
+  /** The layout the PLC link speaks: the sorter's messages are written in it. */
+  private readonly wire: TelegramWire;
 
   constructor(
     private readonly link: PlcLink,
     private readonly o: SorterOptions,
   ) {
     this.random = seededRandom(o.seed);
+    this.wire = link.wire ?? defaultWire();
     this.serial = Math.floor(this.random() * 1e6) * 1000;
     this.destinations = new EmulatedDestinations({
       count: o.destinations,
@@ -109,7 +113,7 @@ export class EmulatedSorter {
       random: this.random,
       after: (ms, fn) => this.after(ms, fn),
       scan: (m) => {
-        const { type, data } = sorterMessageData(m);
+        const { type, data } = this.wire.sorterMessageData(m);
         this.link.sendData(type, data);
         this.stats.scans += 1;
       },
@@ -164,7 +168,7 @@ export class EmulatedSorter {
 
   /** A data telegram from the service: an assignment or destination settings. */
   onData(t: Telegram): void | { code: number; text: string } {
-    const f = decodeData(t.type, t.data);
+    const f = this.wire.decodeData(t.type, t.data);
     if (t.type === 'ASGN') return this.onAssignment(f.TrackID as string, f.Destination as string);
     if (t.type === 'DSET') {
       this.stats.destination_settings += 1;
@@ -209,7 +213,7 @@ export class EmulatedSorter {
     item.decided = false;
     item.requestedAt = performance.now();
     const m: InductDto = { Type: 'REQUEST', TrackID: item.trackId, Barcode: item.barcode, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: item.recirculations, Length: item.length, Width: item.width, Height: item.height, Weight: item.weight };
-    const { type, data } = sorterMessageData(m);
+    const { type, data } = this.wire.sorterMessageData(m);
     this.link.sendData(type, data);
     this.stats.requests += 1;
     this.after(this.o.decisionWindowMs, () => this.decide(item));
@@ -257,7 +261,7 @@ export class EmulatedSorter {
     this.items.delete(item.trackId);
     if (asAssigned) this.stats.sorted_as_assigned += 1;
     const m: VerifyDto = { Type: 'VERIFY', TrackID: item.trackId, Barcode: item.barcode, Destination: destination, MessageCode: 212 };
-    const { type, data } = sorterMessageData(m);
+    const { type, data } = this.wire.sorterMessageData(m);
     this.link.sendData(type, data);
     this.stats.verifies += 1;
   }

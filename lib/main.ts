@@ -12,6 +12,8 @@ import { startSchedules } from './functions/schedule';
 import { createServer } from './http/server';
 import { createService } from './service';
 import { SystemdNotifier } from './process/systemd';
+import { LayoutError } from './telegram/layout';
+import { sorterLayout } from './telegram/site-layout';
 
 /** Exit with `code` and one line on stderr when `run` throws one of `errors` (config, a second instance). */
 function orExit<T>(run: () => T, errors: Array<new (...a: never[]) => Error>, code: number): T {
@@ -35,6 +37,7 @@ async function main(argv: string[]): Promise<void> {
   // A mistyped SORTER_HOME must not pass for the real one: say so once the log is up.
   const newHome = !fs.existsSync(home) || fs.readdirSync(home).length === 0;
   const config = orExit(() => loadConfig(home), [ConfigError], 78); // EX_CONFIG
+  const layout = orExit(() => sorterLayout(home, config.Sorter), [LayoutError], 78); // every problem of Sorter.Layout's file
   // Before anything is touched: a second instance on this home must change nothing.
   instanceLock = orExit(() => lockInstance(home), [InstanceLockedError], 75); // EX_TEMPFAIL
   const out = stdoutDestination();
@@ -49,7 +52,7 @@ async function main(argv: string[]): Promise<void> {
     await out.output.flush(1000);
     process.exit(78); // EX_CONFIG
   }
-  const service = await createService({ home, config, log, version });
+  const service = await createService({ home, config, log, version, layout });
   const server = await createServer(service, { manifest });
   await server.start();
   const stopSchedules = startSchedules(manifest, service.deps);

@@ -24,6 +24,9 @@ import { TcpSorterLink, offlineLink } from './link/sorter-link';
 import { type Manifest, loadManifest } from './functions/manifest';
 import { type TelegramReceiver, telegramTrigger } from './functions/telegram-trigger';
 import { TrafficLogWriter } from './link/traffic-log';
+import type { Layout } from './telegram/layout-check';
+import { sorterLayout } from './telegram/site-layout';
+import { layoutWire } from './telegram/wire';
 import type { Deps } from './deps';
 
 export type { Deps } from './deps';
@@ -73,6 +76,8 @@ export interface ServiceOptions {
   clock?: () => Date;
   /** The functions and their triggers (default: the project's manifest.json). */
   manifest?: Manifest;
+  /** The sorter's telegram layout, validated (default: read from Sorter.Layout). */
+  layout?: Layout;
 }
 
 /** The storage: the writer thread, its checkpoints, the main thread's read connection, the stores. */
@@ -137,7 +142,8 @@ async function sorterLink(options: ServiceOptions, stores: ServiceStores, receiv
   await stores.links.ensureSession(s.PeerName, clock().toISOString()).catch((err) => {
     if (!stores.links.session(s.PeerName)) throw err;
   });
-  const link = new TcpSorterLink({ settings: s, outbox: stores.outbox, links: stores.links, log, clock, traffic, receive });
+  const wire = layoutWire(options.layout ?? sorterLayout(home, s));
+  const link = new TcpSorterLink({ settings: s, outbox: stores.outbox, links: stores.links, log, clock, traffic, receive, wire });
   return { link, traffic };
 }
 
@@ -155,7 +161,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   let deps: Deps;
   const metrics = new Metrics(() => metricsSnapshot(deps, clock()));
   const { writer, checkpointer, db, stores } = await openStorage(file, config, log, metrics);
-  const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock) : null;
+  const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock, undefined, layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter))) : null;
   const { dispatchers, stopWatching } = queueDispatchers(stores, db, config, log, clock);
   const receive = telegramTrigger(options.manifest ?? loadManifest(), () => deps);
   const { link, traffic } = config.TestMode ? { link: offlineLink(null), traffic: undefined } : await sorterLink(options, stores, receive, clock);

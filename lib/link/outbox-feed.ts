@@ -3,11 +3,12 @@
 // entries leave it); inbound, each new data telegram goes to the telegram trigger.
 import type { OutboxEntry, OutboxReads } from '../../db/outbox-store';
 import type { Logger } from '../process/logger';
-import { MAX_SEQUENCE, type Telegram, type TelegramType, outboundData, sorterMessageOf } from '../telegram/codec';
+import { MAX_SEQUENCE, type Telegram, TelegramError, type TelegramType } from '../telegram/codec';
+import { type TelegramWire, defaultWire } from '../telegram/wire';
 import type { InboundMessage, Outbound, Refusal, SessionPort } from './session-port';
 
-/** Outbound data telegrams are numbered by their outbox id, so a resend after a restart keeps its number. */
-export const seqOfOutboxId = (id: number) => ((id - 1) % MAX_SEQUENCE) + 1;
+/** Outbound data telegrams are numbered by their outbox id (1..max, the layout's), so a resend after a restart keeps its number. */
+export const seqOfOutboxId = (id: number, max = MAX_SEQUENCE) => ((id - 1) % max) + 1;
 
 /** What the feed needs: the outbox (reads; writes resolve once committed), the time to live, and where inbound telegrams go. */
 export interface OutboxFeedDeps {
@@ -24,6 +25,8 @@ export interface OutboxFeedDeps {
   maxOffered: number;
   log: Logger;
   clock: () => Date;
+  /** The sorter's telegram layout (default: protocol version 1). */
+  wire?: TelegramWire;
 }
 
 /**
@@ -41,7 +44,11 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   private newestId = 0;
   private resyncUntilId = 0;
 
-  constructor(private readonly deps: OutboxFeedDeps) {}
+  private readonly wire: TelegramWire;
+
+  constructor(private readonly deps: OutboxFeedDeps) {
+    this.wire = deps.wire ?? defaultWire();
+  }
 
   /** A new entry is committed. `connected`: keep it in memory to send without reading it back. */
   offer(entry: OutboxEntry, connected: boolean): void {
@@ -56,7 +63,7 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
     const [first] = this.deps.outbox.peek(1);
     this.resyncUntilId = this.deps.outbox.lastId();
     this.newestId = Math.max(this.newestId, this.resyncUntilId);
-    return { epoch: this.deps.epoch, nextSeq: first ? seqOfOutboxId(first.id) : 0 };
+    return { epoch: this.deps.epoch, nextSeq: first ? seqOfOutboxId(first.id, this.wire.maxSequence) : 0 };
   }
 
   backlogSent(): boolean {
@@ -81,7 +88,8 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
       this.newestId = Math.max(this.newestId, entries[entries.length - 1].id);
       for (const entry of entries) {
         this.lastSentId = entry.id;
-        if (!this.expired(entry, nowMs)) out.push({ seq: seqOfOutboxId(entry.id), ...outboundData(entry.message), ref: entry });
+        const telegram = this.expired(entry, nowMs) ? null : this.encoded(entry, nowMs);
+        if (telegram) out.push({ seq: seqOfOutboxId(entry.id, this.wire.maxSequence), ...telegram, ref: entry });
       }
     }
     return out;
@@ -103,7 +111,7 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
 
   /** Decoded here (a bad field throws: NAK 02), committed by the telegram trigger. */
   deliver(t: Telegram, after: number): Promise<void> {
-    return this.deps.receive(t.type, { seq: t.seq, after, message: sorterMessageOf(t), arrivedAt: this.arrivedAt });
+    return this.deps.receive(t.type, { seq: t.seq, after, message: this.wire.sorterMessageOf(t), arrivedAt: this.arrivedAt });
   }
 
   /** Committed before any message of the new session (the writer keeps the order of writes). */
@@ -120,6 +128,19 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
     this.drop(entry, reason, new Date(nowMs).toISOString());
     this.deps.log.warn({ outboxId: entry.id, trackId: entry.message.body.TrackID, reason }, 'assignment dropped, not sent');
     return true;
+  }
+
+  /** The entry's telegram; one the sorter's layout cannot carry (a value wider than its field, a type it lacks) is dropped, never cut. */
+  private encoded(entry: OutboxEntry, nowMs: number): { type: TelegramType; data: string } | null {
+    try {
+      return this.wire.outboundData(entry.message);
+    } catch (err) {
+      if (!(err instanceof TelegramError)) throw err;
+      const reason = `layout ${this.wire.layout.name} cannot carry it: ${err.message}`;
+      this.drop(entry, reason, new Date(nowMs).toISOString());
+      this.deps.log.warn({ outboxId: entry.id, kind: entry.message.kind, reason }, 'outbox entry dropped, not sent');
+      return null;
+    }
   }
 
   /** Move an entry to outbox_dropped (committed in the background; a repeat of the drop after a resync is harmless). */

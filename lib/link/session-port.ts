@@ -2,14 +2,15 @@
 // port each end implements, the numbering rule for repeats, settings, events and counters.
 import type { SorterMessage } from '../../model/messages';
 import { MAX_SEQUENCE, type Telegram, type TelegramType } from '../telegram/codec';
+import type { TelegramWire } from '../telegram/wire';
 
 /** Numbers within this distance at or before the last accepted one are repeats, not new telegrams. */
 const REPEAT_WINDOW = 100_000;
 
-/** True if `seq` was already accepted when `last` was the last accepted number (0 = none yet). */
-export function isRepeat(seq: number, last: number): boolean {
+/** True if `seq` was already accepted when `last` was the last accepted number (0 = none yet); numbers 1..max. */
+export function isRepeat(seq: number, last: number, max = MAX_SEQUENCE, window = REPEAT_WINDOW): boolean {
   if (last === 0) return false;
-  return (last - seq + MAX_SEQUENCE) % MAX_SEQUENCE < REPEAT_WINDOW;
+  return (last - seq + max) % max < window;
 }
 
 /** Which end this is: its name, its peer's, and the data telegram types it receives. */
@@ -68,17 +69,20 @@ export class RefuseError extends Error {
   }
 }
 
-/** Timing and window of a session. */
+/** Timing and window of a session, and the layout it speaks (protocol version 1 if none). */
 export interface SessionSettings {
   heartbeatMs: number;
   ackTimeoutMs: number;
   window: number;
+  wire?: TelegramWire;
 }
 
 /** What the session tells its owner about, beyond the telegrams (log lines, traffic log). */
 export interface SessionEvents {
   garbage?(bytes: string, reason: string): void;
   telegram?(direction: 'IN' | 'OUT', content: string, atMs: number): void;
+  /** A telegram from the peer that parsed: the peer speaks the protocol. */
+  validTelegram?(t: Telegram): void;
   nakSent?(seq: number, type: TelegramType, code: number, why: string): void;
   nakReceived?(seq: number, type: TelegramType, code: number, text: string): void;
   newPeerSession?(epoch: string, nextSeq: number): void;

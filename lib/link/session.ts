@@ -1,22 +1,9 @@
 // The telegram session engine both ends of the sorter link run (docs/sorter-protocol.md): no
 // sockets and no storage, only the protocol. The service's link (lib/link/sorter-link.ts) and the
 // emulator's PLC (emulator/plc-link.ts) wrap it in TCP and give it their side's port.
-import { TelegramDecoder } from '../telegram/decoder';
 import { RefuseError, type Role, type SessionCounters, type SessionEvents, type SessionPort, type SessionSettings, type Outbound, isRepeat } from './session-port';
-import {
-  NakReason,
-  type Telegram,
-  TelegramError,
-  type TelegramType,
-  decodeData,
-  encodeData,
-  encodeFrame,
-  nakData,
-  parseContent,
-  nextSequence,
-  parseNak,
-  sequenceOf,
-} from '../telegram/codec';
+import { NakReason, type Telegram, TelegramError, type TelegramType } from '../telegram/codec';
+import { type TelegramWire, defaultWire } from '../telegram/wire';
 
 interface InFlight<R> {
   item: Outbound<R>;
@@ -24,7 +11,8 @@ interface InFlight<R> {
 }
 
 /**
- * One end of a telegram session: framing through the codec, numbering, the window, resend after
+ * One end of a telegram session: framing through the wire of its layout (protocol version 1
+ * unless the settings give another), numbering, the window, resend after
  * the ACK timeout, LIFE and the dead-peer rule (3 heartbeats), SYNS/SYNE resynchronisation,
  * repeat detection and the NAK rules. `attach` starts a connection's part with a `write`,
  * `receive` takes its bytes, `tick` runs the timers, `detach` ends it.
@@ -37,7 +25,10 @@ export class TelegramSession<R> {
   private write: ((frame: string, t: Telegram) => void) | null = null;
   /** Counts connections, so that a commit finishing after a reconnect does not ACK on the new one. */
   private connection = 0;
-  private decoder = new TelegramDecoder();
+  private readonly wire: TelegramWire;
+  private decoder: ReturnType<TelegramWire['decoder']>;
+  /** A layout without resynchronisation: the peer's numbering is taken as it comes after each connect. */
+  private freshPeer = false;
   private readonly inflight = new Map<number, InFlight<R>>();
   private resyncing = false;
   private lastBytesAt = 0;
@@ -73,6 +64,8 @@ export class TelegramSession<R> {
   ) {
     this.peerEpoch = peer.epoch;
     this.lastSeqIn = this.keptSeqIn = peer.lastSeqIn;
+    this.wire = settings.wire ?? defaultWire();
+    this.decoder = this.wire.decoder();
   }
 
   get connected(): boolean {
@@ -93,12 +86,13 @@ export class TelegramSession<R> {
   attach(write: (frame: string, t: Telegram) => void): void {
     this.write = write;
     this.connection += 1;
-    this.decoder = new TelegramDecoder();
+    this.decoder = this.wire.decoder();
     this.inflight.clear();
     this.lastBytesAt = this.lastOutAt = this.clock();
     const { epoch, nextSeq } = this.port.restart();
-    this.resyncing = true;
-    this.send('SYNS', 0, 'D', encodeData('SYNS', { Epoch: epoch, NextSeq: nextSeq }));
+    this.resyncing = this.wire.resync;
+    this.freshPeer = !this.wire.resync;
+    if (this.wire.resync) this.send('SYNS', this.wire.layout.sequence.control, 'D', this.wire.encodeData('SYNS', { Epoch: epoch, NextSeq: nextSeq }));
     this.pump();
   }
 
@@ -120,7 +114,7 @@ export class TelegramSession<R> {
       }
       this.counters.telegramsIn += 1;
       this.lastInAt = now;
-      this.events.telegram?.('IN', item.content, now);
+      this.events.telegram?.('IN', this.wire.readable(item.content), now);
       this.onTelegram(item.content);
     }
   }
@@ -135,12 +129,14 @@ export class TelegramSession<R> {
       if (items.length === 0) break;
       for (const item of items) {
         this.send(item.type, item.seq, 'D', item.data);
-        this.inflight.set(item.seq, { item, sentAt: nowMs });
+        // Unacknowledged by the layout: written is done.
+        if (this.wire.acks) this.inflight.set(item.seq, { item, sentAt: nowMs });
+        else this.port.acknowledged(item.ref);
       }
     }
     if (this.resyncing && this.port.backlogSent()) {
       this.resyncing = false;
-      this.send('SYNE', 0, 'D', '');
+      this.send('SYNE', this.wire.layout.sequence.control, 'D', '');
     }
   }
 
@@ -148,7 +144,7 @@ export class TelegramSession<R> {
   tick(): 'dead' | undefined {
     if (!this.write) return undefined;
     const nowMs = this.clock();
-    if (nowMs - this.lastBytesAt > 3 * this.settings.heartbeatMs) return 'dead';
+    if (this.wire.life && nowMs - this.lastBytesAt > 3 * this.settings.heartbeatMs) return 'dead';
     const [oldest] = this.inflight.values();
     if (oldest && nowMs - oldest.sentAt > this.settings.ackTimeoutMs) {
       for (const [seq, flight] of [...this.inflight]) {
@@ -162,48 +158,51 @@ export class TelegramSession<R> {
       }
     }
     this.pump(true);
-    if (nowMs - this.lastOutAt > this.settings.heartbeatMs) this.send('LIFE', 0, 'D', '');
+    if (this.wire.life && nowMs - this.lastOutAt > this.settings.heartbeatMs) this.send('LIFE', this.wire.layout.sequence.control, 'D', '');
     return undefined;
   }
 
-  private send(type: TelegramType, seq: number, flag: Telegram['flag'], data: string): void {
+  private send(type: TelegramType, seq: number, flag: Telegram['flag'], data: string, code?: number): void {
     if (!this.write) return;
     const t: Telegram = { sender: this.role.name, receiver: this.role.peerName, seq, type, flag, data };
-    const frame = encodeFrame(t);
+    const frame = this.wire.encodeFrame({ ...t, code });
     const now = this.clock();
     this.write(frame, t);
-    this.events.telegram?.('OUT', frame.slice(1, -1), now);
+    this.events.telegram?.('OUT', this.wire.contentOf(frame), now);
     this.lastOutAt = now;
     this.counters.telegramsOut += 1;
   }
 
-  private nak(seq: number, type: TelegramType, code: number, why: string): void {
+  /** Refuse a telegram: `reason` is one of NakReason's, or a port's own code; the layout's code goes out. */
+  private nak(seq: number, type: TelegramType, reason: number, why: string, answered?: Telegram): void {
+    const code = this.wire.nakCode(reason);
     this.counters.naksSent += 1;
     this.events.nakSent?.(seq, type, code, why);
-    this.send(type, seq, 'N', nakData(code, why));
+    if (this.wire.acks) this.send(type, seq, 'N', this.wire.nakData(code, why, answered), code);
   }
 
   private onTelegram(content: string): void {
     let t: Telegram;
     try {
-      t = parseContent(content);
+      t = this.wire.parseContent(content);
     } catch (err) {
-      return this.nak(sequenceOf(content), 'LIFE', NakReason.MALFORMED, (err as Error).message);
+      return this.nak(this.wire.sequenceOf(content), 'LIFE', NakReason.MALFORMED, (err as Error).message);
     }
+    this.events.validTelegram?.(t);
     if (t.flag === 'A') return this.onAck(t);
     if (t.flag === 'N') return this.onNak(t);
-    if (t.type === 'LIFE' || t.type === 'SYNE') return this.send(t.type, t.seq, 'A', '');
+    if (t.type === 'LIFE' || t.type === 'SYNE') return this.send(t.type, t.seq, 'A', this.wire.ackData(t));
     if (t.type === 'SYNS') return this.onSyncStart(t);
     if (this.role.receives.includes(t.type)) return this.onData(t);
-    return this.nak(t.seq, t.type, NakReason.UNEXPECTED, `${t.type} is not sent by a ${this.role.peerKind}`);
+    return this.nak(t.seq, t.type, NakReason.UNEXPECTED, `${t.type} is not sent by a ${this.role.peerKind}`, t);
   }
 
   private onSyncStart(t: Telegram): void {
     let f: Record<string, unknown>;
     try {
-      f = decodeData('SYNS', t.data);
+      f = this.wire.decodeData('SYNS', t.data);
     } catch (err) {
-      return this.nak(t.seq, 'SYNS', NakReason.BAD_DATA, (err as Error).message);
+      return this.nak(t.seq, 'SYNS', NakReason.BAD_DATA, (err as Error).message, t);
     }
     if (f.Epoch !== this.peerEpoch) {
       // A new session of the peer (it restarted): its numbering starts afresh.
@@ -215,19 +214,28 @@ export class TelegramSession<R> {
       this.port.peerSession?.(this.peerEpoch, this.lastSeqIn);
       this.events.newPeerSession?.(this.peerEpoch, next);
     }
-    this.send('SYNS', t.seq, 'A', '');
+    this.send('SYNS', t.seq, 'A', this.wire.ackData(t));
   }
 
   private onData(t: Telegram): void {
-    if (isRepeat(t.seq, this.lastSeqIn)) {
+    const { maxSequence, repeatWindow } = this.wire;
+    if (this.freshPeer) {
+      // No resynchronisation in this layout: the first telegram after a connect sets the numbering
+      // (a telegram repeated across the reconnect is taken again: at least once, never lost).
+      this.freshPeer = false;
+      this.peerGen += 1;
+      this.lastSeqIn = this.keptSeqIn = t.seq > 1 ? t.seq - 1 : maxSequence;
+      this.inOrderOnly = false;
+    }
+    if (isRepeat(t.seq, this.lastSeqIn, maxSequence, repeatWindow)) {
       this.counters.duplicatesReceived += 1;
       // Kept already (our ACK was lost or late): acknowledge again, deliver nothing. Still being
       // kept (a slow disk): the ACK follows, never before it.
-      if (isRepeat(t.seq, this.keptSeqIn)) this.send(t.type, t.seq, 'A', '');
+      if (isRepeat(t.seq, this.keptSeqIn, maxSequence, repeatWindow) && this.wire.acks) this.send(t.type, t.seq, 'A', this.wire.ackData(t));
       return;
     }
-    if (this.inOrderOnly && t.seq !== nextSequence(this.lastSeqIn)) {
-      return this.nak(t.seq, t.type, NakReason.CANNOT_STORE, `cannot store now: send ${nextSequence(this.lastSeqIn)} first`);
+    if (this.inOrderOnly && t.seq !== this.wire.nextSequence(this.lastSeqIn)) {
+      return this.nak(t.seq, t.type, NakReason.CANNOT_STORE, `cannot store now: send ${this.wire.nextSequence(this.lastSeqIn)} first`, t);
     }
     // Counted as accepted now, so a repeat arriving meanwhile is recognised. A delivery succeeds
     // only after its predecessor's (`after`), so a failure cannot leave a gap a repeat would cover.
@@ -250,7 +258,7 @@ export class TelegramSession<R> {
           this.keptSeqIn = t.seq;
           this.inOrderOnly = false;
         }
-        if (connection === this.connection) this.send(t.type, t.seq, 'A', '');
+        if (connection === this.connection && this.wire.acks) this.send(t.type, t.seq, 'A', this.wire.ackData(t));
       },
       (err) => {
         // Numbering goes back to the last telegram kept: it and what follows come again. Only the
@@ -267,15 +275,15 @@ export class TelegramSession<R> {
 
   /** NAK a data telegram that was not kept: with the side's code, or 04 (cannot store now). */
   private refuse(t: Telegram, err: unknown): void {
-    if (err instanceof RefuseError) return this.nak(t.seq, t.type, err.code, err.message);
-    if (err instanceof TelegramError) return this.nak(t.seq, t.type, NakReason.BAD_DATA, err.message);
+    if (err instanceof RefuseError) return this.nak(t.seq, t.type, err.code, err.message, t);
+    if (err instanceof TelegramError) return this.nak(t.seq, t.type, NakReason.BAD_DATA, err.message, t);
     this.events.storeFailed?.(t.seq, err);
-    this.nak(t.seq, t.type, NakReason.CANNOT_STORE, 'cannot store now, send again');
+    this.nak(t.seq, t.type, NakReason.CANNOT_STORE, 'cannot store now, send again', t);
   }
 
   private onAck(t: Telegram): void {
     const flight = this.inflight.get(t.seq);
-    if (!flight || flight.item.type !== t.type) return; // a late ACK for something already acknowledged
+    if (!flight || (this.wire.ackEchoesType && flight.item.type !== t.type)) return; // a late ACK for something already acknowledged
     this.inflight.delete(t.seq);
     this.port.acknowledged(flight.item.ref);
     this.pump();
@@ -283,10 +291,10 @@ export class TelegramSession<R> {
 
   private onNak(t: Telegram): void {
     this.counters.naksReceived += 1;
-    const { code, text } = parseNak(t.data);
+    const { code, text } = this.wire.parseNak(t);
     this.events.nakReceived?.(t.seq, t.type, code, text);
     const flight = this.inflight.get(t.seq);
-    if (!flight || flight.item.type !== t.type || code === NakReason.CANNOT_STORE) return; // resent after the ACK timeout
+    if (!flight || (this.wire.ackEchoesType && flight.item.type !== t.type) || code === this.wire.codes.CannotStore) return; // resent after the ACK timeout
     this.inflight.delete(t.seq);
     this.port.refused(flight.item.ref, { code, text });
     this.pump();

@@ -9,6 +9,7 @@ import { Recent } from './recent';
 import type { Logger } from '../process/logger';
 import type { DeliveryState } from '../../model/messages';
 import type { TelegramType } from '../telegram/codec';
+import { type TelegramWire, defaultWire } from '../telegram/wire';
 import type { TrafficLogWriter } from './traffic-log';
 import { OutboxFeed, type OutboxFeedDeps, seqOfOutboxId } from './outbox-feed';
 import { TelegramSession } from './session';
@@ -33,6 +34,9 @@ export interface TelegramSeen {
   Direction: 'IN' | 'OUT';
   Telegram: string;
 }
+
+/** The first reconnect comes this soon; each further attempt without a valid telegram doubles it. */
+const INITIAL_BACKOFF_MS = 200;
 
 /** How many of the latest telegrams the link remembers for the dashboard. */
 const RECENT_TELEGRAMS = 20;
@@ -77,6 +81,8 @@ export interface TcpLinkDeps {
   /** The telegram trigger (manifest.json): commit a message from the sorter; resolves once committed. */
   receive(type: TelegramType, event: InboundMessage): Promise<void>;
   traffic?: TrafficLogWriter;
+  /** The sorter's telegram layout (Sorter.Layout; default: protocol version 1). */
+  wire?: TelegramWire;
 }
 
 /**
@@ -88,7 +94,12 @@ export class TcpSorterLink implements SorterLink {
   private socket: net.Socket | null = null;
   private stopping = false;
   private since: string | null = null;
-  private backoffMs = 200;
+  private backoffMs = INITIAL_BACKOFF_MS;
+  /** The peer sent a valid telegram on this connection: only that resets the backoff (a gateway accepts for a PLC that is off). */
+  private proven = false;
+  /** A peer that accepts and says nothing is logged once, until it speaks. */
+  private silentLogged = false;
+  private readonly wire: TelegramWire;
   /** Connections made after the first one; connections that were up and dropped; attempts that never connected. */
   private readonly connections = { made: 0, lost: 0, failedAttempts: 0 };
   /** Why the last connection attempt failed (ECONNREFUSED, EHOSTUNREACH, ...). */
@@ -111,6 +122,8 @@ export class TcpSorterLink implements SorterLink {
     const garbage = new ThrottledLog(log, 'warn', 10_000, now);
     const stored = deps.links.session(s.PeerName);
     if (!stored) throw new Error(`no link session with ${s.PeerName} in the database`);
+    this.wire = deps.wire ?? defaultWire();
+    const timing = this.wire.settings({ heartbeatMs: s.HeartbeatMs, ackTimeoutMs: s.AckTimeoutMs, window: s.Window });
     this.feed = new OutboxFeed({
       outbox: deps.outbox,
       drop: deps.links.drop,
@@ -121,10 +134,11 @@ export class TcpSorterLink implements SorterLink {
       maxOffered: 4 * s.Window,
       log,
       clock,
+      wire: this.wire,
     });
     this.session = new TelegramSession<OutboxEntry>(
       { name: s.Name, peerName: s.PeerName, receives: HOST_RECEIVES, peerKind: 'sorter' },
-      { heartbeatMs: s.HeartbeatMs, ackTimeoutMs: s.AckTimeoutMs, window: s.Window },
+      timing,
       this.feed,
       () => clock().getTime(),
       {
@@ -136,11 +150,12 @@ export class TcpSorterLink implements SorterLink {
         nakSent: (seq, type, code, why) => naksSent.write({ seq, type, code, why }, `NAK sent to the sorter: ${why}`),
         nakReceived: (seq, type, code, text) => log.warn({ seq, type, code, text }, 'NAK received from the sorter'),
         newPeerSession: (epoch, nextSeq) => log.info({ peer: s.PeerName, epoch, nextSeq }, 'sorter announced a new session'),
-        storeFailed: (seq, err) => storeFailed.write({ err, seq }, 'could not store a sorter message; NAK 04, the sorter sends it again'),
+        storeFailed: (seq, err) => storeFailed.write({ err, seq }, `could not store a sorter message; NAK ${this.wire.codes.CannotStore}, the sorter sends it again`),
+        validTelegram: () => this.peerProven(),
       },
       { epoch: stored.peerEpoch, lastSeqIn: stored.lastSeqIn },
     );
-    this.ticker = setInterval(() => this.tick(), Math.max(20, Math.min(s.HeartbeatMs, s.AckTimeoutMs) / 4));
+    this.ticker = setInterval(() => this.tick(), Math.max(20, Math.min(timing.heartbeatMs, timing.ackTimeoutMs) / 4));
     this.ticker.unref();
     this.connect();
   }
@@ -181,7 +196,7 @@ export class TcpSorterLink implements SorterLink {
   offer(entry: OutboxEntry): DeliveryState {
     this.feed.offer(entry, this.session.connected);
     this.session.pump();
-    return this.session.inFlightRef(seqOfOutboxId(entry.id))?.id === entry.id ? 'Sent' : 'Queued';
+    return this.session.inFlightRef(seqOfOutboxId(entry.id, this.wire.maxSequence))?.id === entry.id ? 'Sent' : 'Queued';
   }
 
   async stop(): Promise<void> {
@@ -221,10 +236,11 @@ export class TcpSorterLink implements SorterLink {
   private onConnect(socket: net.Socket): void {
     if (socket !== this.socket) return;
     this.since = this.deps.clock().toISOString();
-    this.backoffMs = 200;
+    this.proven = false;
     this.connections.made += 1;
     const failed = this.unreachable.reset();
-    this.deps.log.info({ address: this.address, ...(failed > 0 && { failedAttemptsBefore: failed }) }, 'sorter link connected; resynchronising');
+    // While a peer accepts and says nothing, each of its connections is a debug line (it was logged once).
+    this.deps.log[this.silentLogged ? 'debug' : 'info']({ address: this.address, ...(failed > 0 && { failedAttemptsBefore: failed }) }, 'sorter link connected; resynchronising');
     // The telegrams of one tick (the ACKs for a chunk, the assignments they let through) leave in
     // one write: corked at the first, uncorked once this tick's work is done.
     this.session.attach((frame) => {
@@ -239,8 +255,9 @@ export class TcpSorterLink implements SorterLink {
   private onClose(socket: net.Socket): void {
     if (socket !== this.socket) return;
     const wasUp = this.session.connected;
+    if (wasUp && !this.proven) this.silentPeer();
     if (wasUp) {
-      this.deps.log.warn({ address: this.address }, 'sorter link lost; unacknowledged telegrams stay in the outbox');
+      this.deps.log[this.proven || !this.silentLogged ? 'warn' : 'debug']({ address: this.address }, 'sorter link lost; unacknowledged telegrams stay in the outbox');
       this.since = this.deps.clock().toISOString();
     }
     this.session.detach();
@@ -257,8 +274,27 @@ export class TcpSorterLink implements SorterLink {
 
   private tick(): void {
     if (this.session.tick() === 'dead') {
-      this.deps.log.warn({ silentMs: this.deps.clock().getTime() - this.session.lastInAt }, 'sorter link silent for 3 heartbeats: declared dead, reconnecting');
+      this.deps.log[this.proven ? 'warn' : 'debug']({ silentMs: this.deps.clock().getTime() - this.session.lastInAt }, 'sorter link silent for 3 heartbeats: declared dead, reconnecting');
       this.socket?.destroy();
     }
+  }
+
+  /** A valid telegram came in: the peer speaks the protocol, and the next reconnect may be quick again. */
+  private peerProven(): void {
+    if (this.proven) return;
+    this.proven = true;
+    this.backoffMs = INITIAL_BACKOFF_MS;
+    if (this.silentLogged) this.deps.log.info({ address: this.address }, 'sorter link: the sorter answers again');
+    this.silentLogged = false;
+  }
+
+  /** A connection ended without one valid telegram from the peer: said once, and the backoff keeps growing. */
+  private silentPeer(): void {
+    if (this.silentLogged) return;
+    this.silentLogged = true;
+    this.deps.log.warn(
+      { address: this.address, cause: 'connection accepted, no valid telegram received', layout: this.wire.layout.name },
+      `sorter link: ${this.address} accepts the connection but sends no valid ${this.wire.layout.name} telegram (a gateway in front of a PLC that is off, or another layout); reconnecting with a backoff growing to Sorter.ReconnectMaxMs (${this.deps.settings.ReconnectMaxMs} ms). Logged once until the sorter answers`,
+    );
   }
 }

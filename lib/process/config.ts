@@ -47,6 +47,7 @@ export interface SorterSettings {
   TrafficLogMaxBytes: number;
   TrafficLogFiles: number;
   TrafficLogMinFreeBytes: number;
+  Layout: string;
 }
 
 /** Every setting, its default and its one-line meaning; the README table mirrors this. */
@@ -103,6 +104,7 @@ export const configSchema = Joi.object<Config>({
     TrafficLogMaxBytes: Joi.number().integer().min(4096).default(10485760).description('Rotate Service_PLC.log at this size'),
     TrafficLogFiles: Joi.number().integer().min(1).max(100).default(5).description('Rotated logs kept (Service_PLC.log.1 ...)'),
     TrafficLogMinFreeBytes: Joi.number().integer().min(0).default(104857600).description('The traffic log pauses while its disk has less than this free, leaving the space to the queue database (0: no reserve)'),
+    Layout: Joi.string().min(1).default('v1').description("The sorter's telegram layout: a shipped one by name (v1, ewm-mfs, s7-raw) or a layout file, relative to the service home (docs/telegram-layouts.md)"),
   })
     .default()
     .description('The live sorter link'),

@@ -152,7 +152,7 @@ export class LayoutCodec {
     const spec = this.spec(type);
     const record = values as Record<string, unknown>;
     const out = Buffer.alloc(spec.dataWidth, this.layout.fill);
-    for (const f of spec.fields) this.encodeField(f, f.maps === 'AckType' ? this.codeOf(record.AckType) : f.maps === undefined ? undefined : record[f.maps]).copy(out, f.offset - this.layout.headerWidth);
+    for (const f of spec.fields) this.encodeField(f, f.maps === 'AckType' ? this.codeOf(f, record.AckType) : f.maps === undefined ? undefined : record[f.maps]).copy(out, f.offset - this.layout.headerWidth);
     return out;
   }
 
@@ -314,15 +314,16 @@ export class LayoutCodec {
     return f.kind === 'int' || f.kind === 'bin' ? Number(value) : value;
   }
 
-  private codeOf(type: unknown): string | number | undefined {
-    if (type === undefined || type === null) return undefined;
+  /** A type as an AckType field writes it: its code, or blank (0) for none (a telegram that did not parse). */
+  private codeOf(f: Field, type: unknown): string | number {
+    if (type === undefined || type === null) return f.kind === 'text' ? '' : 0;
     const spec = this.layout.telegrams.get(type as LogicalType);
     if (!spec) throw new TelegramError('AckType', String(type), 'a type this layout describes');
     return /^\d+$/.test(spec.code) ? Number(spec.code) : spec.code;
   }
 
   private typeOfCode(f: Field, value: unknown): LogicalType | null {
-    if (value === '' || value === undefined) return null;
+    if (value === '' || value === undefined || value === 0) return null;
     const spec = this.layout.byCode.get(String(value));
     if (!spec) throw new TelegramError(f.name, String(value), `one of ${[...this.layout.byCode.keys()].join(', ')}`);
     return spec.type;

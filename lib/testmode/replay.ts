@@ -6,7 +6,8 @@ import readline from 'node:readline';
 import { parse } from 'csv-parse';
 import { DestinationStatus, LightColor, LightStatus, MessageType, isExactEnum } from '../../model/enums';
 import type { SorterMessage } from '../../model/messages';
-import { TelegramError, parseContent, sorterMessageOf } from '../telegram/codec';
+import { TelegramError } from '../telegram/codec';
+import { type TelegramWire, defaultWire } from '../telegram/wire';
 import { parseTrafficLine } from '../link/traffic-log';
 
 /** The exact header of Service_PLC.csv, in order (spec section 1, "Test mode"). */
@@ -170,12 +171,13 @@ export async function* readReplayCsv(file: string): AsyncGenerator<ReplayItem> {
 }
 
 /**
- * Stream the sorter-to-service messages recorded in a Service_PLC.log, in file order.
+ * Stream the sorter-to-service messages recorded in a Service_PLC.log, in file order, its
+ * telegrams read in the layout they were logged in (`wire`; a binary layout's are logged readably).
  * Only IN data telegrams of type REQU, VERI and SCAN carry messages; acknowledgements,
  * heartbeats and our own OUT telegrams are not replayed. A telegram the sorter repeated
  * (same sequence number as the last one accepted) is replayed once, as the live link queues it once.
  */
-export async function* readReplayLog(file: string): AsyncGenerator<ReplayItem> {
+export async function* readReplayLog(file: string, wire: TelegramWire = defaultWire()): AsyncGenerator<ReplayItem> {
   const lines = readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
   let lineNo = 0;
   let lastSeq: number | undefined;
@@ -189,10 +191,10 @@ export async function* readReplayLog(file: string): AsyncGenerator<ReplayItem> {
     }
     if (entry.direction !== 'IN') continue;
     try {
-      const telegram = parseContent(entry.content);
+      const telegram = wire.parseContent(wire.fromReadable(entry.content));
       if (telegram.flag !== 'D' || !['REQU', 'VERI', 'SCAN'].includes(telegram.type)) continue;
       if (telegram.seq === lastSeq) continue;
-      const message = sorterMessageOf(telegram);
+      const message = wire.sorterMessageOf(telegram);
       lastSeq = telegram.seq;
       yield { message };
     } catch (err) {
@@ -208,6 +210,6 @@ export function findReplayFile(home: string): string | undefined {
 }
 
 /** Messages of a replay file by its kind. */
-export function readReplayFile(file: string): AsyncGenerator<ReplayItem> {
-  return file.endsWith('.csv') ? readReplayCsv(file) : readReplayLog(file);
+export function readReplayFile(file: string, wire?: TelegramWire): AsyncGenerator<ReplayItem> {
+  return file.endsWith('.csv') ? readReplayCsv(file) : readReplayLog(file, wire);
 }

@@ -4,6 +4,7 @@ import type { QueueWrites } from '../../db/queue-writes';
 import type { Logger } from '../process/logger';
 import type { SorterMessage } from '../../model/messages';
 import { ReplayFileError, findReplayFile, readReplayFile } from './replay';
+import type { TelegramWire } from '../telegram/wire';
 
 /** Skipped replay rows logged one by one; the rest are counted in one line. */
 const LOGGED_SKIPPED_ROWS = 20;
@@ -30,6 +31,8 @@ export async function seedFromReplay(
   log: Logger,
   now: () => Date,
   batchSize = 5000,
+  /** The layout Service_PLC.log was written in (Sorter.Layout; default: protocol version 1). */
+  wire?: TelegramWire,
 ): Promise<ReplaySummary> {
   const file = findReplayFile(home);
   const summary: ReplaySummary = { File: file ? path.basename(file) : null, RowsLoaded: 0, RowsSkipped: 0, Error: null };
@@ -54,7 +57,7 @@ export async function seedFromReplay(
     committing = Promise.resolve(store.enqueue(rows, now().toISOString())).then(() => (summary.RowsLoaded += rows.length));
   };
   try {
-    for await (const item of readReplayFile(file)) {
+    for await (const item of readReplayFile(file, wire)) {
       if ('problem' in item) {
         summary.RowsSkipped += 1;
         // The first ones each get a line; a file full of bad rows must not flood the log.
