@@ -14,10 +14,13 @@ describe('TrafficLogWriter', () => {
     expect(fs.existsSync(`${file}.1`)).toBe(true);
     expect(fs.existsSync(`${file}.2`)).toBe(true);
     expect(fs.existsSync(`${file}.3`)).toBe(false);
-    for (const f of [file, `${file}.1`]) {
-      expect(fs.statSync(f).size).toBeLessThanOrEqual(300);
-      for (const line of fs.readFileSync(f, 'utf8').trim().split('\n')) expect(parseTrafficLine(line)).toBeDefined();
-    }
+    for (const f of [file, `${file}.1`]) expect(fs.statSync(f).size).toBeLessThanOrEqual(300);
+    // The files kept hold the latest telegrams, oldest file first, each line whole and none missing in between.
+    const kept = [`${file}.2`, `${file}.1`, file].flatMap((f) => fs.readFileSync(f, 'utf8').trim().split('\n').map((line) => parseTrafficLine(line)));
+    const seqs = kept.map((t) => Number(t?.content.slice(16, 22)));
+    expect(seqs[seqs.length - 1]).toBe(19);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => 20 - seqs.length + i));
+    expect(kept.map((t) => t?.direction)).toEqual(seqs.map((i) => (i % 2 ? 'OUT' : 'IN')));
     removeHome(home);
   });
 
