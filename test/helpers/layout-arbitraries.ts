@@ -82,3 +82,50 @@ export function headerOf(layout: Layout): fc.Arbitrary<Omit<WireTelegram, 'type'
     code,
   });
 }
+
+/** Valid frames of every type the layout describes, as the arbitrary the malformations start from. */
+export function typedFrame(codec: LayoutCodec): fc.Arbitrary<{ type: LogicalType; frame: Buffer }> {
+  const { layout } = codec;
+  const types = [...layout.telegrams.keys()].filter((t) => !(t === 'NAK' && layout.handshake.by === 'flag'));
+  return fc
+    .constantFrom(...types)
+    .chain((type) => fc.tuple(fc.constant(type), valuesOf(layout, type), headerOf(layout)))
+    .map(([type, values, header]) => ({ type, frame: codec.encodeFrame({ ...header, type, flag: layout.handshake.by === 'type' ? (type === 'ACK' ? 'A' : type === 'NAK' ? 'N' : 'D') : 'D', data: codec.encodeData(type, values) }) }));
+}
+export const validFrame = (codec: LayoutCodec) => typedFrame(codec).map((t) => t.frame);
+
+/** Ways to break a frame. A raw-block layout (no framing characters) cannot tell a block cut short, so it gets only breaks that keep the length. */
+export function malformed(codec: LayoutCodec): fc.Arbitrary<{ kind: string; bytes: Buffer }> {
+  const { framing, headerWidth } = codec.layout;
+  const first = framing.start.length;
+  const inner = (b: Buffer) => ({ from: first, to: b.length - framing.end.length });
+  const flips = fc.tuple(validFrame(codec), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 })).map(([frame, changes]) => {
+    const b = Buffer.from(frame);
+    const { from, to } = inner(b);
+    for (const [at, byte] of changes) b[from + (at % (to - from))] = byte;
+    return { kind: 'bytes changed', bytes: b };
+  });
+  const header = fc.tuple(validFrame(codec), fc.nat({ max: headerWidth - 1 }), fc.integer({ min: 0, max: 255 })).map(([frame, at, byte]) => {
+    const b = Buffer.from(frame);
+    b[first + at] = byte;
+    return { kind: 'header byte changed', bytes: b };
+  });
+  // A field that cannot hold what is written there: letters in a number or an enum, an unmapped binary code, a required text blank.
+  const field = fc.tuple(typedFrame(codec), fc.nat()).map(([{ type, frame }, pick]) => {
+    const b = Buffer.from(frame);
+    const breakable = codec.layout.telegrams.get(type)!.fields.filter((f) => ['int', 'decimal', 'enum'].includes(f.kind) || (f.kind === 'bin' && f.map) || (f.kind === 'text' && f.required));
+    const f = breakable[pick % Math.max(1, breakable.length)];
+    if (f) b.fill(f.kind === 'bin' ? 0xff : f.kind === 'text' ? f.fill : 0x58, first + f.offset, first + f.offset + f.width);
+    return { kind: 'field broken', bytes: b };
+  });
+  const raw = framing.start.length === 0 && framing.end.length === 0;
+  const noFalseStart = (b: Buffer) => !raw || !codec.layout.roles.Length || !b.includes(Buffer.from([0x00, framing.telegramLength ?? 0]));
+  const garbage = fc.uint8Array({ minLength: 1, maxLength: 300 }).map((a) => ({ kind: 'garbage', bytes: Buffer.from(a) })).filter((g) => noFalseStart(g.bytes));
+  if (raw) return fc.oneof(flips, header, garbage, field);
+  const cut = fc.tuple(validFrame(codec), fc.nat()).map(([frame, n]) => ({ kind: 'cut short', bytes: frame.subarray(0, n % frame.length) }));
+  const longer = fc.tuple(validFrame(codec), fc.uint8Array({ minLength: 1, maxLength: 20 })).map(([frame, extra]) => {
+    const { to } = inner(frame);
+    return { kind: 'bytes added', bytes: Buffer.concat([frame.subarray(0, to), Buffer.from(extra), frame.subarray(to)]) };
+  });
+  return fc.oneof(flips, header, garbage, cut, longer, field);
+}
