@@ -6,6 +6,7 @@ import type { SorterMessage } from '../../model/messages';
 import { createServer } from '../../lib/http/server';
 import { type Service, createService } from '../../lib/service';
 import { removeHome, tempHome } from './home';
+import { until } from './until';
 
 /** An in-process service on a real SQLite file in a temporary home, with its unstarted hapi server. */
 export interface TestService {
@@ -34,8 +35,7 @@ export async function testService(config: Partial<Config> | object = {}, files: 
     publish: (messages) => publish(service, messages),
     async settled() {
       const { sortation, destination } = service.deps.dispatchers;
-      for (let i = 0; i < 400 && sortation.inFlight + destination.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 5));
-      if (sortation.inFlight + destination.inFlight > 0) throw new Error('claims still in flight after 2 s');
+      await until(() => sortation.inFlight + destination.inFlight === 0, 2000, 'every claim committed or released', 5);
     },
     async close() {
       service.drain();
