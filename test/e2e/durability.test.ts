@@ -10,6 +10,7 @@ import { removeHome, tempHome } from '../helpers/home';
 import { poll } from '../helpers/poll';
 import { startServiceProcess } from '../helpers/process';
 import { itWhen, missingCommands } from '../helpers/tools';
+import { until } from '../helpers/until';
 
 const run = promisify(execFile);
 const induct = (n: number): InductDto => ({ Type: 'REQUEST', TrackID: String(n).padStart(7, '0'), Barcode: `B${n}`, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 });
@@ -76,10 +77,11 @@ describe('live mode durability', () => {
     expect(JSON.parse(res.body)).toStrictEqual({ Type: 'SCAN', Destination: 'D042', DestinationStatus: 'NotReady', DestinationText: '', LightStatus: 'Solid', LightColor: 'RED', ButtonID: 3, MessageCode: 211, BatchDoorStatus: null });
     expect(Date.now() - inserted).toBeLessThan(1000);
 
-    await new Promise((r) => setTimeout(r, 100)); // the delivery's commit grace
-    // The README's operator recipes work against the running service's file.
-    const { stdout } = await run('sqlite3', ['-readonly', file, "SELECT queue, type, destination, client_address FROM delivered_history ORDER BY id DESC LIMIT 1;"]);
-    expect(stdout.trim()).toBe('destination|SCAN|D042|127.0.0.1');
+    // The README's operator recipes work against the running service's file, once the delivery
+    // is committed (a moment after the client's close proved the read).
+    const last = async () => (await run('sqlite3', ['-readonly', file, "SELECT queue, type, destination, client_address FROM delivered_history ORDER BY id DESC LIMIT 1;"])).stdout.trim();
+    await until(async () => (await last()) !== '', 5000, 'the delivery in the history', 100);
+    expect(await last()).toBe('destination|SCAN|D042|127.0.0.1');
     await svc.stop();
   });
 });
