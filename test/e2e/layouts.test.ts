@@ -1,0 +1,115 @@
+// Every shipped layout end to end: the emulator speaking it, the service live with Sorter.Layout
+// naming it, the reference client; every REQUEST reaches the WCS, every assignment the sorter,
+// and a kill -9 of the service loses nothing acknowledged. A wrong layout is refused at start-up.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from '../../db/sqlite';
+import { runWcsClient } from '../../examples/wcs-client';
+import { formatTrafficLine, parseTrafficLine } from '../../lib/link/traffic-log';
+import { loadLayout } from '../../lib/telegram/layout';
+import { TelegramWire } from '../../lib/telegram/wire';
+import { startEmulator } from '../helpers/emulator';
+import { call } from '../helpers/http';
+import { freePort } from '../helpers/net';
+import { removeHome, tempHome } from '../helpers/home';
+import { type ServiceProcess, startServiceProcess } from '../helpers/process';
+
+jest.setTimeout(90_000);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
+const EMULATOR = path.resolve(__dirname, '../../dist/emulator/main.js');
+const LAYOUTS = path.resolve(__dirname, '../../layouts');
+const fast = { HeartbeatMs: 300, AckTimeoutMs: 300, ReconnectMaxMs: 500 };
+const emulatorFlags = (seconds: number, rate: number, layout: string) => ['--port', '0', '--rate', String(rate), '--seed', '23', '--duration', String(seconds), '--capacity', '100000', '--heartbeat-ms', '300', '--ack-timeout-ms', '300', '--layout', layout];
+
+describe.each(['ewm-mfs', 's7-raw', 'v1'])('layout %s end to end', (layout) => {
+  let home: string;
+  let svc: ServiceProcess | undefined;
+  afterEach(async () => {
+    if (svc && svc.proc.exitCode === null && svc.proc.signalCode === null) await svc.stop();
+    svc = undefined;
+    removeHome(home);
+  });
+
+  it('every REQUEST reaches the WCS and every assignment the sorter, through a kill -9 of the service', async () => {
+    const emu = await startEmulator(emulatorFlags(9, 15, layout));
+    home = tempHome({ 'config.json': { TestMode: false, Port: await freePort(), Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port, Layout: layout, ...fast } } });
+    svc = await startServiceProcess(home);
+    const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
+    await sleep(3000);
+    await svc.stop('SIGKILL');
+    await sleep(300);
+    svc = await startServiceProcess(home, {}, 15000);
+    const emuStats = await emu.stats;
+    const wcs = await client.stop();
+    const status = (await call(svc.base, 'GET', '/status')).json;
+
+    // The sorter's side: every item went where the WCS said, everything it sent was acknowledged.
+    expect(emuStats.inducted).toBeGreaterThan(50);
+    expect(emuStats.rejected).toBe(0);
+    expect(emuStats.sorted_as_assigned).toBe(emuStats.inducted);
+    expect(emuStats.unacknowledged_at_exit).toBe(0);
+    expect(emuStats.connections).toBe(2);
+    // The WCS's side: every item verified once, at the destination it assigned; every REQUEST
+    // reached it (or was superseded by the item's next one).
+    expect(wcs.verified.size).toBe(emuStats.inducted);
+    for (const [trackId, destination] of wcs.verified) expect(wcs.assigned.get(trackId)).toBe(destination);
+    expect(wcs.verifies).toBe(emuStats.verifies);
+    // Assignments: each one posted reached the sorter (one answered during the kill may be uncounted by the client).
+    expect(emuStats.assignments - wcs.assignments_posted).toBeGreaterThanOrEqual(0);
+    expect(emuStats.assignments - wcs.assignments_posted).toBeLessThanOrEqual(2);
+    expect(status.Outbox.Depth).toBe(0);
+    expect(status.Sorter.NaksSent).toBe(0);
+    // Nothing acknowledged was lost, nothing kept twice: the kill's resends were recognised.
+    const db = new Database(path.join(home, 'data/sorter.db'), { readonly: true });
+    const v = db.prepare("SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM delivered_history WHERE type = 'VERIFY'").get() as { n: number; d: number };
+    // A REQUEST superseded by the item's next one (it went round again) is recorded, not handed out: across the restart, read from the history.
+    const superseded = db.prepare("SELECT count(*) FROM delivered_history WHERE removed_reason = 'Superseded'").pluck().get() as number;
+    db.close();
+    expect(v).toEqual({ n: emuStats.verifies, d: emuStats.verifies });
+    expect(wcs.requests + superseded).toBeGreaterThanOrEqual(emuStats.requests);
+
+    // The traffic log holds the layout's telegrams, readable and readable back.
+    const wire = new TelegramWire(loadLayout(path.join(LAYOUTS, `${layout}.json`)));
+    const lines = fs.readFileSync(path.join(home, 'Service_PLC.log'), 'latin1').trim().split('\n');
+    expect(lines.every((l) => /^[\x20-\x7e]+$/.test(l))).toBe(true);
+    const requests = lines.map((l) => parseTrafficLine(l)!).filter((l) => l.direction === 'IN').map((l) => wire.parseContent(wire.fromReadable(l.content))).filter((t) => t.type === 'REQU' && t.flag === 'D');
+    expect(requests.length).toBeGreaterThanOrEqual(emuStats.inducted);
+    const first = parseTrafficLine(lines[0])!;
+    expect(formatTrafficLine(new Date(first.time), first.direction, wire.readable(wire.fromReadable(first.content)))).toBe(lines[0]);
+  });
+});
+
+describe('a layout that cannot be used', () => {
+  it('is refused at start-up with every problem named (exit 78), before anything is touched', () => {
+    const layout = JSON.parse(fs.readFileSync(path.join(LAYOUTS, 'ewm-mfs.json'), 'utf8'));
+    layout.Telegrams[0].Fields[1].Offset = 30; // overlaps CP
+    layout.Telegrams[0].Fields.push({ Name: 'ZONE', Kind: 'text', Width: 4, Maps: 'Zone' }); // no such contract field
+    layout.Telegrams.push({ Type: 'PING', Code: 'PING', Direction: 'Both', Fields: [] }); // no such type
+    layout.Framing.TelegramLength = 120; // REQU needs 128 (with HUIDENT moved)
+    const home = tempHome({ 'config.json': { TestMode: false, Port: 0, Sorter: { Layout: 'site-layout.json' } }, 'site-layout.json': layout });
+    try {
+      const run = spawnSync(process.execPath, [MAIN], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8', timeout: 15000 });
+      expect(run.status).toBe(78);
+      expect(run.stderr).toContain(`${path.join(home, 'site-layout.json')} is not a usable layout:`);
+      for (const problem of [
+        /Type "PING" is not a telegram type/,
+        /REQU field "HUIDENT" at offset 30 overlaps the field before it, which ends at 37/,
+        /REQU field "ZONE" maps "Zone", which InductDto does not have/,
+        /\(REQU\): header and fields need 128 bytes, more than Framing.TelegramLength 120/,
+      ]) {
+        expect(run.stderr).toMatch(problem);
+      }
+      expect(fs.existsSync(path.join(home, 'data', 'sorter.db'))).toBe(false);
+    } finally {
+      removeHome(home);
+    }
+  });
+
+  it('is refused by the emulator too (exit 78), and a name that is no file says where it looked', () => {
+    const run = spawnSync(process.execPath, [EMULATOR, '--port', '0', '--layout', 'no-such-layout'], { encoding: 'utf8', timeout: 15000 });
+    expect(run.status).toBe(78);
+    expect(run.stderr).toMatch(/--layout no-such-layout: Sorter.Layout "no-such-layout" is not a usable layout:\n {2}- names no layout file: looked for /);
+  });
+});
