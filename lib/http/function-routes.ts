@@ -12,7 +12,12 @@ import { routeOptions } from './routes';
 
 /** Route each HTTP trigger of `manifest` to its function. */
 export function routeFunctions(server: Hapi.Server, manifest: Manifest, deps: Deps): void {
+  const ids = new Map<string, number>();
   for (const { name, fn, method, path } of httpTriggers(manifest)) {
+    // A function may have several HTTP events; hapi's route ids must be unique: name, name-2, ...
+    const n = (ids.get(name) ?? 0) + 1;
+    ids.set(name, n);
+    const id = n === 1 ? name : `${name}-${n}`;
     const f = loadHttpFunction(fn.handler);
     const app: KeyLists = { query: schemaKeys(f.binding.query), payload: schemaKeys(f.binding.payload) };
     const input = fn.input ?? {};
@@ -20,7 +25,7 @@ export function routeFunctions(server: Hapi.Server, manifest: Manifest, deps: De
       method,
       path,
       options: {
-        ...routeOptions(f.binding, input, fn.description, path, { app, id: name }),
+        ...routeOptions(f.binding, input, fn.description, path, { app, id }),
         handler: async (request, h) => {
           const view = { method: request.method, params: request.params as Record<string, string>, query: request.query, headers: request.headers, payload: request.payload, clientAddress: clientAddress(request), gone: goneWatch(request) };
           return reply(request, h, await f.invoke(deps, view, input), deps);
@@ -41,7 +46,7 @@ function refuseOtherMethods(server: Hapi.Server, manifest: Manifest): void {
       path,
       options: {
         handler: (request, h) => {
-          const err = Boom.methodNotAllowed(`${request.method.toUpperCase()} is not allowed on ${path}; allowed: ${methods.join(', ')}`, undefined, methods);
+          const err = Boom.methodNotAllowed(`${request.method.toUpperCase()} is not allowed on ${request.path}; allowed: ${methods.join(', ')}`, undefined, methods);
           return h.response(err.output.payload).code(405).header('Allow', methods.join(', '));
         },
       },

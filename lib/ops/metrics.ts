@@ -59,7 +59,9 @@ export class Metrics {
     });
     gauge('queue_waiting_clients', 'Long polls waiting on the queue', ['queue'], perQueue((q) => q.waitingClients));
     gauge('outbox_messages', 'Assignments and destination settings not yet acknowledged by the sorter', [], (g, s) => g.set(s.outbox.depth));
-    gauge('outbox_oldest_message_age_seconds', 'Age of the oldest outbox entry (absent when empty)', [], (g, s) => (g.reset(), s.outbox.oldestAgeSeconds !== null && g.set(s.outbox.oldestAgeSeconds)));
+    // A gauge without labels always has a value (prom-client): 0 for an empty outbox, as SQS's
+    // ApproximateAgeOfOldestMessage is 0 for an empty queue.
+    gauge('outbox_oldest_message_age_seconds', 'Age of the oldest outbox entry (0 when empty)', [], (g, s) => g.set(s.outbox.oldestAgeSeconds ?? 0));
     gauge('sorter_link_up', '1 while the sorter is connected', [], (g, s) => g.set(s.link.up ? 1 : 0));
     gauge('storage_pending_writes', 'Writes handed to the writer thread and not yet answered', [], (g, s) => g.set(s.storage.pendingWrites));
     gauge('storage_state', '1 for the storage state in force (Ok, Stalled: a lock or a slow disk, Failing)', ['state'], (g, s) => {

