@@ -50,7 +50,7 @@ export interface SorterSettings {
   Layout: string;
 }
 
-/** Every setting, its default and its one-line meaning; the README table mirrors this. */
+/** Every setting, its default and its one-line meaning; docs/configuration.md's table mirrors this. */
 export const configSchema = Joi.object<Config>({
   TestMode: Joi.boolean().default(false).description('Replay Service_PLC.csv/.log instead of talking to a sorter'),
   Port: Joi.number().port().default(8081).description('HTTP listening port'),

@@ -76,7 +76,7 @@ function exact<T extends string>(row: Row, column: 'DestinationStatus' | 'LightS
   return v;
 }
 
-/** Turn one CSV row into its message (README, "Test mode and replay files"); throws RowError. */
+/** Turn one CSV row into its message (docs/configuration.md, "Test mode and replay files"); throws RowError. */
 function messageOfRow(row: Row): SorterMessage {
   const type = field(row, 'Type');
   if (!isExactEnum(MessageType, type)) throw new RowError('Type', type, `exactly one of ${MessageType.join(', ')}`);

@@ -77,7 +77,7 @@ describe('live mode durability', () => {
     expect(JSON.parse(res.body)).toStrictEqual({ Type: 'SCAN', Destination: 'D042', DestinationStatus: 'NotReady', DestinationText: '', LightStatus: 'Solid', LightColor: 'RED', ButtonID: 3, MessageCode: 211, BatchDoorStatus: null });
     expect(Date.now() - inserted).toBeLessThan(1000);
 
-    // The README's operator recipes work against the running service's file, once the delivery
+    // The operator recipes of docs/operations.md work against the running service's file, once the delivery
     // is committed (a moment after the client's close proved the read).
     const last = async () => (await run('sqlite3', ['-readonly', file, "SELECT queue, type, destination, client_address FROM delivered_history ORDER BY id DESC LIMIT 1;"])).stdout.trim();
     await until(async () => (await last()) !== '', 5000, 'the delivery in the history', 100);

@@ -125,7 +125,7 @@ for (let i = 0; i < 16; i++) {
     destination.push({ status: 211, message: scanned(`D01${i / 2}`, state) });
   }
 }
-// Empty numeric columns replay as 0: the DTO fields are numbers (README, "Test mode and replay files").
+// Empty numeric columns replay as 0: the DTO fields are numbers (docs/configuration.md, "Test mode and replay files").
 rows.push('REQUEST,210,IND02,T0017,,,,,,,,,,,');
 sortation.push({ status: 210, message: { ...inducted('T0017'), Barcode: '', InductLocation: 'IND02', Length: 0, Width: 0, Height: 0, Weight: 0 } });
 rows.push('SCAN,211,D018,,,,,,,,Ready,Flashing,RED,Tour 18,7', scanRow('D019'));

@@ -137,7 +137,7 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
   });
 });
 
-describe('timeOut (README, "The HTTP interface")', () => {
+describe('timeOut (docs/http-api.md)', () => {
   let t: TestService;
   afterEach(() => t.close());
 
@@ -208,7 +208,7 @@ describe('timeOut (README, "The HTTP interface")', () => {
   });
 });
 
-describe('errors (README, "Errors")', () => {
+describe('errors (docs/http-api.md, "Errors")', () => {
   let t: TestService;
   beforeAll(async () => (t = await testService({ TestMode: true, MaxPayloadBytes: 1024 }, { 'Service_PLC.csv': csv(requestRow('1'), scanRow('D1')) })));
   afterAll(() => t.close());
