@@ -1,6 +1,7 @@
 // The writer thread (db/writer.ts starts it): the one connection that writes the queue database.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { isDurable, isOutsideTransaction, outsideTransactionCommands, writeCommands } from './commands';
+import { type Held, type Plan, planTransaction, wakeAt } from './commit-plan';
 import { type Db, openDatabase } from './connection';
 import { type Command, type FromWriter, type WriterData, Cancel, Field, Phase } from './writer-protocol';
 
@@ -32,16 +33,26 @@ try {
 // WAL passes any small limit between restarts, and the file would be cut back at every restart.)
 db.pragma('wal_autocheckpoint = 0');
 const commands = writeCommands(db);
-const outside = outsideTransactionCommands(db);
+const outsideCommands = outsideTransactionCommands(db);
 // Each command in a savepoint of the batch's transaction: a failing one is undone alone.
 const inSavepoint = db.transaction((c: Command) => (commands as Record<string, (...a: unknown[]) => unknown>)[c.op](...c.args));
 
-const pending: Command[] = [];
+/** Arrived from the main thread, not yet looked at. */
+const pending: Held[] = [];
+/** Transactional commands in the order given, waiting for their transaction (db/commit-plan.ts). */
+let queued: Held[] = [];
+/** Checkpoints, run between transactions. */
+const outside: Held[] = [];
 let closing = false;
 
 function take(message: unknown): void {
-  if (Array.isArray(message)) pending.push(...(message as Command[]));
-  else if ((message as { type?: string }).type === 'close') closing = true;
+  if (Array.isArray(message)) {
+    const at = performance.now();
+    for (const c of message as Held[]) {
+      c.at = at;
+      pending.push(c);
+    }
+  } else if ((message as { type?: string }).type === 'close') closing = true;
 }
 
 /** Everything that arrived while this thread was busy (or blocked), without waiting for the event loop. */
@@ -68,17 +79,23 @@ function begin(): void {
 }
 
 /**
- * Move the transactional commands of `pending` to `into`; checkpoints stay for between
- * transactions. An unsynced transaction takes them only up to the first durable one: the safety
- * level cannot change inside a transaction, and the order of writes is kept.
+ * Commands that arrived while waiting for the lock join the transaction (group commit) as the
+ * plan allows: a synced one takes the durable ones (and everything, when one must keep its
+ * place); an unsynced one takes the unsynced ones up to the first durable one, since the safety
+ * level cannot change inside a transaction and the order of writes is kept.
  */
-function takeTransactional(into: Command[], synced: boolean): void {
-  const rest = pending.splice(0);
-  let open = true;
-  for (const c of rest) {
-    if (!synced && isDurable(c.op)) open = false;
-    (isOutsideTransaction(c.op) || !open ? pending : into).push(c);
+function join(batch: Held[], synced: boolean): void {
+  for (const c of pending.splice(0)) (isOutsideTransaction(c.op) ? outside : queued).push(c);
+  if (synced) {
+    const plan = planTransaction(queued, performance.now(), true);
+    if (plan) {
+      batch.push(...plan.batch);
+      queued = plan.rest;
+    }
+    return;
   }
+  const firstDurable = queued.findIndex((c) => isDurable(c.op));
+  batch.push(...queued.splice(0, firstDurable < 0 ? queued.length : firstDurable));
 }
 
 /**
@@ -95,19 +112,20 @@ function setLevel(synced: boolean): void {
 }
 
 /**
- * One transaction for `batch`, plus (group commit) whatever arrived while waiting for the lock.
+ * One transaction for the plan's batch, plus (group commit) what arrived while waiting for the lock.
  * Commands are claimed only once the lock is held, so a command cancelled meanwhile is never in it.
  */
-function transaction(batch: Command[]): void {
+function transaction(plan: Plan): void {
   const started = Date.now();
+  const { batch, synced } = plan;
+  queued = plan.rest;
   let taken: Command[] | null = null;
   const results: Array<[number, true, unknown] | [number, false, string]> = [];
-  const synced = batch.some((c) => isDurable(c.op));
   try {
     setLevel(synced);
     begin();
     drainPort();
-    if (data.groupCommit) takeTransactional(batch, synced);
+    if (data.groupCommit) join(batch, synced);
     taken = batch.filter(claim);
     phase(Phase.Write);
     for (const c of taken) {
@@ -142,7 +160,7 @@ function runOutside(c: Command): void {
   if (!claim(c)) return;
   phase(Phase.Write);
   try {
-    post({ type: 'done', results: [[c.seq, true, (outside[c.op as keyof typeof outside] as (...a: unknown[]) => unknown)(...c.args)]], failure: null });
+    post({ type: 'done', results: [[c.seq, true, (outsideCommands[c.op as keyof typeof outsideCommands] as (...a: unknown[]) => unknown)(...c.args)]], failure: null });
   } catch (err) {
     post({ type: 'done', results: [[c.seq, false, reason(err)]], failure: null });
   } finally {
@@ -150,24 +168,35 @@ function runOutside(c: Command): void {
   }
 }
 
+let wake: NodeJS.Timeout | null = null;
+
 /**
  * Pipelined group commit: every command that arrived while the previous transaction was being
- * committed goes into the next one, which starts as soon as that one is done.
+ * committed goes into the next one, which starts as soon as that one is done, as far as
+ * db/commit-plan.ts lets it: a durable write waits a few milliseconds for others to share its
+ * sync, a write that needs none is held back to be committed with others.
  */
 function run(): void {
+  if (wake) clearTimeout(wake);
+  wake = null;
   drainPort();
-  while (pending.length > 0) {
-    const batch = pending.splice(0);
-    for (const c of batch.filter((x) => isOutsideTransaction(x.op))) runOutside(c);
-    const inside = batch.filter((x) => !isOutsideTransaction(x.op));
-    if (data.groupCommit) {
-      if (inside.length > 0) transaction(inside);
+  for (;;) {
+    for (const c of pending.splice(0)) (isOutsideTransaction(c.op) ? outside : queued).push(c);
+    for (const c of outside.splice(0)) runOutside(c);
+    if (queued.length === 0) break;
+    if (!data.groupCommit) {
+      for (const c of queued.splice(0)) transaction({ batch: [c], rest: queued, synced: isDurable(c.op) });
     } else {
-      for (const c of inside) transaction([c]);
+      const plan = planTransaction(queued, closing ? Infinity : performance.now());
+      if (!plan) {
+        wake = setTimeout(run, Math.max(0, wakeAt(queued) - performance.now()));
+        break;
+      }
+      transaction(plan);
     }
     drainPort();
   }
-  if (closing) {
+  if (closing && queued.length === 0) {
     db.close();
     post({ type: 'closed' });
     port.close();

@@ -1,0 +1,57 @@
+// db/commit-plan.ts: which waiting writes go into the writer's next transaction, and synced or not.
+import { HOLD_MS, type Held, WINDOW_MS, planTransaction, wakeAt } from '../../db/commit-plan';
+import type { WriteOp } from '../../db/commands';
+
+let seq = 0;
+const cmd = (op: WriteOp, at: number, args: unknown[] = []): Held => ({ seq: ++seq, op, args, at });
+const request = (trackId: string) => ({ Type: 'REQUEST', TrackID: trackId, Barcode: '', InductLocation: 'I1', MessageCode: 1 });
+const delivered = (trackId: string, at: number) => cmd('deliver', at, [{ id: 1, queue: 'sortation', message: request(trackId), receivedAt: 'T' }, {}]);
+const accept = (trackId: string, at: number) => cmd('acceptFromPeer', at, ['PLC01', 2, 1, request(trackId), 'T', true]);
+const seqs = (cs: Held[] | undefined) => cs?.map((c) => c.seq);
+
+describe('planTransaction', () => {
+  it('nothing waiting: nothing to do', () => {
+    expect(planTransaction([], 0)).toBeNull();
+  });
+
+  it('writes that need no sync are held HOLD_MS, then committed together without a sync', () => {
+    const held = [delivered('A', 0), cmd('removeFromOutbox', 10, [1])];
+    expect(planTransaction(held, HOLD_MS - 1)).toBeNull();
+    expect(wakeAt(held)).toBe(HOLD_MS);
+    expect(planTransaction(held, HOLD_MS)).toEqual({ batch: held, rest: [], synced: false });
+  });
+
+  it('a telegram or a POST waits WINDOW_MS for company, then goes ahead of the held writes, synced', () => {
+    const held = delivered('A', 0);
+    const post = cmd('addToOutbox', 10);
+    expect(planTransaction([held, post], 10 + WINDOW_MS - 1)).toBeNull();
+    expect(wakeAt([held, post])).toBe(10 + WINDOW_MS);
+    const plan = planTransaction([held, post], 10 + WINDOW_MS)!;
+    expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({ batch: [post.seq], rest: [held.seq], synced: true });
+  });
+
+  it('held writes past HOLD_MS ride with the next synced commit, in order', () => {
+    const queue = [delivered('A', 0), accept('B', HOLD_MS)];
+    expect(planTransaction(queue, HOLD_MS + WINDOW_MS)).toEqual({ batch: queue, rest: [], synced: true });
+  });
+
+  it('a durable write that must keep its place (an operator requeue, the link session) takes everything, in order', () => {
+    for (const op of ['requeueDeadLetters', 'setPeerSession', 'enqueue', 'clearQueues'] as WriteOp[]) {
+      const queue = [cmd('deadLetter', 0), cmd(op, 1)];
+      expect(planTransaction(queue, 1 + WINDOW_MS)).toEqual({ batch: queue, rest: [], synced: true });
+    }
+  });
+
+  it('a REQUEST that supersedes its item does not overtake a held delivery of the same item (it is recorded as delivered)', () => {
+    const same = [delivered('A', 0), accept('A', 1)];
+    expect(planTransaction(same, 1 + WINDOW_MS)).toEqual({ batch: same, rest: [], synced: true });
+    const other = [delivered('A', 0), accept('B', 1)];
+    expect(seqs(planTransaction(other, 1 + WINDOW_MS)!.batch)).toEqual([other[1].seq]);
+  });
+
+  it('closing waits for nothing; joining a synced transaction under way waits for no window', () => {
+    const queue = [delivered('A', 0), cmd('addToOutbox', 0)];
+    expect(planTransaction(queue, Infinity)).toEqual({ batch: queue, rest: [], synced: true });
+    expect(seqs(planTransaction([cmd('addToOutbox', 5)], 5, true)!.batch)).toHaveLength(1);
+  });
+});
