@@ -1,0 +1,64 @@
+// What an item costs the storage (issue 22, docs/performance.md "What it writes to the disk"): a
+// small fixed workload through the real service process, its bytes written and its disk syncs
+// counted, not timed. It fails when a change makes an item write about twice what it does now,
+// so that a box's flash storage does not quietly wear out twice as fast.
+import fs from 'node:fs';
+import { SyncCounter } from '../../bench/slow-disk';
+import { runWcsClient } from '../../examples/wcs-client';
+import { startEmulator } from '../helpers/emulator';
+import { removeHome, tempHome } from '../helpers/home';
+import { startServiceProcess } from '../helpers/process';
+import { itWhen, missingCommands } from '../helpers/tools';
+
+jest.setTimeout(90_000);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The budget per item: about 1.55 times what this workload measured (30-31 KB and 2.3-2.4 syncs
+ * an item, on a busy 2-core machine; docs/performance.md). Before the writer committed only the
+ * durable writes with a sync and held the others (issue 22) it measured 45 KB and 4.1 syncs, so
+ * going back fails too.
+ */
+const BUDGET = { kbPerItem: 48, syncsPerItem: 3.6 };
+
+/** Bytes the process has caused to be written (write_bytes of /proc/<pid>/io, all its threads). */
+const writeBytes = (pid: number) => Number(/^write_bytes:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
+
+const needs = process.platform === 'linux' && fs.existsSync(`/proc/${process.pid}/io`) ? missingCommands({ [process.env.CC ?? 'cc']: 'apt-get install gcc' }) : { '/proc/<pid>/io': 'Linux with per-process I/O accounting' };
+
+describe('the write budget per item', () => {
+  let home = '';
+  let syncs: SyncCounter | undefined;
+  afterEach(() => {
+    removeHome(home);
+    syncs?.dispose();
+  });
+
+  itWhen(needs, 'the write budget (syncs counted by a preloaded shim, compiled with cc)')(`30 items/s for 6 s with Synchronous FULL: at most ${BUDGET.kbPerItem} KB and ${BUDGET.syncsPerItem} syncs an item, nothing lost`, async () => {
+    const emu = await startEmulator(['--port', '0', '--rate', '30', '--duration', '6', '--seed', '11', '--capacity', '100000000', '--start-when-connected', '1500', '--drain-timeout', '30']);
+    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Synchronous: 'FULL', Sorter: { Host: '127.0.0.1', Port: emu.port, TrafficLog: true } } });
+    syncs = new SyncCounter();
+    const svc = await startServiceProcess(home, syncs.env);
+    const client = runWcsClient({ base: svc.base, loops: 4, timeOut: 1 });
+    // Counted from before the first item (the database is made and migrated by then).
+    await sleep(500);
+    const bytes0 = writeBytes(svc.proc.pid!);
+    const syncs0 = syncs.total();
+    const stats = await emu.stats;
+    await sleep(1000); // the last VERIFY handed out and its removal committed
+    const bytes = writeBytes(svc.proc.pid!) - bytes0;
+    const synced = syncs.total() - syncs0;
+    const wcs = await client.stop();
+    await svc.stop();
+
+    const items = stats.sorted_as_assigned;
+    expect(items).toBeGreaterThanOrEqual(150);
+    expect(wcs.verified.size).toBe(stats.inducted); // nothing lost
+    expect(wcs.duplicate_requests + wcs.duplicate_verifies).toBe(0);
+    const kbPerItem = bytes / 1024 / items;
+    const syncsPerItem = synced / items;
+    process.stderr.write(`write budget: ${items} items, ${kbPerItem.toFixed(1)} KB and ${syncsPerItem.toFixed(2)} syncs an item\n`);
+    expect(kbPerItem).toBeLessThanOrEqual(BUDGET.kbPerItem);
+    expect(syncsPerItem).toBeLessThanOrEqual(BUDGET.syncsPerItem);
+  });
+});
