@@ -2,7 +2,7 @@
 // EMULATOR {json} report.
 import path from 'node:path';
 import { commandLine, nonNegative } from '../lib/process/command-line';
-import { LayoutError, loadLayout } from '../lib/telegram/layout';
+import { LayoutError, loadLayout } from '../lib/telegram/layout-load';
 import { layoutFile } from '../lib/telegram/site-layout';
 import { type TelegramWire, layoutWire } from '../lib/telegram/wire';
 import { PlcLink } from './plc-link';

@@ -12,7 +12,7 @@ import { startSchedules } from './functions/schedule';
 import { createServer } from './http/server';
 import { createService } from './service';
 import { SystemdNotifier } from './process/systemd';
-import { LayoutError } from './telegram/layout';
+import { LayoutError } from './telegram/layout-load';
 import { sorterLayout } from './telegram/site-layout';
 
 /** Exit with `code` and one line on stderr when `run` throws one of `errors` (config, a second instance). */

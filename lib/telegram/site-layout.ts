@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SorterSettings } from '../process/config';
-import { LayoutError, loadLayout } from './layout';
+import { LayoutError, loadLayout } from './layout-load';
 import { type Layout, charsetPattern } from './layout-check';
 import { LAYOUTS_DIR, TelegramWire } from './wire';
 

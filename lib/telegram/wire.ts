@@ -5,7 +5,7 @@ import { projectRoot } from '../process/paths';
 import type { Decoded } from './decoder';
 import { NakReason, type Telegram, type TelegramType } from './codec';
 import type { LogicalType } from './contract';
-import { loadLayout } from './layout';
+import { loadLayout } from './layout-load';
 import type { Field, Layout } from './layout-check';
 import { LayoutCodec, type WireTelegram } from './layout-codec';
 import { LayoutFramer } from './layout-framing';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import Database from '../../db/sqlite';
 import { runWcsClient } from '../../examples/wcs-client';
 import { formatTrafficLine, parseTrafficLine } from '../../lib/link/traffic-log';
-import { loadLayout } from '../../lib/telegram/layout';
+import { loadLayout } from '../../lib/telegram/layout-load';
 import { TelegramWire } from '../../lib/telegram/wire';
 import { startEmulator } from '../helpers/emulator';
 import { call } from '../helpers/http';

@@ -1,7 +1,7 @@
 // The commissioning tool's output: a layout's telegram table, and a captured telegram decoded
 // field by field with the first field that does not fit named.
 import path from 'node:path';
-import { checkLayout, loadLayout } from '../../../lib/telegram/layout';
+import { checkLayout, loadLayout } from '../../../lib/telegram/layout-load';
 import { LayoutCodec } from '../../../lib/telegram/layout-codec';
 import { describeTelegram, layoutTable, telegramBytes } from '../../../lib/telegram/layout-describe';
 import { sorterMessageData } from '../../../lib/telegram/layout-messages';

@@ -2,7 +2,7 @@
 // capture says what the page says: the docs cannot drift from the code.
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkLayout } from '../../../lib/telegram/layout';
+import { checkLayout } from '../../../lib/telegram/layout-load';
 import { LayoutCodec } from '../../../lib/telegram/layout-codec';
 import { describeTelegram, layoutTable, telegramBytes } from '../../../lib/telegram/layout-describe';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import * as v1 from '../../../lib/telegram/codec';
 import { TelegramDecoder } from '../../../lib/telegram/decoder';
-import { loadLayout } from '../../../lib/telegram/layout';
+import { loadLayout } from '../../../lib/telegram/layout-load';
 import { LayoutCodec } from '../../../lib/telegram/layout-codec';
 import { LayoutFramer } from '../../../lib/telegram/layout-framing';
 import { outboundData, sorterMessageData, sorterMessageOf } from '../../../lib/telegram/layout-messages';

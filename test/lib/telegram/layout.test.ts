@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LayoutError, checkLayout, loadLayout } from '../../../lib/telegram/layout';
+import { LayoutError, checkLayout, loadLayout } from '../../../lib/telegram/layout-load';
 
 /** A small layout that is right: each test breaks one thing. */
 function base() {

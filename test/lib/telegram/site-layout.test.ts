@@ -2,7 +2,7 @@
 // rest of the sorter's settings, every problem named.
 import fs from 'node:fs';
 import path from 'node:path';
-import { LayoutError } from '../../../lib/telegram/layout';
+import { LayoutError } from '../../../lib/telegram/layout-load';
 import { layoutFile, sorterLayout } from '../../../lib/telegram/site-layout';
 import { LAYOUTS_DIR } from '../../../lib/telegram/wire';
 import { removeHome, tempHome } from '../../helpers/home';
