@@ -40,17 +40,19 @@ export interface SyncCount {
  * Counts every fsync and fdatasync of a child process (all its threads: the writer's commits,
  * the checkpoints, the traffic log): `env` loads the shim with `delayMs` more per sync, and
  * `read()` gives the counts so far. The counters live in a small file on tmpfs (/dev/shm where
- * there is one), so counting writes nothing to the disk being measured.
+ * there is one), so counting writes nothing to the disk being measured. With `snapshotDir`, the
+ * shim also copies each database and WAL file there as it was at its last sync: what a power cut
+ * would leave of them if the disk kept nothing unsynced.
  */
 export class SyncCounter {
   readonly file: string;
   readonly env: NodeJS.ProcessEnv;
 
-  constructor(delayMs = 0) {
+  constructor(delayMs = 0, snapshotDir?: string) {
     const dir = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
     this.file = path.join(dir, `sorter-syncs-${process.pid}-${Math.random().toString(36).slice(2)}`);
     fs.writeFileSync(this.file, Buffer.alloc(16));
-    this.env = { LD_PRELOAD: slowFsyncLibrary(), SORTER_FSYNC_DELAY_MS: String(Math.max(0, delayMs)), SORTER_FSYNC_COUNT_FILE: this.file };
+    this.env = { LD_PRELOAD: slowFsyncLibrary(), SORTER_FSYNC_DELAY_MS: String(Math.max(0, delayMs)), SORTER_FSYNC_COUNT_FILE: this.file, ...(snapshotDir ? { SORTER_FSYNC_SNAPSHOT_DIR: snapshotDir } : {}) };
   }
 
   /** The counts so far. */

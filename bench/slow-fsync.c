@@ -6,25 +6,32 @@
  * cards, eMMC, consumer SSDs without power-loss protection. With SORTER_FSYNC_COUNT_FILE (a file
  * of 16 zero bytes, on tmpfs so that counting writes nothing to a disk) it also counts them there:
  * two little-endian 64-bit counters, fsync then fdatasync, in shared memory that the benchmark
- * reads while the process runs. Linux only; built by bench/slow-disk.ts with the system C
- * compiler. The delay is a sleep in the calling thread, as a slow device's flush is.
+ * reads while the process runs. With SORTER_FSYNC_SNAPSHOT_DIR (a folder) it copies every file
+ * named *.db or *.db-wal there right after each successful sync of it: that folder then holds what
+ * a power cut would leave of those files when the disk keeps nothing that was not synced (the
+ * power-cut test, test/e2e/power-cut.test.ts). Linux only; built by bench/slow-disk.ts with the
+ * system C compiler. The delay is a sleep in the calling thread, as a slow device's flush is.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 static long delay_ns = 0;
 static long long *counts = NULL;
+static const char *snapshot_dir = NULL;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void init(void) {
   const char *ms = getenv("SORTER_FSYNC_DELAY_MS");
   if (ms) delay_ns = (long)(atof(ms) * 1e6);
+  snapshot_dir = getenv("SORTER_FSYNC_SNAPSHOT_DIR");
   const char *file = getenv("SORTER_FSYNC_COUNT_FILE");
   if (file) {
     int fd = open(file, O_RDWR);
@@ -34,6 +41,34 @@ static void init(void) {
       close(fd);
     }
   }
+}
+
+/* Copy the synced file behind `fd` into the snapshot folder (through a temporary name, renamed). */
+static void snapshot(int fd) {
+  char link[64], file[4096], to[4096], tmp[4200], buf[65536];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, file, sizeof file - 1);
+  if (n <= 0) return;
+  file[n] = 0;
+  size_t len = strlen(file);
+  int db = len > 3 && strcmp(file + len - 3, ".db") == 0;
+  int wal = len > 7 && strcmp(file + len - 7, ".db-wal") == 0;
+  if (!db && !wal) return;
+  const char *base = strrchr(file, '/');
+  snprintf(to, sizeof to, "%s/%s", snapshot_dir, base ? base + 1 : file);
+  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", to, (long)pthread_self());
+  int in = open(file, O_RDONLY);
+  if (in < 0) return;
+  int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (out >= 0) {
+    off_t at = 0;
+    for (ssize_t r; (r = pread(in, buf, sizeof buf, at)) > 0; at += r) {
+      if (write(out, buf, r) != r) break;
+    }
+    close(out);
+    rename(tmp, to);
+  }
+  close(in);
 }
 
 static void slow_down(int which) {
@@ -49,12 +84,16 @@ int fsync(int fd) {
   static int (*real)(int);
   if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
   slow_down(0);
-  return real(fd);
+  int r = real(fd);
+  if (r == 0 && snapshot_dir) snapshot(fd);
+  return r;
 }
 
 int fdatasync(int fd) {
   static int (*real)(int);
   if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
   slow_down(1);
-  return real(fd);
+  int r = real(fd);
+  if (r == 0 && snapshot_dir) snapshot(fd);
+  return r;
 }
