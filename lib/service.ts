@@ -24,7 +24,7 @@ import { TcpSorterLink, offlineLink } from './link/sorter-link';
 import { type Manifest, loadManifest } from './functions/manifest';
 import { type TelegramReceiver, telegramTrigger } from './functions/telegram-trigger';
 import { TrafficLogWriter } from './link/traffic-log';
-import type { Layout } from './telegram/layout-check';
+import type { Layout } from './telegram/layout-table';
 import { sorterLayout } from './telegram/site-layout';
 import { layoutWire } from './telegram/wire';
 import type { Deps } from './deps';

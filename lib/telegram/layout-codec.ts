@@ -1,7 +1,7 @@
 // The layout-driven codec: header and data of any layout (lib/telegram/layout.ts), as bytes.
 import { TelegramError } from './codec';
 import type { LogicalType } from './contract';
-import { type Field, type Layout, type TelegramSpec, charsetPattern } from './layout-check';
+import { type Field, type Layout, type TelegramSpec, charsetPattern } from './layout-table';
 import { readableBytes } from './layout-text';
 
 /** D = data, A = acknowledgement, N = negative acknowledgement. */

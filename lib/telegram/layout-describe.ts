@@ -2,7 +2,7 @@
 // field by field.
 import { TelegramError } from './codec';
 import { Contracts } from './contract';
-import type { Field, Layout, TelegramSpec } from './layout-check';
+import type { Field, Layout, TelegramSpec } from './layout-table';
 import type { LayoutCodec, WireTelegram } from './layout-codec';
 import { bytesOf, isHexDump, readableBytes } from './layout-text';
 

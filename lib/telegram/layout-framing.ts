@@ -1,6 +1,6 @@
 // Cuts a byte stream into the telegrams of a layout, whatever the reads split or pack: by start
 // and end characters, by a fixed telegram length, or by the header's length field.
-import type { Field, Layout } from './layout-check';
+import type { Field, Layout } from './layout-table';
 
 /** What the framer found in the stream: a telegram's content (between the framing characters), or bytes it skipped. */
 export type Framed = { kind: 'telegram'; content: Buffer } | { kind: 'garbage'; bytes: Buffer; reason: string };

@@ -3,7 +3,8 @@
 import fs from 'node:fs';
 import { duplicateKeys } from '../process/json-keys';
 import { type LayoutFile, layoutSchema } from './layout';
-import { type Layout, resolveLayout } from './layout-check';
+import { resolveLayout } from './layout-check';
+import type { Layout } from './layout-table';
 
 /** Raised when a layout cannot be used; `message` lists every problem at once. */
 export class LayoutError extends Error {

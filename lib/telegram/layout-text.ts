@@ -1,6 +1,6 @@
 // Telegram bytes as a person reads them (traffic log, error messages, the commissioning tool),
 // and back: printable ASCII as it is, every other byte as <hh>, a binary field as one <hhhh>.
-import type { Field, Layout } from './layout-check';
+import type { Field, Layout } from './layout-table';
 
 const PRINTABLE = (b: number) => b >= 0x20 && b <= 0x7e && b !== 0x3c; // '<' opens an escape
 

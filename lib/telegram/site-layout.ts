@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { SorterSettings } from '../process/config';
 import { LayoutError, loadLayout } from './layout-load';
-import { type Layout, charsetPattern } from './layout-check';
+import { type Layout, charsetPattern } from './layout-table';
 import { LAYOUTS_DIR, TelegramWire } from './wire';
 
 /** The file Sorter.Layout names: absolute, else in the service home, else in layouts/ (".json" may be left off). */

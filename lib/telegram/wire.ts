@@ -6,7 +6,7 @@ import type { Decoded } from './decoder';
 import { NakReason, type Telegram, type TelegramType } from './codec';
 import type { LogicalType } from './contract';
 import { loadLayout } from './layout-load';
-import type { Field, Layout } from './layout-check';
+import type { Field, Layout } from './layout-table';
 import { LayoutCodec, type WireTelegram } from './layout-codec';
 import { LayoutFramer } from './layout-framing';
 import { outboundData, sorterMessageData, sorterMessageOf, type SorterDto } from './layout-messages';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import type { LogicalType } from '../../lib/telegram/contract';
 import { loadLayout } from '../../lib/telegram/layout-load';
-import type { Field, Layout } from '../../lib/telegram/layout-check';
+import type { Field, Layout } from '../../lib/telegram/layout-table';
 import { LayoutCodec, type WireTelegram } from '../../lib/telegram/layout-codec';
 
 /** The layouts in layouts/, by name. */
