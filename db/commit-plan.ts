@@ -80,9 +80,10 @@ export function planTransaction(pending: Held[], now: number, joining = false): 
   return { batch: durable, rest: unsynced, synced: true };
 }
 
-/** When planTransaction will say yes without anything new arriving. */
+/** When planTransaction will say yes without anything new arriving: a durable write's window decides, else the hold. */
 export function wakeAt(pending: Held[]): number {
   const durable = pending.find((c) => isDurable(c.op));
+  if (durable) return durable.at + WINDOW_MS;
   const unsynced = pending.find((c) => !isDurable(c.op));
-  return Math.min(durable ? durable.at + WINDOW_MS : Infinity, unsynced ? unsynced.at + HOLD_MS : Infinity);
+  return unsynced ? unsynced.at + HOLD_MS : Infinity;
 }

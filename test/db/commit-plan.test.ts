@@ -15,7 +15,7 @@ describe('planTransaction', () => {
   });
 
   it('writes that need no sync are held HOLD_MS, then committed together without a sync', () => {
-    const held = [delivered('A', 0), cmd('removeFromOutbox', 10, [1])];
+    const held = [delivered('A', 0), cmd('purgeHistory', 10, ['T', 1000])];
     expect(planTransaction(held, HOLD_MS - 1)).toBeNull();
     expect(wakeAt(held)).toBe(HOLD_MS);
     expect(planTransaction(held, HOLD_MS)).toEqual({ batch: held, rest: [], synced: false });
@@ -53,5 +53,12 @@ describe('planTransaction', () => {
     const queue = [delivered('A', 0), cmd('addToOutbox', 0)];
     expect(planTransaction(queue, Infinity)).toEqual({ batch: queue, rest: [], synced: true });
     expect(seqs(planTransaction([cmd('addToOutbox', 5)], 5, true)!.batch)).toHaveLength(1);
+  });
+});
+
+describe('wakeAt', () => {
+  it('a durable write in its window sets the time, even when a held write is due earlier (no busy wait)', () => {
+    expect(wakeAt([delivered('A', 0), cmd('addToOutbox', HOLD_MS)])).toBe(HOLD_MS + WINDOW_MS);
+    expect(wakeAt([])).toBe(Infinity);
   });
 });
