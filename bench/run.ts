@@ -163,8 +163,9 @@ async function main() {
   const siteProcessGb = site && siteRate !== null ? gbPerDay(site.diskKbPerCycle, siteRate) : null;
   const siteDeviceGb = site && siteRate !== null ? gbPerDay(site.deviceKbPerCycle, siteRate) : null;
   const siteYears = yearsOfLife(siteDeviceGb ?? siteProcessGb, EMMC.ratedBytes);
+  const siteYearsByProcess = yearsOfLife(siteProcessGb, EMMC.ratedBytes);
   if (site && siteRate !== null) {
-    console.log(`\nsite at ${siteRate} items/s around the clock: ${site.diskKbPerCycle} KB/item from the process, ${site.deviceKbPerCycle ?? '-'} KB and ${site.deviceWritesPerCycle ?? '-'} writes/item at the device, ${site.syncsPerCycle} syncs/item: ${siteProcessGb} GB a day from the process, ${siteDeviceGb ?? '-'} GB at the device; a ${EMMC.label} lasts about ${siteYears} years (its own write amplification not counted)`);
+    console.log(`\nsite at ${siteRate} items/s around the clock: ${site.diskKbPerCycle} KB/item from the process, ${site.deviceKbPerCycle ?? '-'} KB and ${site.deviceWritesPerCycle ?? '-'} writes/item at the device, ${site.syncsPerCycle} syncs/item: ${siteProcessGb} GB a day from the process, ${siteDeviceGb ?? '-'} GB at the device; a ${EMMC.label} lasts about ${siteYears} years by the device's figure, ${siteYearsByProcess} by the process's (its own write amplification not counted; the device's figure counts every process writing to that disk)`);
   }
   if (slow20) {
     console.log(`\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`);
@@ -199,6 +200,7 @@ async function main() {
     site_process_gb_per_day: siteProcessGb,
     site_device_gb_per_day: siteDeviceGb,
     site_emmc_32gb_100tbw_years: siteYears,
+    site_emmc_32gb_100tbw_years_by_process: siteYearsByProcess,
     baseline_decision_p99_ms_at_50: base.at50.decisionP99,
     decision_p99_ms_at_max: svc.atMax?.decisionP99 ?? null,
     pop_1m_vs_empty: ratio(popFull, popEmpty),
