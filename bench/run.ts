@@ -92,7 +92,7 @@ async function main() {
       if (!r.sustained) break;
       // The baseline's ramp goes on until it breaks down too, so that the throughput ratio is
       // a measurement, not an upper bound (full runs; the quick one is a smoke test).
-      if (target === 'baseline' && !quick && i === rates.length - 1 && rates[i] < 20_000) rates.push(Math.round((rates[i] * 1.5) / 500) * 500);
+      if (target === 'baseline' && !quick && i === rates.length - 1 && rates[i] < 20_000) rates.push(Math.max(Math.round((rates[i] * 1.5) / 500) * 500, Math.ceil(rates[i] * 1.5)));
     }
     const sustained = ramp.filter((r) => r.sustained);
     const best = sustained.length > 0 ? sustained[sustained.length - 1] : undefined;
