@@ -1,5 +1,6 @@
 // The peer's half of a telegram session: its session (SYNS and its epoch), the numbering of its
-// data telegrams, repeats, and each telegram's delivery to the port before its ACK (or NAK).
+// data telegrams (the numbers it refused for good count as handled), repeats, and each
+// telegram's delivery to the port before its ACK (or NAK).
 import { NakReason, type Telegram, TelegramError, type TelegramType } from '../telegram/codec';
 import type { TelegramWire } from '../telegram/wire';
 import { RefuseError, type SessionCounters, type SessionEvents, type SessionPort, isRepeat } from './session-port';
@@ -26,7 +27,7 @@ export class InboundNumbering<R> {
    * After a telegram could not be kept (NAK 04) the sender keeps it and goes on sending new ones
    * before it resends; a later one kept first would make the refused one look like a repeat,
    * acknowledged and never kept. So until a delivery succeeds again, only the next number in
-   * order is taken.
+   * order is taken (numbers refused for good skipped: the sender never sends them again).
    */
   private inOrderOnly = false;
   /**
@@ -35,6 +36,8 @@ export class InboundNumbering<R> {
    * resend has been accepted, must not roll the numbering back again.
    */
   private chain = 0;
+  /** The peer's numbers refused for good since the last one kept. */
+  private readonly refusals: Refusals;
   /** A layout without resynchronisation: the peer's numbering is taken as it comes after each connect. */
   private freshPeer = false;
 
@@ -49,6 +52,7 @@ export class InboundNumbering<R> {
   ) {
     this.peerEpoch = peer.epoch;
     this.lastSeqIn = this.keptSeqIn = peer.lastSeqIn;
+    this.refusals = new Refusals(peer.lastSeqIn, wire);
   }
 
   /** A connection is up: without resynchronisation, its first data telegram sets the numbering. */
@@ -71,6 +75,7 @@ export class InboundNumbering<R> {
       this.peerGen += 1;
       this.lastSeqIn = this.keptSeqIn = next > 1 ? next - 1 : 0;
       this.inOrderOnly = false;
+      this.refusals.reset(this.lastSeqIn);
       this.port.peerSession?.(this.peerEpoch, this.lastSeqIn);
       this.events.newPeerSession?.(this.peerEpoch, next);
     }
@@ -87,6 +92,7 @@ export class InboundNumbering<R> {
       this.peerGen += 1;
       this.lastSeqIn = this.keptSeqIn = t.seq > 1 ? t.seq - 1 : maxSequence;
       this.inOrderOnly = false;
+      this.refusals.reset(this.lastSeqIn);
     }
     if (isRepeat(t.seq, this.lastSeqIn, maxSequence, repeatWindow)) {
       this.counters.duplicatesReceived += 1;
@@ -95,8 +101,9 @@ export class InboundNumbering<R> {
       if (isRepeat(t.seq, this.keptSeqIn, maxSequence, repeatWindow) && this.wire.acks) this.line.send(t.type, t.seq, 'A', this.wire.ackData(t));
       return;
     }
-    if (this.inOrderOnly && t.seq !== this.wire.nextSequence(this.lastSeqIn)) {
-      return this.line.nak(t.seq, t.type, NakReason.CANNOT_STORE, `cannot store now: send ${this.wire.nextSequence(this.lastSeqIn)} first`, t);
+    if (this.inOrderOnly) {
+      const expected = this.refusals.after(this.lastSeqIn);
+      if (t.seq !== expected) return this.line.nak(t.seq, t.type, NakReason.CANNOT_STORE, `cannot store now: send ${expected} first`, t);
     }
     this.deliver(t);
   }
@@ -116,8 +123,9 @@ export class InboundNumbering<R> {
     try {
       delivered = this.port.deliver(t, after);
     } catch (err) {
-      // Refused at once (its data does not decode, the side refuses it): as if never numbered.
+      // Refused at once (its data does not decode, the side refuses it): never numbered for the port.
       this.lastSeqIn = after;
+      this.notKept(t, err);
       return this.refuse(t, err);
     }
     delivered.then(
@@ -125,20 +133,33 @@ export class InboundNumbering<R> {
         if (gen === this.peerGen) {
           this.keptSeqIn = t.seq;
           this.inOrderOnly = false;
+          this.refusals.kept(t.seq);
         }
         if (connection === this.line.connection() && this.wire.acks) this.line.send(t.type, t.seq, 'A', this.wire.ackData(t));
       },
       (err) => {
-        // Numbering goes back to the last telegram kept: it and what follows come again. Only the
-        // first failure of a chain does this; the others are its consequence.
         if (gen === this.peerGen && chain === this.chain) {
+          // Numbering goes back to the last telegram kept: it and what follows come again. Only
+          // the first failure of a chain does this; the others are its consequence. Those numbered
+          // after it fail behind it (even when it is refused for good): a new one waits for them.
+          if (this.lastSeqIn !== t.seq) this.inOrderOnly = true;
           this.chain += 1;
           this.lastSeqIn = this.keptSeqIn;
-          if (!(err instanceof RefuseError) && !(err instanceof TelegramError)) this.inOrderOnly = true;
         }
+        if (gen === this.peerGen) this.notKept(t, err);
         if (connection === this.line.connection()) this.refuse(t, err);
       },
     );
+  }
+
+  /**
+   * A telegram not kept. Refused for good, it is handled: the sender drops it and goes on after
+   * it. Not stored now (NAK 04), it comes again, unless a resend was kept meanwhile, and nothing
+   * numbered after it may be kept before it.
+   */
+  private notKept(t: Telegram, err: unknown): void {
+    if (refusedForGood(err)) this.refusals.refused(t.seq);
+    else if (!isRepeat(t.seq, this.keptSeqIn, this.wire.maxSequence, this.wire.repeatWindow)) this.inOrderOnly = true;
   }
 
   /** NAK a data telegram that was not kept: with the side's code, or 04 (cannot store now). */
@@ -147,5 +168,63 @@ export class InboundNumbering<R> {
     if (err instanceof TelegramError) return this.line.nak(t.seq, t.type, NakReason.BAD_DATA, err.message, t);
     this.events.storeFailed?.(t.seq, err);
     this.line.nak(t.seq, t.type, NakReason.CANNOT_STORE, 'cannot store now, send again', t);
+  }
+}
+
+/** A delivery that failed this way is answered with a NAK the sender drops the telegram for (not 04). */
+const refusedForGood = (err: unknown): boolean => err instanceof RefuseError || err instanceof TelegramError;
+
+/**
+ * The peer's numbers refused for good since the last one kept. The sender drops such a telegram
+ * and never sends it again, so for the numbering it is handled: the next number in order is the
+ * one after it. Refusals right after the last number kept are one run (`through`); the few behind
+ * a delivery still under way or to be resent wait in `ahead` until the run reaches them.
+ */
+class Refusals {
+  /** Every number after the last one kept, up to this one, was refused for good (equal to it: none). */
+  private through: number;
+  private readonly ahead = new Set<number>();
+
+  constructor(
+    lastKept: number,
+    private readonly wire: TelegramWire,
+  ) {
+    this.through = lastKept;
+  }
+
+  /** The peer's numbering starts afresh after `lastKept`. */
+  reset(lastKept: number): void {
+    this.through = lastKept;
+    this.ahead.clear();
+  }
+
+  /** `seq` was kept: refusals before it no longer matter. */
+  kept(seq: number): void {
+    if (!this.atOrBefore(seq, this.through)) this.through = seq;
+    for (const n of this.ahead) if (this.atOrBefore(n, this.through)) this.ahead.delete(n);
+    this.joinRun();
+  }
+
+  /** `seq` was refused for good. */
+  refused(seq: number): void {
+    if (seq === this.wire.nextSequence(this.through)) {
+      this.through = seq;
+      this.joinRun();
+    } else if (!this.atOrBefore(seq, this.through)) this.ahead.add(seq);
+  }
+
+  /** The number that follows `last` among those the sender still sends. */
+  after(last: number): number {
+    let next = this.wire.nextSequence(this.atOrBefore(last, this.through) ? this.through : last);
+    while (this.ahead.has(next)) next = this.wire.nextSequence(next);
+    return next;
+  }
+
+  private joinRun(): void {
+    while (this.ahead.delete(this.wire.nextSequence(this.through))) this.through = this.wire.nextSequence(this.through);
+  }
+
+  private atOrBefore(seq: number, last: number): boolean {
+    return isRepeat(seq, last, this.wire.maxSequence, this.wire.repeatWindow);
   }
 }

@@ -1,7 +1,8 @@
 // The peer's half of the telegram session, driven through the session with frames and a fake
 // clock: its epoch, the numbering of its telegrams, repeats, deliveries and their answers.
-import { encodeData, parseNak } from '../../../lib/telegram/codec';
-import { connectedHost, flush, host, verify } from '../../helpers/session-host';
+import { RefuseError } from '../../../lib/link/session-port';
+import { NakReason, encodeData, parseNak } from '../../../lib/telegram/codec';
+import { connectedHost, flush, host, sorterToHost, verify } from '../../helpers/session-host';
 
 describe('InboundNumbering (through TelegramSession)', () => {
   it('acknowledges a data telegram only once delivered, a repeat again without delivering it twice, never before its delivery', async () => {
@@ -77,6 +78,70 @@ describe('InboundNumbering (through TelegramSession)', () => {
     h.take();
     h.session.receive(h.plc(3, 'VERI', 'D', verify));
     expect(h.delivered.at(-1)).toMatchObject({ seq: 3, after: 2 }); // numbered after what was kept, not after a rollback
+  });
+
+  it('counts a number refused for good as handled: after a NAK 02 and then a NAK 04, it takes the resend, not waiting for the refused number', async () => {
+    const h = connectedHost();
+    h.session.receive(h.plc(1, 'VERI', 'D', verify));
+    h.delivered[0].settle(true);
+    await flush();
+    h.session.receive(h.plc(2, 'VERI', 'D', verify));
+    h.delivered[1].settle(new RefuseError(NakReason.BAD_DATA, 'unknown destination')); // the sorter drops 2
+    await flush();
+    h.session.receive(h.plc(3, 'VERI', 'D', verify));
+    h.delivered[2].settle(false); // the disk is full: the sorter keeps 3 for its resend
+    await flush();
+    h.session.receive(h.plc(4, 'VERI', 'D', verify)); // sent before the resend of 3: not yet
+    await flush();
+    expect(h.wire.splice(0).map((t) => [t.flag, t.seq, t.flag === 'N' ? parseNak(t.data).code : null])).toEqual([
+      ['A', 1, null],
+      ['N', 2, 2],
+      ['N', 3, 4],
+      ['N', 4, 4],
+    ]);
+    h.session.receive(h.plc(3, 'VERI', 'D', verify)); // the resend, in order
+    h.session.receive(h.plc(4, 'VERI', 'D', verify));
+    expect(h.delivered.slice(3).map((d) => [d.seq, d.after])).toEqual([[3, 1], [4, 3]]);
+    h.delivered[3].settle(true);
+    h.delivered[4].settle(true);
+    await flush();
+    expect(h.take()).toEqual(['VERIA3', 'VERIA4']);
+  });
+
+  it('sorter to host, one telegram at a time: a bad field (02), then a full disk (04), and the link goes on; each kept once, in order', async () => {
+    const p = sorterToHost((seq, attempt) => (seq === 2 ? 'bad field' : seq === 3 && attempt === 1 ? 'disk full' : 'keep'));
+    await p.settle();
+    for (let i = 0; i < 4; i++) {
+      p.send();
+      await p.settle();
+    }
+    for (let i = 0; i < 3; i++) {
+      p.resend();
+      await p.settle();
+    }
+    p.send();
+    await p.settle();
+    expect(p.kept).toEqual([1, 3, 4, 5]);
+    expect(p.refused).toEqual(['2:2']);
+    expect(p.acked).toEqual([1, 3, 4, 5]);
+    expect(p.sorter.inFlight).toBe(0);
+  });
+
+  it('sorter to host, telegrams in flight together: one refused when its delivery settles, those behind it fail and come again, a new one waits its turn; each kept once, in order', async () => {
+    const p = sorterToHost((seq) => (seq === 2 ? 'no function' : 'keep'));
+    await p.settle();
+    for (let i = 0; i < 5; i++) p.send();
+    await p.settle(); // 1 kept, 2 refused for good (03), 3 to 5 were numbered after 2: NAK 04
+    expect([p.kept, p.refused, p.acked]).toEqual([[1], ['2:3'], [1]]);
+    p.send(); // 6, before the sorter's ACK timeout resends 3 to 5
+    await p.settle();
+    for (let i = 0; i < 3; i++) {
+      p.resend();
+      await p.settle();
+    }
+    expect(p.kept).toEqual([1, 3, 4, 5, 6]);
+    expect(p.acked).toEqual([1, 3, 4, 5, 6]);
+    expect(p.sorter.inFlight).toBe(0);
   });
 
   it('starts a new numbering when the peer announces a new epoch, and keeps it for the same epoch', () => {
