@@ -97,16 +97,18 @@ describe('slow, locked and read-only storage', () => {
     expect(seenDuringLock.Storage).toMatchObject({ State: 'Stalled', WaitingFor: 'Lock' });
     expect(seenDuringLock.Storage.PendingWrites).toBeGreaterThan(0);
     expect(seenDuringLock.Sorter.Connected).toBe(true);
-    // /status while the lock is held and while the backlog it left is worked off (the 2 s after).
-    // Against the 4 s before the lock in the same run: on a busy machine every answer is slower,
-    // the lock must not make it slower still (a stall was 9.8 s before the writer thread).
-    const probed = r.statusP99(lockFrom, lockUntil + 2000);
+    // /status while the lock is held, against the 4 s before the lock in the same run: on a busy
+    // machine every answer is slower, the lock must not make it slower still (a stall was 9.8 s
+    // before the writer thread). In the 2 s after it the backlog is worked off at full speed
+    // (docs/reliability.md): slower answers then, none over a second.
+    const during = r.statusP99(lockFrom, lockUntil);
+    const after = r.statusP99(lockUntil, lockUntil + 2000);
     const before = r.statusP99(lockFrom - 4000, lockFrom);
-    process.stderr.write(`STORAGE-LOCK ${JSON.stringify({ status_p99_ms: Math.round(probed.p99), status_max_ms: Math.round(probed.max), before_p99_ms: Math.round(before.p99) })}\n`);
-    expect(probed.probes).toBeGreaterThan(100);
-    expect(before.probes).toBeGreaterThan(30);
-    expect(probed.p99).toBeLessThan(Math.max(50, 2 * before.p99));
-    expect(probed.max).toBeLessThan(1000);
+    const lastMissed = r.emu.inducting_since_ms + r.emu.last_pass_without_assignment_s * 1000;
+    process.stderr.write(`STORAGE-LOCK ${JSON.stringify({ before_p99_ms: Math.round(before.p99), during_p99_ms: Math.round(during.p99), after_p99_ms: Math.round(after.p99), after_max_ms: Math.round(after.max), last_late_pass_after_unlock_ms: lastMissed - lockUntil })}\n`);
+    expect([before.probes, during.probes, after.probes].map((n) => n > 15)).toEqual([true, true, true]);
+    expect(during.p99).toBeLessThan(Math.max(50, 2 * before.p99));
+    expect(Math.max(during.max, after.max)).toBeLessThan(1000);
     expect(r.emu.connections).toBe(1); // the link was never declared dead
     // Nothing lost: every item inducted reached its destination or reject, and its VERIFY the WCS.
     expect(r.emu.unacknowledged_at_exit).toBe(0);
@@ -114,7 +116,6 @@ describe('slow, locked and read-only storage', () => {
     // Items missed their decision only for passes that began before the lock ended (and the
     // backlog had cleared, well within one decision window after it).
     expect(r.emu.passes_without_assignment).toBeGreaterThan(0);
-    const lastMissed = r.emu.inducting_since_ms + r.emu.last_pass_without_assignment_s * 1000;
     expect(lastMissed).toBeLessThan(lockUntil + 1500);
     expect(r.status.Storage.State).toBe('Ok');
   });

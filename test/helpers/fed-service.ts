@@ -46,9 +46,11 @@ export async function startFedService(config: object = {}): Promise<FedService> 
     async settled(ms = 6000) {
       for (const end = Date.now() + ms; Date.now() < end; await sleep(20)) {
         const s = await status();
-        if (s.Delivery.AwaitingProof === 0) return s;
+        // Settled: every response's read decided, and what it decided committed (a delivery's
+        // removal and history row are held up to 50 ms by the writer: db/commit-plan.ts).
+        if (s.Delivery.AwaitingProof === 0 && s.Storage.PendingWrites === 0) return s;
       }
-      throw new Error(`responses still awaiting proof after ${ms} ms`);
+      throw new Error(`responses still awaiting proof, or their writes uncommitted, after ${ms} ms`);
     },
     history: () => db.prepare('SELECT track_id, attempt, read_proof FROM delivered_history ORDER BY id').all() as never,
     async stop() {
