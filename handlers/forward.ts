@@ -3,7 +3,7 @@
 import type { ServiceStores } from '../db/service-stores';
 import type { OutboundMessage } from '../model/messages';
 import { type HandlerResult, ok, unavailable } from '../lib/functions/results';
-import type { SorterLink } from '../lib/link/sorter-link';
+import type { SorterLink } from '../lib/link/sorter-link-status';
 
 /** What forwarding a message to the sorter needs. */
 export interface ForwardDeps {

@@ -2,7 +2,7 @@
 import type { StorageStatus } from '../db/storage-status';
 import { type Responses, httpFunction } from '../lib/functions/define';
 import { type HealthInputs, liveness, readiness } from '../lib/ops/health';
-import type { SorterLink } from '../lib/link/sorter-link';
+import type { SorterLink } from '../lib/link/sorter-link-status';
 import { type HandlerResult, ok } from '../lib/functions/results';
 import { unauthorized } from '../lib/http/routes';
 import { healthReport } from '../lib/http/ops-schemas';

@@ -7,7 +7,7 @@ import type { QueueDispatcher } from '../lib/queue/dispatcher';
 import type { QueueName } from '../model/messages';
 import { type HandlerResult, ok } from '../lib/functions/results';
 import type { ReplaySummary } from '../lib/testmode/seed';
-import type { SorterLink } from '../lib/link/sorter-link';
+import type { SorterLink } from '../lib/link/sorter-link-status';
 import { httpFunction } from '../lib/functions/define';
 import { problems, readiness } from '../lib/ops/health';
 import { unauthorized } from '../lib/http/routes';

@@ -3,7 +3,7 @@
 import type { ServiceStores } from '../db/service-stores';
 import type { StorageStatus } from '../db/storage-status';
 import type { QueueName } from '../model/messages';
-import type { SorterLink } from './link/sorter-link';
+import type { SorterLink } from './link/sorter-link-status';
 import type { DecisionMeter, WakeMeter } from './ops/latency';
 import type { Metrics } from './ops/metrics';
 import type { ItemTimeline } from './ops/trace';

@@ -14,59 +14,15 @@ import type { TrafficLogWriter } from './traffic-log';
 import { OutboxFeed, type OutboxFeedDeps, seqOfOutboxId } from './outbox-feed';
 import { TelegramSession } from './session';
 import { HOST_RECEIVES, type InboundMessage } from './session-port';
+import { type SorterLink, type SorterLinkStatus, type TelegramSeen, linkStatus } from './sorter-link-status';
 
 export type { InboundMessage } from './session-port';
-
-/** What GET /status shows of the link to the sorter. */
-export interface SorterLinkStatus {
-  Connected: boolean;
-  Address: string | null;
-  /** Connected or disconnected since (null: never connected yet). */
-  Since: string | null;
-  LastTelegramIn: string | null;
-  LastTelegramOut: string | null;
-  [counter: string]: unknown;
-}
-
-/** A telegram as the dashboard shows it: when, which way, and its content between STX and ETX. */
-export interface TelegramSeen {
-  At: string;
-  Direction: 'IN' | 'OUT';
-  Telegram: string;
-}
 
 /** The first reconnect comes this soon; each further attempt without a valid telegram doubles it. */
 const INITIAL_BACKOFF_MS = 200;
 
 /** How many of the latest telegrams the link remembers for the dashboard. */
 const RECENT_TELEGRAMS = 20;
-
-/** The service's side of the link to the sorter, as the handlers see it. */
-export interface SorterLink {
-  status(): SorterLinkStatus;
-  /** The latest telegrams in and out, oldest first. */
-  recentTelegrams(): TelegramSeen[];
-  /** A new outbox entry is committed: send what the link can now. Says how that entry travels. */
-  offer(entry: OutboxEntry): DeliveryState;
-  stop(): Promise<void>;
-}
-
-/** The link in test mode: nothing is connected and nothing is sent. */
-export function offlineLink(address: string | null): SorterLink {
-  return {
-    status: () => ({
-      Connected: false,
-      Address: address,
-      Since: null,
-      LastTelegramIn: null,
-      LastTelegramOut: null,
-      ...Object.fromEntries(['TelegramsIn', 'TelegramsOut', 'Resends', 'NaksSent', 'NaksReceived', 'DuplicatesReceived', 'GarbageBytes', 'Reconnects', 'ConnectionsLost', 'ConnectAttemptsFailed', 'DroppedAssignments', 'DroppedSettings', 'InFlight'].map((k) => [k, 0])),
-    }),
-    recentTelegrams: () => [],
-    offer: () => 'Queued',
-    stop: async () => {},
-  };
-}
 
 /** What the TCP link needs from the rest of the service. Writes resolve once committed. */
 export interface TcpLinkDeps {
@@ -169,28 +125,9 @@ export class TcpSorterLink implements SorterLink {
   }
 
   status(): SorterLinkStatus {
-    const c = this.session.counters;
-    const iso = (ms: number) => (ms > 0 ? new Date(ms).toISOString() : null);
-    return {
-      Connected: this.session.connected,
-      Address: this.address,
-      Since: this.since,
-      LastTelegramIn: iso(this.session.lastInAt),
-      LastTelegramOut: iso(this.session.lastOutAt),
-      TelegramsIn: c.telegramsIn,
-      TelegramsOut: c.telegramsOut,
-      Resends: c.resends,
-      NaksSent: c.naksSent,
-      NaksReceived: c.naksReceived,
-      DuplicatesReceived: c.duplicatesReceived,
-      GarbageBytes: c.garbageBytes,
-      Reconnects: Math.max(0, this.connections.made - 1),
-      ConnectionsLost: this.connections.lost,
-      ConnectAttemptsFailed: this.connections.failedAttempts,
-      DroppedAssignments: this.deps.links.droppedCount('ASSIGNMENT'),
-      DroppedSettings: this.deps.links.droppedCount('DESTINATION'),
-      InFlight: this.session.inFlight,
-    };
+    const { connected, lastInAt, lastOutAt, counters, inFlight } = this.session;
+    const dropped = { assignments: this.deps.links.droppedCount('ASSIGNMENT'), settings: this.deps.links.droppedCount('DESTINATION') };
+    return linkStatus({ connected, address: this.address, since: this.since, lastInAt, lastOutAt, counters, connections: this.connections, dropped, inFlight });
   }
 
   offer(entry: OutboxEntry): DeliveryState {

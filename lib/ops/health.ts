@@ -3,7 +3,7 @@
 // the shape of the IETF health-check draft (application/health+json): a status and named checks.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { StorageStatus } from '../../db/storage-status';
-import type { SorterLinkStatus } from '../link/sorter-link';
+import type { SorterLinkStatus } from '../link/sorter-link-status';
 
 /** pass: fine; warn: working but slower or degraded; fail: not doing its job. */
 export type HealthStatus = 'pass' | 'warn' | 'fail';

@@ -3,7 +3,7 @@ import type { DeadLetterReads } from '../../db/dead-letter-store';
 import type { OutboxReads } from '../../db/outbox-store';
 import type { QueueReads } from '../../db/queue-reads';
 import type { StorageStatus } from '../../db/storage-status';
-import type { SorterLink } from '../link/sorter-link';
+import type { SorterLink } from '../link/sorter-link-status';
 import type { QueueDispatcher } from '../queue/dispatcher';
 import type { MetricsSnapshot } from './metrics';
 

@@ -1,6 +1,6 @@
 // Test helper: fakes for handler tests (a recording outbox, a link that says how a message travels, a fixed clock).
 import type { ServiceStores } from '../../db/service-stores';
-import type { SorterLink } from '../../lib/link/sorter-link';
+import type { SorterLink } from '../../lib/link/sorter-link-status';
 import type { OutboundMessage } from '../../model/messages';
 
 /** An outbox that remembers what it was given, or refuses every write with `refuse` as the reason. */

@@ -3,7 +3,7 @@
 // monitor on this process's real event loop.
 import type { StorageStatus } from '../../../db/storage-status';
 import { type HealthInputs, eventLoopMonitor, liveness, problems, readiness } from '../../../lib/ops/health';
-import { offlineLink } from '../../../lib/link/sorter-link';
+import { offlineLink } from '../../../lib/link/sorter-link-status';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
 const storage = (over: Partial<StorageStatus> = {}): StorageStatus => ({ State: 'Ok', Since: '2026-01-02T03:00:00.000Z', WaitingFor: null, PendingWrites: 0, LastCommitMs: 1, Commits: 1, Writes: 1, LastError: null, ReadOnly: false, ...over });

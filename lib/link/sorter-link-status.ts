@@ -1,0 +1,93 @@
+// What the rest of the service sees of the link to the sorter: the SorterLink interface, its
+// status for GET /status and the dashboard, and the link of test mode. Apart from the TCP client
+// (sorter-link.ts) so that handlers and checks depend on this shape, not on sockets.
+import type { OutboxEntry } from '../../db/outbox-store';
+import type { DeliveryState } from '../../model/messages';
+import type { SessionCounters } from './session-port';
+
+/** What GET /status shows of the link to the sorter. */
+export interface SorterLinkStatus {
+  Connected: boolean;
+  Address: string | null;
+  /** Connected or disconnected since (null: never connected yet). */
+  Since: string | null;
+  LastTelegramIn: string | null;
+  LastTelegramOut: string | null;
+  [counter: string]: unknown;
+}
+
+/** A telegram as the dashboard shows it: when, which way, and its content between STX and ETX. */
+export interface TelegramSeen {
+  At: string;
+  Direction: 'IN' | 'OUT';
+  Telegram: string;
+}
+
+/** The service's side of the link to the sorter, as the handlers see it. */
+export interface SorterLink {
+  status(): SorterLinkStatus;
+  /** The latest telegrams in and out, oldest first. */
+  recentTelegrams(): TelegramSeen[];
+  /** A new outbox entry is committed: send what the link can now. Says how that entry travels. */
+  offer(entry: OutboxEntry): DeliveryState;
+  stop(): Promise<void>;
+}
+
+/** The link in test mode: nothing is connected and nothing is sent. */
+export function offlineLink(address: string | null): SorterLink {
+  return {
+    status: () => ({
+      Connected: false,
+      Address: address,
+      Since: null,
+      LastTelegramIn: null,
+      LastTelegramOut: null,
+      ...Object.fromEntries(['TelegramsIn', 'TelegramsOut', 'Resends', 'NaksSent', 'NaksReceived', 'DuplicatesReceived', 'GarbageBytes', 'Reconnects', 'ConnectionsLost', 'ConnectAttemptsFailed', 'DroppedAssignments', 'DroppedSettings', 'InFlight'].map((k) => [k, 0])),
+    }),
+    recentTelegrams: () => [],
+    offer: () => 'Queued',
+    stop: async () => {},
+  };
+}
+
+/** The figures a live link's status is made of: the session's, the connection's and the outbox's. */
+export interface LinkFigures {
+  connected: boolean;
+  address: string;
+  since: string | null;
+  /** Times in ms since the epoch; 0: nothing yet. */
+  lastInAt: number;
+  lastOutAt: number;
+  counters: SessionCounters;
+  /** Connections made (the first one included), connections that were up and dropped, attempts that never connected. */
+  connections: { made: number; lost: number; failedAttempts: number };
+  dropped: { assignments: number; settings: number };
+  inFlight: number;
+}
+
+/** A live link's status from its figures, in the order GET /status shows them. */
+export function linkStatus(f: LinkFigures): SorterLinkStatus {
+  const c = f.counters;
+  const iso = (ms: number) => (ms > 0 ? new Date(ms).toISOString() : null);
+  return {
+    Connected: f.connected,
+    Address: f.address,
+    Since: f.since,
+    LastTelegramIn: iso(f.lastInAt),
+    LastTelegramOut: iso(f.lastOutAt),
+    TelegramsIn: c.telegramsIn,
+    TelegramsOut: c.telegramsOut,
+    Resends: c.resends,
+    NaksSent: c.naksSent,
+    NaksReceived: c.naksReceived,
+    DuplicatesReceived: c.duplicatesReceived,
+    GarbageBytes: c.garbageBytes,
+    // The first connection is not a reconnect.
+    Reconnects: Math.max(0, f.connections.made - 1),
+    ConnectionsLost: f.connections.lost,
+    ConnectAttemptsFailed: f.connections.failedAttempts,
+    DroppedAssignments: f.dropped.assignments,
+    DroppedSettings: f.dropped.settings,
+    InFlight: f.inFlight,
+  };
+}
