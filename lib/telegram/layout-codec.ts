@@ -1,7 +1,8 @@
 // The layout-driven codec: header and data of any layout (lib/telegram/layout.ts), as bytes.
 import { TelegramError } from './codec';
 import type { LogicalType } from './contract';
-import { type Field, type Layout, type TelegramSpec, charsetPattern } from './layout-table';
+import type { Field, Layout, TelegramSpec } from './layout-table';
+import { type FieldRules, charsetName, decodeField, encodeField, fieldRules, shownBytes, unpadded } from './layout-field-codec';
 import { readableBytes } from './layout-text';
 
 /** D = data, A = acknowledgement, N = negative acknowledgement. */
@@ -21,24 +22,15 @@ export interface WireTelegram {
   data: Buffer;
 }
 
-const FILL_NAMES: Record<number, string> = { 0x20: 'space', 0x2e: '"."', 0x00: 'NUL' };
-const fillName = (fill: number) => FILL_NAMES[fill] ?? JSON.stringify(String.fromCharCode(fill));
-const charsetName = (charset: 'ascii' | 'latin1') => (charset === 'ascii' ? 'printable ASCII' : 'printable Latin-1');
-
 /**
- * Encodes and decodes the telegrams of one layout: fields by kind (text, int, decimal, enum,
- * bin, fixed, spare), the header by role, the framing characters. Values that do not fit are
- * refused with a TelegramError naming the field, never cut (a NAK's text excepted: a diagnostic).
+ * Encodes and decodes the telegrams of one layout: the header by role, the data by telegram type,
+ * the framing characters; each field through layout-field-codec.ts.
  */
 export class LayoutCodec {
-  private readonly text: RegExp;
-  /** Where telegrams are cut at the end character, a value must not contain it. */
-  private readonly forbidden: Buffer | null;
+  private readonly rules: FieldRules;
 
   constructor(readonly layout: Layout) {
-    this.text = charsetPattern(layout.charset);
-    const { end, telegramLength } = layout.framing;
-    this.forbidden = end.length > 0 && telegramLength === null && !layout.roles.Length ? end : null;
+    this.rules = fieldRules(layout);
   }
 
   /** The description of a telegram type; throws if the layout has none. */
@@ -55,96 +47,12 @@ export class LayoutCodec {
 
   /** One field's bytes for a value; throws TelegramError if the value does not fit. */
   encodeField(f: Field, value: unknown): Buffer {
-    const out = Buffer.alloc(f.width, f.fill);
-    switch (f.kind) {
-      case 'fixed':
-        return Buffer.from(f.constant!);
-      case 'spare':
-        return out;
-      case 'bin': {
-        let n: number;
-        if (f.reverse) {
-          const wire = f.reverse.get((value ?? null) as string | null);
-          if (wire === undefined) throw new TelegramError(f.name, String(value), `one of ${[...f.reverse.keys()].map(String).join(', ')}`);
-          n = Number(wire);
-        } else n = this.scaled(f, value);
-        if (n > 2 ** (8 * f.width) - 1) throw new TelegramError(f.name, String(value), `at most ${2 ** (8 * f.width) - 1}${f.scale ? ` / 10^${f.scale}` : ''} (${f.width} bytes)`);
-        out.writeUIntBE(n, 0, f.width);
-        return out;
-      }
-      case 'int':
-      case 'decimal': {
-        let s: string;
-        if (f.kind === 'decimal' && f.scale === null) {
-          if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new TelegramError(f.name, String(value), 'a non-negative decimal');
-          s = String(value);
-          if (s.includes('e')) throw new TelegramError(f.name, String(value), `a decimal of at most ${f.width} characters`);
-        } else s = String(this.scaled(f, value));
-        if (s.length > f.width) throw new TelegramError(f.name, String(value), `at most ${f.width} characters`);
-        return this.aligned(f, s);
-      }
-      default: {
-        let s: string;
-        if (f.kind === 'enum') {
-          const wanted = value === undefined || value === '' ? null : (value as string | null);
-          const wire = f.reverse!.get(wanted);
-          if (wire !== undefined) s = wire;
-          else if (wanted === null && !f.required) s = '';
-          else throw new TelegramError(f.name, String(value), `one of ${[...f.reverse!.keys()].filter((k) => k !== null).join(', ')}`);
-        } else {
-          s = value === null || value === undefined ? '' : String(value);
-          if (f.cut) s = this.diagnostic(f, s);
-        }
-        if (!this.text.test(s)) throw new TelegramError(f.name, s, charsetName(this.layout.charset));
-        if (this.forbidden && Buffer.from(s, 'latin1').includes(this.forbidden)) throw new TelegramError(f.name, s, `no ${JSON.stringify(this.forbidden.toString('latin1'))} (it ends a telegram)`);
-        const fillChar = String.fromCharCode(f.fill);
-        if (s.length > 0 && (f.align === 'left' ? s.endsWith(fillChar) : s.startsWith(fillChar))) throw new TelegramError(f.name, s, `no ${f.align === 'left' ? 'trailing' : 'leading'} ${fillName(f.fill)}`);
-        if (s.length > f.width) throw new TelegramError(f.name, String(value), `at most ${f.width} characters`);
-        return this.aligned(f, s);
-      }
-    }
+    return encodeField(this.rules, f, value);
   }
 
   /** A field's value from its bytes; throws TelegramError naming the field. */
   decodeField(f: Field, raw: Buffer): unknown {
-    switch (f.kind) {
-      case 'spare':
-        return undefined;
-      case 'fixed':
-        if (!raw.equals(f.constant!)) throw new TelegramError(f.name, this.shown(raw), `the constant ${readableBytes(f.constant!)}`);
-        return undefined;
-      case 'bin': {
-        const n = raw.readUIntBE(0, f.width);
-        if (f.map) {
-          const v = f.map.get(String(n));
-          if (v === undefined) throw new TelegramError(f.name, String(n), `one of ${[...f.map.keys()].join(', ')}`);
-          return v;
-        }
-        return f.scale ? unscale(n, f.scale) : n;
-      }
-      case 'int':
-      case 'decimal': {
-        const s = this.unpadded(f, raw.toString('latin1'));
-        if (f.kind === 'decimal' && f.scale === null) {
-          if (!/^\d+(\.\d+)?$/.test(s)) throw new TelegramError(f.name, raw.toString('latin1'), `a zero-padded decimal of ${f.width} characters`);
-          return Number(s);
-        }
-        if (!/^\d+$/.test(s)) throw new TelegramError(f.name, raw.toString('latin1'), f.width === 1 ? 'a digit' : `${f.width} digits`);
-        return f.scale ? unscale(Number(s), f.scale) : Number(s);
-      }
-      default: {
-        const s = this.unpadded(f, raw.toString('latin1'));
-        if (!this.text.test(s)) throw new TelegramError(f.name, this.shown(raw), charsetName(this.layout.charset));
-        if (f.kind === 'enum') {
-          const v = f.map!.get(s);
-          if (v !== undefined) return v;
-          if (s === '' && !f.required) return null;
-          throw new TelegramError(f.name, s, `one of ${[...f.map!.keys()].join(', ')}`);
-        }
-        if (s === '' && f.required) throw new TelegramError(f.name, raw.toString('latin1'), 'a value');
-        return s;
-      }
-    }
+    return decodeField(this.rules, f, raw);
   }
 
   /** The data part of a telegram type (header excluded, no padding) from its contract values. */
@@ -198,7 +106,7 @@ export class LayoutCodec {
   parseContent(content: Buffer): WireTelegram {
     const { headerWidth, roles, framing, handshake } = this.layout;
     const unit = this.layout.binary ? 'bytes' : 'characters';
-    if (!this.layout.binary && !this.text.test(content.toString('latin1'))) throw new TelegramError('telegram', content.toString('latin1'), charsetName(this.layout.charset));
+    if (!this.layout.binary && !this.rules.text.test(content.toString('latin1'))) throw new TelegramError('telegram', content.toString('latin1'), charsetName(this.layout.charset));
     if (content.length < headerWidth) throw new TelegramError('header', this.shown(content), `at least ${headerWidth} ${unit}`);
     if (framing.telegramLength !== null && content.length !== framing.telegramLength) throw new TelegramError('telegram', this.shown(content), `${framing.telegramLength} ${unit}`);
     const raw = (f: Field) => content.subarray(f.offset, f.offset + f.width);
@@ -268,7 +176,7 @@ export class LayoutCodec {
     if (textField) {
       const last = textField === spec!.fields[spec!.fields.length - 1] && this.layout.framing.telegramLength === null;
       const raw = t.data.subarray(at(textField), last ? undefined : at(textField) + textField.width);
-      text = this.unpadded(textField, raw.toString('latin1')).trimEnd();
+      text = unpadded(textField, raw.toString('latin1')).trimEnd();
       if (this.layout.binary) text = readableBytes(Buffer.from(text, 'latin1'));
     }
     return { code: Number.isSafeInteger(code) ? code : 0, text };
@@ -287,7 +195,7 @@ export class LayoutCodec {
 
   /** Bytes in a message: as they are for a text layout, readably for a binary one. */
   private shown(bytes: Buffer): string {
-    return this.layout.binary ? readableBytes(bytes) : bytes.toString('latin1');
+    return shownBytes(this.rules, bytes);
   }
 
   private headerValue(f: Field, t: WireTelegram): unknown {
@@ -329,52 +237,10 @@ export class LayoutCodec {
     return spec.type;
   }
 
-  /** A number times 10^Scale as a whole number; refused if it has more decimals than that. */
-  private scaled(f: Field, value: unknown): number {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new TelegramError(f.name, String(value), f.scale ? 'a non-negative decimal' : 'a non-negative integer');
-    const n = f.scale ? value * 10 ** f.scale : value;
-    const whole = Math.round(n);
-    if (f.scale ? Math.abs(n - whole) > 1e-6 * Math.max(1, Math.abs(n)) : !Number.isInteger(value)) {
-      throw new TelegramError(f.name, String(value), f.scale ? `at most ${f.scale} decimals` : 'a non-negative integer');
-    }
-    if (!Number.isSafeInteger(whole)) throw new TelegramError(f.name, String(value), `at most ${f.width} characters`);
-    return whole;
-  }
-
-  private aligned(f: Field, s: string): Buffer {
-    const pad = String.fromCharCode(f.fill).repeat(f.width - s.length);
-    return Buffer.from(f.align === 'left' ? s + pad : pad + s, 'latin1');
-  }
-
-  /** A field's text without its padding (numbers zero-filled keep their zeros: "0000" is 0). */
-  private unpadded(f: Field, s: string): string {
-    const fill = String.fromCharCode(f.fill);
-    if (fill === '0') return s;
-    let a = 0;
-    let b = s.length;
-    if (f.align === 'left') while (b > 0 && s[b - 1] === fill) b--;
-    else while (a < b && s[a] === fill) a++;
-    return s.slice(a, b);
-  }
-
-  /** A NAK's text: characters outside the set replaced, cut to its field, no padding at its end. */
-  private diagnostic(f: Field, s: string): string {
-    const fill = String.fromCharCode(f.fill);
-    let out = [...s].map((c) => (this.text.test(c) ? c : '?')).join('').slice(0, f.width);
-    if (this.forbidden) out = out.split(this.forbidden.toString('latin1')).join('?');
-    while (out.endsWith(fill) || out.endsWith(' ')) out = out.slice(0, -1);
-    return out;
-  }
-
   private padded(parts: Buffer, length: number, t: WireTelegram): Buffer {
     if (parts.length > length) throw new TelegramError('telegram', t.type, `at most ${length} bytes (Framing.TelegramLength)`);
     const out = Buffer.alloc(length, this.layout.fill);
     parts.copy(out);
     return out;
   }
-}
-
-/** n / 10^scale without binary fractions showing (1234 with scale 3 is 1.234). */
-function unscale(n: number, scale: number): number {
-  return Number((n / 10 ** scale).toFixed(scale));
 }
