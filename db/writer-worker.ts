@@ -149,10 +149,14 @@ function transaction(plan: Plan): void {
     return;
   }
   phase(Phase.Idle);
-  set(Field.LastCommitUs, (Date.now() - started) * 1000);
-  add(Field.Commits, 1);
-  if (synced && data.synchronous === 'FULL') add(Field.SyncedCommits, 1);
-  add(Field.Writes, taken.length);
+  // A transaction whose every command failed (a read-only file) committed nothing: not counted.
+  const written = results.filter(([, ok]) => ok).length;
+  if (written > 0) {
+    set(Field.LastCommitUs, (Date.now() - started) * 1000);
+    add(Field.Commits, 1);
+    if (synced && data.synchronous === 'FULL') add(Field.SyncedCommits, 1);
+    add(Field.Writes, written);
+  }
   post({ type: 'done', results, failure: null });
 }
 
