@@ -49,13 +49,17 @@ export function historyReads(db: Db): HistoryReads {
 
 /** The history writes on an open, migrated database. */
 export function historyWrites(db: Db): HistoryWrites {
-  // Both by an indexed column, in bounded chunks. outbox_history has no index on settled_at (it
-  // would cost a write on every acknowledgement); an entry is settled after it is created, so the
-  // created_at index finds every candidate, and the old unbounded scan of the whole table is gone.
+  // The oldest `limit` rows by id, of which those older than the cutoff: rows are added in the
+  // order of their time, so the oldest rows are the candidates, and a chunk reads `limit` rows
+  // whatever the tables hold (no index on the times: migrations/008). A row that is not yet old
+  // enough stays, and so may a few added in the same millisecond after it; the next run takes
+  // them. outbox_history keeps an entry until it is settled (the sorter acknowledged it, or it was
+  // dropped) and the settlement is older than the cutoff too.
   const purgeDelivered = db.prepare(`DELETE FROM delivered_history WHERE id IN
-    (SELECT id FROM delivered_history WHERE delivered_at < @cutoff ORDER BY delivered_at LIMIT @limit)`);
+    (SELECT id FROM (SELECT id, delivered_at FROM delivered_history ORDER BY id LIMIT @limit) WHERE delivered_at < @cutoff)`);
   const purgeOutbox = db.prepare(`DELETE FROM outbox_history WHERE outbox_id IN
-    (SELECT outbox_id FROM outbox_history WHERE created_at < @cutoff AND settled_at < @cutoff ORDER BY created_at LIMIT @limit)`);
+    (SELECT outbox_id FROM (SELECT outbox_id, created_at, settled_at FROM outbox_history ORDER BY outbox_id LIMIT @limit)
+     WHERE created_at < @cutoff AND settled_at < @cutoff)`);
   return {
     purgeDeliveredBefore: (cutoff, limit) => purgeDelivered.run({ cutoff, limit }).changes + purgeOutbox.run({ cutoff, limit }).changes,
     checkpoint(mode = 'TRUNCATE', waitMs) {

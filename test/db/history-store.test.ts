@@ -1,6 +1,7 @@
 // The history of deliveries on a real SQLite file: the purge of old rows and the checkpoint.
 import { createQueueStore } from '../../db/queue-store';
 import { createHistoryStore } from '../../db/history-store';
+import { createOutboxStore } from '../../db/outbox-store';
 import type { VerifyDto } from '../../model/messages';
 import { freshDb } from '../helpers/db';
 
@@ -17,6 +18,43 @@ describe('history store', () => {
     expect(history.purgeDeliveredBefore('2026-11-01T00:00:00.000Z', 1000)).toBe(1);
     expect(history.size()).toBe(1);
     expect(history.checkpoint().busy).toBe(false);
+    ctx.dispose();
+  });
+
+  it('purges the oldest rows a chunk at a time, stopping at the first chunk with rows too new', () => {
+    const ctx = freshDb();
+    const store = createQueueStore(ctx.db);
+    const history = createHistoryStore(ctx.db);
+    const days = ['01', '02', '03', '04', '05', '20', '21'];
+    store.enqueue(days.map((d) => verify(d)), 'T');
+    for (const d of days) store.remove(store.head('sortation', [])!, { deliveredAt: `2026-10-${d}T00:00:00.000Z`, clientAddress: null });
+    const cutoff = '2026-10-10T00:00:00.000Z';
+    expect([1, 2, 3].map(() => history.purgeDeliveredBefore(cutoff, 2))).toEqual([2, 2, 1]);
+    expect(history.purgeDeliveredBefore(cutoff, 2)).toBe(0);
+    expect(history.latest(10).map((r) => r.TrackID)).toEqual(['21', '20']);
+    ctx.dispose();
+  });
+
+  it('purges a posted assignment only once the sorter settled it', () => {
+    const ctx = freshDb();
+    const outbox = createOutboxStore(ctx.db);
+    const history = createHistoryStore(ctx.db);
+    const acknowledged = outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: 'A', Barcode: 'B', Destination: 'D1' } }, null, '2026-10-01T00:00:00.000Z');
+    outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: 'Q', Barcode: 'B', Destination: 'D1' } }, null, '2026-10-02T00:00:00.000Z');
+    outbox.remove(acknowledged); // settled now
+    expect(history.purgeDeliveredBefore('2100-01-01T00:00:00.000Z', 10)).toBe(1);
+    const left = ctx.db.prepare('SELECT track_id, fate FROM outbox_history').all();
+    expect(left).toEqual([{ track_id: 'Q', fate: 'Queued' }]);
+    ctx.dispose();
+  });
+
+  it('keeps only the TrackID indexes on the history tables: each index is a page written by every transaction that adds a row', () => {
+    const ctx = freshDb();
+    const indexes = ctx.db.prepare("SELECT tbl_name, name FROM sqlite_schema WHERE type = 'index' AND tbl_name IN ('delivered_history', 'outbox_history') ORDER BY name").all();
+    expect(indexes).toEqual([
+      { tbl_name: 'delivered_history', name: 'delivered_history_track_id' },
+      { tbl_name: 'outbox_history', name: 'outbox_history_track_id' },
+    ]);
     ctx.dispose();
   });
 });
