@@ -26,6 +26,8 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export interface TargetOptions {
   serviceRoot: string;
   cpuProfDir?: string;
+  /** Settings merged into every service target's config.json (`--service-config`). */
+  serviceConfig?: Record<string, unknown>;
 }
 
 /** Start a node child; resolve when a stdout line satisfies `ready` (returning its value). */
@@ -56,7 +58,7 @@ const urlOf = (line: string) => {
  * Start a target for one run. A service target runs with the sync counter loaded (and its syncs
  * `delayMs` slower): `syncs` counts every fsync and fdatasync of the process.
  */
-export async function startTarget(target: Target, sorterPort: number, delayMs: number, { serviceRoot, cpuProfDir }: TargetOptions): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
+export async function startTarget(target: Target, sorterPort: number, delayMs: number, { serviceRoot, cpuProfDir, serviceConfig }: TargetOptions): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
   if (target === 'baseline') {
     const { proc, value } = await start(dist('bench/baseline.js'), ['--port', '0', '--sorter-port', String(sorterPort)], {}, urlOf);
     return { proc, base: value };
@@ -69,6 +71,7 @@ export async function startTarget(target: Target, sorterPort: number, delayMs: n
     Synchronous: target === 'service-normal' ? 'NORMAL' : 'FULL',
     GroupCommit: target !== 'service-nogroup',
     Sorter: { Host: '127.0.0.1', Port: sorterPort, TrafficLog: true },
+    ...serviceConfig,
   };
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
   const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [];

@@ -26,6 +26,7 @@ const args = commandLine('bench', 'npm run bench -- [options]   (docs/performanc
   'fsync-delay-ms': { type: 'string', default: '0' },
   'service-root': { type: 'string' },
   'site-rate': { type: 'string' },
+  'service-config': { type: 'string' },
 });
 const quick = args.quick!;
 const plan = quick
@@ -62,6 +63,21 @@ if (siteRate === 0) {
   process.exit(2);
 }
 
+/** Settings for the service's config.json, as JSON (e.g. '{"CommitWindowMs":30}'): what a site would change. */
+const serviceConfig = parseServiceConfig(args['service-config']);
+
+function parseServiceConfig(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  console.error(`bench: --service-config takes a JSON object of config.json settings, e.g. '{"CommitWindowMs":30}' (--help lists the options)`);
+  process.exit(2);
+}
+
 /** The storage the projection is for: a 32 GB industrial eMMC rated for 100 TB written (its data sheet's TBW). */
 const EMMC = { label: '32 GB eMMC rated 100 TB written', ratedBytes: 100e12 };
 
@@ -72,12 +88,13 @@ const yearsOfLife = (gb: number | null, ratedBytes: number) => (gb === null || g
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-const ctx = { runs: plan.runs, clientLoops: plan.clientLoops, serviceRoot, cpuProfDir, log };
+const ctx = { runs: plan.runs, clientLoops: plan.clientLoops, serviceRoot, cpuProfDir, serviceConfig, log };
 
 async function main() {
   const started = Date.now();
   log(`bench (${quick ? 'quick' : 'full'}): ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.cpus()[0]?.model}, node ${process.version}`);
   if (fsyncDelayMs > 0) log(`every fsync of the service targets ${fsyncDelayMs} ms slower (--fsync-delay-ms)`);
+  if (serviceConfig) log(`the service targets run with ${JSON.stringify(serviceConfig)} in their config.json (--service-config)`);
   if (serviceRoot !== projectRoot) log(`service from ${serviceRoot} (--service-root)`);
   const results: Record<string, { ramp: StepResult[]; max: number; at50: StepResult; atMax?: StepResult; brokeDown: boolean }> = {};
   for (const target of plan.targets) {
@@ -213,6 +230,7 @@ async function main() {
     duplicated,
     durability: 'FULL+group-commit',
     fsync_delay_ms: fsyncDelayMs,
+    service_config: serviceConfig ?? null,
     slow_disk_decision_p99_ms: slow20?.decisionP99 ?? null,
     slow_disk_decision_p50_ms: slow20?.decisionP50 ?? null,
     slow_disk_late: slow20?.late ?? null,

@@ -2,7 +2,7 @@
 // transaction is synced (docs/performance.md, "What it writes to the disk").
 import { isDurable } from './commands';
 import type { StoredMessage } from './queue-rows';
-import type { Command } from './writer-protocol';
+import type { Command, CommitTiming } from './writer-protocol';
 
 /**
  * How long a write that needs no sync (db/commands.ts, `durable`) may be held back (ms). Every
@@ -26,6 +26,9 @@ export const HOLD_MS = 50;
  * at once as before (pipelined group commit).
  */
 export const WINDOW_MS = 5;
+
+/** The timing by default. */
+export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_MS };
 
 /** A command as the writer thread holds it: when it was taken from the port (performance.now()). */
 export type Held = Command & { at: number };
@@ -62,18 +65,18 @@ export interface Plan {
  * - A durable write that must keep its place (any but a telegram or a POST, or one that
  *   conflicts) takes everything: synced, in order.
  * - Else durable writes go ahead of the unsynced ones held before them, synced, once the oldest
- *   of them has waited WINDOW_MS; the held ones go with them once the oldest has waited HOLD_MS.
- * - Else the unsynced ones alone, unsynced, once the oldest has waited HOLD_MS.
+ *   of them has waited the window; the held ones go with them once the oldest has been held long enough.
+ * - Else the unsynced ones alone, unsynced, once the oldest has been held long enough.
  * `now = Infinity` (closing) waits for nothing; `joining`: for a synced transaction already
  * under way (group commit), so its durable writes wait for no window.
  */
-export function planTransaction(pending: Held[], now: number, joining = false): Plan | null {
+export function planTransaction(pending: Held[], now: number, joining = false, timing: CommitTiming = DEFAULT_TIMING): Plan | null {
   if (pending.length === 0) return null;
   const durable = pending.filter((c) => isDurable(c.op));
   const unsynced = pending.filter((c) => !isDurable(c.op));
-  const heldLongEnough = unsynced.length > 0 && now - unsynced[0].at >= HOLD_MS;
+  const heldLongEnough = unsynced.length > 0 && now - unsynced[0].at >= timing.holdMs;
   if (durable.length === 0) return heldLongEnough ? { batch: pending, rest: [], synced: false } : null;
-  if (!joining && now - durable[0].at < WINDOW_MS) return null;
+  if (!joining && now - durable[0].at < timing.windowMs) return null;
   if (heldLongEnough || durable.some((c) => !overtakes(c.op) || conflicts(c, unsynced))) {
     return { batch: pending, rest: [], synced: true };
   }
@@ -81,9 +84,9 @@ export function planTransaction(pending: Held[], now: number, joining = false): 
 }
 
 /** When planTransaction will say yes without anything new arriving: a durable write's window decides, else the hold. */
-export function wakeAt(pending: Held[]): number {
+export function wakeAt(pending: Held[], timing: CommitTiming = DEFAULT_TIMING): number {
   const durable = pending.find((c) => isDurable(c.op));
-  if (durable) return durable.at + WINDOW_MS;
+  if (durable) return durable.at + timing.windowMs;
   const unsynced = pending.find((c) => !isDurable(c.op));
-  return unsynced ? unsynced.at + HOLD_MS : Infinity;
+  return unsynced ? unsynced.at + timing.holdMs : Infinity;
 }

@@ -42,11 +42,25 @@ export const enum Field {
 }
 export const STATUS_FIELDS = 6;
 
+/**
+ * The writer's timing: `windowMs` a durable write waits for company, `holdMs` a write that needs
+ * no sync may be held (config.json `CommitWindowMs` and `UnsyncedHoldMs`; by default WINDOW_MS
+ * and HOLD_MS of db/commit-plan.ts). A longer window shares more syncs and pages between items,
+ * at the price of the acknowledgements' latency (docs/performance.md, "Settings that change the
+ * writes").
+ */
+export interface CommitTiming {
+  windowMs: number;
+  holdMs: number;
+}
+
 /** The writer thread's workerData. */
 export interface WriterData {
   file: string;
   synchronous: 'FULL' | 'NORMAL';
   groupCommit: boolean;
+  /** The commit window and the hold of unsynced writes (db/commit-plan.ts); its defaults if absent. */
+  timing?: CommitTiming;
   migrationsDir?: string;
   status: SharedArrayBuffer;
 }

@@ -1,12 +1,14 @@
 // The writer thread (db/writer.ts starts it): the one connection that writes the queue database.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { isDurable, isOutsideTransaction, outsideTransactionCommands, writeCommands } from './commands';
-import { type Held, type Plan, planTransaction, wakeAt } from './commit-plan';
+import { DEFAULT_TIMING, type Held, type Plan, planTransaction, wakeAt } from './commit-plan';
 import { type Db, openDatabase } from './connection';
 import { type Command, type FromWriter, type WriterData, Cancel, Field, Phase } from './writer-protocol';
 
 const port = parentPort!;
 const data = workerData as WriterData;
+/** The commit window and the hold (config.json CommitWindowMs, UnsyncedHoldMs). */
+const timing = data.timing ?? DEFAULT_TIMING;
 const status = new BigInt64Array(data.status);
 
 const set = (field: Field, value: number) => Atomics.store(status, field, BigInt(Math.round(value)));
@@ -87,7 +89,7 @@ function begin(): void {
 function join(batch: Held[], synced: boolean): void {
   for (const c of pending.splice(0)) (isOutsideTransaction(c.op) ? outside : queued).push(c);
   if (synced) {
-    const plan = planTransaction(queued, performance.now(), true);
+    const plan = planTransaction(queued, performance.now(), true, timing);
     if (plan) {
       batch.push(...plan.batch);
       queued = plan.rest;
@@ -191,9 +193,9 @@ function run(): void {
     if (!data.groupCommit) {
       for (const c of queued.splice(0)) transaction({ batch: [c], rest: queued, synced: isDurable(c.op) });
     } else {
-      const plan = planTransaction(queued, closing ? Infinity : performance.now());
+      const plan = planTransaction(queued, closing ? Infinity : performance.now(), false, timing);
       if (!plan) {
-        wake = setTimeout(run, Math.max(0, wakeAt(queued) - performance.now()));
+        wake = setTimeout(run, Math.max(0, wakeAt(queued, timing) - performance.now()));
         break;
       }
       transaction(plan);

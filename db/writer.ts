@@ -7,7 +7,7 @@ import { projectRoot } from './root';
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
 import { type StorageState, type StorageStatus, StorageMonitor } from './storage-status';
 import { type RunOptions, WriteFailed, WriteQueue } from './write-queue';
-import { type FromWriter, type WriterData, STATUS_FIELDS } from './writer-protocol';
+import { type CommitTiming, type FromWriter, type WriterData, STATUS_FIELDS } from './writer-protocol';
 
 /** How to start the writer. */
 export interface WriterOptions {
@@ -15,6 +15,8 @@ export interface WriterOptions {
   synchronous: 'FULL' | 'NORMAL';
   /** false: one transaction per command (only to measure what group commit saves). */
   groupCommit: boolean;
+  /** The commit window and the hold of unsynced writes (db/commit-plan.ts); its defaults if absent. */
+  timing?: CommitTiming;
   migrationsDir?: string;
   /** A transaction in flight for longer than this counts as stalled (ms). */
   stallMs?: number;
@@ -59,7 +61,7 @@ export class Writer {
   static start(options: WriterOptions): Promise<Writer> {
     if (!fs.existsSync(WORKER)) throw new Error(`${WORKER} is missing: run npm run build`);
     const status = new SharedArrayBuffer(STATUS_FIELDS * 8);
-    const workerData: WriterData = { file: options.file, synchronous: options.synchronous, groupCommit: options.groupCommit, migrationsDir: options.migrationsDir, status };
+    const workerData: WriterData = { file: options.file, synchronous: options.synchronous, groupCommit: options.groupCommit, timing: options.timing, migrationsDir: options.migrationsDir, status };
     // It only moves small commands: a small young generation keeps its memory down (peak RSS of
     // the service under load is a goal, docs/performance.md); the old one has room for seeding batches.
     const worker = new Worker(WORKER, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 } });

@@ -61,4 +61,17 @@ describe('wakeAt', () => {
     expect(wakeAt([delivered('A', 0), cmd('addToOutbox', HOLD_MS)])).toBe(HOLD_MS + WINDOW_MS);
     expect(wakeAt([])).toBe(Infinity);
   });
+
+  it("a site's timing (CommitWindowMs, UnsyncedHoldMs) replaces the defaults", () => {
+    const timing = { windowMs: 30, holdMs: 400 };
+    const held = [delivered('A', 0)];
+    expect(planTransaction(held, HOLD_MS, false, timing)).toBeNull();
+    expect(wakeAt(held, timing)).toBe(400);
+    expect(planTransaction(held, 400, false, timing)).toEqual({ batch: held, rest: [], synced: false });
+    const post = [cmd('addToOutbox', 0)];
+    expect(planTransaction(post, WINDOW_MS, false, timing)).toBeNull();
+    expect(wakeAt(post, timing)).toBe(30);
+    expect(planTransaction(post, 30, false, timing)).toEqual({ batch: post, rest: [], synced: true });
+    expect(planTransaction(post, 0, false, { windowMs: 0, holdMs: 0 })).toEqual({ batch: post, rest: [], synced: true });
+  });
 });

@@ -31,6 +31,17 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('a durable write waits the commit window it is given (config.json CommitWindowMs) before its commit', async () => {
+    const slow = await Writer.start({ file: path.join(dir, 'window.db'), synchronous: 'FULL', groupCommit: true, timing: { windowMs: 150, holdMs: 0 } });
+    try {
+      const t = performance.now();
+      await slow.run('enqueue', [[verify('w')], 'T']);
+      expect(performance.now() - t).toBeGreaterThanOrEqual(140);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('commits the writes of one turn in one transaction; each resolves only once committed, in order', async () => {
     const before = writer.status().Commits;
     const resolved: string[] = [];

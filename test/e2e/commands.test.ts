@@ -38,3 +38,12 @@ describe.each(commands)('npm run $name', ({ name, script, option }) => {
     expect(r.stdout).toBe('');
   });
 });
+
+describe('npm run bench -- --service-config', () => {
+  it.each([['CommitWindowMs=30'], ['[30]'], ['30']])('%s (not a JSON object): one line saying why, exit 2', (value) => {
+    const r = run('bench/run.js', ['--service-config', value]);
+    expect(r.status).toBe(2);
+    expect(r.stderr.split('\n')[0]).toMatch(/^bench: --service-config takes a JSON object of config.json settings/);
+    expect(r.stdout).toBe('');
+  });
+});
