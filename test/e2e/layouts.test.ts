@@ -54,10 +54,14 @@ describe.each(['ewm-mfs', 's7-raw', 'v1'])('layout %s end to end', (layout) => {
     // The WCS's side: every item verified once, at the destination it assigned; every REQUEST
     // reached it (or was superseded by the item's next one).
     expect(wcs.verified.size).toBe(emuStats.inducted);
-    for (const [trackId, destination] of wcs.verified) expect(wcs.assigned.get(trackId)).toBe(destination);
+    // A POST committed (and so sent to the sorter) whose 200 the kill cut off is not in the
+    // client's record: its item is verified where the client sent it, but unrecorded. Only as many
+    // as the sorter received assignments the client did not count.
+    const unrecorded = [...wcs.verified].filter(([trackId]) => !wcs.assigned.has(trackId));
+    for (const [trackId, destination] of wcs.verified) if (wcs.assigned.has(trackId)) expect(wcs.assigned.get(trackId)).toBe(destination);
     expect(wcs.verifies).toBe(emuStats.verifies);
     // Assignments: each one posted reached the sorter (one answered during the kill may be uncounted by the client).
-    expect(emuStats.assignments - wcs.assignments_posted).toBeGreaterThanOrEqual(0);
+    expect(emuStats.assignments - wcs.assignments_posted).toBeGreaterThanOrEqual(unrecorded.length);
     expect(emuStats.assignments - wcs.assignments_posted).toBeLessThanOrEqual(2);
     expect(status.Outbox.Depth).toBe(0);
     expect(status.Sorter.NaksSent).toBe(0);

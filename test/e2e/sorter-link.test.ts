@@ -24,7 +24,9 @@ function expectEveryItemSortedAsAssigned(emu: Record<string, number>, wcs: WcsSt
   expect(emu.sorted_as_assigned).toBe(emu.inducted);
   expect(emu.unacknowledged_at_exit).toBe(0);
   expect(wcs.verified.size).toBe(emu.inducted);
-  for (const [trackId, destination] of wcs.verified) expect(wcs.assigned.get(trackId)).toBe(destination);
+  // An item whose POST the kill answered too late for the client is verified but unrecorded (below).
+  const unrecorded = [...wcs.verified].filter(([trackId]) => !wcs.assigned.has(trackId));
+  for (const [trackId, destination] of wcs.verified) if (wcs.assigned.has(trackId)) expect(wcs.assigned.get(trackId)).toBe(destination);
   // Counted once each: the client skips repeats itself (each test says how many of those it
   // allows: none, except after kill -9, where HTTP delivery is at-least-once).
   expect(wcs.verifies).toBe(emu.verifies);
@@ -35,7 +37,7 @@ function expectEveryItemSortedAsAssigned(emu: Record<string, number>, wcs: WcsSt
   // A POST committed and forwarded whose 200 the client never read (the service was killed
   // while answering) reached the sorter without being counted by the client: at most one per
   // loop with a POST in flight.
-  expect(emu.assignments - wcs.assignments_posted).toBeGreaterThanOrEqual(0);
+  expect(emu.assignments - wcs.assignments_posted).toBeGreaterThanOrEqual(unrecorded.length);
   expect(emu.assignments - wcs.assignments_posted).toBeLessThanOrEqual(postsInFlight);
 }
 
