@@ -28,6 +28,8 @@ export interface TargetOptions {
   cpuProfDir?: string;
   /** Settings merged into every service target's config.json (`--service-config`). */
   serviceConfig?: Record<string, unknown>;
+  /** More environment for the service targets (`npm run wal-pages`: the page log). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Start a node child; resolve when a stdout line satisfies `ready` (returning its value). */
@@ -58,7 +60,7 @@ const urlOf = (line: string) => {
  * Start a target for one run. A service target runs with the sync counter loaded (and its syncs
  * `delayMs` slower): `syncs` counts every fsync and fdatasync of the process.
  */
-export async function startTarget(target: Target, sorterPort: number, delayMs: number, { serviceRoot, cpuProfDir, serviceConfig }: TargetOptions): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
+export async function startTarget(target: Target, sorterPort: number, delayMs: number, { serviceRoot, cpuProfDir, serviceConfig, env }: TargetOptions): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
   if (target === 'baseline') {
     const { proc, value } = await start(dist('bench/baseline.js'), ['--port', '0', '--sorter-port', String(sorterPort)], {}, urlOf);
     return { proc, base: value };
@@ -76,8 +78,24 @@ export async function startTarget(target: Target, sorterPort: number, delayMs: n
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
   const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [];
   const syncs = new SyncCounter(delayMs);
-  const { proc, value } = await start(path.join(serviceRoot, 'dist', 'lib', 'main.js'), [], { SORTER_HOME: home, ...syncs.env }, urlOf, () => {}, prof);
+  const { proc, value } = await start(path.join(serviceRoot, 'dist', 'lib', 'main.js'), [], { SORTER_HOME: home, ...syncs.env, ...env }, urlOf, () => {}, prof);
   return { proc, base: value, home, syncs };
+}
+
+/**
+ * `--service-config`: settings for the service's config.json, as a JSON object (e.g.
+ * '{"CommitWindowMs":30}'); anything else is one line naming the problem, and exit 2.
+ */
+export function parseServiceConfig(command: string, text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  console.error(`${command}: --service-config takes a JSON object of config.json settings, e.g. '{"CommitWindowMs":30}' (--help lists the options)`);
+  process.exit(2);
 }
 
 /** Resident memory of a process, MB. */

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { commandLine, nonNegative } from '../lib/process/command-line';
 import { projectRoot } from '../lib/process/paths';
-import { type Target, allTargets, describeTarget } from './processes';
+import { type Target, allTargets, describeTarget, parseServiceConfig } from './processes';
 import { type PurgeWay, popMicros, purgeProbe, seedProbe } from './scale';
 import { type StepResult, medianStep } from './step';
 
@@ -64,19 +64,7 @@ if (siteRate === 0) {
 }
 
 /** Settings for the service's config.json, as JSON (e.g. '{"CommitWindowMs":30}'): what a site would change. */
-const serviceConfig = parseServiceConfig(args['service-config']);
-
-function parseServiceConfig(text: string | undefined): Record<string, unknown> | undefined {
-  if (text === undefined) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // reported below
-  }
-  console.error(`bench: --service-config takes a JSON object of config.json settings, e.g. '{"CommitWindowMs":30}' (--help lists the options)`);
-  process.exit(2);
-}
+const serviceConfig = parseServiceConfig('bench', args['service-config']);
 
 /** The storage the projection is for: a 32 GB industrial eMMC rated for 100 TB written (its data sheet's TBW). */
 const EMMC = { label: '32 GB eMMC rated 100 TB written', ratedBytes: 100e12 };

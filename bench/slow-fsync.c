@@ -9,8 +9,13 @@
  * reads while the process runs. With SORTER_FSYNC_SNAPSHOT_DIR (a folder) it copies every file
  * named *.db or *.db-wal there right after each successful sync of it: that folder then holds what
  * a power cut would leave of those files when the disk keeps nothing that was not synced (the
- * power-cut test, test/e2e/power-cut.test.ts). Linux only; built by bench/slow-disk.ts with the
- * system C compiler. The delay is a sleep in the calling thread, as a slow device's flush is.
+ * power-cut test, test/e2e/power-cut.test.ts). With SORTER_PAGELOG_FILE (a file, on tmpfs) it
+ * appends a line for every WAL frame header written ("W page commit offset": the page number, the
+ * database size in pages on a commit's last frame or 0, the frame's offset in the WAL), every
+ * write to a *.db file ("D bytes offset": a checkpoint copying pages back) and every sync of
+ * either ("S wal" or "S db"): what `npm run wal-pages` counts per B-tree. Linux only; built by
+ * bench/slow-disk.ts with the system C compiler. The delay is a sleep in the calling thread, as a
+ * slow device's flush is.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -26,12 +31,16 @@
 static long delay_ns = 0;
 static long long *counts = NULL;
 static const char *snapshot_dir = NULL;
+static int pagelog = -1;
+static pthread_mutex_t pagelog_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void init(void) {
   const char *ms = getenv("SORTER_FSYNC_DELAY_MS");
   if (ms) delay_ns = (long)(atof(ms) * 1e6);
   snapshot_dir = getenv("SORTER_FSYNC_SNAPSHOT_DIR");
+  const char *log = getenv("SORTER_PAGELOG_FILE");
+  if (log) pagelog = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   const char *file = getenv("SORTER_FSYNC_COUNT_FILE");
   if (file) {
     int fd = open(file, O_RDWR);
@@ -71,9 +80,64 @@ static void snapshot(int fd) {
   close(in);
 }
 
-static void slow_down(int which) {
+/* 1 for a *.db-wal file, 2 for a *.db file, 0 for anything else. */
+static int db_file_kind(int fd) {
+  char link[64], file[4096];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, file, sizeof file - 1);
+  if (n <= 0) return 0;
+  file[n] = 0;
+  if (n > 7 && strcmp(file + n - 7, ".db-wal") == 0) return 1;
+  if (n > 3 && strcmp(file + n - 3, ".db") == 0) return 2;
+  return 0;
+}
+
+static void pagelog_line(const char *line) {
+  pthread_mutex_lock(&pagelog_lock);
+  if (write(pagelog, line, strlen(line)) < 0) {}
+  pthread_mutex_unlock(&pagelog_lock);
+}
+
+/* A write to the database or its WAL, logged (SORTER_PAGELOG_FILE). */
+static void pagelog_write(int fd, const void *buf, size_t count, off_t offset) {
+  pthread_once(&once, init);
+  if (pagelog < 0) return;
+  int kind = db_file_kind(fd);
+  char line[96];
+  if (kind == 1 && count == 24) {
+    const unsigned char *b = buf;
+    unsigned long page = ((unsigned long)b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
+    unsigned long commit = ((unsigned long)b[4] << 24) | (b[5] << 16) | (b[6] << 8) | b[7];
+    snprintf(line, sizeof line, "W %lu %lu %lld\n", page, commit, (long long)offset);
+  } else if (kind == 2) {
+    snprintf(line, sizeof line, "D %zu %lld\n", count, (long long)offset);
+  } else {
+    return;
+  }
+  pagelog_line(line);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t count, off_t offset) {
+  static ssize_t (*real)(int, const void *, size_t, off_t);
+  if (!real) real = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
+  pagelog_write(fd, buf, count, offset);
+  return real(fd, buf, count, offset);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset) {
+  static ssize_t (*real)(int, const void *, size_t, off_t);
+  if (!real) real = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+  pagelog_write(fd, buf, count, offset);
+  return real(fd, buf, count, offset);
+}
+
+static void slow_down(int which, int fd) {
   pthread_once(&once, init);
   if (counts) __atomic_fetch_add(&counts[which], 1, __ATOMIC_RELAXED);
+  if (pagelog >= 0) {
+    int kind = db_file_kind(fd);
+    if (kind) pagelog_line(kind == 1 ? "S wal\n" : "S db\n");
+  }
   if (delay_ns > 0) {
     struct timespec ts = { delay_ns / 1000000000L, delay_ns % 1000000000L };
     while (nanosleep(&ts, &ts) != 0) {}
@@ -83,7 +147,7 @@ static void slow_down(int which) {
 int fsync(int fd) {
   static int (*real)(int);
   if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
-  slow_down(0);
+  slow_down(0, fd);
   int r = real(fd);
   if (r == 0 && snapshot_dir) snapshot(fd);
   return r;
@@ -92,7 +156,7 @@ int fsync(int fd) {
 int fdatasync(int fd) {
   static int (*real)(int);
   if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-  slow_down(1);
+  slow_down(1, fd);
   int r = real(fd);
   if (r == 0 && snapshot_dir) snapshot(fd);
   return r;

@@ -12,6 +12,7 @@ const commands = [
   { name: 'wcs-client', script: 'examples/wcs-client.js', option: '--loops' },
   { name: 'demo', script: 'examples/demo.js', option: '--duration' },
   { name: 'bench', script: 'bench/run.js', option: '--fsync-delay-ms' },
+  { name: 'wal-pages', script: 'bench/wal-pages.js', option: '--rate' },
 ];
 
 describe.each(commands)('npm run $name', ({ name, script, option }) => {

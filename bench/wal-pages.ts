@@ -1,0 +1,121 @@
+/**
+ * `npm run wal-pages -- [--rate N] [--seconds N] [--fsync-delay-ms N] [--service-config JSON]`: where an item's bytes go
+ * (docs/performance.md, "What it writes to the disk"). Runs the emulator at the rate, the service
+ * (`Synchronous` FULL) with the preloaded shim logging every WAL frame header, every write to the
+ * database file (a checkpoint) and every sync (bench/slow-fsync.c, SORTER_PAGELOG_FILE), and the
+ * reference client. Then it names the B-tree (table or index) of each page from SQLite's `dbstat`
+ * and prints, per item: the frames each B-tree wrote, the commits and syncs, and the 4 KB blocks
+ * of the WAL each sync dirtied (what the kernel writes: a block rewritten after a sync is written
+ * again), and the decision round trip the emulator measured (its REQUEST to its assignment), with
+ * every sync `--fsync-delay-ms` slower if asked. Checks that nothing was lost or duplicated. Last
+ * line: `WAL-PAGES {json}`.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runWcsClient } from '../examples/wcs-client';
+import Database from '../db/sqlite';
+import { commandLine, nonNegative } from '../lib/process/command-line';
+import { dist, parseServiceConfig, sleep, start, startTarget, writeBytes } from './processes';
+import { projectRoot } from '../lib/process/paths';
+import { byBtree, readPageLog } from './page-log';
+
+const args = commandLine('wal-pages', 'npm run wal-pages -- [options]   (docs/performance.md)', {
+  rate: { type: 'string', default: '30' },
+  seconds: { type: 'string', default: '6' },
+  'fsync-delay-ms': { type: 'string', default: '0' },
+  'service-config': { type: 'string' },
+});
+const rate = nonNegative('wal-pages', 'rate', args.rate);
+const seconds = nonNegative('wal-pages', 'seconds', args.seconds);
+const fsyncDelayMs = nonNegative('wal-pages', 'fsync-delay-ms', args['fsync-delay-ms']);
+const serviceConfig = parseServiceConfig('wal-pages', args['service-config']);
+if (rate === 0 || seconds === 0) {
+  console.error('wal-pages: --rate and --seconds take positive numbers (--help lists the options)');
+  process.exit(2);
+}
+
+async function main() {
+  const logFile = path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), `wal-pages-${process.pid}.log`);
+  fs.writeFileSync(logFile, '');
+  let emuLine = '';
+  const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', '60', '--start-when-connected', '1000'], {}, (l) => {
+    const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
+    return m ? Number(m[1]) : undefined;
+  }, (l) => l.startsWith('EMULATOR ') && (emuLine = l));
+  const emuExit = new Promise((r) => emu.proc.once('exit', r));
+  const t = await startTarget('service', emu.value, fsyncDelayMs, { serviceRoot: projectRoot, serviceConfig, env: { SORTER_PAGELOG_FILE: logFile } });
+  const client = runWcsClient({ base: t.base, loops: 4, timeOut: 1 });
+  // From before the first item (the database is made and migrated by then) to after the last.
+  await sleep(500);
+  const from = fs.statSync(logFile).size;
+  const written0 = writeBytes(t.proc.pid!);
+  const syncs0 = t.syncs!.total();
+  await emuExit;
+  await sleep(1000); // the last VERIFY handed out and its removal committed
+  const to = fs.statSync(logFile).size;
+  const written = writeBytes(t.proc.pid!) - written0;
+  const syncs = t.syncs!.total() - syncs0;
+  const wcs = await client.stop();
+  t.proc.kill('SIGTERM');
+  await new Promise((r) => t.proc.once('exit', r));
+  t.syncs!.dispose();
+
+  const emuStats = JSON.parse(emuLine.slice('EMULATOR '.length)) as Record<string, number>;
+  const db = new Database(path.join(t.home!, 'data/sorter.db'), { readonly: true });
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const owner = new Map((db.prepare('SELECT pageno, name FROM dbstat').all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]));
+  db.close();
+  const fd = fs.openSync(logFile, 'r');
+  const buf = Buffer.alloc(to - from);
+  fs.readSync(fd, buf, 0, buf.length, from);
+  fs.closeSync(fd);
+  fs.rmSync(logFile, { force: true });
+  fs.rmSync(t.home!, { recursive: true, force: true });
+  const log = readPageLog(buf.toString('latin1'), pageSize);
+
+  const items = emuStats.sorted_as_assigned;
+  const perItem = (n: number) => Math.round((n / items) * 100) / 100;
+  const frames = byBtree(log.frames, owner).map(([name, n]) => ({ btree: name, frames_per_item: perItem(n) }));
+  const copied = byBtree(log.copied, owner).map(([name, n]) => ({ btree: name, pages_per_item: perItem(n) }));
+  const lost = emuStats.inducted - wcs.verified.size;
+  const duplicates = wcs.duplicate_requests + wcs.duplicate_verifies;
+  const result = {
+    rate,
+    seconds,
+    fsync_delay_ms: fsyncDelayMs,
+    service_config: serviceConfig ?? null,
+    page_size: pageSize,
+    items,
+    lost,
+    duplicates,
+    commits_per_item: perItem(log.commits),
+    syncs_per_item: perItem(syncs),
+    wal_frames_per_item: perItem([...log.frames.values()].reduce((a, b) => a + b, 0)),
+    wal_kb_per_item_written: Math.round((([...log.frames.values()].reduce((a, b) => a + b, 0) * (24 + pageSize)) / 1024 / items) * 10) / 10,
+    wal_blocks_dirtied_per_item: perItem(log.walBlocks),
+    checkpoint_blocks_dirtied_per_item: perItem(log.dbBlocks),
+    process_kb_per_item: Math.round((written / 1024 / items) * 10) / 10,
+    decision_p50_ms: emuStats.decision_p50_ms ?? null,
+    decision_p99_ms: emuStats.decision_p99_ms ?? null,
+    frames,
+    checkpoint_pages: copied,
+  };
+  const out = process.stderr;
+  out.write(`${items} items at ${rate}/s, ${pageSize}-byte pages${fsyncDelayMs ? `, every sync ${fsyncDelayMs} ms slower` : ''}${serviceConfig ? `, ${JSON.stringify(serviceConfig)}` : ''}; decision p50 ${result.decision_p50_ms} ms, p99 ${result.decision_p99_ms} ms\n`);
+  out.write(`per item: ${result.commits_per_item} commits, ${result.syncs_per_item} syncs, ${result.wal_frames_per_item} WAL frames (${result.wal_kb_per_item_written} KB in write calls), ${result.wal_blocks_dirtied_per_item} WAL blocks of 4 KB dirtied between syncs, ${result.checkpoint_blocks_dirtied_per_item} by checkpoints; the process: ${result.process_kb_per_item} KB\n`);
+  out.write('WAL frames per item by B-tree:\n');
+  for (const f of frames) out.write(`  ${f.btree.padEnd(36)} ${f.frames_per_item.toFixed(2)}\n`);
+  out.write('pages copied back by checkpoints per item:\n');
+  for (const c of copied.slice(0, 8)) out.write(`  ${c.btree.padEnd(36)} ${c.pages_per_item.toFixed(2)}\n`);
+  console.log(`WAL-PAGES ${JSON.stringify(result)}`);
+  if (lost !== 0 || duplicates !== 0) {
+    out.write(`wal-pages: ${lost} items lost and ${duplicates} duplicates: the figures do not count\n`);
+    process.exit(1);
+  }
+}
+
+main().catch((err) => {
+  console.error(`wal-pages: ${(err as Error).message}`);
+  process.exit(1);
+});
