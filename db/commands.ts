@@ -78,7 +78,7 @@ export const durable: Record<keyof Transactional, boolean> = {
   setPeerSession: true,
   // An operator is told the dead letters are back in their queues.
   requeueDeadLetters: true,
-  // Lost: the message stays in its queue and is handed out again, marked as a possible duplicate.
+  // Lost: the message stays in its queue and is handed out again after the restart (attempts are counted in memory).
   deliver: false,
   // Lost: the message is back in its queue and dead-lettered again after its next unproven deliveries.
   deadLetter: false,
