@@ -61,7 +61,9 @@ interface OutboxRow {
 export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
   const delivered = db.prepare("SELECT type, destination, payload, received_at, delivered_at, client_address, attempt, read_proof, removed_reason FROM delivered_history WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')");
   const queued = db.prepare('SELECT type, destination, recirculation_count, received_at FROM sortation_queue WHERE track_id = ?');
-  const outbox = db.prepare("SELECT destination, client_address, created_at, fate, settled_at, reason FROM outbox_history WHERE track_id = ? AND kind = 'ASSIGNMENT'");
+  // Settled in outbox_history; still waiting for the sorter in the outbox (migrations/009).
+  const outbox = db.prepare(`SELECT destination, client_address, created_at, fate, settled_at, reason FROM outbox_history WHERE track_id = @t AND kind = 'ASSIGNMENT'
+    UNION ALL SELECT destination, client_address, created_at, 'Queued', NULL, NULL FROM outbox WHERE track_id = @t AND kind = 'ASSIGNMENT'`);
   const dead = db.prepare("SELECT type, destination, payload, received_at, dead_at, attempts, last_client_address FROM dead_letters WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')");
   return (trackId) => {
     const events: ItemEvent[] = [];
@@ -88,7 +90,7 @@ export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
       const who = r.last_client_address ?? 'a client';
       events.push({ Time: r.dead_at, Event: r.type === 'REQUEST' ? 'RequestDeadLettered' : 'VerifyDeadLettered', Text: `${r.type} moved to the dead letters: handed out ${r.attempts} times without proof of the read, last to ${who}`, Client: r.last_client_address, Attempt: r.attempts, RecirculationCount: rc });
     }
-    for (const r of outbox.all(trackId) as OutboxRow[]) {
+    for (const r of outbox.all({ t: trackId }) as OutboxRow[]) {
       events.push({ Time: r.created_at, Event: 'AssignmentPosted', Text: `assignment to ${r.destination} posted by ${r.client_address ?? 'a client'}`, Destination: r.destination, Client: r.client_address });
       if (r.fate === 'Acknowledged') events.push({ Time: r.settled_at!, Event: 'AssignmentAcknowledged', Text: `assignment to ${r.destination} acknowledged by the sorter`, Destination: r.destination });
       else if (r.fate === 'Dropped') events.push({ Time: r.settled_at!, Event: 'AssignmentDropped', Text: `assignment to ${r.destination} dropped, not sent: ${r.reason}`, Destination: r.destination, Reason: r.reason ?? '' });

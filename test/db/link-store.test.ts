@@ -1,5 +1,6 @@
 // The link store: the sorter's messages committed with their sequence numbers, and the sessions.
 import { createLinkStore } from '../../db/link-store';
+import { createOutboxStore } from '../../db/outbox-store';
 import { createQueueStore } from '../../db/queue-store';
 import { freshDb } from '../helpers/db';
 
@@ -32,5 +33,22 @@ describe('link store', () => {
     expect(links.session('PLC01')!.lastSeqIn).toBe(1);
     ctx.dispose();
   });
-});
 
+  it('an entry settled gets its outbox_history row then: dropped with its reason, or acknowledged; none while it waits', () => {
+    const ctx = freshDb();
+    const outbox = createOutboxStore(ctx.db);
+    const links = createLinkStore(ctx.db, createQueueStore(ctx.db));
+    const history = () => ctx.db.prepare('SELECT outbox_id, track_id, barcode, client_address, fate, reason FROM outbox_history ORDER BY outbox_id').all();
+    const late = outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: 'L', Barcode: 'BL', Destination: 'D1' } }, '10.0.0.7', 'T0');
+    const acked = outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: 'A', Barcode: 'BA', Destination: 'D2' } }, '10.0.0.7', 'T1');
+    expect(history()).toEqual([]);
+    links.drop(outbox.peek(1)[0], 'time to live passed', 'T9');
+    outbox.remove(acked);
+    expect(history()).toEqual([
+      { outbox_id: late, track_id: 'L', barcode: 'BL', client_address: '10.0.0.7', fate: 'Dropped', reason: 'time to live passed' },
+      { outbox_id: acked, track_id: 'A', barcode: 'BA', client_address: '10.0.0.7', fate: 'Acknowledged', reason: null },
+    ]);
+    expect(outbox.depth()).toBe(0);
+    ctx.dispose();
+  });
+});

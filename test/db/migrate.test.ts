@@ -73,4 +73,23 @@ describe('migrations', () => {
     fs.rmSync(dir, { recursive: true });
     fs.rmSync(upTo3, { recursive: true });
   });
+
+  it("009: an assignment waiting at the upgrade loses its 'Queued' history row and gets its row when the sorter acknowledges it", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mig-'));
+    for (const m of readMigrations(defaultMigrationsDir).filter((m) => m.version <= 8)) fs.writeFileSync(path.join(dir, m.name), m.sql);
+    const db = new Database(':memory:');
+    migrate(db, dir);
+    const add = db.prepare("INSERT INTO outbox (kind, track_id, barcode, destination, client_address, created_at) VALUES ('ASSIGNMENT', ?, 'B', 'D1', NULL, 'T')");
+    const settled = Number(add.run('S').lastInsertRowid);
+    const waiting = Number(add.run('W').lastInsertRowid);
+    db.prepare('DELETE FROM outbox WHERE id = ?').run(settled);
+    const history = () => db.prepare('SELECT outbox_id, fate FROM outbox_history ORDER BY outbox_id').all();
+    expect(history()).toEqual([{ outbox_id: settled, fate: 'Acknowledged' }, { outbox_id: waiting, fate: 'Queued' }]);
+    migrate(db, defaultMigrationsDir);
+    expect(history()).toEqual([{ outbox_id: settled, fate: 'Acknowledged' }]);
+    db.prepare('DELETE FROM outbox WHERE id = ?').run(waiting);
+    expect(history()).toEqual([{ outbox_id: settled, fate: 'Acknowledged' }, { outbox_id: waiting, fate: 'Acknowledged' }]);
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 });

@@ -30,8 +30,9 @@ function recorded(dir: string) {
     requests: kept('REQUEST'),
     verifies: kept('VERIFY'),
     scans: n('SELECT count(*) FROM destination_queue') + n("SELECT count(*) FROM delivered_history WHERE type = 'SCAN'"),
-    assignments: n("SELECT count(*) FROM outbox_history WHERE kind = 'ASSIGNMENT'"),
-    settings: n("SELECT count(*) FROM outbox_history WHERE kind = 'DESTINATION'"),
+    // Waiting for the sorter in the outbox, settled in outbox_history (migrations/009).
+    assignments: n("SELECT count(*) FROM outbox WHERE kind = 'ASSIGNMENT'") + n("SELECT count(*) FROM outbox_history WHERE kind = 'ASSIGNMENT'"),
+    settings: n("SELECT count(*) FROM outbox WHERE kind = 'DESTINATION'") + n("SELECT count(*) FROM outbox_history WHERE kind = 'DESTINATION'"),
     delivered: n('SELECT count(*) FROM delivered_history'),
     integrity: db.prepare('PRAGMA integrity_check').pluck().get() as string,
   };
