@@ -26,7 +26,7 @@ export async function postAssignment(deps: AssignmentDeps, event: AssignmentEven
   deps.deliveries.answered(event.body.TrackID);
   const assignment: Assignment = { TrackID: event.body.TrackID, Destination: event.body.Destination, Barcode: event.body.Barcode ?? '' };
   const result = await forward(deps, { kind: 'ASSIGNMENT', body: assignment }, event.clientAddress, []);
-  if (result.kind === 'ok') deps.decisions.assigned(assignment.TrackID);
+  if (result.kind === 'ok' && result.status === 200) deps.decisions.assigned(assignment.TrackID);
   return result;
 }
 

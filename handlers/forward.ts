@@ -26,10 +26,14 @@ export interface DefaultApplied {
  * Forward a normalised message to the sorter: committed to the outbox before the answer, so an
  * acknowledged message survives a crash; in test mode nothing is written or sent. If the storage
  * cannot start the write within CommitTimeoutMs (an operator's lock, a stalled disk) or fails,
- * the answer is 503 and nothing was written: the client sends it again.
+ * the answer is 503 and nothing was written: the client sends it again. A message the sorter's
+ * telegram layout cannot carry (a value wider than its field there) is answered 400 naming the
+ * field, and nothing is written: it could never be sent.
  */
 export async function forward(deps: ForwardDeps, message: OutboundMessage, clientAddress: string | null, defaults: DefaultApplied[]): Promise<HandlerResult> {
   if (deps.testMode) return ok({ Accepted: true, Delivery: 'NotSent', OutboxID: null, Message: message.body, DefaultsApplied: defaults });
+  const refused = deps.link.refuses(message);
+  if (refused) return ok({ statusCode: 400, error: 'Bad Request', message: refused }, 400);
   const createdAt = deps.clock().toISOString();
   const added = await deps.outbox.add(message, clientAddress, createdAt, { cancelAfterMs: deps.settings.CommitTimeoutMs });
   if (!added.written) return unavailable(`not accepted, nothing was written, send it again: ${added.reason}`);

@@ -13,7 +13,7 @@ import { createServer } from './http/server';
 import { createService } from './service';
 import { SystemdNotifier } from './process/systemd';
 import { LayoutError } from './telegram/layout-load';
-import { sorterLayout } from './telegram/site-layout';
+import { narrowerThanContract, sorterLayout } from './telegram/site-layout';
 
 /** Exit with `code` and one line on stderr when `run` throws one of `errors` (config, a second instance). */
 function orExit<T>(run: () => T, errors: Array<new (...a: never[]) => Error>, code: number): T {
@@ -43,6 +43,7 @@ async function main(argv: string[]): Promise<void> {
   const out = stdoutDestination();
   const log = createLogger(config.LogLevel, out.stream);
   if (newHome) log.warn({ home }, `the service home ${home} did not exist or was empty: starting with a new, empty home (no config.json: all defaults; check SORTER_HOME)`);
+  for (const line of narrowerThanContract(layout)) log.warn({ layout: layout.name }, line);
   const manifest = loadManifest();
   // Checked before anything is touched (the test database re-seeded, the sorter connected).
   const unusable = await preflight(home, config);

@@ -2,7 +2,7 @@
 // status for GET /status and the dashboard, and the link of test mode. Apart from the TCP client
 // (sorter-link.ts) so that handlers and checks depend on this shape, not on sockets.
 import type { OutboxEntry } from '../../db/outbox-store';
-import type { DeliveryState } from '../../model/messages';
+import type { DeliveryState, OutboundMessage } from '../../model/messages';
 import type { SessionCounters } from './session-port';
 
 /** What GET /status shows of the link to the sorter. */
@@ -30,6 +30,12 @@ export interface SorterLink {
   recentTelegrams(): TelegramSeen[];
   /** A new outbox entry is committed: send what the link can now. Says how that entry travels. */
   offer(entry: OutboxEntry): DeliveryState;
+  /**
+   * Why the sorter's layout cannot carry `message` (a value wider than its field there, a value its
+   * enum has no code for, a telegram type it lacks), or null: asked before a POST is committed, so
+   * that the WCS gets a 400 naming the field instead of a 200 for an entry dropped at sending.
+   */
+  refuses(message: OutboundMessage): string | null;
   stop(): Promise<void>;
 }
 
@@ -46,6 +52,7 @@ export function offlineLink(address: string | null): SorterLink {
     }),
     recentTelegrams: () => [],
     offer: () => 'Queued',
+    refuses: () => null,
     stop: async () => {},
   };
 }

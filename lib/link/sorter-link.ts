@@ -7,7 +7,7 @@ import type { SorterSettings } from '../process/config';
 import { ThrottledLog } from '../process/log-throttle';
 import { Recent } from './recent';
 import type { Logger } from '../process/logger';
-import type { DeliveryState } from '../../model/messages';
+import type { DeliveryState, OutboundMessage } from '../../model/messages';
 import type { TelegramType } from '../telegram/codec';
 import { type TelegramWire, defaultWire } from '../telegram/wire';
 import type { TrafficLogWriter } from './traffic-log';
@@ -134,6 +134,10 @@ export class TcpSorterLink implements SorterLink {
     this.feed.offer(entry, this.session.connected);
     this.session.pump();
     return this.session.inFlightRef(seqOfOutboxId(entry.id, this.wire.maxSequence))?.id === entry.id ? 'Sent' : 'Queued';
+  }
+
+  refuses(message: OutboundMessage): string | null {
+    return this.wire.refusal(message);
   }
 
   async stop(): Promise<void> {

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { SorterSettings } from '../process/config';
 import { LayoutError, loadLayout } from './layout-load';
+import { FieldWidth } from './fields';
 import { type Layout, charsetPattern } from './layout-table';
 import { LAYOUTS_DIR, TelegramWire } from './wire';
 
@@ -32,4 +33,24 @@ export function sorterLayout(home: string, s: Pick<SorterSettings, 'Layout' | 'N
   if (s.Window >= repeatWindow) problems.push(`Sorter.Window ${s.Window} must be below ${repeatWindow}, half the layout's sequence numbers (1-${layout.sequence.last})`);
   if (problems.length > 0) throw new LayoutError(`${file} (Sorter.Layout)`, problems);
   return layout;
+}
+
+/**
+ * The fields of the layout's assignment and destination settings telegrams that take less than
+ * the HTTP contract lets a WCS send (a text narrower than its width in docs/http-api.md, a
+ * number for a text): one line each, logged at start-up. Such values are answered 400 naming the
+ * field (TelegramWire.refusal), never written and then dropped.
+ */
+export function narrowerThanContract(layout: Layout): string[] {
+  const lines: string[] = [];
+  for (const type of ['ASGN', 'DSET'] as const) {
+    for (const f of layout.telegrams.get(type)?.fields ?? []) {
+      if (!f.maps || !(f.maps in FieldWidth)) continue;
+      const contract = FieldWidth[f.maps as keyof typeof FieldWidth];
+      if (f.kind === 'text' && f.width >= contract) continue;
+      const takes = f.kind === 'text' ? `${f.width} characters` : `a ${f.kind} field of ${f.width} bytes`;
+      lines.push(`layout ${layout.name}: ${type} carries "${f.maps}" in ${f.name}, ${takes}, where the HTTP contract allows ${contract} characters: a POST with a value that does not fit is answered 400`);
+    }
+  }
+  return lines;
 }

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { projectRoot } from '../process/paths';
 import type { Decoded } from './decoder';
-import { NakReason, type Telegram, type TelegramType } from './codec';
+import { NakReason, type Telegram, TelegramError, type TelegramType } from './codec';
 import type { LogicalType } from './contract';
 import { loadLayout } from './layout-load';
 import type { Field, Layout } from './layout-table';
@@ -191,6 +191,23 @@ export class TelegramWire {
   outboundData(m: OutboundMessage): { type: TelegramType; data: string } {
     const { type, data } = outboundData(this.codec, m);
     return { type: type as TelegramType, data: str(data) };
+  }
+
+  /**
+   * Why this layout cannot carry an assignment or destination settings, naming the message's field
+   * and the layout's (`"Destination" does not fit ...`), or null if it can.
+   */
+  refusal(m: OutboundMessage): string | null {
+    try {
+      outboundData(this.codec, m);
+      return null;
+    } catch (err) {
+      if (!(err instanceof TelegramError)) throw err;
+      const type: LogicalType = m.kind === 'ASSIGNMENT' ? 'ASGN' : 'DSET';
+      const field = this.layout.telegrams.get(type)?.fields.find((f) => f.name === err.field);
+      const what = field?.maps ? `"${field.maps}" does not fit` : `${m.kind === 'ASSIGNMENT' ? 'an assignment' : 'destination settings'} do not fit`;
+      return `${what} the sorter's telegram layout ${this.layout.name}: its ${err.field} takes ${err.expected}, got ${JSON.stringify(err.value)}`;
+    }
   }
 
   /** The fields of the type a content's header names (for writing it readably), if it reads. */

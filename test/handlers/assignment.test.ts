@@ -29,6 +29,16 @@ describe('postAssignment', () => {
     expect(result).toEqual({ kind: 'unavailable', retryAfterSeconds: 1, reason: expect.stringMatching(/^not accepted, nothing was written, send it again: addToOutbox not written/) });
   });
 
+  it("a value the sorter's layout cannot carry: 400 naming the field, nothing written, no decision", async () => {
+    const outbox = fakeOutbox();
+    const { answeredDeps, assigned, decisions } = answers();
+    const why = '"Destination" does not fit the sorter\'s telegram layout site: its DEST takes at most 4 characters, got "CHUTE-15"';
+    const result = await postAssignment({ testMode: false, outbox, link: link('Queued', why), clock, settings, deliveries: answeredDeps, decisions }, { body: { TrackID: '1', Destination: 'CHUTE-15' }, clientAddress: null });
+    expect(result).toEqual({ kind: 'ok', status: 400, body: { statusCode: 400, error: 'Bad Request', message: why } });
+    expect(outbox.added).toHaveLength(0);
+    expect(assigned).toEqual([]);
+  });
+
   it('test mode: acknowledges and writes nothing', async () => {
     const outbox = fakeOutbox();
     const a = answers();

@@ -17,10 +17,12 @@ export function fakeOutbox(refuse?: string): Pick<ServiceStores['outbox'], 'add'
   };
 }
 
-export const link = (delivery: 'Sent' | 'Queued'): SorterLink => ({
+/** A link that says how an entry travels, and (`refusal`) what its layout cannot carry. */
+export const link = (delivery: 'Sent' | 'Queued', refusal: string | null = null): SorterLink => ({
   status: () => ({ Connected: delivery === 'Sent', Address: 'plc:2000', Since: null, LastTelegramIn: null, LastTelegramOut: null }),
   recentTelegrams: () => [],
   offer: () => delivery,
+  refuses: () => refusal,
   stop: async () => {},
 });
 export const clock = () => new Date('2026-11-21T12:00:00.000Z');

@@ -2,8 +2,8 @@
 // rest of the sorter's settings, every problem named.
 import fs from 'node:fs';
 import path from 'node:path';
-import { LayoutError } from '../../../lib/telegram/layout-load';
-import { layoutFile, sorterLayout } from '../../../lib/telegram/site-layout';
+import { LayoutError, checkLayout } from '../../../lib/telegram/layout-load';
+import { layoutFile, narrowerThanContract, sorterLayout } from '../../../lib/telegram/site-layout';
 import { LAYOUTS_DIR } from '../../../lib/telegram/wire';
 import { removeHome, tempHome } from '../../helpers/home';
 
@@ -56,5 +56,14 @@ describe('Sorter.Layout', () => {
     home = tempHome({ 'plc.json': layout });
     expect(() => sorterLayout(home, { ...settings, Layout: 'plc.json' })).toThrow(LayoutError);
     expect(() => sorterLayout(home, { ...settings, Layout: 'plc.json' })).toThrow(/REQU field "Barcode" at offset 31 leaves bytes 30-30 described by no field[\s\S]*REQU field "InductLocation" at offset 78 overlaps[\s\S]*REQU field "Extra" maps "Colour", which InductDto does not have/);
+  });
+
+  it('names the outgoing fields narrower than the HTTP contract (logged at start-up): none in the shipped layouts', () => {
+    home = tempHome();
+    for (const name of ['v1', 'ewm-mfs', 's7-raw']) expect(narrowerThanContract(sorterLayout(home, { ...settings, Layout: name }))).toEqual([]);
+    const site = shipped('v1');
+    site.Telegrams.find((t: { Type: string }) => t.Type === 'ASGN').Fields.find((f: { Maps?: string }) => f.Maps === 'Destination').Width = 4;
+    const { layout } = checkLayout(site);
+    expect(narrowerThanContract(layout!)).toEqual([`layout ${layout!.name}: ASGN carries "Destination" in Destination, 4 characters, where the HTTP contract allows 12 characters: a POST with a value that does not fit is answered 400`]);
   });
 });
