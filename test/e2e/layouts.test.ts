@@ -116,4 +116,23 @@ describe('a layout that cannot be used', () => {
     expect(run.status).toBe(78);
     expect(run.stderr).toMatch(/--layout no-such-layout: Sorter.Layout "no-such-layout" is not a usable layout:\n {2}- names no layout file: looked for /);
   });
+
+  it("a site layout with a narrower destination: said at start-up, and a POST that does not fit it is a 400 with nothing written", async () => {
+    const layout = JSON.parse(fs.readFileSync(path.join(LAYOUTS, 'v1.json'), 'utf8'));
+    layout.Name = 'site-narrow';
+    layout.Telegrams.find((t: { Type: string }) => t.Type === 'ASGN').Fields.find((f: { Maps?: string }) => f.Maps === 'Destination').Width = 4;
+    const home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: await freePort(), Layout: 'site-layout.json' } }, 'site-layout.json': layout });
+    const svc = await startServiceProcess(home);
+    try {
+      expect(svc.logs.map((l) => l.msg)).toContain('layout site-narrow: ASGN carries "Destination" in Destination, 4 characters, where the HTTP contract allows 12 characters: a POST with a value that does not fit is answered 400');
+      const refused = await call(svc.base, 'POST', '/sortation', { TrackID: '0004711', Destination: 'CHUTE-15' });
+      expect([refused.status, refused.json.message]).toEqual([400, '"Destination" does not fit the sorter\'s telegram layout site-narrow: its Destination takes at most 4 characters, got "CHUTE-15"']);
+      const taken = await call(svc.base, 'POST', '/sortation', { TrackID: '0004711', Destination: 'D015' });
+      expect(taken.status).toBe(200);
+      expect((await call(svc.base, 'GET', '/status')).json.Outbox.Depth).toBe(1); // only the one that fits
+    } finally {
+      await svc.stop();
+      removeHome(home);
+    }
+  });
 });
