@@ -42,8 +42,9 @@ export async function housekeeping(deps: HousekeepingDeps): Promise<HandlerResul
     const n = await deps.history.purgeDeliveredBefore(cutoff, PURGE_CHUNK_ROWS);
     purged += n;
     chunks += 1;
-    // Less than a chunk from each table: nothing older is left.
-    if (n < PURGE_CHUNK_ROWS) break;
+    // Nothing purged: nothing older is left. (Not "less than a chunk": a chunk is the oldest rows
+    // by id, and an assignment posted before the cutoff but settled after it stays among them.)
+    if (n === 0) break;
     // As long again as the chunk took (a slow disk), and never less than the pause.
     await new Promise((r) => setTimeout(r, Math.max(PURGE_PAUSE_MS, Date.now() - t)));
   }

@@ -43,8 +43,8 @@ describe('housekeeping', () => {
         checkpoint: async (mode?: 'TRUNCATE' | 'RESTART', waitMs?: number) => (waits.push(waitMs), store.checkpoint(mode, waitMs)),
       };
       const result = await housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent') });
-      expect(chunks).toEqual([2 * PURGE_CHUNK_ROWS, 1.2 * PURGE_CHUNK_ROWS, 0.5 * PURGE_CHUNK_ROWS]);
-      expect(result).toMatchObject({ body: { PurgedHistoryRows: 3.7 * PURGE_CHUNK_ROWS, Chunks: 3, Cutoff: '2026-11-14T12:00:00.000Z', Checkpoint: { busy: false } } });
+      expect(chunks).toEqual([2 * PURGE_CHUNK_ROWS, 1.2 * PURGE_CHUNK_ROWS, 0.5 * PURGE_CHUNK_ROWS, 0]);
+      expect(result).toMatchObject({ body: { PurgedHistoryRows: 3.7 * PURGE_CHUNK_ROWS, Chunks: 4, Cutoff: '2026-11-14T12:00:00.000Z', Checkpoint: { busy: false } } });
       expect(ctx.db.prepare('SELECT delivered_at, count(*) AS n FROM delivered_history GROUP BY 1').all()).toEqual([{ delivered_at: KEPT, n: 10 }]);
       expect(ctx.db.prepare('SELECT created_at, settled_at, count(*) AS n FROM outbox_history GROUP BY 1, 2 ORDER BY 1, 2').all()).toEqual([
         { created_at: OLD, settled_at: null, n: 1 },
@@ -52,6 +52,21 @@ describe('housekeeping', () => {
         { created_at: KEPT, settled_at: KEPT, n: 5 },
       ]);
       expect(waits).toEqual([100]);
+    } finally {
+      ctx.dispose();
+    }
+  });
+
+  it('goes on past an assignment posted before the cutoff and settled after it, which stays among the oldest rows', async () => {
+    const ctx = freshDb();
+    try {
+      // The late one first by id, then 2.5 chunks of old settled assignments.
+      fill(ctx.db, [], [[OLD, KEPT, 1], [OLD, OLD, 2.5 * PURGE_CHUNK_ROWS]]);
+      const store = createHistoryStore(ctx.db);
+      const history = { purgeDeliveredBefore: async (c: string, l: number) => store.purgeDeliveredBefore(c, l), checkpoint: async (m?: 'TRUNCATE' | 'RESTART', w?: number) => store.checkpoint(m, w) };
+      const result = await housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent') });
+      expect(result).toMatchObject({ body: { PurgedHistoryRows: 2.5 * PURGE_CHUNK_ROWS } });
+      expect(ctx.db.prepare('SELECT created_at, settled_at FROM outbox_history').all()).toEqual([{ created_at: OLD, settled_at: KEPT }]);
     } finally {
       ctx.dispose();
     }
