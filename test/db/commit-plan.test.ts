@@ -21,13 +21,23 @@ describe('planTransaction', () => {
     expect(planTransaction(held, HOLD_MS)).toEqual({ batch: held, rest: [], synced: false });
   });
 
-  it('a telegram or a POST waits WINDOW_MS for company, then goes ahead of the held writes, synced', () => {
+  it('a telegram waits WINDOW_MS for company, then goes ahead of the held writes, synced', () => {
     const held = delivered('A', 0);
-    const post = cmd('addToOutbox', 10);
-    expect(planTransaction([held, post], 10 + WINDOW_MS - 1)).toBeNull();
-    expect(wakeAt([held, post])).toBe(10 + WINDOW_MS);
-    const plan = planTransaction([held, post], 10 + WINDOW_MS)!;
-    expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({ batch: [post.seq], rest: [held.seq], synced: true });
+    const telegram = accept('B', 10);
+    expect(planTransaction([held, telegram], 10 + WINDOW_MS - 1)).toBeNull();
+    expect(wakeAt([held, telegram])).toBe(10 + WINDOW_MS);
+    const plan = planTransaction([held, telegram], 10 + WINDOW_MS)!;
+    expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({ batch: [telegram.seq], rest: [held.seq], synced: true });
+  });
+
+  it('a POST waits for nothing (its WCS waits for the answer): it goes at once, with the telegrams in their window', () => {
+    const held = delivered('A', 0);
+    const telegram = accept('B', 10);
+    const post = cmd('addToOutbox', 12);
+    expect(seqs(planTransaction([held, post], 0 + 12)!.batch)).toEqual([post.seq]);
+    const plan = planTransaction([held, telegram, post], 12)!;
+    expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({ batch: [telegram.seq, post.seq], rest: [held.seq], synced: true });
+    expect(wakeAt([held, telegram, post])).toBe(10);
   });
 
   it('held writes past HOLD_MS ride with the next synced commit, in order', () => {
@@ -58,7 +68,7 @@ describe('planTransaction', () => {
 
 describe('wakeAt', () => {
   it('a durable write in its window sets the time, even when a held write is due earlier (no busy wait)', () => {
-    expect(wakeAt([delivered('A', 0), cmd('addToOutbox', HOLD_MS)])).toBe(HOLD_MS + WINDOW_MS);
+    expect(wakeAt([delivered('A', 0), accept('B', HOLD_MS)])).toBe(HOLD_MS + WINDOW_MS);
     expect(wakeAt([])).toBe(Infinity);
   });
 
@@ -68,10 +78,10 @@ describe('wakeAt', () => {
     expect(planTransaction(held, HOLD_MS, false, timing)).toBeNull();
     expect(wakeAt(held, timing)).toBe(400);
     expect(planTransaction(held, 400, false, timing)).toEqual({ batch: held, rest: [], synced: false });
-    const post = [cmd('addToOutbox', 0)];
-    expect(planTransaction(post, WINDOW_MS, false, timing)).toBeNull();
-    expect(wakeAt(post, timing)).toBe(30);
-    expect(planTransaction(post, 30, false, timing)).toEqual({ batch: post, rest: [], synced: true });
-    expect(planTransaction(post, 0, false, { windowMs: 0, holdMs: 0 })).toEqual({ batch: post, rest: [], synced: true });
+    const telegram = [accept('B', 0)];
+    expect(planTransaction(telegram, WINDOW_MS, false, timing)).toBeNull();
+    expect(wakeAt(telegram, timing)).toBe(30);
+    expect(planTransaction(telegram, 30, false, timing)).toEqual({ batch: telegram, rest: [], synced: true });
+    expect(planTransaction(telegram, 0, false, { windowMs: 0, holdMs: 0 })).toEqual({ batch: telegram, rest: [], synced: true });
   });
 });
