@@ -1,0 +1,169 @@
+// The benchmark's report (npm run bench, docs/performance.md): what one run measured, printed as a
+// table and summary lines, and the `BENCH {json}` line; the correctness check over every step.
+import { type Target, describeTarget } from './processes';
+import type { PurgeWay } from './scale';
+import type { StepResult } from './step';
+
+/** One target's figures: at 50 items/s, and its ramp up to the first rate it did not sustain. */
+export interface TargetResult {
+  ramp: StepResult[];
+  max: number;
+  at50: StepResult;
+  atMax?: StepResult;
+  brokeDown: boolean;
+}
+/** Slow storage: an SD card at 50 items/s, the ramp with every sync 5 ms slower, a 10 s write lock. */
+export interface StorageResult {
+  slow20?: StepResult;
+  slow5: { max: number | null; ramp: StepResult[] };
+  lock?: StepResult;
+}
+export type PurgeResult = { rows: number; fsyncDelayMs: number; one: PurgeWay; chunks: PurgeWay };
+export interface ScaleResult {
+  popEmpty: number;
+  popFull: number;
+  seed: { seconds: number; maxRssMb: number; rows: number };
+}
+/** Everything one run measured. */
+export interface Measured {
+  results: Record<string, TargetResult>;
+  site?: StepResult;
+  storage: StorageResult;
+  purge?: PurgeResult;
+  scale: ScaleResult;
+}
+
+/** What the report needs of the run's plan and flags. */
+export interface ReportContext {
+  quick: boolean;
+  scaleRows: number;
+  siteRate: number | null;
+  fsyncDelayMs: number;
+  serviceConfig: Record<string, unknown> | undefined;
+}
+
+/** The storage the projection is for: a 32 GB industrial eMMC rated for 100 TB written (its data sheet's TBW). */
+const EMMC = { label: '32 GB eMMC rated 100 TB written', ratedBytes: 100e12 };
+
+/** What `perItem` (KB an item) comes to in a day at `rate` items/s around the clock, GB (10^9 bytes, as TBW ratings count). */
+const gbPerDay = (kbPerItem: number | null, rate: number) => (kbPerItem === null || Number.isNaN(kbPerItem) ? null : Math.round(((kbPerItem * 1024 * rate * 86_400) / 1e9) * 10) / 10);
+/** Years until `ratedBytes` are written at `gb` a day. */
+const yearsOfLife = (gb: number | null, ratedBytes: number) => (gb === null || gb === 0 ? null : Math.round((ratedBytes / (gb * 1e9) / 365.25) * 10) / 10);
+
+/** Items lost and duplicated in every step, and whether the purge removed exactly what was older than its cutoff. */
+export function correctness({ results, site, storage, purge }: Measured, siteRate: number | null) {
+  const all = [...Object.values(results).flatMap((r) => [r.at50, ...r.ramp]), ...(site && siteRate !== 50 ? [site] : []), ...(storage.slow20 ? [storage.slow20] : []), ...storage.slow5.ramp, ...(storage.lock ? [storage.lock] : [])];
+  const purgeWays = purge ? [purge.one, purge.chunks] : [];
+  const lost = all.reduce((s, r) => s + r.lost, 0) + purgeWays.reduce((s, w) => s + w.lost, 0);
+  const duplicated = all.reduce((s, r) => s + r.duplicated, 0) + purgeWays.reduce((s, w) => s + w.duplicated, 0);
+  const purgeWrong = purgeWays.some((w) => w.olderLeft !== 0 || w.purged !== purge!.one.purged || w.kept !== purge!.rows - purge!.one.purged);
+  return { lost, duplicated, purgeWrong };
+}
+
+const ratio = (a: number | null | undefined, b: number | null | undefined) => (a != null && b != null && b !== 0 ? Math.round((a / b) * 100) / 100 : null);
+
+/** What a site's storage sees in a day at its rate, and how long the eMMC lasts at that. */
+function siteWear(site: StepResult | undefined, siteRate: number | null) {
+  const processGb = site && siteRate !== null ? gbPerDay(site.diskKbPerCycle, siteRate) : null;
+  const deviceGb = site && siteRate !== null ? gbPerDay(site.deviceKbPerCycle, siteRate) : null;
+  return { processGb, deviceGb, years: yearsOfLife(deviceGb ?? processGb, EMMC.ratedBytes), yearsByProcess: yearsOfLife(processGb, EMMC.ratedBytes) };
+}
+
+/** The table per target and the summary lines, on stdout. */
+export function printReport(m: Measured, c: ReportContext, started: number): void {
+  const { results, site, storage, purge, scale: sc } = m;
+  const { siteRate } = c;
+  const { slow20, slow5, lock } = storage;
+  console.log('\n| target | max sustained cycles/s | decision p50/p99 ms @50/s | wake p50/p99 ms @50/s | decision p99 ms @max | CPU µs/cycle @max (target/emulator/client) | disk KB/cycle @50/s (process / device) | device writes/cycle @50/s | syncs/cycle @50/s | peak RSS MB |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const [target, r] of Object.entries(results)) {
+    console.log(`| ${describeTarget[target as Target]} | ${r.max.toFixed(0)} | ${r.at50.decisionP50} / ${r.at50.decisionP99} | ${r.at50.wakeP50} / ${r.at50.wakeP99} | ${r.atMax?.decisionP99 ?? '-'} | ${r.atMax ? `${r.atMax.cpuUsPerCycle.target} / ${r.atMax.cpuUsPerCycle.emulator} / ${r.atMax.cpuUsPerCycle.client}` : '-'} | ${r.at50.diskKbPerCycle} / ${r.at50.deviceKbPerCycle ?? '-'} | ${r.at50.deviceWritesPerCycle ?? '-'} | ${r.at50.syncsPerCycle ?? '-'} | ${Math.max(...[r.at50, ...r.ramp].map((x) => x.rssMb))} |`);
+  }
+  const wear = siteWear(site, siteRate);
+  if (site && siteRate !== null) {
+    console.log(`\nsite at ${siteRate} items/s around the clock: ${site.diskKbPerCycle} KB/item from the process, ${site.deviceKbPerCycle ?? '-'} KB and ${site.deviceWritesPerCycle ?? '-'} writes/item at the device, ${site.syncsPerCycle} syncs/item: ${wear.processGb} GB a day from the process, ${wear.deviceGb ?? '-'} GB at the device; a ${EMMC.label} lasts about ${wear.years} years by the device's figure, ${wear.yearsByProcess} by the process's (its own write amplification not counted; the device's figure counts every process writing to that disk)`);
+  }
+  if (slow20) {
+    console.log(`\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`);
+    if (slow5.max !== null) console.log(`fsync +5 ms: max sustained ${slow5.max} cycles/s`);
+    if (lock) console.log(`10 s write lock at 50/s: /status p99 ${lock.statusP99Ms} ms, reconnects ${lock.reconnects}, late ${lock.late}, rejected ${lock.rejected}`);
+  }
+  if (purge) {
+    const { one, chunks } = purge;
+    console.log(`history purge, ${chunks.purged.toLocaleString('en')} rows, fsync +${purge.fsyncDelayMs} ms: a sorter message's commit p50/p99/max ${chunks.commitP50Ms} / ${chunks.commitP99Ms} / ${chunks.commitMaxMs} ms in chunks (${chunks.seconds} s; ${chunks.commitP99BeforeMs} ms p99 before), ${one.commitP50Ms} / ${one.commitP99Ms} / ${one.commitMaxMs} ms as one transaction (${one.seconds} s): max ${ratio(one.commitMaxMs, chunks.commitMaxMs)}x lower`);
+  }
+  const base = results.baseline;
+  const svc = results.service;
+  const { lost, duplicated } = correctness(m, siteRate);
+  console.log(`\nservice vs baseline: throughput ${ratio(svc.max, base.max)}x${base.brokeDown ? '' : ' (the baseline did not break down: an upper bound)'}, wake p99 ${ratio(svc.at50.wakeP99, base.at50.wakeP99)}x, decision p99 @50/s +${svc.at50.decisionP99 != null && base.at50.decisionP99 != null ? (svc.at50.decisionP99 - base.at50.decisionP99).toFixed(2) : '?'} ms`);
+  console.log(`pop at ${c.scaleRows.toLocaleString('en')} queued vs ~empty: ${ratio(sc.popFull, sc.popEmpty)}x; seeding ${sc.seed.rows.toLocaleString('en')} rows ${sc.seed.seconds.toFixed(1)} s (peak ${sc.seed.maxRssMb.toFixed(0)} MB)`);
+  console.log(`correctness: lost ${lost}, duplicated ${duplicated}; ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+/** The `BENCH {json}` line's fields (docs/performance.md, "Reproduce"). */
+export function benchLine(m: Measured, c: ReportContext): Record<string, unknown> {
+  const { results, site, storage, purge, scale: sc } = m;
+  const { quick, siteRate, fsyncDelayMs, serviceConfig } = c;
+  const { slow20, slow5, lock } = storage;
+  const base = results.baseline;
+  const svc = results.service;
+  const wear = siteWear(site, siteRate);
+  const { lost, duplicated } = correctness(m, siteRate);
+  return {
+    quick,
+    items_per_s: Math.round(svc.max),
+    baseline_items_per_s: Math.round(base.max),
+    wake_p50_ms: svc.at50.wakeP50,
+    wake_p99_ms: svc.at50.wakeP99,
+    baseline_wake_p99_ms: base.at50.wakeP99,
+    decision_p99_ms_at_50: svc.at50.decisionP99,
+    disk_kb_per_item_at_50: svc.at50.diskKbPerCycle,
+    device_kb_per_item_at_50: svc.at50.deviceKbPerCycle,
+    device_writes_per_item_at_50: svc.at50.deviceWritesPerCycle,
+    syncs_per_item_at_50: svc.at50.syncsPerCycle,
+    site_rate: siteRate,
+    site_disk_kb_per_item: site?.diskKbPerCycle ?? null,
+    site_device_kb_per_item: site?.deviceKbPerCycle ?? null,
+    site_device_writes_per_item: site?.deviceWritesPerCycle ?? null,
+    site_syncs_per_item: site?.syncsPerCycle ?? null,
+    site_decision_p99_ms: site?.decisionP99 ?? null,
+    site_process_gb_per_day: wear.processGb,
+    site_device_gb_per_day: wear.deviceGb,
+    site_emmc_32gb_100tbw_years: wear.years,
+    site_emmc_32gb_100tbw_years_by_process: wear.yearsByProcess,
+    baseline_decision_p99_ms_at_50: base.at50.decisionP99,
+    decision_p99_ms_at_max: svc.atMax?.decisionP99 ?? null,
+    pop_1m_vs_empty: ratio(sc.popFull, sc.popEmpty),
+    pop_rows: c.scaleRows,
+    seed_1m_s: Math.round(sc.seed.seconds * 100) / 100,
+    seed_rows: sc.seed.rows,
+    seed_peak_rss_mb: Math.round(sc.seed.maxRssMb),
+    rss_mb: Math.max(...[svc.at50, ...svc.ramp].map((x) => x.rssMb)),
+    lost,
+    duplicated,
+    durability: 'FULL+group-commit',
+    fsync_delay_ms: fsyncDelayMs,
+    service_config: serviceConfig ?? null,
+    slow_disk_decision_p99_ms: slow20?.decisionP99 ?? null,
+    slow_disk_decision_p50_ms: slow20?.decisionP50 ?? null,
+    slow_disk_late: slow20?.late ?? null,
+    slow_disk_disk_kb_per_item: slow20?.diskKbPerCycle ?? null,
+    slow_disk_device_kb_per_item: slow20?.deviceKbPerCycle ?? null,
+    slow_disk_syncs_per_item: slow20?.syncsPerCycle ?? null,
+    slow_disk_rejected: slow20?.rejected ?? null,
+    slow_disk_items_per_s: slow5.max,
+    lock_status_p99_ms: lock?.statusP99Ms ?? null,
+    lock_reconnects: lock?.reconnects ?? null,
+    lock_late: lock?.late ?? null,
+    purge_rows: purge?.chunks.purged ?? null,
+    purge_fsync_delay_ms: purge?.fsyncDelayMs ?? null,
+    purge_seconds: purge?.chunks.seconds ?? null,
+    purge_commit_p99_before_ms: purge?.chunks.commitP99BeforeMs ?? null,
+    purge_commit_p99_ms: purge?.chunks.commitP99Ms ?? null,
+    purge_commit_max_ms: purge?.chunks.commitMaxMs ?? null,
+    purge_one_transaction_commit_p99_ms: purge?.one.commitP99Ms ?? null,
+    purge_one_transaction_commit_max_ms: purge?.one.commitMaxMs ?? null,
+    baseline_broke_down: base.brokeDown,
+    modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99, decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null, cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null, disk_kb_per_item_at_50: r.at50.diskKbPerCycle, device_kb_per_item_at_50: r.at50.deviceKbPerCycle, device_writes_per_item_at_50: r.at50.deviceWritesPerCycle, syncs_per_item_at_50: r.at50.syncsPerCycle, cpu_us_per_cycle_at_50: r.at50.cpuUsPerCycle.target }])),
+  };
+}
