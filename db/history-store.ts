@@ -53,8 +53,8 @@ export function historyWrites(db: Db): HistoryWrites {
   // order of their time, so the oldest rows are the candidates, and a chunk reads `limit` rows
   // whatever the tables hold (no index on the times: migrations/008). A row that is not yet old
   // enough stays, and so may a few added in the same millisecond after it; the next run takes
-  // them. outbox_history keeps an entry until it is settled (the sorter acknowledged it, or it was
-  // dropped) and the settlement is older than the cutoff too.
+  // them. An outbox_history row (written when its entry was settled: acknowledged or dropped) goes
+  // once its settlement is older than the cutoff too.
   const purgeDelivered = db.prepare(`DELETE FROM delivered_history WHERE id IN
     (SELECT id FROM (SELECT id, delivered_at FROM delivered_history ORDER BY id LIMIT @limit) WHERE delivered_at < @cutoff)`);
   const purgeOutbox = db.prepare(`DELETE FROM outbox_history WHERE outbox_id IN

@@ -43,11 +43,11 @@ export const enum Field {
 export const STATUS_FIELDS = 6;
 
 /**
- * The writer's timing: `windowMs` a durable write waits for company, `holdMs` a write that needs
- * no sync may be held (config.json `CommitWindowMs` and `UnsyncedHoldMs`; by default WINDOW_MS
- * and HOLD_MS of db/commit-plan.ts). A longer window shares more syncs and pages between items,
- * at the price of the acknowledgements' latency (docs/performance.md, "Settings that change the
- * writes").
+ * The writer's timing: `windowMs` a sorter telegram's write waits for company (a POST's does not:
+ * db/commit-plan.ts), `holdMs` a write that needs no sync may be held (config.json
+ * `CommitWindowMs` and `UnsyncedHoldMs`; by default WINDOW_MS and HOLD_MS of db/commit-plan.ts).
+ * Longer writes less, at the price of the acknowledgements' latency and of the repeats after a
+ * crash (docs/performance.md, "Settings that change the writes").
  */
 export interface CommitTiming {
   windowMs: number;

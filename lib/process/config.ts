@@ -75,7 +75,7 @@ export const configSchema = Joi.object<Config>({
   TestDatabase: Joi.string().default('data/sorter-test.db').description('Test-mode SQLite file, emptied and re-seeded at each start'),
   Synchronous: Joi.string().valid('FULL', 'NORMAL').default('FULL').description('SQLite synchronous mode: FULL survives a power cut'),
   GroupCommit: Joi.boolean().default(true).description('Commit the writes that arrive while a commit is in progress together in the next one (one fsync), acknowledging each after its commit'),
-  CommitWindowMs: Joi.number().integer().min(0).max(100).default(WINDOW_MS).description('How long a write that needs a disk sync (a telegram, a POST) waits for others to share its sync and its pages: longer writes less to the disk and answers later'),
+  CommitWindowMs: Joi.number().integer().min(0).max(100).default(WINDOW_MS).description('How long a sorter telegram\'s write waits for others to share its disk sync and its pages: longer writes less and acknowledges later (a POST\'s write never waits)'),
   UnsyncedHoldMs: Joi.number().integer().min(0).max(5000).default(HOLD_MS).description('How long a write that needs no sync (a delivery recorded, an acknowledged assignment) may be held to be committed with others: longer writes less, and a crash hands more deliveries out again'),
   CommitTimeoutMs: Joi.number().integer().min(100).max(60000).default(2000).description('A POST whose write the storage has not started within this long is answered 503 with Retry-After, and nothing is written'),
   DropSupersededRequests: Joi.boolean().default(true).description('Live mode: a REQUEST takes the older REQUESTs of the same TrackID (the item went round again) out of the queue, recorded in the history as Superseded'),
