@@ -82,6 +82,29 @@ export async function startTarget(target: Target, sorterPort: number, delayMs: n
   return { proc, base: value, home, syncs };
 }
 
+/** The sorter emulator of one run: its port, and its EMULATOR {json} figures once it has ended. */
+export interface BenchEmulator {
+  proc: ChildProcess;
+  port: number;
+  stats: Promise<Record<string, number>>;
+}
+
+/**
+ * Start the emulator inducting `rate` items/s for `seconds` from the moment a host connects (a
+ * second after), then waiting up to `drainTimeoutS` for what it sent to be answered.
+ */
+export async function startEmulator(rate: number, seconds: number, drainTimeoutS: number): Promise<BenchEmulator> {
+  let line = '';
+  const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', String(drainTimeoutS), '--start-when-connected', '1000'], {}, (l) => {
+    const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
+    return m ? Number(m[1]) : undefined;
+  }, (l) => l.startsWith('EMULATOR ') && (line = l));
+  const stats = new Promise<Record<string, number>>((resolve, reject) =>
+    emu.proc.once('exit', (code) => (line ? resolve(JSON.parse(line.slice('EMULATOR '.length))) : reject(new Error(`the emulator ended (${code}) without its EMULATOR line`)))),
+  );
+  return { proc: emu.proc, port: emu.value, stats };
+}
+
 /**
  * `--service-config`: settings for the service's config.json, as a JSON object (e.g.
  * '{"CommitWindowMs":30}'); anything else is one line naming the problem, and exit 2.

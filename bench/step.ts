@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runWcsClient } from '../examples/wcs-client';
-import { type Target, type TargetOptions, cpuMs, describeTarget, dist, deviceWrites, holdWriteLock, median, rssMb, sleep, start, startTarget, writeBytes } from './processes';
+import { type Target, type TargetOptions, cpuMs, describeTarget, deviceWrites, holdWriteLock, median, rssMb, sleep, startEmulator, startTarget, writeBytes } from './processes';
 
 /** What every step shares: the plan's runs and client loops, the service to run, where to log. */
 export interface StepContext extends TargetOptions {
@@ -56,13 +56,8 @@ const SUSTAINED_DECISION_P99_MS = 500;
 
 /** One run: emulator at `rate` for the plan's seconds, the target, the reference client. */
 async function step(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}): Promise<StepResult> {
-  let emuLine = '';
-  const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', '120', '--start-when-connected', '1000'], {}, (l) => {
-    const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
-    return m ? Number(m[1]) : undefined;
-  }, (l) => l.startsWith('EMULATOR ') && (emuLine = l));
-  const emuExit = new Promise((r) => emu.proc.once('exit', r));
-  const t = await startTarget(target, emu.value, options.fsyncDelayMs ?? 0, ctx);
+  const emu = await startEmulator(rate, seconds, 120);
+  const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, ctx);
   const client = runWcsClient({ base: t.base, loops: ctx.clientLoops, timeOut: 1 });
   // With a lock, /status is probed every 100 ms: it must answer at once whatever the storage does.
   const statusMs: number[] = [];
@@ -87,7 +82,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
     const now = cpuMs(emu.proc.pid!);
     if (!Number.isNaN(now)) emuCpu = now;
   }, 100);
-  await emuExit;
+  const e = await emu.stats;
   await locked;
   clearInterval(emuWatch);
   clearInterval(prober);
@@ -112,7 +107,6 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   await new Promise((r) => t.proc.once('exit', r));
   if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
   t.syncs?.dispose();
-  const e = JSON.parse(emuLine.slice('EMULATOR '.length));
   const lost = e.inducted - wcs.verified.size + e.unacknowledged_at_exit;
   const duplicated = wcs.duplicate_requests + wcs.duplicate_verifies;
   return {

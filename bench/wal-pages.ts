@@ -16,7 +16,7 @@ import path from 'node:path';
 import { runWcsClient } from '../examples/wcs-client';
 import Database from '../db/sqlite';
 import { commandLine, nonNegative } from '../lib/process/command-line';
-import { dist, parseServiceConfig, sleep, start, startTarget, writeBytes } from './processes';
+import { parseServiceConfig, sleep, startEmulator, startTarget, writeBytes } from './processes';
 import { projectRoot } from '../lib/process/paths';
 import { byBtree, readPageLog } from './page-log';
 
@@ -38,20 +38,15 @@ if (rate === 0 || seconds === 0) {
 async function main() {
   const logFile = path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), `wal-pages-${process.pid}.log`);
   fs.writeFileSync(logFile, '');
-  let emuLine = '';
-  const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', '60', '--start-when-connected', '1000'], {}, (l) => {
-    const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
-    return m ? Number(m[1]) : undefined;
-  }, (l) => l.startsWith('EMULATOR ') && (emuLine = l));
-  const emuExit = new Promise((r) => emu.proc.once('exit', r));
-  const t = await startTarget('service', emu.value, fsyncDelayMs, { serviceRoot: projectRoot, serviceConfig, env: { SORTER_PAGELOG_FILE: logFile } });
+  const emu = await startEmulator(rate, seconds, 60);
+  const t = await startTarget('service', emu.port, fsyncDelayMs, { serviceRoot: projectRoot, serviceConfig, env: { SORTER_PAGELOG_FILE: logFile } });
   const client = runWcsClient({ base: t.base, loops: 4, timeOut: 1 });
   // From before the first item (the database is made and migrated by then) to after the last.
   await sleep(500);
   const from = fs.statSync(logFile).size;
   const written0 = writeBytes(t.proc.pid!);
   const syncs0 = t.syncs!.total();
-  await emuExit;
+  const emuStats = await emu.stats;
   await sleep(1000); // the last VERIFY handed out and its removal committed
   const to = fs.statSync(logFile).size;
   const written = writeBytes(t.proc.pid!) - written0;
@@ -61,7 +56,6 @@ async function main() {
   await new Promise((r) => t.proc.once('exit', r));
   t.syncs!.dispose();
 
-  const emuStats = JSON.parse(emuLine.slice('EMULATOR '.length)) as Record<string, number>;
   const db = new Database(path.join(t.home!, 'data/sorter.db'), { readonly: true });
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   const owner = new Map((db.prepare('SELECT pageno, name FROM dbstat').all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]));
