@@ -7,7 +7,7 @@ import Database from './sqlite';
 import { freeBytes } from './disk';
 import { type WalLimits, checkpointNeeded } from './wal-limits';
 
-const { file, intervalMs, limits } = workerData as { file: string; intervalMs: number; limits: WalLimits };
+const { file, intervalMs, checkMs, limits } = workerData as { file: string; intervalMs: number; checkMs: number; limits: WalLimits };
 const db = new Database(file, { fileMustExist: true });
 db.pragma('cache_size = -256'); // it copies pages through; a large cache would only cost memory
 const frameBytes = (db.pragma('page_size', { simple: true }) as number) + 24; // a WAL frame: page + header
@@ -45,14 +45,24 @@ function run(): void {
   if (mode) parentPort!.postMessage({ mode });
 }
 
+/** Between two copies: only whether the WAL file endangers the disk (a TRUNCATE), from its size. */
+function guard(): void {
+  if (checkpointNeeded(0, walFileBytes(), freeBytes(path.dirname(file)) ?? Infinity, limits) === 'TRUNCATE') parentPort!.postMessage({ mode: 'TRUNCATE' });
+}
+
+/** Checks between two copies, and the one that copies. */
+const copyEvery = Math.max(1, Math.round(intervalMs / checkMs));
+let tick = 0;
 const timer = setInterval(() => {
   try {
-    run();
+    tick += 1;
+    if (tick % copyEvery === 0) run();
+    else guard();
   } catch {
     // A full disk, a lock held elsewhere: tried again at the next interval; the hourly
     // housekeeping checkpoint reports failures.
   }
-}, intervalMs);
+}, checkMs);
 parentPort!.on('message', () => {
   clearInterval(timer);
   db.close();

@@ -107,4 +107,33 @@ describe('Checkpointer', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('copies only every intervalMs; between two copies it still empties a WAL that endangers the disk', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-checkpoint-'));
+    const file = path.join(dir, 'q.db');
+    const writer = await Writer.start({ file, synchronous: 'NORMAL', groupCommit: true });
+    const limit = 256 * 1024;
+    const asked: string[] = [];
+    // No copy within the test (a minute); the disk looked at every 50 ms. A copy would make a WAL
+    // past restartBytes (1 KB) start over at once, so it would never reach the limit.
+    const checkpointer = Checkpointer.start(file, (mode, waitMs) => (asked.push(mode), writer.run('checkpoint', [mode, waitMs])), 60_000, { restartBytes: 1024, maxBytes: limit, freeShare: 0, writerWaitMs: 20, busyBackoffMs: 200 }, 50);
+    const walSize = () => (fs.existsSync(`${file}-wal`) ? fs.statSync(`${file}-wal`).size : 0);
+    try {
+      let n = 0;
+      let largest = 0;
+      for (const end = Date.now() + 15_000; !asked.includes('TRUNCATE') && Date.now() < end; ) {
+        await Promise.all(Array.from({ length: 20 }, () => writer.run('enqueue', [[verify(String(n++))], 'T'])));
+        largest = Math.max(largest, walSize());
+      }
+      expect(asked).toContain('TRUNCATE');
+      expect(asked).not.toContain('RESTART'); // decided only when it copies
+      expect(largest).toBeGreaterThan(limit);
+      for (const end = Date.now() + 5_000; walSize() > limit && Date.now() < end; ) await sleep(50);
+      expect(walSize()).toBeLessThanOrEqual(limit);
+    } finally {
+      await checkpointer.stop();
+      await writer.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
