@@ -10,7 +10,7 @@ import { WAL_LIMITS, type WalLimits } from './wal-limits';
  * changed since the last one (the same hot pages each time: the queue's tail, link_state, the
  * history's last pages) and syncs the database file, and lets the next commit start the WAL over,
  * which syncs its header: measured at 30 items/s with npm run wal-pages, folding every 5 s instead
- * of every second wrote 26.1 -> 24.2 KB and 2.36 -> 2.21 syncs an item. Longer does not pay: the
+ * of every second wrote 26.1 -> 24.2 KB and 2.36 -> 2.27 syncs an item. Longer does not pay: the
  * pages the history adds must be copied once whatever the interval.
  */
 export const CHECKPOINT_INTERVAL_MS = 5000;
