@@ -1,5 +1,5 @@
 // db/commit-plan.ts: which waiting writes go into the writer's next transaction, and synced or not.
-import { HOLD_MS, type Held, WINDOW_MS, planTransaction, wakeAt } from '../../db/commit-plan';
+import { HOLD_MAX_WRITES, HOLD_MS, type Held, WINDOW_MS, planTransaction, wakeAt } from '../../db/commit-plan';
 import type { WriteOp } from '../../db/commands';
 
 let seq = 0;
@@ -38,6 +38,12 @@ describe('planTransaction', () => {
     const plan = planTransaction([held, telegram, post], 12)!;
     expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({ batch: [telegram.seq, post.seq], rest: [held.seq], synced: true });
     expect(wakeAt([held, telegram, post])).toBe(10);
+  });
+
+  it('HOLD_MAX_WRITES held (a burst of deliveries) are committed at once, without a sync: a crash loses no more', () => {
+    const burst = Array.from({ length: HOLD_MAX_WRITES }, (_, i) => delivered(`A${i}`, i));
+    expect(planTransaction(burst.slice(0, -1), HOLD_MAX_WRITES)).toBeNull();
+    expect(planTransaction(burst, HOLD_MAX_WRITES)).toEqual({ batch: burst, rest: [], synced: false });
   });
 
   it('held writes past HOLD_MS ride with the next synced commit, in order', () => {
