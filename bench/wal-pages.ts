@@ -7,8 +7,9 @@
  * and prints, per item: the frames each B-tree wrote, the commits and syncs, and the 4 KB blocks
  * of the WAL each sync dirtied (what the kernel writes: a block rewritten after a sync is written
  * again), and the decision round trip the emulator measured (its REQUEST to its assignment), with
- * every sync `--fsync-delay-ms` slower if asked. Checks that nothing was lost or duplicated. Last
- * line: `WAL-PAGES {json}`.
+ * every sync `--fsync-delay-ms` slower if asked, and the bytes of the database file the history
+ * tables and their indexes hold per item. Checks that nothing was lost or duplicated. Last line:
+ * `WAL-PAGES {json}`.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -59,6 +60,8 @@ async function main() {
   const db = new Database(path.join(t.home!, 'data/sorter.db'), { readonly: true });
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   const owner = new Map((db.prepare('SELECT pageno, name FROM dbstat').all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]));
+  // What the history keeps of an item in the file: its tables' and their indexes' pages.
+  const historyBytes = (db.prepare("SELECT sum(b.pgsize) AS bytes FROM dbstat b JOIN sqlite_schema s ON s.name = b.name WHERE s.tbl_name IN ('delivered_history', 'outbox_history')").get() as { bytes: number | null }).bytes ?? 0;
   db.close();
   const fd = fs.openSync(logFile, 'r');
   const buf = Buffer.alloc(to - from);
@@ -90,6 +93,7 @@ async function main() {
     wal_blocks_dirtied_per_item: perItem(log.walBlocks),
     checkpoint_blocks_dirtied_per_item: perItem(log.dbBlocks),
     process_kb_per_item: Math.round((written / 1024 / items) * 10) / 10,
+    history_bytes_per_item: Math.round(historyBytes / items),
     decision_p50_ms: emuStats.decision_p50_ms ?? null,
     decision_p99_ms: emuStats.decision_p99_ms ?? null,
     frames,
@@ -97,7 +101,7 @@ async function main() {
   };
   const out = process.stderr;
   out.write(`${items} items at ${rate}/s, ${pageSize}-byte pages${fsyncDelayMs ? `, every sync ${fsyncDelayMs} ms slower` : ''}${serviceConfig ? `, ${JSON.stringify(serviceConfig)}` : ''}; decision p50 ${result.decision_p50_ms} ms, p99 ${result.decision_p99_ms} ms\n`);
-  out.write(`per item: ${result.commits_per_item} commits, ${result.syncs_per_item} syncs, ${result.wal_frames_per_item} WAL frames (${result.wal_kb_per_item_written} KB in write calls), ${result.wal_blocks_dirtied_per_item} WAL blocks of 4 KB dirtied between syncs, ${result.checkpoint_blocks_dirtied_per_item} by checkpoints; the process: ${result.process_kb_per_item} KB\n`);
+  out.write(`per item: ${result.commits_per_item} commits, ${result.syncs_per_item} syncs, ${result.wal_frames_per_item} WAL frames (${result.wal_kb_per_item_written} KB in write calls), ${result.wal_blocks_dirtied_per_item} WAL blocks of 4 KB dirtied between syncs, ${result.checkpoint_blocks_dirtied_per_item} by checkpoints; the process: ${result.process_kb_per_item} KB; the history keeps ${result.history_bytes_per_item} bytes of the file\n`);
   out.write('WAL frames per item by B-tree:\n');
   for (const f of frames) out.write(`  ${f.btree.padEnd(36)} ${f.frames_per_item.toFixed(2)}\n`);
   out.write('pages copied back by checkpoints per item:\n');

@@ -100,7 +100,7 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   log.info({ database: file, testMode: config.TestMode, pageSize }, 'queue database open');
   if (pageSize > PAGE_SIZE) {
-    log.info({ pageSize, recommended: PAGE_SIZE }, `the queue database has ${pageSize}-byte pages, made before ${PAGE_SIZE} became the default: converting it writes about 2.4 times fewer bytes per item to the disk (docs/operations.md, "Fewer writes for an existing database")`);
+    log.info({ pageSize, recommended: PAGE_SIZE }, `the queue database has ${pageSize}-byte pages, made before ${PAGE_SIZE} became the default: converting it writes fewer bytes per item to the disk (docs/operations.md, "Fewer writes for an existing database")`);
   }
   return { writer, checkpointer, db, stores: serviceStores(db, writer) };
 }

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from '../../db/sqlite';
 import { Checkpointer } from '../../db/checkpointer';
+import { PAGE_SIZE } from '../../db/connection';
 import { Writer } from '../../db/writer';
 import type { VerifyDto } from '../../model/messages';
 
@@ -54,7 +55,7 @@ describe('Checkpointer', () => {
         salts.add(h.salt);
         maxSize = Math.max(maxSize, h.size);
       }
-      const appendedBytes = appended * (1024 + 24);
+      const appendedBytes = appended * (PAGE_SIZE + 24);
       expect(salts.size).toBe(10);
       // Bounded: the threshold plus what the writer adds before the next check, not all it wrote.
       expect(maxSize).toBeLessThan(appendedBytes / 2);

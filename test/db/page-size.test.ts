@@ -12,7 +12,7 @@ import { freshDb } from '../helpers/db';
 import { itWhen, missingCommands } from '../helpers/tools';
 
 /** The conversion, as docs/operations.md gives it (the service stopped). */
-const CONVERT = 'PRAGMA journal_mode=DELETE; PRAGMA page_size=1024; VACUUM; PRAGMA journal_mode=WAL;';
+const CONVERT = `PRAGMA journal_mode=DELETE; PRAGMA page_size=${PAGE_SIZE}; VACUUM; PRAGMA journal_mode=WAL;`;
 const withSqlite3 = itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), 'page size: the conversion with the sqlite3 tool');
 
 describe('page size', () => {
@@ -20,16 +20,17 @@ describe('page size', () => {
   beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'page-size-'))));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  /** A database as an earlier version made it: 4,096-byte pages, migrated, with queued rows. */
-  function oldDatabase(file: string, rows: number): void {
+  /** A database as an earlier version made it: 4,096-byte pages (or 1,024), migrated, with queued rows. */
+  function oldDatabase(file: string, rows: number, pageSize = 4096): void {
     const old = new Database(file);
+    old.pragma(`page_size = ${pageSize}`);
     old.pragma('journal_mode = WAL');
     migrate(old, defaultMigrationsDir);
     const insert = old.prepare("INSERT INTO sortation_queue (type, message_code, track_id, barcode, induct_location, recirculation_count, received_at) VALUES ('REQUEST', 210, ?, ?, 'I01', 0, '2026-11-24T00:00:00.000Z')");
     old.transaction(() => {
       for (let i = 0; i < rows; i++) insert.run(String(i).padStart(7, '0'), `B${i}`);
     })();
-    expect(old.pragma('page_size', { simple: true })).toBe(4096);
+    expect(old.pragma('page_size', { simple: true })).toBe(pageSize);
     old.close();
   }
 
@@ -38,7 +39,7 @@ describe('page size', () => {
   it(`a new database has ${PAGE_SIZE}-byte pages, and keeps them in WAL mode`, () => {
     const { db, dispose } = freshDb();
     try {
-      expect(PAGE_SIZE).toBe(1024);
+      expect(PAGE_SIZE).toBe(512);
       expect(db.pragma('page_size', { simple: true })).toBe(PAGE_SIZE);
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     } finally {
@@ -66,9 +67,9 @@ describe('page size', () => {
     }
   });
 
-  withSqlite3('the documented conversion with sqlite3 gives the new page size, every row kept, and the service opens it', () => {
+  withSqlite3.each([4096, 1024])('the documented conversion with sqlite3 gives the new page size from %i-byte pages, every row kept, and the service opens it', (pageSize) => {
     const file = path.join(dir, 'old.db');
-    oldDatabase(file, 5000);
+    oldDatabase(file, 5000, pageSize);
     const r = new Database(file, { readonly: true });
     const before = queued(r);
     r.close();

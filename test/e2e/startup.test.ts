@@ -36,7 +36,7 @@ describe('start-up', () => {
     try {
       const fresh = await startServiceProcess(home);
       await fresh.stop();
-      expect(fresh.logs.find((l) => l.msg === 'queue database open')?.pageSize).toBe(1024);
+      expect(fresh.logs.find((l) => l.msg === 'queue database open')?.pageSize).toBe(512);
       expect(messages(fresh.logs).some((m) => /pages, made before/.test(m))).toBe(false);
       // A database as an earlier version made it.
       const file = path.join(home, 'data', 'sorter.db');
@@ -48,7 +48,7 @@ describe('start-up', () => {
       const older = await startServiceProcess(home);
       await older.stop();
       expect(older.logs.find((l) => l.msg === 'queue database open')?.pageSize).toBe(4096);
-      expect(messages(older.logs)).toEqual(expect.arrayContaining([expect.stringMatching(/^the queue database has 4096-byte pages, made before 1024 became the default: converting it .*docs\/operations\.md/)]));
+      expect(messages(older.logs)).toEqual(expect.arrayContaining([expect.stringMatching(/^the queue database has 4096-byte pages, made before 512 became the default: converting it .*docs\/operations\.md/)]));
     } finally {
       removeHome(home);
     }
