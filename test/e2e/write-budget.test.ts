@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { PAGE_SIZE } from '../../db/connection';
 import { SyncCounter } from '../../bench/slow-disk';
 import { runWcsClient } from '../../examples/wcs-client';
 import { startEmulator } from '../helpers/emulator';
@@ -85,5 +86,8 @@ describe('the write budget per item', () => {
     // What the kernel writes is at least what SQLite wrote: each sync rewrites whole 4 KB blocks.
     expect(r.wal_blocks_dirtied_per_item * 4).toBeGreaterThanOrEqual(r.wal_kb_per_item_written);
     expect(stderr).toMatch(/WAL frames per item by B-tree:/);
+    // The history keeps each item in the file: its REQUEST and VERIFY as delivered, with their bodies.
+    expect(r.page_size).toBe(PAGE_SIZE);
+    expect(r.history_bytes_per_item).toBeGreaterThan(300);
   });
 });
