@@ -2,8 +2,8 @@
 // measured, and the median of several runs.
 import fs from 'node:fs';
 import path from 'node:path';
-import { runWcsClient } from '../examples/wcs-client';
-import { type Target, type TargetOptions, cpuMs, describeTarget, deviceWrites, holdWriteLock, median, rssMb, sleep, startEmulator, startTarget, writeBytes } from './processes';
+import { type WcsStats, runWcsClient } from '../examples/wcs-client';
+import { type BenchEmulator, type Target, type TargetOptions, cpuMs, describeTarget, deviceWrites, holdWriteLock, median, rssMb, sleep, startEmulator, startTarget, writeBytes } from './processes';
 
 /** What every step shares: the plan's runs and client loops, the service to run, where to log. */
 export interface StepContext extends TargetOptions {
@@ -54,87 +54,130 @@ export interface StepOptions {
  */
 const SUSTAINED_DECISION_P99_MS = 500;
 
-/** One run: emulator at `rate` for the plan's seconds, the target, the reference client. */
-async function step(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}): Promise<StepResult> {
-  const emu = await startEmulator(rate, seconds, 120);
-  const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, ctx);
-  const client = runWcsClient({ base: t.base, loops: ctx.clientLoops, timeOut: 1 });
-  // With a lock, /status is probed every 100 ms: it must answer at once whatever the storage does.
-  const statusMs: number[] = [];
-  const prober = options.lock
-    ? setInterval(() => {
-        const t0 = performance.now();
-        fetch(`${t.base}/status`).then((r) => r.arrayBuffer()).then(() => statusMs.push(performance.now() - t0), () => statusMs.push(Infinity));
-      }, 100)
-    : undefined;
-  const locked = options.lock && t.home ? sleep(options.lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(t.home!, 'data/sorter.db'), options.lock!.forS)) : undefined;
-  let peakRss = 0;
-  let targetCpu = cpuMs(t.proc.pid!);
-  let targetWritten = writeBytes(t.proc.pid!);
-  const device0 = t.home ? deviceWrites(t.home) : null;
-  const syncs0 = t.syncs?.total() ?? null;
-  let emuCpu = cpuMs(emu.proc.pid!);
+type Started = Awaited<ReturnType<typeof startTarget>>;
+/** The emulator's closing counts (its `EMULATOR {json}` line). */
+type EmulatorCounts = Awaited<BenchEmulator['stats']>;
+
+/** GET /status every 100 ms (during a lock: it must answer at once whatever the storage does). */
+function statusProber(base: string): { stop(): number[] } {
+  const ms: number[] = [];
+  const timer = setInterval(() => {
+    const t0 = performance.now();
+    fetch(`${base}/status`).then((r) => r.arrayBuffer()).then(() => ms.push(performance.now() - t0), () => ms.push(Infinity));
+  }, 100);
+  return { stop: () => (clearInterval(timer), ms) };
+}
+
+/** What a step measured of the processes between its start and its end. */
+interface Readings {
+  targetCpuMs: number;
+  emulatorCpuMs: number;
+  clientCpuUs: number;
+  targetWritten: number;
+  device: { ios: number; bytes: number } | null;
+  syncs: number | null;
+  peakRssMb: number;
+}
+
+/**
+ * Start reading the target's CPU, bytes, device writes, syncs and peak memory, the emulator's CPU
+ * (the last reading before it exits) and this process's (the client's). `stop` gives the differences.
+ */
+function meters(t: Started, emu: BenchEmulator): { stop(): Readings } {
+  const targetCpu = cpuMs(t.proc.pid!);
+  const written = writeBytes(t.proc.pid!);
+  const device = t.home ? deviceWrites(t.home) : null;
+  const syncs = t.syncs?.total() ?? null;
   const clientCpu = process.cpuUsage();
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(t.proc.pid!))), 200);
-  // The emulator's CPU: the last reading before it exits.
-  const emuStart = emuCpu;
+  const emuStart = cpuMs(emu.proc.pid!);
+  let emuCpu = emuStart;
+  let peakRssMb = 0;
+  const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, rssMb(t.proc.pid!))), 200);
   const emuWatch = setInterval(() => {
     const now = cpuMs(emu.proc.pid!);
     if (!Number.isNaN(now)) emuCpu = now;
   }, 100);
-  const e = await emu.stats;
-  await locked;
-  clearInterval(emuWatch);
-  clearInterval(prober);
-  emuCpu -= emuStart;
-  // Let the client fetch what is still queued (after an overload that can be a long backlog):
-  // correctness is judged on everything, once it has been delivered.
+  return {
+    stop() {
+      clearInterval(sampler);
+      clearInterval(emuWatch);
+      const device1 = t.home ? deviceWrites(t.home) : null;
+      const syncs1 = t.syncs?.total() ?? null;
+      const client = process.cpuUsage(clientCpu);
+      return {
+        targetCpuMs: cpuMs(t.proc.pid!) - targetCpu,
+        emulatorCpuMs: emuCpu - emuStart,
+        clientCpuUs: client.user + client.system,
+        targetWritten: writeBytes(t.proc.pid!) - written,
+        device: device && device1 ? { ios: device1.ios - device.ios, bytes: device1.bytes - device.bytes } : null,
+        syncs: syncs !== null && syncs1 !== null ? syncs1 - syncs : null,
+        peakRssMb,
+      };
+    },
+  };
+}
+
+/**
+ * Let the client fetch what is still queued (after an overload that can be a long backlog):
+ * correctness is judged on everything, once it has been delivered.
+ */
+async function drained(base: string): Promise<void> {
   for (let i = 0; i < 1200; i++) {
-    const s = (await (await fetch(`${t.base}/status`)).json()) as Record<string, number>;
+    const s = (await (await fetch(`${base}/status`)).json()) as Record<string, number>;
     if (s['Sortation Q'] === 0 && s['Destination Q'] === 0) break;
     await sleep(100);
   }
   await sleep(1200);
-  const status = (await (await fetch(`${t.base}/status`)).json()) as { WakeLatency: { P50Ms: number | null; P99Ms: number | null } };
-  const wcs = await client.stop();
-  clearInterval(sampler);
-  targetCpu = cpuMs(t.proc.pid!) - targetCpu;
-  targetWritten = writeBytes(t.proc.pid!) - targetWritten;
-  const device1 = t.home ? deviceWrites(t.home) : null;
-  const syncs1 = t.syncs?.total() ?? null;
-  const clientUsage = process.cpuUsage(clientCpu);
-  t.proc.kill('SIGTERM');
-  await new Promise((r) => t.proc.once('exit', r));
-  if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
-  t.syncs?.dispose();
-  const lost = e.inducted - wcs.verified.size + e.unacknowledged_at_exit;
-  const duplicated = wcs.duplicate_requests + wcs.duplicate_verifies;
+}
+
+/** A run's figures per completed cycle, from the emulator's and the client's counts and the readings. */
+function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsStats, m: Readings, wake: { P50Ms: number | null; P99Ms: number | null }, statusMs: number[]): StepResult {
+  const cycles = e.sorted_as_assigned;
+  const per = (n: number, digits: number) => Math.round((n / cycles) * 10 ** digits) / 10 ** digits;
   return {
     rate,
-    cyclesPerS: e.sorted_as_assigned / seconds,
+    cyclesPerS: cycles / seconds,
     sustained: e.rejected === 0 && e.recirculated <= 0.01 * e.inducted && (e.decision_p99_ms ?? Infinity) < SUSTAINED_DECISION_P99_MS,
     decisionP50: e.decision_p50_ms,
     decisionP99: e.decision_p99_ms,
-    wakeP50: status.WakeLatency.P50Ms,
-    wakeP99: status.WakeLatency.P99Ms,
-    rssMb: Math.round(peakRss),
-    cpuUsPerCycle: {
-      target: Math.round((targetCpu * 1000) / e.sorted_as_assigned),
-      emulator: Math.round((emuCpu * 1000) / e.sorted_as_assigned),
-      client: Math.round((clientUsage.user + clientUsage.system) / e.sorted_as_assigned),
-    },
-    diskKbPerCycle: Math.round((targetWritten / 1024 / e.sorted_as_assigned) * 10) / 10,
-    deviceKbPerCycle: device0 && device1 ? Math.round(((device1.bytes - device0.bytes) / 1024 / e.sorted_as_assigned) * 10) / 10 : null,
-    deviceWritesPerCycle: device0 && device1 ? Math.round(((device1.ios - device0.ios) / e.sorted_as_assigned) * 100) / 100 : null,
-    syncsPerCycle: syncs0 !== null && syncs1 !== null ? Math.round(((syncs1 - syncs0) / e.sorted_as_assigned) * 100) / 100 : null,
-    lost,
-    duplicated,
+    wakeP50: wake.P50Ms,
+    wakeP99: wake.P99Ms,
+    rssMb: Math.round(m.peakRssMb),
+    cpuUsPerCycle: { target: Math.round((m.targetCpuMs * 1000) / cycles), emulator: Math.round((m.emulatorCpuMs * 1000) / cycles), client: Math.round(m.clientCpuUs / cycles) },
+    diskKbPerCycle: per(m.targetWritten / 1024, 1),
+    deviceKbPerCycle: m.device ? per(m.device.bytes / 1024, 1) : null,
+    deviceWritesPerCycle: m.device ? per(m.device.ios, 2) : null,
+    syncsPerCycle: m.syncs !== null ? per(m.syncs, 2) : null,
+    lost: e.inducted - wcs.verified.size + e.unacknowledged_at_exit,
+    duplicated: wcs.duplicate_requests + wcs.duplicate_verifies,
     recirculated: e.recirculated,
     rejected: e.rejected,
     late: e.late_assignments,
     statusP99Ms: statusMs.length > 0 ? Math.round([...statusMs].sort((a, b) => a - b)[Math.floor(statusMs.length * 0.99)] * 10) / 10 : null,
     reconnects: Math.max(0, e.connections - 1),
   };
+}
+
+/** One run: emulator at `rate` for the plan's seconds, the target, the reference client. */
+async function step(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}): Promise<StepResult> {
+  const emu = await startEmulator(rate, seconds, 120);
+  const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, ctx);
+  const client = runWcsClient({ base: t.base, loops: ctx.clientLoops, timeOut: 1 });
+  const prober = options.lock ? statusProber(t.base) : null;
+  const locked = options.lock && t.home ? sleep(options.lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(t.home!, 'data/sorter.db'), options.lock!.forS)) : undefined;
+  const measuring = meters(t, emu);
+  const e = await emu.stats;
+  await locked;
+  const statusMs = prober?.stop() ?? [];
+  await drained(t.base);
+  const status = (await (await fetch(`${t.base}/status`)).json()) as { WakeLatency: { P50Ms: number | null; P99Ms: number | null } };
+  const wcs = await client.stop();
+  const readings = measuring.stop();
+  t.proc.kill('SIGTERM');
+  await new Promise((r) => t.proc.once('exit', r));
+  if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
+  t.syncs?.dispose();
+  return stepResult(rate, seconds, e, wcs, readings, status.WakeLatency, statusMs);
 }
 
 /** Median over the plan's runs of one (target, rate). */

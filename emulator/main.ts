@@ -54,9 +54,9 @@ function wireOf(name: string): TelegramWire {
   }
 }
 
-async function main() {
-  const sorterRef: { current?: EmulatedSorter } = {};
-  const link = new PlcLink({
+/** The link of the command line's options, its faults included; its data telegrams go to `onData`. */
+function linkOf(onData: EmulatedSorter['onData']): PlcLink {
+  return new PlcLink({
     wire: wireOf(a.layout),
     port: num('port'),
     host: a.host,
@@ -70,9 +70,30 @@ async function main() {
       repeatEvery: num('repeat-every'),
       splitBytes: a['split-bytes'] === true,
     },
-    onData: (t) => sorterRef.current!.onData(t),
+    onData,
     log: a.verbose ? (line) => process.stderr.write(`emulator: ${line}\n`) : undefined,
   });
+}
+
+/**
+ * --start-when-connected MS: induct only from MS after the first host connects (a benchmark then
+ * measures the steady state, not the minutes before anyone listened). Without it, at once.
+ */
+function startWhenConnected(link: PlcLink): Promise<void> {
+  const startDelay = a['start-when-connected'] === '' ? undefined : num('start-when-connected');
+  return new Promise<void>((resolve) => {
+    if (startDelay === undefined) return resolve();
+    const poll = setInterval(() => {
+      if (!link.connected) return;
+      clearInterval(poll);
+      setTimeout(resolve, startDelay);
+    }, 20);
+  });
+}
+
+async function main() {
+  const sorterRef: { current?: EmulatedSorter } = {};
+  const link = linkOf((t) => sorterRef.current!.onData(t));
   const sorter = new EmulatedSorter(link, {
     rate: num('rate'),
     seed: num('seed'),
@@ -87,18 +108,7 @@ async function main() {
   sorterRef.current = sorter;
   const port = await link.listen();
   process.stdout.write(`emulator listening on ${a.host}:${port}\n`);
-  // --start-when-connected MS: induct only from MS after the first host connects (a benchmark
-  // then measures the steady state, not the minutes before anyone listened).
-  const startDelay = a['start-when-connected'] === '' ? undefined : num('start-when-connected');
-  const startedAt = new Promise<void>((resolve) => {
-    if (startDelay === undefined) return resolve();
-    const poll = setInterval(() => {
-      if (!link.connected) return;
-      clearInterval(poll);
-      setTimeout(resolve, startDelay);
-    }, 20);
-  });
-  await startedAt;
+  await startWhenConnected(link);
   const inductingSince = Date.now();
   sorter.start();
 
