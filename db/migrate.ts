@@ -34,11 +34,19 @@ export function migrate(db: Database.Database, dir: string): number {
   if (current > migrations.length) {
     throw new Error(`database schema version ${current} is newer than this service knows (${migrations.length}); refusing to run`);
   }
-  for (const m of migrations.slice(current)) {
-    db.transaction(() => {
-      db.exec(m.sql);
-      db.pragma(`user_version = ${m.version}`);
-    }).immediate();
+  // A migration may change a CREATE statement through PRAGMA writable_schema (010), which
+  // better-sqlite3's defensive mode forbids: it is lifted for the migrations only.
+  const pending = migrations.slice(current);
+  if (pending.length > 0) db.unsafeMode(true);
+  try {
+    for (const m of pending) {
+      db.transaction(() => {
+        db.exec(m.sql);
+        db.pragma(`user_version = ${m.version}`);
+      }).immediate();
+    }
+  } finally {
+    if (pending.length > 0) db.unsafeMode(false);
   }
   return migrations.length;
 }

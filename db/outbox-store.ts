@@ -1,5 +1,6 @@
 // The outbox: assignments and destination settings waiting for the sorter's ACK, in order.
 import type { Db } from './connection';
+import { nextId } from './queue-rows';
 import type { OutboundMessage } from '../model/messages';
 
 /** A message in the outbox, in the order it must reach the sorter. */
@@ -82,9 +83,9 @@ export function outboxReads(db: Db): OutboxReads {
 /** The outbox writes on an open, migrated database. */
 export function outboxWrites(db: Db): OutboxWrites {
   const insert = db.prepare(`
-    INSERT INTO outbox (kind, track_id, barcode, destination, destination_status, destination_text,
+    INSERT INTO outbox (id, kind, track_id, barcode, destination, destination_status, destination_text,
       light_status, light_color, batch_door_status, client_address, created_at)
-    VALUES (@kind, @track_id, @barcode, @destination, @destination_status, @destination_text,
+    VALUES (${nextId('outbox')}, @kind, @track_id, @barcode, @destination, @destination_status, @destination_text,
       @light_status, @light_color, @batch_door_status, @client_address, @created_at)`);
   const remove = db.prepare('DELETE FROM outbox WHERE id = ?');
   return {
@@ -102,7 +103,8 @@ export function outboxWrites(db: Db): OutboxWrites {
               light_color: message.body.LightColor,
               batch_door_status: message.body.BatchDoorStatus,
             };
-      return Number(insert.run({ ...columns, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid);
+      // Its id is also the number of its telegram to the sorter: never given twice (nextId).
+      return Number(insert.run({ ...columns, id: null, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid);
     },
     remove: (id) => remove.run(id).changes > 0,
   };

@@ -32,6 +32,13 @@ function sortationParams(m: InductDto | VerifyDto, receivedAt: string) {
 }
 
 /**
+ * The id of a new row: the one given (a dead letter back in its place), or one above every id the
+ * table has given, those of rows that have left it too (id_floors, migrations/010): never twice.
+ */
+export const nextId = (table: 'sortation_queue' | 'destination_queue' | 'outbox') =>
+  `coalesce(@id, max((SELECT floor FROM id_floors WHERE name = '${table}'), coalesce((SELECT max(id) FROM ${table}), 0)) + 1)`;
+
+/**
  * Insert one message into its queue table; `id` null takes the next id, a number puts it back
  * under the id it had (a dead letter sent back to its place). Returns its id.
  */
@@ -39,12 +46,12 @@ export function messageInsert(db: Db): (m: SorterMessage, receivedAt: string, id
   const insertSortation = db.prepare(`
     INSERT INTO sortation_queue (id, type, message_code, track_id, barcode, induct_location, destination,
       recirculation_count, length, width, height, weight, received_at)
-    VALUES (@id, @type, @message_code, @track_id, @barcode, @induct_location, @destination,
+    VALUES (${nextId('sortation_queue')}, @type, @message_code, @track_id, @barcode, @induct_location, @destination,
       @recirculation_count, @length, @width, @height, @weight, @received_at)`);
   const insertDestination = db.prepare(`
     INSERT INTO destination_queue (id, message_code, destination, destination_status, destination_text,
       light_status, light_color, button_id, batch_door_status, received_at)
-    VALUES (@id, @message_code, @destination, @destination_status, @destination_text,
+    VALUES (${nextId('destination_queue')}, @message_code, @destination, @destination_status, @destination_text,
       @light_status, @light_color, @button_id, @batch_door_status, @received_at)`);
   return (m, receivedAt, id = null) => {
     const info =

@@ -78,8 +78,9 @@ export function queueWrites(db: Db): QueueWrites {
   });
 
   const clear = db.transaction(() => {
+    // Their ids start at 1 again (the deletes raised the floors: migrations/010).
     db.exec(`DELETE FROM sortation_queue; DELETE FROM destination_queue;
-      DELETE FROM sqlite_sequence WHERE name IN ('sortation_queue', 'destination_queue');`);
+      UPDATE id_floors SET floor = 0 WHERE name IN ('sortation_queue', 'destination_queue');`);
   });
 
   return {

@@ -79,7 +79,7 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
     const nowMs = this.deps.clock().getTime();
     while (out.length < max && (thorough || this.lastSentId < this.newestId)) {
       thorough = false;
-      // Outbox ids are consecutive (AUTOINCREMENT, and a rolled-back insert takes none).
+      // Outbox ids are consecutive (one above the highest given, db/queue-rows.ts nextId, and a rolled-back insert takes none).
       while (this.offered.length > 0 && this.offered[0].id <= this.lastSentId) this.offered.shift();
       const entries: OutboxEntry[] = [];
       for (let id = this.lastSentId + 1; entries.length < max - out.length && this.offered[0]?.id === id; id++) entries.push(this.offered.shift()!);

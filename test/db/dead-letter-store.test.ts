@@ -47,7 +47,7 @@ describe('dead-letter store', () => {
     expect(queues.depth('sortation') + queues.depth('destination')).toBe(2);
   });
 
-  it('new messages never take a dead letter\'s id (AUTOINCREMENT): it can always go back', () => {
+  it('new messages never take a dead letter\'s id (id_floors): it can always go back', () => {
     const queues = createQueueStore(ctx.db);
     const writes = deadLetterWrites(ctx.db);
     const [id] = queues.enqueue([request('1')], 'T');

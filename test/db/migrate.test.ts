@@ -6,6 +6,9 @@ import path from 'node:path';
 import Database from '../../db/sqlite';
 import { defaultMigrationsDir } from '../../db/connection';
 import { migrate, readMigrations } from '../../db/migrate';
+import { createOutboxStore } from '../../db/outbox-store';
+import { messageInsert } from '../../db/queue-rows';
+import type { InductDto, OutboundMessage } from '../../model/messages';
 import { freshDb } from '../helpers/db';
 
 describe('migrations', () => {
@@ -91,5 +94,43 @@ describe('migrations', () => {
     expect(history()).toEqual([{ outbox_id: settled, fate: 'Acknowledged' }, { outbox_id: waiting, fate: 'Acknowledged' }]);
     db.close();
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('010: the tables lose AUTOINCREMENT and keep their rows; the highest ids given carry over, and nothing writes sqlite_sequence again', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mig-'));
+    for (const m of readMigrations(defaultMigrationsDir).filter((m) => m.version <= 9)) fs.writeFileSync(path.join(dir, m.name), m.sql);
+    const file = path.join(dir, 'v9.db');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    migrate(db, dir);
+    const addRequest = db.prepare("INSERT INTO sortation_queue (type, message_code, track_id, barcode, induct_location, recirculation_count, received_at) VALUES ('REQUEST', 210, ?, 'B', 'I1', 0, 'T')");
+    for (const t of ['1', '2', '3']) addRequest.run(t);
+    db.prepare('DELETE FROM sortation_queue WHERE id = 3').run(); // delivered: its id is in sqlite_sequence only
+    db.prepare("INSERT INTO outbox (kind, track_id, barcode, destination, created_at) VALUES ('ASSIGNMENT', '1', 'B', 'D1', 'T')").run();
+    db.prepare('DELETE FROM outbox').run();
+    db.prepare("INSERT INTO delivered_history (queue, message_id, type, message_code, payload, received_at, delivered_at) VALUES ('sortation', 3, 'REQUEST', 210, '{}', 'T', 'T')").run();
+    db.close();
+
+    const migrated = new Database(file);
+    migrate(migrated, defaultMigrationsDir);
+    try {
+      const schema = migrated.prepare("SELECT group_concat(sql, ' ') FROM sqlite_schema WHERE type = 'table'").pluck().get() as string;
+      expect(schema).not.toMatch(/AUTOINCREMENT/);
+      expect(migrated.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(migrated.prepare('SELECT id FROM sortation_queue ORDER BY id').pluck().all()).toEqual([1, 2]);
+      expect(migrated.prepare('SELECT name, floor FROM id_floors ORDER BY name').all()).toEqual([
+        { name: 'destination_queue', floor: 0 },
+        { name: 'outbox', floor: 1 },
+        { name: 'sortation_queue', floor: 3 },
+      ]);
+      const insert = messageInsert(migrated);
+      const request = { Type: 'REQUEST', TrackID: '4', Barcode: 'B', MessageCode: 210, InductLocation: 'I1', RecirculationCount: 0, Length: null, Width: null, Height: null, Weight: null } as unknown as InductDto;
+      expect(insert(request, 'T')).toBe(4);
+      expect(createOutboxStore(migrated).add({ kind: 'ASSIGNMENT', body: { TrackID: '4', Barcode: 'B', Destination: 'D1' } } as OutboundMessage, null, 'T')).toBe(2);
+      expect(migrated.prepare("SELECT count(*) FROM sqlite_sequence WHERE name IN ('sortation_queue', 'destination_queue', 'outbox', 'delivered_history')").pluck().get()).toBe(0);
+    } finally {
+      migrated.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,5 @@
 // The outbox: what the service must still deliver to the sorter, in order, on a real SQLite file.
+import { openDatabase } from '../../db/connection';
 import { createOutboxStore } from '../../db/outbox-store';
 import { freshDb } from '../helpers/db';
 
@@ -19,6 +20,29 @@ describe('outbox store', () => {
     expect(outbox.after(0, 10).map((e) => e.id)).toEqual([ids[0], ids[2]]);
     expect(outbox.depth()).toBe(2);
     ctx.dispose();
+  });
+
+  it('never gives an id twice (it is the telegram number and the history key): not after the outbox emptied and the connection closed', () => {
+    const ctx = freshDb();
+    const outbox = createOutboxStore(ctx.db);
+    const first = ['A', 'B'].map((t) => outbox.add(assignment(t), null, 'T'));
+    for (const id of first) outbox.remove(id); // acknowledged by the sorter
+    ctx.db.close();
+    const again = openDatabase(ctx.file);
+    try {
+      const next = createOutboxStore(again).add(assignment('C'), null, 'T');
+      expect(next).toBe(first[1] + 1);
+      createOutboxStore(again).remove(next);
+      // Each entry kept its own history row: none was ignored for an id already there.
+      expect(again.prepare('SELECT outbox_id, track_id FROM outbox_history ORDER BY outbox_id').all()).toEqual([
+        { outbox_id: first[0], track_id: 'A' },
+        { outbox_id: first[1], track_id: 'B' },
+        { outbox_id: next, track_id: 'C' },
+      ]);
+    } finally {
+      again.close();
+      ctx.dispose();
+    }
   });
 
   it('round-trips destination settings, null BatchDoorStatus included', () => {

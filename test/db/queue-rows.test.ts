@@ -1,5 +1,6 @@
 // A message as rows, on a real SQLite file: put back under the id it had, deleted once, and named
 // the same way in delivered_history and dead_letters.
+import { openDatabase } from '../../db/connection';
 import { type StoredMessage, messageColumns, messageDelete, messageInsert } from '../../db/queue-rows';
 import type { DestinationInfoDto, InductDto } from '../../model/messages';
 import { freshDbEach } from '../helpers/db';
@@ -18,6 +19,37 @@ describe('queue rows', () => {
     const ids = ctx.db.prepare('SELECT id FROM sortation_queue ORDER BY id').pluck().all();
     expect(ids).toEqual([1, 2, 17]);
     expect(() => insert(request, 'T', 2)).toThrow(/UNIQUE|PRIMARY KEY/);
+  });
+
+  it('never gives an id twice: not after the queue drained, the connection closed, or an operator deleted rows with sqlite3', () => {
+    const insert = messageInsert(ctx.db);
+    const remove = messageDelete(ctx.db);
+    const ids = [insert(request, 'T'), insert(request, 'T'), insert(request, 'T')];
+    expect(ids).toEqual([1, 2, 3]);
+    for (const id of ids) remove({ id, queue: 'sortation', message: request, receivedAt: 'T' });
+    expect(insert(request, 'T')).toBe(4); // the queue was empty: SQLite alone would give 1 again
+    ctx.db.close();
+    const again = openDatabase(ctx.file);
+    try {
+      again.prepare('DELETE FROM sortation_queue').run(); // as an operator would
+      expect(messageInsert(again)(request, 'T')).toBe(5);
+      expect(messageInsert(again)(scan, 'T')).toBe(1); // each table numbers its own
+      expect(again.prepare("SELECT count(*) FROM sqlite_sequence WHERE name = 'sortation_queue'").pluck().get()).toBe(0);
+    } finally {
+      again.close();
+    }
+  });
+
+  it('takes no id in a transaction that rolls back: ids stay consecutive', () => {
+    const insert = messageInsert(ctx.db);
+    expect(insert(request, 'T')).toBe(1);
+    expect(() =>
+      ctx.db.transaction(() => {
+        insert(request, 'T');
+        throw new Error('rolled back');
+      })(),
+    ).toThrow('rolled back');
+    expect(insert(request, 'T')).toBe(2);
   });
 
   it('deletes a message from its own table, once', () => {
