@@ -1,4 +1,5 @@
-// Layout files: a wrong one is refused with every problem named, a right one resolves to offsets.
+// Loading layout files (layout-load.ts, through the schema of layout.ts and the rules of
+// layout-check.ts): a wrong one is refused with every problem named, a right one resolves to offsets.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
