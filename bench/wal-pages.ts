@@ -36,6 +36,43 @@ if (rate === 0 || seconds === 0) {
   process.exit(2);
 }
 
+/** The database file after the run: its page size, the B-tree (table or index) of each page, and the bytes of the history's pages. */
+function fileLayout(file: string): { pageSize: number; owner: Map<number, string>; historyBytes: number } {
+  const db = new Database(file, { readonly: true });
+  try {
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    const owner = new Map((db.prepare('SELECT pageno, name FROM dbstat').all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]));
+    // What the history keeps of an item in the file: its tables' and their indexes' pages.
+    const historyBytes = (db.prepare("SELECT sum(b.pgsize) AS bytes FROM dbstat b JOIN sqlite_schema s ON s.name = b.name WHERE s.tbl_name IN ('delivered_history', 'outbox_history')").get() as { bytes: number | null }).bytes ?? 0;
+    return { pageSize, owner, historyBytes };
+  } finally {
+    db.close();
+  }
+}
+
+/** The shim's log lines written between two sizes of its file. */
+function readSlice(file: string, from: number, to: number): string {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(to - from);
+    fs.readSync(fd, buf, 0, buf.length, from);
+    return buf.toString('latin1');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** What a reader looks at first, on stderr: the per-item figures and the B-trees that wrote them. */
+function printSummary(r: { items: number; page_size: number; decision_p50_ms: number | null; decision_p99_ms: number | null; commits_per_item: number; syncs_per_item: number; wal_frames_per_item: number; wal_kb_per_item_written: number; wal_blocks_dirtied_per_item: number; checkpoint_blocks_dirtied_per_item: number; process_kb_per_item: number; history_bytes_per_item: number; frames: Array<{ btree: string; frames_per_item: number }>; checkpoint_pages: Array<{ btree: string; pages_per_item: number }> }): void {
+  const out = process.stderr;
+  out.write(`${r.items} items at ${rate}/s, ${r.page_size}-byte pages${fsyncDelayMs ? `, every sync ${fsyncDelayMs} ms slower` : ''}${serviceConfig ? `, ${JSON.stringify(serviceConfig)}` : ''}; decision p50 ${r.decision_p50_ms} ms, p99 ${r.decision_p99_ms} ms\n`);
+  out.write(`per item: ${r.commits_per_item} commits, ${r.syncs_per_item} syncs, ${r.wal_frames_per_item} WAL frames (${r.wal_kb_per_item_written} KB in write calls), ${r.wal_blocks_dirtied_per_item} WAL blocks of 4 KB dirtied between syncs, ${r.checkpoint_blocks_dirtied_per_item} by checkpoints; the process: ${r.process_kb_per_item} KB; the history keeps ${r.history_bytes_per_item} bytes of the file\n`);
+  out.write('WAL frames per item by B-tree:\n');
+  for (const f of r.frames) out.write(`  ${f.btree.padEnd(36)} ${f.frames_per_item.toFixed(2)}\n`);
+  out.write('pages copied back by checkpoints per item:\n');
+  for (const c of r.checkpoint_pages.slice(0, 8)) out.write(`  ${c.btree.padEnd(36)} ${c.pages_per_item.toFixed(2)}\n`);
+}
+
 async function main() {
   const logFile = path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), `wal-pages-${process.pid}.log`);
   fs.writeFileSync(logFile, '');
@@ -57,19 +94,10 @@ async function main() {
   await new Promise((r) => t.proc.once('exit', r));
   t.syncs!.dispose();
 
-  const db = new Database(path.join(t.home!, 'data/sorter.db'), { readonly: true });
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
-  const owner = new Map((db.prepare('SELECT pageno, name FROM dbstat').all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]));
-  // What the history keeps of an item in the file: its tables' and their indexes' pages.
-  const historyBytes = (db.prepare("SELECT sum(b.pgsize) AS bytes FROM dbstat b JOIN sqlite_schema s ON s.name = b.name WHERE s.tbl_name IN ('delivered_history', 'outbox_history')").get() as { bytes: number | null }).bytes ?? 0;
-  db.close();
-  const fd = fs.openSync(logFile, 'r');
-  const buf = Buffer.alloc(to - from);
-  fs.readSync(fd, buf, 0, buf.length, from);
-  fs.closeSync(fd);
+  const { pageSize, owner, historyBytes } = fileLayout(path.join(t.home!, 'data/sorter.db'));
+  const log = readPageLog(readSlice(logFile, from, to), pageSize);
   fs.rmSync(logFile, { force: true });
   fs.rmSync(t.home!, { recursive: true, force: true });
-  const log = readPageLog(buf.toString('latin1'), pageSize);
 
   const items = emuStats.sorted_as_assigned;
   const perItem = (n: number) => Math.round((n / items) * 100) / 100;
@@ -99,16 +127,10 @@ async function main() {
     frames,
     checkpoint_pages: copied,
   };
-  const out = process.stderr;
-  out.write(`${items} items at ${rate}/s, ${pageSize}-byte pages${fsyncDelayMs ? `, every sync ${fsyncDelayMs} ms slower` : ''}${serviceConfig ? `, ${JSON.stringify(serviceConfig)}` : ''}; decision p50 ${result.decision_p50_ms} ms, p99 ${result.decision_p99_ms} ms\n`);
-  out.write(`per item: ${result.commits_per_item} commits, ${result.syncs_per_item} syncs, ${result.wal_frames_per_item} WAL frames (${result.wal_kb_per_item_written} KB in write calls), ${result.wal_blocks_dirtied_per_item} WAL blocks of 4 KB dirtied between syncs, ${result.checkpoint_blocks_dirtied_per_item} by checkpoints; the process: ${result.process_kb_per_item} KB; the history keeps ${result.history_bytes_per_item} bytes of the file\n`);
-  out.write('WAL frames per item by B-tree:\n');
-  for (const f of frames) out.write(`  ${f.btree.padEnd(36)} ${f.frames_per_item.toFixed(2)}\n`);
-  out.write('pages copied back by checkpoints per item:\n');
-  for (const c of copied.slice(0, 8)) out.write(`  ${c.btree.padEnd(36)} ${c.pages_per_item.toFixed(2)}\n`);
+  printSummary(result);
   console.log(`WAL-PAGES ${JSON.stringify(result)}`);
   if (lost !== 0 || duplicates !== 0) {
-    out.write(`wal-pages: ${lost} items lost and ${duplicates} duplicates: the figures do not count\n`);
+    process.stderr.write(`wal-pages: ${lost} items lost and ${duplicates} duplicates: the figures do not count\n`);
     process.exit(1);
   }
 }
