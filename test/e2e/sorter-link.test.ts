@@ -200,15 +200,20 @@ describe('service + emulator + reference client over real TCP', () => {
   });
 
   it('traffic recorded in live mode replays in test mode as the same messages in the same order', async () => {
-    const emu = await startEmulator(emulatorFlags(3, 20, '--drain-timeout', '0'));
-    home = tempHome({ 'config.json': liveConfig(emu.port) });
+    // Nothing answers in the live run, so an item inducted first comes round again after its decision
+    // window and loop (3 s) and sends a new REQUEST; superseded REQUESTs are kept (live mode would drop
+    // the older one, test mode replays every REQUEST the sorter sent), else the lists differ by timing.
+    const emu = await startEmulator(emulatorFlags(4, 20, '--drain-timeout', '0'));
+    const config = { ...liveConfig(emu.port), DropSupersededRequests: false };
+    home = tempHome({ 'config.json': config });
     svc = await startServiceProcess(home);
     await emu.stats;
     await sleep(300);
     const live = { sortation: await drain(svc.base, 'sortation'), destination: await drain(svc.base, 'destination') };
     await svc.stop();
     expect(live.sortation.length).toBeGreaterThan(20);
-    fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify({ ...liveConfig(emu.port), TestMode: true }));
+    expect(live.sortation.some((m) => m.RecirculationCount > 0)).toBe(true);
+    fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify({ ...config, TestMode: true }));
     svc = await startServiceProcess(home);
     expect(await drain(svc.base, 'sortation')).toEqual(live.sortation);
     expect(await drain(svc.base, 'destination')).toEqual(live.destination);
