@@ -72,8 +72,9 @@ export async function startTarget(target: Target, sorterPort: number, delayMs: n
     Host: '127.0.0.1',
     Synchronous: target === 'service-normal' ? 'NORMAL' : 'FULL',
     GroupCommit: target !== 'service-nogroup',
-    Sorter: { Host: '127.0.0.1', Port: sorterPort, TrafficLog: true },
     ...serviceConfig,
+    // --service-config may set Sorter keys too: merged, the link still goes to the emulator.
+    Sorter: { Host: '127.0.0.1', Port: sorterPort, TrafficLog: true, ...(serviceConfig?.Sorter as object | undefined) },
   };
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
   const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [];

@@ -1,7 +1,7 @@
 // The traffic log: one parseable line per telegram, rotated by size.
 import fs from 'node:fs';
 import path from 'node:path';
-import { TrafficLogWriter, parseTrafficLine } from '../../../lib/link/traffic-log';
+import { FLUSH_MS, TrafficLogWriter, parseTrafficLine } from '../../../lib/link/traffic-log';
 import { removeHome, tempHome } from '../../helpers/home';
 
 describe('TrafficLogWriter', () => {
@@ -22,6 +22,31 @@ describe('TrafficLogWriter', () => {
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => 20 - seqs.length + i));
     expect(kept.map((t) => t?.direction)).toEqual(seqs.map((i) => (i % 2 ? 'OUT' : 'IN')));
     removeHome(home);
+  });
+
+  it('gathers the lines of FLUSH_MS into one write call, in order; close writes out what is gathered at once', async () => {
+    const home = tempHome();
+    const file = path.join(home, 'Service_PLC.log');
+    const writes = jest.spyOn(fs.WriteStream.prototype, 'write');
+    try {
+      const writer = new TrafficLogWriter(file, { maxBytes: 10 * 1024 * 1024, keep: 2 });
+      const line = (i: number) => writer.write(new Date(Date.UTC(2026, 10, 21, 8, 0, 0, i)), 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
+      for (let i = 0; i < 500; i++) line(i);
+      expect(writes).not.toHaveBeenCalled();
+      // Without close (as before a crash): on the file within FLUSH_MS and the stream's own write.
+      const started = Date.now();
+      while (fs.statSync(file).size < 500 * 60 && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 10));
+      expect(writes).toHaveBeenCalledTimes(1);
+      for (let i = 500; i < 600; i++) line(i);
+      await writer.close(); // long before FLUSH_MS
+      expect(writes).toHaveBeenCalledTimes(2);
+      const seqs = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => Number(parseTrafficLine(l)?.content.slice(16, 22)));
+      expect(seqs).toEqual(Array.from({ length: 600 }, (_, i) => i));
+      expect(FLUSH_MS).toBeLessThanOrEqual(100); // what docs/traffic-log.md promises an operator watching the file
+    } finally {
+      writes.mockRestore();
+      removeHome(home);
+    }
   });
 
   it('survives a disk that refuses writes (ENOSPC): says so once, drops lines, never throws', async () => {
