@@ -79,7 +79,9 @@ describe.each(['ewm-mfs', 's7-raw', 'v1'])('layout %s end to end', (layout) => {
     const lines = fs.readFileSync(path.join(home, 'Service_PLC.log'), 'latin1').trim().split('\n');
     expect(lines.every((l) => /^[\x20-\x7e]+$/.test(l))).toBe(true);
     const requests = lines.map((l) => parseTrafficLine(l)!).filter((l) => l.direction === 'IN').map((l) => wire.parseContent(wire.fromReadable(l.content))).filter((t) => t.type === 'REQU' && t.flag === 'D');
-    expect(requests.length).toBeGreaterThanOrEqual(emuStats.inducted);
+    // The kill -9 may have taken the lines gathered in its last FLUSH_MS (50 ms, one REQUEST at
+    // 15 items/s; more if the timer ran late on a busy machine) with it.
+    expect(requests.length).toBeGreaterThanOrEqual(emuStats.inducted - 3);
     const first = parseTrafficLine(lines[0])!;
     expect(formatTrafficLine(new Date(first.time), first.direction, wire.readable(wire.fromReadable(first.content)))).toBe(lines[0]);
   });
