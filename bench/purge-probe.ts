@@ -40,6 +40,35 @@ function buildHistory(file: string, hours: number): void {
   db.close();
 }
 
+/** Nothing lost, nothing repeated, nothing purged that was younger than the cutoff: the rows to check it by. */
+function countRows(file: string, cutoff: string) {
+  const db = openReader(file);
+  try {
+    const queued = db.prepare('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue').get() as { n: number; d: number };
+    const older = db.prepare('SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n').get({ c: cutoff }) as { n: number };
+    const kept = db.prepare('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n').get() as { n: number };
+    return { queued, older: older.n, kept: kept.n };
+  } finally {
+    db.close();
+  }
+}
+
+/** Before: the commits done before the purge began; during: the rest (a message sent just before it may have waited for it). */
+function splitAtPurge(commits: Array<{ sent: number; done: number }>, started: number) {
+  const before = new LatencyWindow(commits.length);
+  const during = new LatencyWindow(commits.length);
+  let maxDuring = 0;
+  for (const c of commits) {
+    const ms = c.done - c.sent;
+    if (c.done < started) before.add(ms);
+    else {
+      during.add(ms);
+      maxDuring = Math.max(maxDuring, ms);
+    }
+  }
+  return { before: before.summary(), during: during.summary(), maxDuring };
+}
+
 /** Purge the hours before `purgeHours` while 50 enqueues a second go through the writer; their commit times. */
 async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') {
   const writer = await Writer.start({ file, synchronous: 'FULL', groupCommit: true });
@@ -72,26 +101,8 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') 
   await stream;
   await Promise.all(pending);
   await writer.close();
-  // Nothing lost, nothing repeated, nothing purged that was younger than the cutoff.
-  const db = openReader(file);
-  const queued = db.prepare('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue').get() as { n: number; d: number };
-  const older = db.prepare('SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n').get({ c: cutoff }) as { n: number };
-  const kept = db.prepare('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n').get() as { n: number };
-  db.close();
-  // Before: done before the purge began; during: the rest (a message sent just before it may have waited for it).
-  const before = new LatencyWindow(commits.length);
-  const during = new LatencyWindow(commits.length);
-  let maxDuring = 0;
-  for (const c of commits) {
-    const ms = c.done - c.sent;
-    if (c.done < started) before.add(ms);
-    else {
-      during.add(ms);
-      maxDuring = Math.max(maxDuring, ms);
-    }
-  }
-  const b = before.summary();
-  const d = during.summary();
+  const files = countRows(file, cutoff);
+  const { before: b, during: d, maxDuring } = splitAtPurge(commits, started);
   const r = (x: number) => Math.round(x * 10) / 10;
   return {
     purged,
@@ -101,10 +112,10 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') 
     commitP50Ms: d.P50Ms,
     commitP99Ms: d.P99Ms,
     commitMaxMs: r(maxDuring),
-    lost: n - queued.n,
-    duplicated: queued.n - queued.d,
-    olderLeft: older.n,
-    kept: kept.n,
+    lost: n - files.queued.n,
+    duplicated: files.queued.n - files.queued.d,
+    olderLeft: files.older,
+    kept: files.kept,
   };
 }
 

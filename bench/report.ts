@@ -100,11 +100,36 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
   console.log(`correctness: lost ${lost}, duplicated ${duplicated}; ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
+/** The `BENCH` line's fields of the storage steps (a slow disk, an operator's lock) and the purge probe, in their order. */
+function storageFields(storage: Measured['storage'], purge: Measured['purge']): Record<string, unknown> {
+  const { slow20, slow5, lock } = storage;
+  return {
+    slow_disk_decision_p99_ms: slow20?.decisionP99 ?? null,
+    slow_disk_decision_p50_ms: slow20?.decisionP50 ?? null,
+    slow_disk_late: slow20?.late ?? null,
+    slow_disk_disk_kb_per_item: slow20?.diskKbPerCycle ?? null,
+    slow_disk_device_kb_per_item: slow20?.deviceKbPerCycle ?? null,
+    slow_disk_syncs_per_item: slow20?.syncsPerCycle ?? null,
+    slow_disk_rejected: slow20?.rejected ?? null,
+    slow_disk_items_per_s: slow5.max,
+    lock_status_p99_ms: lock?.statusP99Ms ?? null,
+    lock_reconnects: lock?.reconnects ?? null,
+    lock_late: lock?.late ?? null,
+    purge_rows: purge?.chunks.purged ?? null,
+    purge_fsync_delay_ms: purge?.fsyncDelayMs ?? null,
+    purge_seconds: purge?.chunks.seconds ?? null,
+    purge_commit_p99_before_ms: purge?.chunks.commitP99BeforeMs ?? null,
+    purge_commit_p99_ms: purge?.chunks.commitP99Ms ?? null,
+    purge_commit_max_ms: purge?.chunks.commitMaxMs ?? null,
+    purge_one_transaction_commit_p99_ms: purge?.one.commitP99Ms ?? null,
+    purge_one_transaction_commit_max_ms: purge?.one.commitMaxMs ?? null,
+  };
+}
+
 /** The `BENCH {json}` line's fields (docs/performance.md, "Reproduce"). */
 export function benchLine(m: Measured, c: ReportContext): Record<string, unknown> {
   const { results, site, storage, purge, scale: sc } = m;
   const { quick, siteRate, fsyncDelayMs, serviceConfig } = c;
-  const { slow20, slow5, lock } = storage;
   const base = results.baseline;
   const svc = results.service;
   const wear = siteWear(site, siteRate);
@@ -144,25 +169,7 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     durability: 'FULL+group-commit',
     fsync_delay_ms: fsyncDelayMs,
     service_config: serviceConfig ?? null,
-    slow_disk_decision_p99_ms: slow20?.decisionP99 ?? null,
-    slow_disk_decision_p50_ms: slow20?.decisionP50 ?? null,
-    slow_disk_late: slow20?.late ?? null,
-    slow_disk_disk_kb_per_item: slow20?.diskKbPerCycle ?? null,
-    slow_disk_device_kb_per_item: slow20?.deviceKbPerCycle ?? null,
-    slow_disk_syncs_per_item: slow20?.syncsPerCycle ?? null,
-    slow_disk_rejected: slow20?.rejected ?? null,
-    slow_disk_items_per_s: slow5.max,
-    lock_status_p99_ms: lock?.statusP99Ms ?? null,
-    lock_reconnects: lock?.reconnects ?? null,
-    lock_late: lock?.late ?? null,
-    purge_rows: purge?.chunks.purged ?? null,
-    purge_fsync_delay_ms: purge?.fsyncDelayMs ?? null,
-    purge_seconds: purge?.chunks.seconds ?? null,
-    purge_commit_p99_before_ms: purge?.chunks.commitP99BeforeMs ?? null,
-    purge_commit_p99_ms: purge?.chunks.commitP99Ms ?? null,
-    purge_commit_max_ms: purge?.chunks.commitMaxMs ?? null,
-    purge_one_transaction_commit_p99_ms: purge?.one.commitP99Ms ?? null,
-    purge_one_transaction_commit_max_ms: purge?.one.commitMaxMs ?? null,
+    ...storageFields(storage, purge),
     baseline_broke_down: base.brokeDown,
     modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99, decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null, cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null, disk_kb_per_item_at_50: r.at50.diskKbPerCycle, device_kb_per_item_at_50: r.at50.deviceKbPerCycle, device_writes_per_item_at_50: r.at50.deviceWritesPerCycle, syncs_per_item_at_50: r.at50.syncsPerCycle, cpu_us_per_cycle_at_50: r.at50.cpuUsPerCycle.target }])),
   };

@@ -73,9 +73,8 @@ function printSummary(r: { items: number; page_size: number; decision_p50_ms: nu
   for (const c of r.checkpoint_pages.slice(0, 8)) out.write(`  ${c.btree.padEnd(36)} ${c.pages_per_item.toFixed(2)}\n`);
 }
 
-async function main() {
-  const logFile = path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), `wal-pages-${process.pid}.log`);
-  fs.writeFileSync(logFile, '');
+/** One run: the emulator at the rate, the service with the page log, the reference client; what each measured. */
+async function run(logFile: string) {
   const emu = await startEmulator(rate, seconds, 60);
   const t = await startTarget('service', emu.port, fsyncDelayMs, { serviceRoot: projectRoot, serviceConfig, env: { SORTER_PAGELOG_FILE: logFile } });
   const client = runWcsClient({ base: t.base, loops: 4, timeOut: 1 });
@@ -93,11 +92,17 @@ async function main() {
   t.proc.kill('SIGTERM');
   await new Promise((r) => t.proc.once('exit', r));
   t.syncs!.dispose();
+  return { emuStats, wcs, home: t.home!, from, to, written, syncs };
+}
 
-  const { pageSize, owner, historyBytes } = fileLayout(path.join(t.home!, 'data/sorter.db'));
+async function main() {
+  const logFile = path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), `wal-pages-${process.pid}.log`);
+  fs.writeFileSync(logFile, '');
+  const { emuStats, wcs, home, from, to, written, syncs } = await run(logFile);
+  const { pageSize, owner, historyBytes } = fileLayout(path.join(home, 'data/sorter.db'));
   const log = readPageLog(readSlice(logFile, from, to), pageSize);
   fs.rmSync(logFile, { force: true });
-  fs.rmSync(t.home!, { recursive: true, force: true });
+  fs.rmSync(home, { recursive: true, force: true });
 
   const items = emuStats.sorted_as_assigned;
   const perItem = (n: number) => Math.round((n / items) * 100) / 100;

@@ -29,6 +29,37 @@ export interface QueueWrites {
   expireRequests(before: string, at: string): number;
 }
 
+/**
+ * REQUESTs taken out of the sortation queue without reaching a WCS: superseded by the item's
+ * newer REQUEST, or expired; each into the history with its reason, no client, no proof.
+ */
+function requestRemovals(db: Db) {
+  const removeWithReason = (reason: 'Superseded' | 'Expired', where: string) =>
+    db.prepare(`
+      INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
+        payload, received_at, delivered_at, client_address, attempt, read_proof, removed_reason)
+      SELECT 'sortation', id, type, message_code, track_id, barcode, induct_location,
+        json_object('Type', type, 'TrackID', track_id, 'Barcode', barcode, 'MessageCode', message_code,
+          'InductLocation', induct_location, 'RecirculationCount', recirculation_count,
+          'Length', length, 'Width', width, 'Height', height, 'Weight', weight),
+        received_at, @at, NULL, 1, NULL, '${reason}'
+      FROM sortation_queue WHERE type = 'REQUEST' AND ${where}`);
+  const historySuperseded = removeWithReason('Superseded', 'track_id = @trackId AND id < @newerId');
+  const deleteSuperseded = db.prepare("DELETE FROM sortation_queue WHERE type = 'REQUEST' AND track_id = @trackId AND id < @newerId");
+  const historyExpired = removeWithReason('Expired', 'received_at < @before');
+  const deleteExpired = db.prepare("DELETE FROM sortation_queue WHERE type = 'REQUEST' AND received_at < @before");
+  return {
+    supersede: db.transaction((trackId: string, newerId: number, at: string): number => {
+      historySuperseded.run({ trackId, newerId, at });
+      return deleteSuperseded.run({ trackId, newerId }).changes;
+    }),
+    expireRequests: db.transaction((before: string, at: string): number => {
+      historyExpired.run({ before, at });
+      return deleteExpired.run({ before }).changes;
+    }),
+  };
+}
+
 /** The queue writes on an open, migrated database; each runs in its own (nested) transaction. */
 export function queueWrites(db: Db): QueueWrites {
   const insert = messageInsert(db);
@@ -53,29 +84,7 @@ export function queueWrites(db: Db): QueueWrites {
     return true;
   });
 
-  // Removed without reaching a WCS: into the history with the reason, no client, no proof.
-  const removeWithReason = (reason: 'Superseded' | 'Expired', where: string) =>
-    db.prepare(`
-      INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
-        payload, received_at, delivered_at, client_address, attempt, read_proof, removed_reason)
-      SELECT 'sortation', id, type, message_code, track_id, barcode, induct_location,
-        json_object('Type', type, 'TrackID', track_id, 'Barcode', barcode, 'MessageCode', message_code,
-          'InductLocation', induct_location, 'RecirculationCount', recirculation_count,
-          'Length', length, 'Width', width, 'Height', height, 'Weight', weight),
-        received_at, @at, NULL, 1, NULL, '${reason}'
-      FROM sortation_queue WHERE type = 'REQUEST' AND ${where}`);
-  const historySuperseded = removeWithReason('Superseded', 'track_id = @trackId AND id < @newerId');
-  const deleteSuperseded = db.prepare("DELETE FROM sortation_queue WHERE type = 'REQUEST' AND track_id = @trackId AND id < @newerId");
-  const historyExpired = removeWithReason('Expired', 'received_at < @before');
-  const deleteExpired = db.prepare("DELETE FROM sortation_queue WHERE type = 'REQUEST' AND received_at < @before");
-  const supersede = db.transaction((trackId: string, newerId: number, at: string): number => {
-    historySuperseded.run({ trackId, newerId, at });
-    return deleteSuperseded.run({ trackId, newerId }).changes;
-  });
-  const expireRequests = db.transaction((before: string, at: string): number => {
-    historyExpired.run({ before, at });
-    return deleteExpired.run({ before }).changes;
-  });
+  const { supersede, expireRequests } = requestRemovals(db);
 
   const clear = db.transaction(() => {
     // Their ids start at 1 again (the deletes raised the floors: migrations/010).

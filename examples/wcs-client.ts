@@ -84,23 +84,15 @@ export function dedupKey(m: { Type: string; TrackID?: string; RecirculationCount
   return m.Type === 'REQUEST' ? `REQUEST/${m.TrackID}/${m.RecirculationCount}` : `${m.Type}/${m.TrackID}`;
 }
 
-/** Start the reference client against a service. */
-export function runWcsClient(options: WcsClientOptions): WcsClient {
-  const { base, loops = 1, timeOut = 2, apiKey, log = () => {} } = options;
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) };
-  const stats: WcsStats = { requests: 0, duplicate_requests: 0, assignments_posted: 0, verifies: 0, duplicate_verifies: 0, scans: 0, destination_settings_posted: 0, redeliveries_seen: 0, errors: 0, assigned: new Map(), verified: new Map() };
-  const seen = new RecentKeys();
-  const ready = new Map<string, boolean>(); // destination -> Ready?
-  let stopping = false;
+type JsonRequest = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: ReturnType<typeof JSON.parse> }>;
 
-  // One kept-alive connection per loop: a long poll holds its connection, so the pool needs
-  // as many sockets as loops, and a loop's next request (on the socket it just freed: the
-  // agent reuses the most recent one) proves to the service that the last response was read.
-  // (node:http costs a third of the CPU of fetch per request, which matters when the benchmark
-  // runs this client on the service's own machine.)
-  const agent = new http.Agent({ keepAlive: true, maxSockets: loops + 2, scheduling: 'lifo' });
-  const request = (method: string, path: string, body?: unknown) =>
-    new Promise<{ status: number; json: ReturnType<typeof JSON.parse> }>((resolve, reject) => {
+/**
+ * Requests over one keep-alive agent, JSON in and out; counts the responses marked as possible
+ * redeliveries (X-Delivery-Attempt above 1) in `stats`.
+ */
+function jsonRequester(base: string, agent: http.Agent, headers: Record<string, string>, stats: WcsStats): JsonRequest {
+  return (method, path, body) =>
+    new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = http.request(base + path, { method, agent, headers: payload ? { ...headers, 'content-length': Buffer.byteLength(payload) } : headers }, (res) => {
         let text = '';
@@ -119,76 +111,101 @@ export function runWcsClient(options: WcsClientOptions): WcsClient {
       req.on('error', reject);
       req.end(payload);
     });
+}
 
-  /** Pick a destination: no-reads go to REJECT; others spread over Ready destinations by TrackID. */
-  const chooseDestination = (trackId: string, barcode: string): string => {
-    if (barcode === 'NOREAD' || barcode === '') return 'REJECT';
-    const candidates = [...ready].filter(([, ok]) => ok).map(([d]) => d).sort();
-    if (candidates.length === 0) return 'D001';
-    let h = 0;
-    for (const c of trackId) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-    return candidates[h % candidates.length];
-  };
+/** Pick a destination: no-reads go to REJECT; others spread over Ready destinations by TrackID. */
+function chooseDestination(ready: Map<string, boolean>, trackId: string, barcode: string): string {
+  if (barcode === 'NOREAD' || barcode === '') return 'REJECT';
+  const candidates = [...ready].filter(([, ok]) => ok).map(([d]) => d).sort();
+  if (candidates.length === 0) return 'D001';
+  let h = 0;
+  for (const c of trackId) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  return candidates[h % candidates.length];
+}
 
-  const sortationLoop = async () => {
-    while (!stopping) {
-      try {
-        const r = await request('GET', `/sortation?timeOut=${timeOut}`);
-        if (r.status === 210) {
-          const m = r.json;
-          if (seen.seen(dedupKey(m))) {
-            stats.duplicate_requests += 1; // already answered
-            continue;
-          }
-          stats.requests += 1;
-          const destination = chooseDestination(m.TrackID, m.Barcode);
-          const ack = await request('POST', '/sortation', { TrackID: m.TrackID, Destination: destination, Barcode: m.Barcode });
-          if (ack.status === 200) {
-            stats.assignments_posted += 1;
-            stats.assigned.set(m.TrackID, destination);
-          } else stats.errors += 1;
-        } else if (r.status === 212) {
-          if (seen.seen(dedupKey(r.json))) {
-            stats.duplicate_verifies += 1;
-            continue;
-          }
-          stats.verified.set(r.json.TrackID, r.json.Destination);
-          stats.verifies += 1;
-        } else if (r.status !== 204) {
-          stats.errors += 1;
-        }
-      } catch (err) {
-        stats.errors += 1;
-        log(`sortation: ${(err as Error).message}`);
-        await sleep(500);
-      }
+/** What the client's loops share. */
+interface ClientState {
+  request: JsonRequest;
+  stats: WcsStats;
+  seen: RecentKeys;
+  /** destination -> Ready? */
+  ready: Map<string, boolean>;
+  timeOut: number;
+  log(line: string): void;
+  stopping(): boolean;
+}
+
+/** One answer from /sortation: a REQUEST is answered with an assignment, a VERIFY recorded; duplicates skipped. */
+async function onSortation(c: ClientState, r: { status: number; json: ReturnType<typeof JSON.parse> }): Promise<void> {
+  const { stats } = c;
+  if (r.status === 210) {
+    const m = r.json;
+    if (c.seen.seen(dedupKey(m))) {
+      stats.duplicate_requests += 1; // already answered
+      return;
     }
-  };
-
-  const destinationLoop = async () => {
-    while (!stopping) {
-      try {
-        const r = await request('GET', `/destination?timeOut=${timeOut}`);
-        if (r.status !== 211) continue;
-        // A SCAN is the destination's state: applying a duplicate again is harmless.
-        stats.scans += 1;
-        const scan = r.json;
-        const wasReady = ready.get(scan.Destination);
-        ready.set(scan.Destination, scan.DestinationStatus === 'Ready');
-        if (wasReady && scan.DestinationStatus === 'NotReady' && scan.LightColor !== 'RED') {
-          // It just became full: flash it red with a text for the operator.
-          await request('POST', '/destination', { Destination: scan.Destination, DestinationStatus: 'NotReady', LightStatus: 'Flashing', LightColor: 'RED', DestinationText: 'FULL - please empty' });
-          stats.destination_settings_posted += 1;
-        }
-      } catch (err) {
-        stats.errors += 1;
-        log(`destination: ${(err as Error).message}`);
-        await sleep(500);
-      }
+    stats.requests += 1;
+    const destination = chooseDestination(c.ready, m.TrackID, m.Barcode);
+    const ack = await c.request('POST', '/sortation', { TrackID: m.TrackID, Destination: destination, Barcode: m.Barcode });
+    if (ack.status === 200) {
+      stats.assignments_posted += 1;
+      stats.assigned.set(m.TrackID, destination);
+    } else stats.errors += 1;
+  } else if (r.status === 212) {
+    if (c.seen.seen(dedupKey(r.json))) {
+      stats.duplicate_verifies += 1;
+      return;
     }
-  };
+    stats.verified.set(r.json.TrackID, r.json.Destination);
+    stats.verifies += 1;
+  } else if (r.status !== 204) {
+    stats.errors += 1;
+  }
+}
 
-  const running = [destinationLoop(), ...Array.from({ length: loops }, sortationLoop)];
+/** One answer from /destination: a SCAN is the destination's state; one that just became full is flashed red. */
+async function onDestination(c: ClientState, r: { status: number; json: ReturnType<typeof JSON.parse> }): Promise<void> {
+  if (r.status !== 211) return;
+  // A SCAN is the destination's state: applying a duplicate again is harmless.
+  c.stats.scans += 1;
+  const scan = r.json;
+  const wasReady = c.ready.get(scan.Destination);
+  c.ready.set(scan.Destination, scan.DestinationStatus === 'Ready');
+  if (wasReady && scan.DestinationStatus === 'NotReady' && scan.LightColor !== 'RED') {
+    await c.request('POST', '/destination', { Destination: scan.Destination, DestinationStatus: 'NotReady', LightStatus: 'Flashing', LightColor: 'RED', DestinationText: 'FULL - please empty' });
+    c.stats.destination_settings_posted += 1;
+  }
+}
+
+/** Long-poll `queue` until stopped, handing each answer to `handle`; an error is counted, logged and waited out. */
+async function pollLoop(c: ClientState, queue: 'sortation' | 'destination', handle: (c: ClientState, r: Awaited<ReturnType<JsonRequest>>) => Promise<void>): Promise<void> {
+  while (!c.stopping()) {
+    try {
+      await handle(c, await c.request('GET', `/${queue}?timeOut=${c.timeOut}`));
+    } catch (err) {
+      c.stats.errors += 1;
+      c.log(`${queue}: ${(err as Error).message}`);
+      await sleep(500);
+    }
+  }
+}
+
+/** Start the reference client against a service. */
+export function runWcsClient(options: WcsClientOptions): WcsClient {
+  const { base, loops = 1, timeOut = 2, apiKey, log = () => {} } = options;
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) };
+  const stats: WcsStats = { requests: 0, duplicate_requests: 0, assignments_posted: 0, verifies: 0, duplicate_verifies: 0, scans: 0, destination_settings_posted: 0, redeliveries_seen: 0, errors: 0, assigned: new Map(), verified: new Map() };
+  let stopping = false;
+
+  // One kept-alive connection per loop: a long poll holds its connection, so the pool needs
+  // as many sockets as loops, and a loop's next request (on the socket it just freed: the
+  // agent reuses the most recent one) proves to the service that the last response was read.
+  // (node:http costs a third of the CPU of fetch per request, which matters when the benchmark
+  // runs this client on the service's own machine.)
+  const agent = new http.Agent({ keepAlive: true, maxSockets: loops + 2, scheduling: 'lifo' });
+  const state: ClientState = { request: jsonRequester(base, agent, headers, stats), stats, seen: new RecentKeys(), ready: new Map(), timeOut, log, stopping: () => stopping };
+
+  const running = [pollLoop(state, 'destination', onDestination), ...Array.from({ length: loops }, () => pollLoop(state, 'sortation', onSortation))];
   const done = Promise.all(running).then(() => {
     agent.destroy();
     return stats;

@@ -21,6 +21,25 @@ export interface MetricsSnapshot {
 
 const seconds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/** The running totals the service keeps, each exported as a counter by `total`. */
+function runningTotals(total: (name: string, help: string, value: (s: MetricsSnapshot) => number) => void): void {
+  total('telegrams_received_total', 'Telegrams received from the sorter', (s) => s.link.telegramsIn);
+  total('telegrams_sent_total', 'Telegrams sent to the sorter', (s) => s.link.telegramsOut);
+  total('telegram_resends_total', 'Telegrams sent again after the ACK timeout or a reconnect', (s) => s.link.resends);
+  total('telegram_naks_sent_total', 'Negative acknowledgements sent to the sorter', (s) => s.link.naksSent);
+  total('telegram_naks_received_total', 'Negative acknowledgements received from the sorter', (s) => s.link.naksReceived);
+  total('telegram_repeats_received_total', 'Telegrams the sorter sent again, acknowledged again and kept once', (s) => s.link.duplicatesReceived);
+  total('sorter_link_reconnects_total', 'Connections to the sorter made after the first', (s) => s.link.reconnects);
+  total('sorter_link_connections_lost_total', 'Connections to the sorter that were up and dropped', (s) => s.link.connectionsLost);
+  total('sorter_link_connect_failures_total', 'Connection attempts that never connected', (s) => s.link.connectAttemptsFailed);
+  total('assignments_dropped_total', 'Assignments not sent: past their time to live, or refused by the sorter', (s) => s.link.droppedAssignments);
+  total('destination_settings_dropped_total', 'Destination settings refused by the sorter', (s) => s.link.droppedSettings);
+  total('requests_superseded_total', 'REQUESTs taken out of the queue because a newer one for the same item arrived', (s) => s.requestsRemoved.Superseded);
+  total('requests_expired_total', 'REQUESTs taken out of the queue past MaxRequestAgeSeconds', (s) => s.requestsRemoved.Expired);
+  total('messages_dead_lettered_total', 'Messages moved to the dead letters: handed out MaxDeliveries times without proof of the read', (s) => s.deadLettered);
+  total('messages_redelivered_total', 'Messages handed out again after a response without proof of its read (possible duplicates)', (s) => s.redelivered);
+}
+
 /** The registry and the instruments the service updates as things happen. */
 export class Metrics {
   readonly registry = new client.Registry();
@@ -68,21 +87,7 @@ export class Metrics {
       for (const state of ['Ok', 'Stalled', 'Failing']) g.set({ state }, s.storage.state === state ? 1 : 0);
     });
     gauge('up', '1: the service answers', [], (g) => g.set(1));
-    total('telegrams_received_total', 'Telegrams received from the sorter', (s) => s.link.telegramsIn);
-    total('telegrams_sent_total', 'Telegrams sent to the sorter', (s) => s.link.telegramsOut);
-    total('telegram_resends_total', 'Telegrams sent again after the ACK timeout or a reconnect', (s) => s.link.resends);
-    total('telegram_naks_sent_total', 'Negative acknowledgements sent to the sorter', (s) => s.link.naksSent);
-    total('telegram_naks_received_total', 'Negative acknowledgements received from the sorter', (s) => s.link.naksReceived);
-    total('telegram_repeats_received_total', 'Telegrams the sorter sent again, acknowledged again and kept once', (s) => s.link.duplicatesReceived);
-    total('sorter_link_reconnects_total', 'Connections to the sorter made after the first', (s) => s.link.reconnects);
-    total('sorter_link_connections_lost_total', 'Connections to the sorter that were up and dropped', (s) => s.link.connectionsLost);
-    total('sorter_link_connect_failures_total', 'Connection attempts that never connected', (s) => s.link.connectAttemptsFailed);
-    total('assignments_dropped_total', 'Assignments not sent: past their time to live, or refused by the sorter', (s) => s.link.droppedAssignments);
-    total('destination_settings_dropped_total', 'Destination settings refused by the sorter', (s) => s.link.droppedSettings);
-    total('requests_superseded_total', 'REQUESTs taken out of the queue because a newer one for the same item arrived', (s) => s.requestsRemoved.Superseded);
-    total('requests_expired_total', 'REQUESTs taken out of the queue past MaxRequestAgeSeconds', (s) => s.requestsRemoved.Expired);
-    total('messages_dead_lettered_total', 'Messages moved to the dead letters: handed out MaxDeliveries times without proof of the read', (s) => s.deadLettered);
-    total('messages_redelivered_total', 'Messages handed out again after a response without proof of its read (possible duplicates)', (s) => s.redelivered);
+    runningTotals(total);
     // The snapshot lives for one scrape only.
     const metrics = this.registry.metrics.bind(this.registry);
     this.registry.metrics = async () => {
