@@ -40,6 +40,8 @@ export interface ReportContext {
   siteRate: number | null;
   fsyncDelayMs: number;
   serviceConfig: Record<string, unknown> | undefined;
+  /** Seconds of traffic before each step's measurements (--warmup-s). */
+  warmupS?: number;
 }
 
 /** The storage the projection is for: a 32 GB industrial eMMC rated for 100 TB written (its data sheet's TBW). */
@@ -129,7 +131,7 @@ function storageFields(storage: Measured['storage'], purge: Measured['purge']): 
 /** The `BENCH {json}` line's fields (docs/performance.md, "Reproduce"). */
 export function benchLine(m: Measured, c: ReportContext): Record<string, unknown> {
   const { results, site, storage, purge, scale: sc } = m;
-  const { quick, siteRate, fsyncDelayMs, serviceConfig } = c;
+  const { quick, siteRate, fsyncDelayMs, serviceConfig, warmupS = 0 } = c;
   const base = results.baseline;
   const svc = results.service;
   const wear = siteWear(site, siteRate);
@@ -169,6 +171,7 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     durability: 'FULL+group-commit',
     fsync_delay_ms: fsyncDelayMs,
     service_config: serviceConfig ?? null,
+    warmup_s: warmupS,
     ...storageFields(storage, purge),
     baseline_broke_down: base.brokeDown,
     modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99, decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null, cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null, disk_kb_per_item_at_50: r.at50.diskKbPerCycle, device_kb_per_item_at_50: r.at50.deviceKbPerCycle, device_writes_per_item_at_50: r.at50.deviceWritesPerCycle, syncs_per_item_at_50: r.at50.syncsPerCycle, cpu_us_per_cycle_at_50: r.at50.cpuUsPerCycle.target }])),

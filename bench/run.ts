@@ -28,6 +28,7 @@ const args = commandLine('bench', 'npm run bench -- [options]   (docs/performanc
   'service-root': { type: 'string' },
   'site-rate': { type: 'string' },
   'service-config': { type: 'string' },
+  'warmup-s': { type: 'string', default: '0' },
 });
 const quick = args.quick!;
 const plan = quick
@@ -67,9 +68,12 @@ if (siteRate === 0) {
 /** Settings for the service's config.json, as JSON (e.g. '{"CommitWindowMs":30}'): what a site would change. */
 const serviceConfig = parseServiceConfig('bench', args['service-config']);
 
+/** Seconds of traffic before each step's measurements start: the figures of a warmed-up process (V8 has compiled its hot code). */
+const warmupS = nonNegative('bench', 'warmup-s', args['warmup-s']);
+
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-const ctx = { runs: plan.runs, clientLoops: plan.clientLoops, serviceRoot, cpuProfDir, serviceConfig, log };
+const ctx = { runs: plan.runs, clientLoops: plan.clientLoops, serviceRoot, cpuProfDir, serviceConfig, warmupS, log };
 
 /** A target at 50 items/s, then up the plan's rates until one is not sustained. */
 async function measureTarget(target: Target): Promise<TargetResult> {
@@ -147,7 +151,7 @@ async function main() {
     site = siteRate === 50 ? results.service.at50 : await medianStep(ctx, 'service', siteRate, plan.seconds, { fsyncDelayMs }, `service at the site rate`);
   }
   const measured: Measured = { results, site, storage: await measureStorage(), purge: await measurePurge(), scale: await measureScale() };
-  const report = { quick, scaleRows: plan.scaleRows, siteRate, fsyncDelayMs, serviceConfig };
+  const report = { quick, scaleRows: plan.scaleRows, siteRate, fsyncDelayMs, serviceConfig, warmupS };
   printReport(measured, report, started);
   console.log(`BENCH ${JSON.stringify(benchLine(measured, report))}`);
   const { lost, duplicated, purgeWrong } = correctness(measured, siteRate);

@@ -9,6 +9,8 @@ import { type BenchEmulator, type Target, type TargetOptions, cpuMs, describeTar
 export interface StepContext extends TargetOptions {
   runs: number;
   clientLoops: number;
+  /** Seconds of traffic before the measurements start (0: from the target's start, warm-up included). */
+  warmupS?: number;
   log(line: string): void;
 }
 
@@ -131,8 +133,9 @@ async function drained(base: string): Promise<void> {
 }
 
 /** A run's figures per completed cycle, from the emulator's and the client's counts and the readings. */
-function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsStats, m: Readings, wake: { P50Ms: number | null; P99Ms: number | null }, statusMs: number[]): StepResult {
-  const cycles = e.sorted_as_assigned;
+function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsStats, m: Readings, wake: { P50Ms: number | null; P99Ms: number | null }, statusMs: number[], cyclesBefore = 0): StepResult {
+  // The cycles of the measured window: the items inducted before it began are not in its readings.
+  const cycles = e.sorted_as_assigned - cyclesBefore;
   const per = (n: number, digits: number) => Math.round((n / cycles) * 10 ** digits) / 10 ** digits;
   return {
     rate,
@@ -160,9 +163,15 @@ function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsSt
 
 /** One run: emulator at `rate` for the plan's seconds, the target, the reference client. */
 async function step(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}): Promise<StepResult> {
-  const emu = await startEmulator(rate, seconds, 120);
+  const warmupS = ctx.warmupS ?? 0;
+  const emu = await startEmulator(rate, seconds + warmupS, 120);
   const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, ctx);
   const client = runWcsClient({ base: t.base, loops: ctx.clientLoops, timeOut: 1 });
+  // The emulator inducts from when the link is up: the warm-up counts from its first item, so that `seconds` of items remain.
+  for (let i = 0; warmupS > 0 && client.stats.requests === 0 && i < 3000; i++) await sleep(10);
+  await sleep(warmupS * 1000);
+  // Items inducted before the window: their REQUEST reached the client within milliseconds (their VERIFY comes a decision window later, in the window).
+  const cyclesBefore = warmupS > 0 ? client.stats.requests : 0;
   const prober = options.lock ? statusProber(t.base) : null;
   const locked = options.lock && t.home ? sleep(options.lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(t.home!, 'data/sorter.db'), options.lock!.forS)) : undefined;
   const measuring = meters(t, emu);
@@ -177,7 +186,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   await new Promise((r) => t.proc.once('exit', r));
   if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
   t.syncs?.dispose();
-  return stepResult(rate, seconds, e, wcs, readings, status.WakeLatency, statusMs);
+  return stepResult(rate, seconds, e, wcs, readings, status.WakeLatency, statusMs, cyclesBefore);
 }
 
 /** Median over the plan's runs of one (target, rate). */

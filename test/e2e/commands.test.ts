@@ -40,6 +40,15 @@ describe.each(commands)('npm run $name', ({ name, script, option }) => {
   });
 });
 
+describe('npm run bench -- --warmup-s', () => {
+  it('is listed, and a value that is not a number is one line saying why, exit 2', () => {
+    expect(run('bench/run.js', ['--help']).stdout).toContain('--warmup-s');
+    const r = run('bench/run.js', ['--warmup-s=-3']);
+    expect(r.status).toBe(2);
+    expect(r.stderr.split('\n')[0]).toMatch(/^bench: --warmup-s must be a non-negative number, got "-3"/);
+  });
+});
+
 describe('npm run bench -- --service-config', () => {
   it.each([['CommitWindowMs=30'], ['[30]'], ['30']])('%s (not a JSON object): one line saying why, exit 2', (value) => {
     const r = run('bench/run.js', ['--service-config', value]);
