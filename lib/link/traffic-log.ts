@@ -55,9 +55,9 @@ const FREE_CHECK_MS = 1000;
 /** Writing resumes only with this much more than the reserve free, so that it does not flap. */
 const RESUME_FACTOR = 1.25;
 /**
- * Lines are gathered and handed to the file this often (ms), or at FLUSH_BYTES: one write call for
- * many telegrams. Measured at 500 items/s with npm run bench (docs/performance.md): a write call
- * and a thread-pool hop per line cost the service as much CPU as the rest of the log together.
+ * Lines are gathered and handed to the file this often (ms), or at FLUSH_BYTES: one write call and
+ * one thread-pool hop for many telegrams instead of one each. Measured at 500 items/s (medians of
+ * 4 alternating runs): the service's CPU per item 1,817 -> 1,747 us.
  */
 export const FLUSH_MS = 50;
 const FLUSH_BYTES = 64 * 1024;
