@@ -35,6 +35,13 @@ export const HOLD_MAX_WRITES = 8;
  */
 export const WINDOW_MS = 5;
 
+/**
+ * How many sorter telegrams may wait in the window at once: more go at once. The sorter keeps at
+ * most `Sorter.Window` telegrams unacknowledged (64 by default), so a window that held more at
+ * a high rate would stall it waiting for ACKs.
+ */
+export const WINDOW_MAX_WRITES = 16;
+
 /** The timing by default. */
 export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_MS };
 
@@ -96,7 +103,7 @@ export function planTransaction(pending: Held[], now: number, joining = false, t
   const unsynced = pending.filter((c) => !isDurable(c.op));
   const heldLongEnough = unsynced.length >= HOLD_MAX_WRITES || (unsynced.length > 0 && now - unsynced[0].at >= timing.holdMs);
   if (durable.length === 0) return heldLongEnough ? { batch: pending, rest: [], synced: false } : null;
-  if (!joining && durable.every((c) => waitsForCompany(c.op)) && now - durable[0].at < timing.windowMs) return null;
+  if (!joining && durable.every((c) => waitsForCompany(c.op)) && durable.length < WINDOW_MAX_WRITES && now - durable[0].at < timing.windowMs) return null;
   if (heldLongEnough || durable.some((c) => !overtakes(c.op) || conflicts(c, unsynced))) {
     return { batch: pending, rest: [], synced: true };
   }

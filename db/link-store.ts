@@ -41,8 +41,11 @@ export interface LinkWrites {
    * last number stored is `after` (the one before it): a message whose predecessor was not
    * stored fails too, so no gap can be papered over by a later repeat. Returns the queue id.
    */
-  /** `dropSuperseded`: a REQUEST takes the older REQUESTs of its item out of the queue (live mode). */
-  accept(peer: string, seq: number, after: number, message: SorterMessage, at: string, dropSuperseded?: boolean): Accepted;
+  /**
+   * `dropSuperseded`: a REQUEST takes the older REQUESTs of its item out of the queue (live mode).
+   * `id`: the queue id it was handed out under before this commit (lib/queue/uncommitted.ts).
+   */
+  accept(peer: string, seq: number, after: number, message: SorterMessage, at: string, dropSuperseded?: boolean, id?: number | null): Accepted;
   /** Move an outbox entry the sorter can no longer use to outbox_dropped, with the reason. */
   drop(entry: OutboxEntry, reason: string, at: string): void;
 }
@@ -85,12 +88,12 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
     return toSession(select.get(peer) as SessionRow);
   };
 
-  const accept = db.transaction((peer: string, seq: number, after: number, message: SorterMessage, at: string, dropSuperseded = false): Accepted => {
+  const accept = db.transaction((peer: string, seq: number, after: number, message: SorterMessage, at: string, dropSuperseded = false, given: number | null = null): Accepted => {
     if (setLastIn.run({ seq, at, peer, after }).changes === 0) {
       const stored = (select.get(peer) as SessionRow | undefined)?.last_seq_in;
       throw new Error(`telegram ${seq} from ${peer} out of sequence: expected the last stored number to be ${after}, it is ${stored ?? 'missing'}`);
     }
-    const [id] = queues.enqueue([message], at);
+    const [id] = queues.enqueue([message], at, [given]);
     // A newer REQUEST for the item: the older ones can no longer be used by anybody.
     const superseded = dropSuperseded && message.Type === 'REQUEST' ? queues.supersede(message.TrackID, id, at) : 0;
     return { id, superseded };
@@ -118,7 +121,7 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
   return {
     ensureSession,
     setPeerSession: (peer, epoch, lastSeqIn, at) => setPeerSession.immediate(peer, epoch, lastSeqIn, at),
-    accept: (peer, seq, after, message, at, dropSuperseded) => accept.immediate(peer, seq, after, message, at, dropSuperseded),
+    accept: (peer, seq, after, message, at, dropSuperseded, id) => accept.immediate(peer, seq, after, message, at, dropSuperseded, id),
     drop: (entry, reason, at) => drop.immediate(entry, reason, at),
   };
 }

@@ -18,6 +18,8 @@ export interface QueueReads {
   counts(queue: QueueName, claimed: Iterable<number>): { waiting: number; handedOut: number };
   /** received_at of the oldest message in a queue, or null if it is empty. */
   oldestReceivedAt(queue: QueueName): string | null;
+  /** The highest id the queue's table has given, those of rows that have left it included (migrations/010). */
+  lastId(queue: QueueName): number;
 }
 
 interface SortationRow {
@@ -111,6 +113,10 @@ export function queueReads(db: Db): QueueReads {
     sortation: db.prepare('SELECT received_at FROM sortation_queue ORDER BY id LIMIT 1').pluck(),
     destination: db.prepare('SELECT received_at FROM destination_queue ORDER BY id LIMIT 1').pluck(),
   };
+  const lastIds = {
+    sortation: db.prepare(`SELECT max((SELECT floor FROM id_floors WHERE name = 'sortation_queue'), coalesce((SELECT max(id) FROM sortation_queue), 0))`).pluck(),
+    destination: db.prepare(`SELECT max((SELECT floor FROM id_floors WHERE name = 'destination_queue'), coalesce((SELECT max(id) FROM destination_queue), 0))`).pluck(),
+  };
   return {
     head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined {
       const row = heads[queue].get(JSON.stringify([...skip])) as SortationRow | DestinationRow | undefined;
@@ -124,5 +130,6 @@ export function queueReads(db: Db): QueueReads {
       return { waiting: total - handed, handedOut: handed };
     },
     oldestReceivedAt: (queue) => (oldest[queue].get() as string | undefined) ?? null,
+    lastId: (queue) => (lastIds[queue].get() as number | null) ?? 0,
   };
 }

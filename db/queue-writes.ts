@@ -17,8 +17,11 @@ export interface Delivery {
 
 /** Writing the durable queues (run by the writer thread, db/writer.ts, inside its transaction). */
 export interface QueueWrites {
-  /** Add messages in order, all or none; returns their ids. */
-  enqueue(messages: SorterMessage[], receivedAt: string): number[];
+  /**
+   * Add messages in order, all or none; returns their ids. `ids` gives them (a message handed out
+   * before its commit already has one: lib/queue/uncommitted.ts); a missing or null one takes the next.
+   */
+  enqueue(messages: SorterMessage[], receivedAt: string, ids?: Array<number | null>): number[];
   /** Remove a delivered message and record it in the history; false if it was already gone. */
   remove(stored: StoredMessage, delivery: Delivery): boolean;
   /** Empty both queues (test mode re-seeds from the replay file at each start). */
@@ -70,7 +73,7 @@ export function queueWrites(db: Db): QueueWrites {
     VALUES (@queue, @message_id, @type, @message_code, @track_id, @barcode, @destination,
       @payload, @received_at, @delivered_at, @client_address, @attempt, @read_proof)`);
 
-  const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string): number[] => messages.map((m) => insert(m, receivedAt)));
+  const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string, ids?: Array<number | null>): number[] => messages.map((m, i) => insert(m, receivedAt, ids?.[i] ?? null)));
 
   const remove = db.transaction((stored: StoredMessage, delivery: Delivery): boolean => {
     if (deleteMessage(stored) === 0) return false;
@@ -93,7 +96,7 @@ export function queueWrites(db: Db): QueueWrites {
   });
 
   return {
-    enqueue: (messages, receivedAt) => enqueue.immediate(messages, receivedAt),
+    enqueue: (messages, receivedAt, ids) => enqueue.immediate(messages, receivedAt, ids),
     remove: (stored, delivery) => remove.immediate(stored, delivery),
     clear: () => clear.immediate(),
     supersede: (trackId, newerId, at) => supersede.immediate(trackId, newerId, at),

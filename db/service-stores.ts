@@ -37,7 +37,7 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
   return {
     queues: {
       ...queueReads(reader),
-      enqueue: (messages, receivedAt) => writer.run('enqueue', [messages, receivedAt]),
+      enqueue: (messages, receivedAt, ids) => writer.run('enqueue', [messages, receivedAt, ids]),
       remove: (stored, delivery) => writer.run('deliver', [stored, delivery]),
       clear: () => writer.run('clearQueues', []),
       supersede: (trackId, newerId, at) => writer.run('supersedeRequests', [trackId, newerId, at]),
@@ -59,7 +59,7 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
       ...linkReads(reader),
       ensureSession: (peer, at) => writer.run('ensurePeerSession', [peer, at]),
       setPeerSession: (peer, epoch, lastSeqIn, at) => writer.run('setPeerSession', [peer, epoch, lastSeqIn, at]),
-      accept: (peer, seq, after, message, at, dropSuperseded) => writer.run('acceptFromPeer', [peer, seq, after, message, at, dropSuperseded]),
+      accept: (peer, seq, after, message, at, dropSuperseded, id) => writer.run('acceptFromPeer', [peer, seq, after, message, at, dropSuperseded, id]),
       drop: (entry, reason, at) => writer.run('dropFromOutbox', [entry, reason, at]),
     },
     history: {

@@ -5,18 +5,21 @@ import { telegramFunction } from '../lib/functions/define';
 import type { WakeMeter } from '../lib/ops/latency';
 import type { Logger } from '../lib/process/logger';
 import type { InboundMessage } from '../lib/link/session-port';
-import { type QueueName, queueOf } from '../model/messages';
+import type { UncommittedMessages } from '../lib/queue/uncommitted';
+import { type QueueMessages, type QueueName, queueOf } from '../model/messages';
 import { type HandlerResult, ok } from '../lib/functions/results';
 
 /** What the sorter-message handler needs. */
 export interface SorterMessageDeps {
-  links: { accept(peer: string, seq: number, after: number, message: InboundMessage['message'], at: string, dropSuperseded?: boolean): Promise<Accepted> };
+  links: { accept(peer: string, seq: number, after: number, message: InboundMessage['message'], at: string, dropSuperseded?: boolean, id?: number | null): Promise<Accepted> };
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
+  /** Messages handed out before their commit (HandOutBeforeCommit). */
+  uncommitted: Pick<UncommittedMessages, 'add' | 'settled'>;
   wake: WakeMeter;
   /** Counts what arrived; the decision latency of a REQUEST starts when its bytes arrived. */
   metrics: { messagesIn: { inc(labels: { queue: QueueName; type: string }): void } };
   decisions: { requested(trackId: string, at: number): void };
-  settings: { Sorter: { PeerName: string }; DropSupersededRequests: boolean };
+  settings: { Sorter: { PeerName: string }; DropSupersededRequests: boolean; HandOutBeforeCommit: boolean };
   /** REQUESTs taken out of the queue without reaching a WCS, since start. */
   requestsRemoved: { Superseded: number; Expired: number };
   clock: () => Date;
@@ -25,24 +28,45 @@ export interface SorterMessageDeps {
 
 /**
  * A REQUEST, VERIFY or SCAN from the sorter (telegram trigger): commit it to its queue with its
- * sequence number (only if the last number stored is `after`), then wake the clients waiting
- * on that queue. Resolves once committed: the sorter link acknowledges it only then. A REQUEST
- * takes the older REQUESTs of its item out of the queue in the same commit (DropSupersededRequests).
+ * sequence number (only if the last number stored is `after`), and wake the clients waiting on
+ * that queue: at once with HandOutBeforeCommit (the message is handed out while its commit waits
+ * in the commit window), else once it is committed. Resolves once committed: the sorter link
+ * acknowledges it only then. A REQUEST takes the older REQUESTs of its item out of the queue in
+ * the same commit (DropSupersededRequests).
  */
 export async function acceptSorterMessage(deps: SorterMessageDeps, event: InboundMessage): Promise<HandlerResult> {
-  const { id, superseded } = await deps.links.accept(deps.settings.Sorter.PeerName, event.seq, event.after, event.message, deps.clock().toISOString(), deps.settings.DropSupersededRequests);
+  const queue = queueOf(event.message);
+  const at = deps.clock().toISOString();
+  // The decision starts when the REQUEST's bytes arrived; its assignment may now come before its commit ends.
+  if (event.message.Type === 'REQUEST') deps.decisions.requested(event.message.TrackID, event.arrivedAt);
+  const early = deps.settings.HandOutBeforeCommit ? deps.uncommitted.add(queue, event.message as QueueMessages[typeof queue], at) : null;
+  if (early) handOut(deps, queue, early.id, event);
+  let accepted: Accepted;
+  try {
+    accepted = await deps.links.accept(deps.settings.Sorter.PeerName, event.seq, event.after, event.message, at, deps.settings.DropSupersededRequests, early?.id ?? null);
+  } finally {
+    if (early) deps.uncommitted.settled(early);
+  }
+  const { id, superseded } = accepted;
   if (superseded > 0 && event.message.Type === 'REQUEST') {
     deps.requestsRemoved.Superseded += superseded;
     deps.log.debug({ trackId: event.message.TrackID, recirculationCount: event.message.RecirculationCount, superseded }, 'older REQUESTs of a recirculated item taken out of the queue');
   }
-  const queue = queueOf(event.message);
   deps.metrics.messagesIn.inc({ queue, type: event.message.Type });
-  if (event.message.Type === 'REQUEST') deps.decisions.requested(event.message.TrackID, event.arrivedAt);
+  if (!early) handOut(deps, queue, id, event);
+  return ok({ Queue: queue, Id: id });
+}
+
+/**
+ * Wake the clients waiting on the queue. A telegram sent again after an earlier run of the service
+ * may have handed it out before its commit is marked as a possible duplicate.
+ */
+function handOut(deps: SorterMessageDeps, queue: QueueName, id: number, event: InboundMessage): void {
+  if (event.resent && deps.settings.HandOutBeforeCommit) deps.dispatchers[queue].mayBeRepeat(id);
   // Wake latency is measured for messages a client is waiting for; the time a message waits for
   // a client to ask is queueing, which depends on the WCS, not on us.
   if (deps.dispatchers[queue].waiting > 0) deps.wake.arrived(queue, id, event.arrivedAt);
   deps.dispatchers[queue].notify();
-  return ok({ Queue: queue, Id: id });
 }
 
 export const fn = telegramFunction(acceptSorterMessage);

@@ -4,6 +4,7 @@ import type { OutboxReads } from '../db/outbox-store';
 import type { QueueReads } from '../db/queue-reads';
 import type { StorageStatus } from '../db/storage-status';
 import type { QueueDispatcher } from '../lib/queue/dispatcher';
+import type { UncommittedMessages } from '../lib/queue/uncommitted';
 import type { QueueName } from '../model/messages';
 import { type HandlerResult, ok } from '../lib/functions/results';
 import type { ReplaySummary } from '../lib/testmode/seed';
@@ -26,6 +27,8 @@ export interface StatusDeps {
   store: QueueReads;
   outbox: OutboxReads;
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
+  /** Messages handed out before their commit (HandOutBeforeCommit). */
+  uncommitted: Pick<UncommittedMessages, 'counts'>;
   link: SorterLink;
   replay: ReplaySummary | null;
   wake: WakeMeter;
@@ -51,7 +54,8 @@ export function statusOf(deps: StatusDeps) {
     .filter((t): t is string => t !== null)
     .map((t) => now.getTime() - Date.parse(t));
   // Not "Running" while the service cannot do its whole job: the readiness checks say why.
-  const counts = (q: QueueName) => deps.store.counts(q, deps.dispatchers[q].claimedIds).waiting;
+  // Messages handed out before their commit ends are counted with the table's (HandOutBeforeCommit).
+  const counts = (q: QueueName) => deps.store.counts(q, deps.dispatchers[q].claimedIds).waiting + deps.uncommitted.counts(q, deps.dispatchers[q].claimedIds).waiting;
   const wrong = problems(readiness({ testMode: deps.testMode, now, storage: deps.storage.status(), schema: deps.schema, link: deps.link.status(), eventLoop: { delayP99Ms: () => 0 } }));
   const state = deps.state() === 'Stopping' ? 'Stopping' : wrong.length > 0 ? 'Degraded' : 'Running';
   const dead = deps.deadLetters.deadLetterCounts();

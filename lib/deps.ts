@@ -11,6 +11,7 @@ import type { Config } from './process/config';
 import type { Logger } from './process/logger';
 import type { DeliveryTracker } from './queue/delivery';
 import type { QueueDispatcher } from './queue/dispatcher';
+import type { UncommittedMessages } from './queue/uncommitted';
 import type { ReplaySummary } from './testmode/seed';
 /** Everything the handlers may ask for. Each handler declares the part it uses. */
 export interface Deps {
@@ -28,6 +29,8 @@ export interface Deps {
   /** Messages handed out MaxDeliveries times without proof of the read, out of their queues. */
   deadLetters: ServiceStores['deadLetters'];
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
+  /** Messages from the sorter whose commit is under way, handed out already (HandOutBeforeCommit). */
+  uncommitted: UncommittedMessages;
   link: SorterLink;
   replay: ReplaySummary | null;
   /** REQUESTs taken out of the sortation queue without reaching a WCS, since start. */

@@ -16,6 +16,7 @@ import { watchExternalChanges } from './queue/change-watcher';
 import { type Config, databaseFile } from './process/config';
 import { DeliveryTracker } from './queue/delivery';
 import { QueueDispatcher } from './queue/dispatcher';
+import { UncommittedMessages } from './queue/uncommitted';
 import { WakeMeter } from './ops/latency';
 import type { Logger } from './process/logger';
 import type { QueueName } from '../model/messages';
@@ -114,10 +115,11 @@ function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Lo
     onDeadLetter: deadLetterLog(log, config.MaxDeliveries),
     clock,
   };
-  const store = { head: stores.queues.head, remove: stores.queues.remove, deadLetter: stores.deadLetters.deadLetter };
+  const uncommitted = new UncommittedMessages(stores.queues.lastId);
+  const store = uncommitted.over({ head: stores.queues.head, remove: stores.queues.remove, deadLetter: stores.deadLetters.deadLetter });
   const dispatchers = { sortation: new QueueDispatcher('sortation', store, options), destination: new QueueDispatcher('destination', store, options) };
   const stopWatching = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
-  return { dispatchers, stopWatching };
+  return { dispatchers, uncommitted, stopWatching };
 }
 
 /** The sorter's traffic log (Service_PLC.log in the home), if Sorter.TrafficLog is on. */
@@ -164,7 +166,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const metrics = new Metrics(() => metricsSnapshot(deps, clock()));
   const { writer, checkpointer, db, stores } = await openStorage(file, config, log, metrics);
   const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock, undefined, layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter))) : null;
-  const { dispatchers, stopWatching } = queueDispatchers(stores, db, config, log, clock);
+  const { dispatchers, uncommitted, stopWatching } = queueDispatchers(stores, db, config, log, clock);
   const receive = telegramTrigger(options.manifest ?? loadManifest(), () => deps);
   const { link, traffic } = config.TestMode ? { link: offlineLink(null), traffic: undefined } : await sorterLink(options, stores, receive, clock);
   const eventLoop = eventLoopMonitor();
@@ -188,6 +190,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     links: stores.links,
     deadLetters: stores.deadLetters,
     dispatchers,
+    uncommitted,
     link,
     replay,
     requestsRemoved: { Superseded: 0, Expired: 0 },

@@ -110,8 +110,8 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   }
 
   /** Decoded here (a bad field throws: NAK 02), committed by the telegram trigger. */
-  deliver(t: Telegram, after: number): Promise<void> {
-    return this.deps.receive(t.type, { seq: t.seq, after, message: this.wire.sorterMessageOf(t), arrivedAt: this.arrivedAt });
+  deliver(t: Telegram, after: number, resent: boolean): Promise<void> {
+    return this.deps.receive(t.type, { seq: t.seq, after, message: this.wire.sorterMessageOf(t), arrivedAt: this.arrivedAt, resent });
   }
 
   /** Committed before any message of the new session (the writer keeps the order of writes). */

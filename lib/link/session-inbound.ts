@@ -40,6 +40,14 @@ export class InboundNumbering<R> {
   private readonly refusals: Refusals;
   /** A layout without resynchronisation: the peer's numbering is taken as it comes after each connect. */
   private freshPeer = false;
+  /**
+   * Until the peer's first SYNE since this process started, what it sends are resends of telegrams
+   * an earlier run of this process may have handed out before their commit (a crash): marked.
+   */
+  private firstResync: boolean;
+  private connections = 0;
+  /** Numbers refused with 04 (not stored now): their message may have been handed out; the resend is marked. */
+  private readonly notStored = new Set<number>();
 
   constructor(
     /** The peer's session as last stored (the host keeps it across restarts). */
@@ -53,11 +61,19 @@ export class InboundNumbering<R> {
     this.peerEpoch = peer.epoch;
     this.lastSeqIn = this.keptSeqIn = peer.lastSeqIn;
     this.refusals = new Refusals(peer.lastSeqIn, wire);
+    this.firstResync = wire.resync;
+  }
+
+  /** The peer's SYNE: everything it had unacknowledged has come again. */
+  syncEnd(): void {
+    this.firstResync = false;
   }
 
   /** A connection is up: without resynchronisation, its first data telegram sets the numbering. */
   open(): void {
     this.freshPeer = !this.wire.resync;
+    // A later connection's resends were sent to this process: kept already, or still being kept.
+    if (this.connections++ > 0) this.firstResync = false;
   }
 
   /** The peer's SYNS: a new epoch is a new session of the peer, numbered afresh. */
@@ -119,9 +135,10 @@ export class InboundNumbering<R> {
     const connection = this.line.connection();
     const gen = this.peerGen;
     const chain = this.chain;
+    const resent = this.notStored.delete(t.seq) || this.firstResync;
     let delivered: Promise<void>;
     try {
-      delivered = this.port.deliver(t, after);
+      delivered = this.port.deliver(t, after, resent);
     } catch (err) {
       // Refused at once (its data does not decode, the side refuses it): never numbered for the port.
       this.lastSeqIn = after;
@@ -159,7 +176,12 @@ export class InboundNumbering<R> {
    */
   private notKept(t: Telegram, err: unknown): void {
     if (refusedForGood(err)) this.refusals.refused(t.seq);
-    else if (!isRepeat(t.seq, this.keptSeqIn, this.wire.maxSequence, this.wire.repeatWindow)) this.inOrderOnly = true;
+    else if (!isRepeat(t.seq, this.keptSeqIn, this.wire.maxSequence, this.wire.repeatWindow)) {
+      this.inOrderOnly = true;
+      // Bounded: a disk that refuses for long refuses the same few numbers again and again.
+      if (this.notStored.size >= 4096) this.notStored.clear();
+      this.notStored.add(t.seq);
+    }
   }
 
   /** NAK a data telegram that was not kept: with the side's code, or 04 (cannot store now). */

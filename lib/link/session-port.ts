@@ -55,8 +55,9 @@ export interface SessionPort<R> {
    * A new data telegram from the peer (not a repeat), accepted only if the last number stored is
    * `after`. Resolves once it is kept; the ACK follows. Rejecting with a RefuseError NAKs it with
    * that code; any other rejection NAKs it with 04 (cannot store now) and the peer resends it.
+   * `resent`: this side may have handed the telegram's message out before (lib/link/session-inbound.ts).
    */
-  deliver(t: Telegram, after: number): Promise<void>;
+  deliver(t: Telegram, after: number, resent: boolean): Promise<void>;
   /** The peer announced a new session: numbering from it starts after `lastSeqIn`. */
   peerSession?(epoch: string, lastSeqIn: number): void;
 }
@@ -107,4 +108,9 @@ export interface InboundMessage {
   message: SorterMessage;
   /** performance.now() when its bytes arrived (wake latency). */
   arrivedAt: number;
+  /**
+   * The peer sends it again after this side may have handed its message out without keeping it:
+   * a resend after this process started (a crash before the commit), or after a NAK 04.
+   */
+  resent?: boolean;
 }

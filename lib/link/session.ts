@@ -153,6 +153,7 @@ export class TelegramSession<R> {
     this.events.validTelegram?.(t);
     if (t.flag === 'A') return this.outbound.acknowledged(t);
     if (t.flag === 'N') return this.nakReceived(t);
+    if (t.type === 'SYNE') this.inbound.syncEnd();
     if (t.type === 'LIFE' || t.type === 'SYNE') return this.send(t.type, t.seq, 'A', this.wire.ackData(t));
     if (t.type === 'SYNS') return this.inbound.syncStart(t);
     if (this.role.receives.includes(t.type)) return this.inbound.data(t);

@@ -21,6 +21,7 @@ export interface Config {
   Synchronous: 'FULL' | 'NORMAL';
   GroupCommit: boolean;
   CommitWindowMs: number;
+  HandOutBeforeCommit: boolean;
   UnsyncedHoldMs: number;
   CommitTimeoutMs: number;
   DropSupersededRequests: boolean;
@@ -76,6 +77,7 @@ export const configSchema = Joi.object<Config>({
   Synchronous: Joi.string().valid('FULL', 'NORMAL').default('FULL').description('SQLite synchronous mode: FULL survives a power cut'),
   GroupCommit: Joi.boolean().default(true).description('Commit the writes that arrive while a commit is in progress together in the next one (one fsync), acknowledging each after its commit'),
   CommitWindowMs: Joi.number().integer().min(0).max(100).default(WINDOW_MS).description('How long a sorter telegram\'s write waits for others to share its disk sync and its pages: longer writes less and acknowledges later (a POST\'s write never waits)'),
+  HandOutBeforeCommit: Joi.boolean().default(true).description('A waiting WCS gets a message from the sorter as soon as its telegram arrives, while its commit waits in the commit window (the sorter still gets its ACK only after the commit); a crash before that commit hands the message out a second time, when the sorter sends it again'),
   UnsyncedHoldMs: Joi.number().integer().min(0).max(5000).default(HOLD_MS).description('How long a write that needs no sync (a delivery recorded, an acknowledged assignment) may be held to be committed with others: longer writes less, and a crash hands more deliveries out again'),
   CommitTimeoutMs: Joi.number().integer().min(100).max(60000).default(2000).description('A POST whose write the storage has not started within this long is answered 503 with Retry-After, and nothing is written'),
   DropSupersededRequests: Joi.boolean().default(true).description('Live mode: a REQUEST takes the older REQUESTs of the same TrackID (the item went round again) out of the queue, recorded in the history as Superseded'),

@@ -157,6 +157,15 @@ export class QueueDispatcher<Q extends QueueName> {
     this.notify();
   }
 
+  /**
+   * A message that may have reached a client before this one was queued (the sorter sent its
+   * telegram again after a crash before the commit): its first delivery is marked as a possible
+   * duplicate (attempt 2).
+   */
+  mayBeRepeat(id: number): void {
+    if (!this.mayHaveBeenRead.has(id)) this.mayHaveBeenRead.set(id, 1);
+  }
+
   /** Shutdown: answer every waiter at once (204) and accept no new ones. */
   close(): void {
     this.closed = true;

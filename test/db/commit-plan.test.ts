@@ -1,5 +1,5 @@
 // db/commit-plan.ts: which waiting writes go into the writer's next transaction, and synced or not.
-import { HOLD_MAX_WRITES, HOLD_MS, type Held, WINDOW_MS, planTransaction, wakeAt } from '../../db/commit-plan';
+import { HOLD_MAX_WRITES, HOLD_MS, type Held, WINDOW_MAX_WRITES, WINDOW_MS, planTransaction, wakeAt } from '../../db/commit-plan';
 import type { WriteOp } from '../../db/commands';
 
 let seq = 0;
@@ -38,6 +38,12 @@ describe('planTransaction', () => {
     const plan = planTransaction([held, telegram, post], 12)!;
     expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({ batch: [telegram.seq, post.seq], rest: [held.seq], synced: true });
     expect(wakeAt([held, telegram, post])).toBe(10);
+  });
+
+  it('WINDOW_MAX_WRITES telegrams in their window go at once: the sorter, which keeps only so many unacknowledged, is never kept waiting', () => {
+    const telegrams = Array.from({ length: WINDOW_MAX_WRITES }, (_, i) => accept(`T${i}`, 0));
+    expect(planTransaction(telegrams.slice(0, -1), 1)).toBeNull();
+    expect(planTransaction(telegrams, 1)).toEqual({ batch: telegrams, rest: [], synced: true });
   });
 
   it('HOLD_MAX_WRITES held (a burst of deliveries) are committed at once, without a sync: a crash loses no more', () => {

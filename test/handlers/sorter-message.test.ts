@@ -4,6 +4,7 @@ import { createLinkStore } from '../../db/link-store';
 import { createQueueStore } from '../../db/queue-store';
 import { acceptSorterMessage } from '../../handlers/sorter-message';
 import { QueueDispatcher } from '../../lib/queue/dispatcher';
+import { UncommittedMessages } from '../../lib/queue/uncommitted';
 import { WakeMeter } from '../../lib/ops/latency';
 import { createLogger } from '../../lib/process/logger';
 import { clock } from '../helpers/handler-fakes';
@@ -14,7 +15,9 @@ function setup() {
   const queues = createQueueStore(ctx.db);
   const links = createLinkStore(ctx.db, queues);
   links.ensureSession('PLC01', 'T');
-  const dispatchers = { sortation: new QueueDispatcher('sortation', queues), destination: new QueueDispatcher('destination', queues) };
+  const uncommitted = new UncommittedMessages(queues.lastId);
+  const store = uncommitted.over(queues);
+  const dispatchers = { sortation: new QueueDispatcher('sortation', store), destination: new QueueDispatcher('destination', store) };
   const counted: Array<{ queue: string; type: string }> = [];
   const requested: string[] = [];
   const deps = {
@@ -22,13 +25,14 @@ function setup() {
     decisions: { requested: (trackId: string) => void requested.push(trackId) },
     links: { accept: async (...a: Parameters<typeof links.accept>) => links.accept(...a) },
     dispatchers,
+    uncommitted,
     wake: new WakeMeter(),
-    settings: { Sorter: { PeerName: 'PLC01' }, DropSupersededRequests: true },
+    settings: { Sorter: { PeerName: 'PLC01' }, DropSupersededRequests: true, HandOutBeforeCommit: false },
     requestsRemoved: { Superseded: 0, Expired: 0 },
     clock,
     log: createLogger('silent'),
   };
-  return { ctx, queues, links, dispatchers, deps, counted, requested };
+  return { ctx, queues, links, dispatchers, deps, counted, requested, uncommitted };
 }
 
 const verify = { Type: 'VERIFY', TrackID: '0004711', Barcode: '', Destination: 'D1', MessageCode: 212 } as const;
@@ -83,6 +87,85 @@ describe('acceptSorterMessage', () => {
     deps.settings.DropSupersededRequests = false;
     await acceptSorterMessage(deps, { seq: 5, after: 4, message: request('B', 1), arrivedAt: 0 });
     expect(queues.depth('sortation')).toBe(4);
+    ctx.dispose();
+  });
+});
+
+describe('acceptSorterMessage with HandOutBeforeCommit', () => {
+  const request = (track: string) => ({ Type: 'REQUEST', TrackID: track, Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 }) as const;
+
+  /** The deps with a commit that waits for `release` (the writer's commit window), or fails. */
+  function gated() {
+    const s = setup();
+    s.deps.settings.HandOutBeforeCommit = true;
+    let release!: (ok: boolean) => void;
+    const gate = new Promise<boolean>((r) => (release = r));
+    const accept = s.deps.links.accept;
+    s.deps.links.accept = async (...a) => {
+      if (!(await gate)) throw new Error('SQLITE_FULL: database or disk is full');
+      return accept(...a);
+    };
+    return { ...s, release };
+  }
+
+  it('hands a message to the waiting client before its commit ends, under the id its row then has', async () => {
+    const { ctx, queues, dispatchers, deps, uncommitted, release } = gated();
+    const waiting = dispatchers.sortation.take(5000);
+    const accepted = acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A'), arrivedAt: performance.now() });
+    const claim = await waiting;
+    expect(claim?.stored.message).toEqual(request('A'));
+    expect(queues.depth('sortation')).toBe(0); // not committed yet
+    expect(uncommitted.counts('sortation', dispatchers.sortation.claimedIds)).toEqual({ waiting: 0, handedOut: 1 });
+    await expect(dispatchers.sortation.take(0)).resolves.toBeNull(); // handed out once
+    release(true);
+    const result = await accepted;
+    expect(result).toMatchObject({ kind: 'ok', body: { Queue: 'sortation', Id: claim!.stored.id } });
+    expect(ctx.db.prepare('SELECT id FROM sortation_queue').pluck().all()).toEqual([claim!.stored.id]);
+    expect(uncommitted.counts('sortation', new Set())).toEqual({ waiting: 0, handedOut: 0 });
+    await expect(dispatchers.sortation.take(0)).resolves.toBeNull(); // committed, still claimed
+    await expect(claim!.commit({ deliveredAt: 'T', clientAddress: '127.0.0.1' })).resolves.toBe(true);
+    expect(queues.depth('sortation')).toBe(0);
+    ctx.dispose();
+  });
+
+  it('keeps the queue order: committed messages first, then those whose commit is under way, in arrival order; ids are never given twice', async () => {
+    const { ctx, dispatchers, deps, release } = gated();
+    deps.settings.HandOutBeforeCommit = false;
+    const first = acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A'), arrivedAt: 0 });
+    release(true);
+    await first;
+    deps.settings.HandOutBeforeCommit = true;
+    const second = acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B'), arrivedAt: 0 });
+    const third = acceptSorterMessage(deps, { seq: 3, after: 2, message: request('C'), arrivedAt: 0 });
+    const taken = [await dispatchers.sortation.take(0), await dispatchers.sortation.take(0), await dispatchers.sortation.take(0)];
+    expect(taken.map((c) => (c?.stored.message as { TrackID: string }).TrackID)).toEqual(['A', 'B', 'C']);
+    expect(new Set(taken.map((c) => c!.stored.id)).size).toBe(3);
+    await Promise.all([second, third]);
+    expect(ctx.db.prepare('SELECT id FROM sortation_queue ORDER BY id').pluck().all()).toEqual(taken.map((c) => c!.stored.id));
+    ctx.dispose();
+  });
+
+  it('a message whose commit fails leaves the queue: its delivery removes nothing, and the sorter is refused (it sends it again)', async () => {
+    const { ctx, queues, dispatchers, deps, uncommitted, release } = gated();
+    const waiting = dispatchers.sortation.take(5000);
+    const accepted = acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A'), arrivedAt: 0 });
+    const claim = await waiting;
+    release(false);
+    await expect(accepted).rejects.toThrow(/SQLITE_FULL/);
+    expect(uncommitted.counts('sortation', new Set())).toEqual({ waiting: 0, handedOut: 0 });
+    await expect(claim!.commit({ deliveredAt: 'T', clientAddress: '127.0.0.1' })).resolves.toBe(false);
+    expect(queues.depth('sortation')).toBe(0);
+    expect(ctx.db.prepare('SELECT count(*) FROM delivered_history').pluck().get()).toBe(0);
+    ctx.dispose();
+  });
+
+  it('marks a telegram the sorter sent again after a restart as a possible duplicate (attempt 2): an earlier run may have handed it out', async () => {
+    const { ctx, dispatchers, deps, release } = gated();
+    release(true);
+    await acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A'), arrivedAt: 0, resent: true });
+    await acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B'), arrivedAt: 0 });
+    const [a, b] = [await dispatchers.sortation.take(0), await dispatchers.sortation.take(0)];
+    expect([a?.attempt, b?.attempt]).toEqual([2, 1]);
     ctx.dispose();
   });
 });

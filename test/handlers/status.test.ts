@@ -21,6 +21,8 @@ describe('getStatus', () => {
       store: store as never,
       outbox: { ...fakeOutbox(), peek: () => [], after: () => [], lastId: () => 0 },
       dispatchers: { sortation: waiting(2, 1, [17], 3), destination: waiting(0, 2, [], 1) } as never,
+      // One REQUEST whose commit is under way, not handed out: it counts as waiting.
+      uncommitted: { counts: (q: string) => ({ waiting: q === 'sortation' ? 1 : 0, handedOut: 0 }) },
       deadLetters: { deadLetterCounts: () => ({ sortation: 2, destination: 1 }) },
       link: link('Queued'),
       replay: null,
@@ -37,7 +39,7 @@ describe('getStatus', () => {
         // Not "Running" while the link is down and a commit waits: the problems say why.
         State: 'Degraded',
         Problems: [expect.stringMatching(/^database:writable: a commit has waited since 2026-11-21T11:59:58.000Z \(a lock held by another connection\)$/), expect.stringMatching(/^sorter:link: the sorter plc:2000 is not connected/)],
-        'Sortation Q': 3,
+        'Sortation Q': 4,
         'Destination Q': 1,
         OldestMessageAgeSeconds: 120,
         UptimeSeconds: 3600,

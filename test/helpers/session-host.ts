@@ -16,7 +16,7 @@ export const verify = encodeData('VERI', { MessageCode: 212, TrackID: '0004711',
 export function host(outbound: Outbound<string>[] = [], peer = { epoch: null as string | null, lastSeqIn: 0 }) {
   let now = 1_000;
   const wire: Telegram[] = [];
-  const delivered: Array<{ seq: number; after: number; settle(ok: boolean | Error): void }> = [];
+  const delivered: Array<{ seq: number; after: number; resent: boolean; settle(ok: boolean | Error): void }> = [];
   const acked: string[] = [];
   const refused: string[] = [];
   const sessions: Array<[string, number]> = [];
@@ -39,8 +39,8 @@ export function host(outbound: Outbound<string>[] = [], peer = { epoch: null as 
       backlogSent: () => sent >= backlog,
       acknowledged: (ref) => acked.push(ref),
       refused: (ref, r) => refused.push(`${ref}:${r.code}`),
-      deliver: (t, after) =>
-        new Promise<void>((resolve, reject) => delivered.push({ seq: t.seq, after, settle: (ok) => (ok === true ? resolve() : reject(ok === false ? new Error('disk') : ok)) })),
+      deliver: (t, after, resent) =>
+        new Promise<void>((resolve, reject) => delivered.push({ seq: t.seq, after, resent, settle: (ok) => (ok === true ? resolve() : reject(ok === false ? new Error('disk') : ok)) })),
       peerSession: (epoch, last) => sessions.push([epoch, last]),
     },
     () => now,

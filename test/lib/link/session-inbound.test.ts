@@ -21,6 +21,25 @@ describe('InboundNumbering (through TelegramSession)', () => {
     expect(h.session.counters.duplicatesReceived).toBe(2);
   });
 
+  it('marks as resent what the sorter sends before its first SYNE since the start, and the resend of a number refused with 04', async () => {
+    const h = connectedHost();
+    h.session.receive(h.plc(1, 'VERI', 'D', verify)); // unacknowledged when an earlier run stopped: it may have handed it out
+    h.delivered[0].settle(true);
+    await flush();
+    h.session.receive(h.plc(0, 'SYNE', 'D'));
+    h.session.receive(h.plc(2, 'VERI', 'D', verify));
+    h.delivered[1].settle(false); // not stored: NAK 04, its message may have been handed out
+    await flush();
+    h.session.receive(h.plc(2, 'VERI', 'D', verify));
+    h.delivered[2].settle(true);
+    await flush();
+    h.session.receive(h.plc(3, 'VERI', 'D', verify));
+    // A later connection: what comes before its SYNE was sent to this run, which kept it or is keeping it.
+    h.connect();
+    h.session.receive(h.plc(4, 'VERI', 'D', verify));
+    expect(h.delivered.map((d) => [d.seq, d.resent])).toEqual([[1, true], [2, false], [2, true], [3, false], [4, false]]);
+  });
+
   it('NAKs with 04 when the delivery fails, and takes the resend as new (numbering back to the last kept)', async () => {
     const h = connectedHost();
     h.session.receive(h.plc(1, 'VERI', 'D', verify));

@@ -1,0 +1,72 @@
+// Messages from the sorter handed out before their commit (HandOutBeforeCommit): a waiting WCS
+// gets a REQUEST as soon as its telegram arrives, while the writer thread keeps it in its commit
+// window to share a disk sync with others (docs/queue-semantics.md, "Handed out before the commit").
+import type { StoredMessage } from '../../db/queue-rows';
+import type { QueueName, QueueMessages } from '../../model/messages';
+import type { DispatchStore } from './dispatcher';
+
+/**
+ * The messages whose telegram arrived and whose commit is under way, per queue, in arrival order,
+ * with the ids their rows will have. The sorter gets its ACK only after the commit, as before: a
+ * crash before it means the sorter sends the telegram again, and the WCS gets it a second time
+ * (the one repeat this allows; without it, the WCS would wait out the commit window for every
+ * message). A message whose commit failed is refused to the sorter (NAK 04), which sends it again.
+ */
+export class UncommittedMessages {
+  private readonly waiting: { [Q in QueueName]: StoredMessage<Q>[] } = { sortation: [], destination: [] };
+  /** The last id given out here, per queue: ids given before their rows exist must not be given twice. */
+  private readonly lastGiven: Record<QueueName, number> = { sortation: 0, destination: 0 };
+
+  constructor(
+    /** The highest id the queue's table has given (QueueReads.lastId): rows other writers added count too. */
+    private readonly lastStored: (queue: QueueName) => number,
+  ) {}
+
+  /** A message whose commit starts now: its id, and it can be handed out until the commit ends. */
+  add<Q extends QueueName>(queue: Q, message: QueueMessages[Q], receivedAt: string): StoredMessage<Q> {
+    const id = Math.max(this.lastGiven[queue], this.lastStored(queue)) + 1;
+    this.lastGiven[queue] = id;
+    const stored: StoredMessage<Q> = { id, queue, message, receivedAt };
+    (this.waiting[queue] as StoredMessage<Q>[]).push(stored);
+    return stored;
+  }
+
+  /**
+   * Its commit ended, committed (its row is in the table now: the table's head finds it) or
+   * refused (it was never stored: a delivery of it removes nothing; the sorter sends it again).
+   */
+  settled(stored: StoredMessage): void {
+    const list = this.waiting[stored.queue] as StoredMessage[];
+    const i = list.indexOf(stored);
+    if (i >= 0) list.splice(i, 1);
+  }
+
+  /** The oldest message of a queue whose commit is under way and whose id is not in `skip`. */
+  head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined {
+    const list = this.waiting[queue] as StoredMessage<Q>[];
+    if (list.length === 0) return undefined;
+    const set = skip instanceof Set ? (skip as ReadonlySet<number>) : new Set(skip);
+    return list.find((m) => !set.has(m.id));
+  }
+
+  /** Of the messages whose commit is under way, how many are handed out (in `claimed`) and how many are not. */
+  counts(queue: QueueName, claimed: ReadonlySet<number>): { waiting: number; handedOut: number } {
+    const handedOut = this.waiting[queue].filter((m) => claimed.has(m.id)).length;
+    return { waiting: this.waiting[queue].length - handedOut, handedOut };
+  }
+
+  /**
+   * The dispatchers' store: the table's head or the oldest uncommitted message, whichever has the
+   * lower id (a dead letter sent back keeps its old id and so its place ahead of them).
+   */
+  over(durable: DispatchStore): DispatchStore {
+    return {
+      ...durable,
+      head: <Q extends QueueName>(queue: Q, skip: Iterable<number>) => {
+        const stored = durable.head(queue, skip);
+        const pending = this.head(queue, skip);
+        return stored && pending ? (pending.id < stored.id ? pending : stored) : (stored ?? pending);
+      },
+    };
+  }
+}
