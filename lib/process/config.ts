@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import net from 'node:net';
-import { HOLD_MS, WINDOW_MS } from '../../db/commit-plan';
+import { HOLD_MS, WINDOW_MS, WINDOW_MS_COMMITTED_ONLY } from '../../db/commit-plan';
 import { duplicateKeys } from './json-keys';
 
 /** Settings from config.json, after validation and defaults. Keys keep the spec's PascalCase. */
@@ -76,7 +76,12 @@ export const configSchema = Joi.object<Config>({
   TestDatabase: Joi.string().default('data/sorter-test.db').description('Test-mode SQLite file, emptied and re-seeded at each start'),
   Synchronous: Joi.string().valid('FULL', 'NORMAL').default('FULL').description('SQLite synchronous mode: FULL survives a power cut'),
   GroupCommit: Joi.boolean().default(true).description('Commit the writes that arrive while a commit is in progress together in the next one (one fsync), acknowledging each after its commit'),
-  CommitWindowMs: Joi.number().integer().min(0).max(100).default(WINDOW_MS).description('How long a sorter telegram\'s write waits for others to share its disk sync and its pages: longer writes less and acknowledges later (a POST\'s write never waits)'),
+  CommitWindowMs: Joi.number()
+    .integer()
+    .min(0)
+    .max(100)
+    .default((parent: { HandOutBeforeCommit?: boolean }) => (parent.HandOutBeforeCommit === false ? WINDOW_MS_COMMITTED_ONLY : WINDOW_MS))
+    .description(`How long a sorter telegram's write waits for others to share its disk sync and its pages: longer writes less and acknowledges later (a POST's write never waits). Default ${WINDOW_MS}, or ${WINDOW_MS_COMMITTED_ONLY} with HandOutBeforeCommit false`),
   HandOutBeforeCommit: Joi.boolean().default(true).description('A waiting WCS gets a message from the sorter as soon as its telegram arrives, while its commit waits in the commit window (the sorter still gets its ACK only after the commit); a crash before that commit hands the message out a second time, when the sorter sends it again'),
   UnsyncedHoldMs: Joi.number().integer().min(0).max(5000).default(HOLD_MS).description('How long a write that needs no sync (a delivery recorded, an acknowledged assignment) may be held to be committed with others: longer writes less, and a crash hands more deliveries out again'),
   CommitTimeoutMs: Joi.number().integer().min(100).max(60000).default(2000).description('A POST whose write the storage has not started within this long is answered 503 with Retry-After, and nothing is written'),

@@ -8,6 +8,8 @@ const request = (trackId: string) => ({ Type: 'REQUEST', TrackID: trackId, Barco
 const delivered = (trackId: string, at: number) => cmd('deliver', at, [{ id: 1, queue: 'sortation', message: request(trackId), receivedAt: 'T' }, {}]);
 const accept = (trackId: string, at: number) => cmd('acceptFromPeer', at, ['PLC01', 2, 1, request(trackId), 'T', true]);
 const seqs = (cs: Held[] | undefined) => cs?.map((c) => c.seq);
+/** A commit window shorter than the hold (HandOutBeforeCommit false takes 5 ms). */
+const SHORT = { windowMs: 5, holdMs: HOLD_MS };
 
 describe('planTransaction', () => {
   it('nothing waiting: nothing to do', () => {
@@ -26,7 +28,10 @@ describe('planTransaction', () => {
     const telegram = accept('B', 10);
     expect(planTransaction([held, telegram], 10 + WINDOW_MS - 1)).toBeNull();
     expect(wakeAt([held, telegram])).toBe(10 + WINDOW_MS);
-    const plan = planTransaction([held, telegram], 10 + WINDOW_MS)!;
+    // The held write has been held long enough by then: it goes along.
+    expect(seqs(planTransaction([held, telegram], 10 + WINDOW_MS)!.batch)).toEqual([held.seq, telegram.seq]);
+    // A window shorter than the hold: the telegram goes ahead, the held write stays.
+    const plan = planTransaction([held, telegram], 10 + SHORT.windowMs, false, SHORT)!;
     expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({ batch: [telegram.seq], rest: [held.seq], synced: true });
   });
 
@@ -66,9 +71,9 @@ describe('planTransaction', () => {
 
   it('a REQUEST that supersedes its item does not overtake a held delivery of the same item (it is recorded as delivered)', () => {
     const same = [delivered('A', 0), accept('A', 1)];
-    expect(planTransaction(same, 1 + WINDOW_MS)).toEqual({ batch: same, rest: [], synced: true });
+    expect(planTransaction(same, 1 + SHORT.windowMs, false, SHORT)).toEqual({ batch: same, rest: [], synced: true });
     const other = [delivered('A', 0), accept('B', 1)];
-    expect(seqs(planTransaction(other, 1 + WINDOW_MS)!.batch)).toEqual([other[1].seq]);
+    expect(seqs(planTransaction(other, 1 + SHORT.windowMs, false, SHORT)!.batch)).toEqual([other[1].seq]);
   });
 
   it('closing waits for nothing; joining a synced transaction under way waits for no window', () => {
@@ -91,7 +96,7 @@ describe('wakeAt', () => {
     expect(wakeAt(held, timing)).toBe(400);
     expect(planTransaction(held, 400, false, timing)).toEqual({ batch: held, rest: [], synced: false });
     const telegram = [accept('B', 0)];
-    expect(planTransaction(telegram, WINDOW_MS, false, timing)).toBeNull();
+    expect(planTransaction(telegram, 29, false, timing)).toBeNull();
     expect(wakeAt(telegram, timing)).toBe(30);
     expect(planTransaction(telegram, 30, false, timing)).toEqual({ batch: telegram, rest: [], synced: true });
     expect(planTransaction(telegram, 0, false, { windowMs: 0, holdMs: 0 })).toEqual({ batch: telegram, rest: [], synced: true });

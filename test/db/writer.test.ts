@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { WINDOW_MS } from '../../db/commit-plan';
 import Database from '../../db/sqlite';
 import { WriteCancelled, WriteFailed } from '../../db/write-queue';
 import { Writer } from '../../db/writer';
@@ -74,7 +75,7 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
   it('while another connection holds the write lock: stalled, not frozen; what arrives meanwhile goes into the next commit', async () => {
     other.exec('BEGIN IMMEDIATE');
     const first = writer.run('enqueue', [[verify('1')], 'T']);
-    await sleep(120);
+    await sleep(120 + WINDOW_MS); // its commit window first
     const rest = [writer.run('enqueue', [[verify('2')], 'T']), writer.run('enqueue', [[verify('3')], 'T'])];
     await sleep(20);
     const stalled = writer.status();
