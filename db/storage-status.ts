@@ -58,6 +58,16 @@ export class StorageMonitor {
     this.options.onState?.('Ok', 'commits succeed again');
   }
 
+  /**
+   * Commits go through promptly: the storage is not failing, and no transaction has been in one
+   * phase (waiting for the lock, writing, syncing) for longer than `maxMs`.
+   */
+  prompt(maxMs: number, now = Date.now()): boolean {
+    if (this.failure) return false;
+    const phase = Number(Atomics.load(this.fields, Field.Phase)) as Phase;
+    return phase === Phase.Idle || now - Number(Atomics.load(this.fields, Field.PhaseSince)) <= maxMs;
+  }
+
   /** The storage as /status shows it, with `pendingWrites` not yet answered. */
   status(pendingWrites: number, now = Date.now()): StorageStatus {
     const field = (f: Field) => Number(Atomics.load(this.fields, f));

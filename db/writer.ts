@@ -9,6 +9,13 @@ import { type StorageState, type StorageStatus, StorageMonitor } from './storage
 import { type RunOptions, WriteFailed, WriteQueue } from './write-queue';
 import { type CommitTiming, type FromWriter, type WriterData, STATUS_FIELDS } from './writer-protocol';
 
+/**
+ * A transaction phase longer than this (ms) means the storage is held up (an operator's lock, a
+ * stalled card): messages from the sorter are then handed out only once committed, since a WCS
+ * could not get its answers committed either (its POSTs would wait, then 503).
+ */
+export const PROMPT_MS = 100;
+
 /** How to start the writer. */
 export interface WriterOptions {
   file: string;
@@ -87,6 +94,14 @@ export class Writer {
   run<Op extends WriteOp>(op: Op, args: WriteArgs<Op>, options: RunOptions = {}): Promise<WriteResult<Op>> {
     if (this.closedResolve || this.gone) return Promise.reject(new WriteFailed(op, this.gone ?? 'the writer is closing'));
     return this.queue.run(op, args, options);
+  }
+
+  /**
+   * Commits go through promptly (not failing, no phase of a transaction longer than `maxMs`):
+   * a message may then be handed out before its commit (lib/queue/uncommitted.ts).
+   */
+  prompt(maxMs = PROMPT_MS): boolean {
+    return this.monitor.prompt(maxMs);
   }
 
   /** The storage as /status shows it. */

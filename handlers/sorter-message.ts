@@ -20,6 +20,8 @@ export interface SorterMessageDeps {
   metrics: { messagesIn: { inc(labels: { queue: QueueName; type: string }): void } };
   decisions: { requested(trackId: string, at: number): void };
   settings: { Sorter: { PeerName: string }; DropSupersededRequests: boolean; HandOutBeforeCommit: boolean };
+  /** Commits go through promptly: no lock or stalled disk holds them up (db/writer.ts, prompt). */
+  storage: { prompt(): boolean };
   /** REQUESTs taken out of the queue without reaching a WCS, since start. */
   requestsRemoved: { Superseded: number; Expired: number };
   clock: () => Date;
@@ -30,7 +32,7 @@ export interface SorterMessageDeps {
  * A REQUEST, VERIFY or SCAN from the sorter (telegram trigger): commit it to its queue with its
  * sequence number (only if the last number stored is `after`), and wake the clients waiting on
  * that queue: at once with HandOutBeforeCommit (the message is handed out while its commit waits
- * in the commit window), else once it is committed. Resolves once committed: the sorter link
+ * in the commit window) while commits go through promptly, else once it is committed. Resolves once committed: the sorter link
  * acknowledges it only then. A REQUEST takes the older REQUESTs of its item out of the queue in
  * the same commit (DropSupersededRequests).
  */
@@ -39,7 +41,8 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
   const at = deps.clock().toISOString();
   // The decision starts when the REQUEST's bytes arrived; its assignment may now come before its commit ends.
   if (event.message.Type === 'REQUEST') deps.decisions.requested(event.message.TrackID, event.arrivedAt);
-  const early = deps.settings.HandOutBeforeCommit ? deps.uncommitted.add(queue, event.message as QueueMessages[typeof queue], at) : null;
+  // Not while the storage is held up (a lock, a stalled disk): the WCS could not get its answer committed either.
+  const early = deps.settings.HandOutBeforeCommit && deps.storage.prompt() ? deps.uncommitted.add(queue, event.message as QueueMessages[typeof queue], at) : null;
   if (early) handOut(deps, queue, early.id, event);
   let accepted: Accepted;
   try {

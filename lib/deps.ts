@@ -40,7 +40,7 @@ export interface Deps {
   /** Decides when a handed-out message was read (Delivery setting); attached to the HTTP listener by the server. */
   deliveries: DeliveryTracker;
   /** The writer thread's state: committing, stalled (lock, disk) or failing. */
-  storage: { status(): StorageStatus };
+  storage: { status(): StorageStatus; prompt(): boolean };
   /** The database's schema version, and the newest this version of the service knows. */
   schema: { applied: number; known: number };
   /** The event loop's delay, for the liveness check. */

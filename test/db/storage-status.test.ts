@@ -24,6 +24,20 @@ describe('StorageMonitor', () => {
     expect(m.status(5, NOW)).toMatchObject({ State: 'Ok', PendingWrites: 5, LastCommitMs: 12.3, Commits: 3, Writes: 40 });
   });
 
+  it('prompt: idle, or no phase of a transaction longer than maxMs, and not failing (a message may then be handed out before its commit)', () => {
+    const m = monitor();
+    expect(m.prompt(100, NOW)).toBe(true);
+    set(Field.Phase, Phase.Lock);
+    set(Field.PhaseSince, NOW - 100);
+    expect(m.prompt(100, NOW)).toBe(true);
+    set(Field.PhaseSince, NOW - 101); // an operator's lock, well before Stalled
+    expect(m.prompt(100, NOW)).toBe(false);
+    set(Field.Phase, Phase.Idle);
+    expect(m.prompt(100, NOW)).toBe(true);
+    m.failed('SQLITE_FULL: database or disk is full');
+    expect(m.prompt(100, NOW)).toBe(false);
+  });
+
   it('Stalled once a transaction is in flight for longer than stallMs, waiting for the lock or the disk', () => {
     const m = monitor();
     set(Field.Phase, Phase.Lock);

@@ -94,6 +94,24 @@ describe('a message handed out before its commit', () => {
     expect(next.headers.get('x-delivery-attempt')).toBe('1');
   });
 
+  it('while a commit is held up (the lock held on), what the sorter sends next is handed out only once committed', async () => {
+    const { base } = await start();
+    holdWriteLock();
+    const waiting = poll(base);
+    plc!.sendData('REQU', request('0000005'));
+    expect(await (await waiting).json()).toMatchObject({ TrackID: '0000005' }); // the writer was idle: at once
+    await new Promise((r) => setTimeout(r, 500)); // its commit has waited for the lock for a while now
+    const next = poll(base);
+    plc!.sendData('REQU', request('0000006'));
+    const early = await Promise.race([next.then(() => 'handed out'), new Promise((r) => setTimeout(() => r('still waiting'), 1000))]);
+    expect(early).toBe('still waiting'); // its WCS could not get an answer committed either
+    lock!.exec('ROLLBACK');
+    const res = await next;
+    expect(await res.json()).toMatchObject({ TrackID: '0000006' });
+    expect(res.headers.get('x-delivery-attempt')).toBe('1');
+    await until(() => plc!.unacknowledged === 0, 10_000);
+  });
+
   it('HandOutBeforeCommit false: nothing is handed out before its commit', async () => {
     const { base } = await start({ HandOutBeforeCommit: false });
     holdWriteLock();

@@ -26,6 +26,7 @@ function setup() {
     links: { accept: async (...a: Parameters<typeof links.accept>) => links.accept(...a) },
     dispatchers,
     uncommitted,
+    storage: { prompt: () => true },
     wake: new WakeMeter(),
     settings: { Sorter: { PeerName: 'PLC01' }, DropSupersededRequests: true, HandOutBeforeCommit: false },
     requestsRemoved: { Superseded: 0, Expired: 0 },
@@ -166,6 +167,19 @@ describe('acceptSorterMessage with HandOutBeforeCommit', () => {
     await acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B'), arrivedAt: 0 });
     const [a, b] = [await dispatchers.sortation.take(0), await dispatchers.sortation.take(0)];
     expect([a?.attempt, b?.attempt]).toEqual([2, 1]);
+    ctx.dispose();
+  });
+
+  it('while the storage is held up (a lock, a stalled disk), hands a message out only once committed: a WCS could not get its answer committed either', async () => {
+    const { ctx, dispatchers, deps, release } = gated();
+    deps.storage.prompt = () => false;
+    const waiting = dispatchers.sortation.take(5000);
+    const accepted = acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A'), arrivedAt: 0 });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(dispatchers.sortation.waiting).toBe(1); // still waiting
+    release(true);
+    await accepted;
+    expect((await waiting)?.stored.message).toEqual(request('A'));
     ctx.dispose();
   });
 });
