@@ -8,7 +8,8 @@ import { parseArgs } from 'node:util';
  * node:http and nothing else. Copy it as a starting point.
  *
  *   1. GET /status for connectivity.
- *   2. GET /sortation?timeOut=N; on 210 (REQUEST) POST /sortation with a destination;
+ *   2. GET /sortation?timeOut=N; on 210 (REQUEST) POST /sortation with a destination (a 503 is
+ *      sent again after its Retry-After: the service's storage was held up and wrote nothing);
  *      on 212 (VERIFY) just record where the item went.
  *   3. GET /destination?timeOut=N for SCANs: keep a map of destination states.
  *   4. POST /destination when a destination needs attention (here: light it when it is full).
@@ -84,7 +85,7 @@ export function dedupKey(m: { Type: string; TrackID?: string; RecirculationCount
   return m.Type === 'REQUEST' ? `REQUEST/${m.TrackID}/${m.RecirculationCount}` : `${m.Type}/${m.TrackID}`;
 }
 
-type JsonRequest = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: ReturnType<typeof JSON.parse> }>;
+type JsonRequest = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: ReturnType<typeof JSON.parse>; retryAfterS?: number }>;
 
 /**
  * Requests over one keep-alive agent, JSON in and out; counts the responses marked as possible
@@ -101,7 +102,8 @@ function jsonRequester(base: string, agent: http.Agent, headers: Record<string, 
         res.on('end', () => {
           if (Number(res.headers['x-delivery-attempt'] ?? 1) > 1) stats.redeliveries_seen += 1;
           try {
-            resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined });
+            const retryAfter = Number(res.headers['retry-after']);
+            resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined, retryAfterS: Number.isFinite(retryAfter) ? retryAfter : undefined });
           } catch (err) {
             reject(err);
           }
@@ -135,6 +137,19 @@ interface ClientState {
   stopping(): boolean;
 }
 
+/**
+ * POST until stored: a 503 (the service's storage is held up, nothing was written) is sent again
+ * after its Retry-After, for up to a minute or until the client stops.
+ */
+async function postUntilStored(c: ClientState, path: string, body: unknown): ReturnType<JsonRequest> {
+  const until = Date.now() + 60_000;
+  for (;;) {
+    const r = await c.request('POST', path, body);
+    if (r.status !== 503 || c.stopping() || Date.now() > until) return r;
+    await new Promise((resolve) => setTimeout(resolve, (r.retryAfterS ?? 1) * 1000));
+  }
+}
+
 /** One answer from /sortation: a REQUEST is answered with an assignment, a VERIFY recorded; duplicates skipped. */
 async function onSortation(c: ClientState, r: { status: number; json: ReturnType<typeof JSON.parse> }): Promise<void> {
   const { stats } = c;
@@ -146,7 +161,7 @@ async function onSortation(c: ClientState, r: { status: number; json: ReturnType
     }
     stats.requests += 1;
     const destination = chooseDestination(c.ready, m.TrackID, m.Barcode);
-    const ack = await c.request('POST', '/sortation', { TrackID: m.TrackID, Destination: destination, Barcode: m.Barcode });
+    const ack = await postUntilStored(c, '/sortation', { TrackID: m.TrackID, Destination: destination, Barcode: m.Barcode });
     if (ack.status === 200) {
       stats.assignments_posted += 1;
       stats.assigned.set(m.TrackID, destination);
@@ -172,7 +187,7 @@ async function onDestination(c: ClientState, r: { status: number; json: ReturnTy
   const wasReady = c.ready.get(scan.Destination);
   c.ready.set(scan.Destination, scan.DestinationStatus === 'Ready');
   if (wasReady && scan.DestinationStatus === 'NotReady' && scan.LightColor !== 'RED') {
-    await c.request('POST', '/destination', { Destination: scan.Destination, DestinationStatus: 'NotReady', LightStatus: 'Flashing', LightColor: 'RED', DestinationText: 'FULL - please empty' });
+    await postUntilStored(c, '/destination', { Destination: scan.Destination, DestinationStatus: 'NotReady', LightStatus: 'Flashing', LightColor: 'RED', DestinationText: 'FULL - please empty' });
     c.stats.destination_settings_posted += 1;
   }
 }

@@ -14,7 +14,7 @@ export interface SorterMessageDeps {
   links: { accept(peer: string, seq: number, after: number, message: InboundMessage['message'], at: string, dropSuperseded?: boolean, id?: number | null): Promise<Accepted> };
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   /** Messages handed out before their commit (HandOutBeforeCommit). */
-  uncommitted: Pick<UncommittedMessages, 'add' | 'settled'>;
+  uncommitted: Pick<UncommittedMessages, 'nextId' | 'add' | 'settled'>;
   wake: WakeMeter;
   /** Counts what arrived; the decision latency of a REQUEST starts when its bytes arrived. */
   metrics: { messagesIn: { inc(labels: { queue: QueueName; type: string }): void } };
@@ -41,12 +41,14 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
   const at = deps.clock().toISOString();
   // The decision starts when the REQUEST's bytes arrived; its assignment may now come before its commit ends.
   if (event.message.Type === 'REQUEST') deps.decisions.requested(event.message.TrackID, event.arrivedAt);
+  // Its id now, handed out early or not: a message handed out early holds one the writer must not give again.
+  const given = deps.uncommitted.nextId(queue);
   // Not while the storage is held up (a lock, a stalled disk): the WCS could not get its answer committed either.
-  const early = deps.settings.HandOutBeforeCommit && deps.storage.prompt() ? deps.uncommitted.add(queue, event.message as QueueMessages[typeof queue], at) : null;
+  const early = deps.settings.HandOutBeforeCommit && deps.storage.prompt() ? deps.uncommitted.add(queue, event.message as QueueMessages[typeof queue], at, given) : null;
   if (early) handOut(deps, queue, early.id, event);
   let accepted: Accepted;
   try {
-    accepted = await deps.links.accept(deps.settings.Sorter.PeerName, event.seq, event.after, event.message, at, deps.settings.DropSupersededRequests, early?.id ?? null);
+    accepted = await deps.links.accept(deps.settings.Sorter.PeerName, event.seq, event.after, event.message, at, deps.settings.DropSupersededRequests, given);
   } finally {
     if (early) deps.uncommitted.settled(early);
   }

@@ -22,10 +22,19 @@ export class UncommittedMessages {
     private readonly lastStored: (queue: QueueName) => number,
   ) {}
 
-  /** A message whose commit starts now: its id, and it can be handed out until the commit ends. */
-  add<Q extends QueueName>(queue: Q, message: QueueMessages[Q], receivedAt: string): StoredMessage<Q> {
+  /**
+   * The id of a message from the sorter, given before its commit, whether it is handed out early
+   * or not: every new row of a queue gets its id here while the service runs, so that an id given
+   * to a message still waiting for its commit is never given again by the writer.
+   */
+  nextId(queue: QueueName): number {
     const id = Math.max(this.lastGiven[queue], this.lastStored(queue)) + 1;
     this.lastGiven[queue] = id;
+    return id;
+  }
+
+  /** A message whose commit starts now, under its id (nextId): it can be handed out until the commit ends. */
+  add<Q extends QueueName>(queue: Q, message: QueueMessages[Q], receivedAt: string, id: number): StoredMessage<Q> {
     const stored: StoredMessage<Q> = { id, queue, message, receivedAt };
     (this.waiting[queue] as StoredMessage<Q>[]).push(stored);
     return stored;

@@ -182,4 +182,20 @@ describe('acceptSorterMessage with HandOutBeforeCommit', () => {
     expect((await waiting)?.stored.message).toEqual(request('A'));
     ctx.dispose();
   });
+
+  it('a message committed late (the storage held up) and one handed out early meanwhile never share an id: delivering one never removes the other', async () => {
+    const { ctx, dispatchers, deps, release } = gated();
+    deps.storage.prompt = () => false;
+    const a = acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A'), arrivedAt: 0 });
+    deps.storage.prompt = () => true;
+    const b = acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B'), arrivedAt: 0 });
+    const claim = await dispatchers.sortation.take(0);
+    expect((claim?.stored.message as { TrackID: string }).TrackID).toBe('B'); // A is not committed yet
+    release(true);
+    await Promise.all([a, b]);
+    await expect(claim!.commit({ deliveredAt: 'T', clientAddress: '127.0.0.1' })).resolves.toBe(true);
+    expect(ctx.db.prepare('SELECT track_id FROM sortation_queue').pluck().all()).toEqual(['A']);
+    expect(ctx.db.prepare('SELECT track_id FROM delivered_history').pluck().all()).toEqual(['B']);
+    ctx.dispose();
+  });
 });
