@@ -14,7 +14,7 @@ export interface SorterMessageDeps {
   links: { accept(peer: string, seq: number, after: number, message: InboundMessage['message'], at: string, dropSuperseded?: boolean, id?: number | null): Promise<Accepted> };
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   /** Messages handed out before their commit (HandOutBeforeCommit). */
-  uncommitted: Pick<UncommittedMessages, 'nextId' | 'add' | 'settled'>;
+  uncommitted: Pick<UncommittedMessages, 'nextId' | 'refused' | 'add' | 'settled'>;
   wake: WakeMeter;
   /** Counts what arrived; the decision latency of a REQUEST starts when its bytes arrived. */
   metrics: { messagesIn: { inc(labels: { queue: QueueName; type: string }): void } };
@@ -49,6 +49,9 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
   let accepted: Accepted;
   try {
     accepted = await deps.links.accept(deps.settings.Sorter.PeerName, event.seq, event.after, event.message, at, deps.settings.DropSupersededRequests, given);
+  } catch (err) {
+    deps.uncommitted.refused(queue);
+    throw err;
   } finally {
     if (early) deps.uncommitted.settled(early);
   }

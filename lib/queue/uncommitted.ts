@@ -14,8 +14,12 @@ import type { DispatchStore } from './dispatcher';
  */
 export class UncommittedMessages {
   private readonly waiting: { [Q in QueueName]: StoredMessage<Q>[] } = { sortation: [], destination: [] };
-  /** The last id given out here, per queue: ids given before their rows exist must not be given twice. */
-  private readonly lastGiven: Record<QueueName, number> = { sortation: 0, destination: 0 };
+  /**
+   * The last id given out here, per queue (ids given before their rows exist must not be given
+   * twice); null until read from the table, and again after a commit failed (the table is read
+   * again then: one query, not one a telegram).
+   */
+  private readonly lastGiven: Record<QueueName, number | null> = { sortation: null, destination: null };
 
   constructor(
     /** The highest id the queue's table has given (QueueReads.lastId): rows other writers added count too. */
@@ -28,9 +32,17 @@ export class UncommittedMessages {
    * to a message still waiting for its commit is never given again by the writer.
    */
   nextId(queue: QueueName): number {
-    const id = Math.max(this.lastGiven[queue], this.lastStored(queue)) + 1;
+    const id = (this.lastGiven[queue] ?? this.lastStored(queue)) + 1;
     this.lastGiven[queue] = id;
     return id;
+  }
+
+  /**
+   * A commit under an id given here failed: the next id is one above the table's highest and the
+   * last given, read again (if anything else added rows meanwhile, its ids are not given again).
+   */
+  refused(queue: QueueName): void {
+    this.lastGiven[queue] = Math.max(this.lastGiven[queue] ?? 0, this.lastStored(queue));
   }
 
   /** A message whose commit starts now, under its id (nextId): it can be handed out until the commit ends. */

@@ -198,4 +198,19 @@ describe('acceptSorterMessage with HandOutBeforeCommit', () => {
     expect(ctx.db.prepare('SELECT track_id FROM delivered_history').pluck().all()).toEqual(['B']);
     ctx.dispose();
   });
+
+  it('ids come from memory after the first; a row added behind its back (an operator) costs one refusal, and the resend gets the next free id', async () => {
+    const { ctx, deps, release } = gated();
+    release(true);
+    await acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A'), arrivedAt: 0 });
+    ctx.db.prepare("INSERT INTO sortation_queue (id, type, message_code, track_id, barcode, received_at) VALUES (2, 'VERIFY', 212, 'OP', '', 'T')").run();
+    await expect(acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B'), arrivedAt: 0 })).rejects.toThrow(/UNIQUE|PRIMARY KEY/);
+    await acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B'), arrivedAt: 0 }); // the sorter's resend
+    expect(ctx.db.prepare('SELECT id, track_id FROM sortation_queue ORDER BY id').all()).toEqual([
+      { id: 1, track_id: 'A' },
+      { id: 2, track_id: 'OP' },
+      { id: 3, track_id: 'B' },
+    ]);
+    ctx.dispose();
+  });
 });
