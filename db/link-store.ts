@@ -43,7 +43,8 @@ export interface LinkWrites {
    */
   /**
    * `dropSuperseded`: a REQUEST takes the older REQUESTs of its item out of the queue (live mode).
-   * `id`: the queue id it was handed out under before this commit (lib/queue/uncommitted.ts).
+   * `id`: the queue id given it on arrival (lib/queue/uncommitted.ts: it may be handed out under
+   * it before this commit); null takes the next.
    */
   accept(peer: string, seq: number, after: number, message: SorterMessage, at: string, dropSuperseded?: boolean, id?: number | null): Accepted;
   /** Move an outbox entry the sorter can no longer use to outbox_dropped, with the reason. */

@@ -13,7 +13,7 @@ import { type HandlerResult, ok } from '../lib/functions/results';
 export interface SorterMessageDeps {
   links: { accept(peer: string, seq: number, after: number, message: InboundMessage['message'], at: string, dropSuperseded?: boolean, id?: number | null): Promise<Accepted> };
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
-  /** Messages handed out before their commit (HandOutBeforeCommit). */
+  /** Queue ids given on arrival, and the messages handed out before their commit (HandOutBeforeCommit). */
   uncommitted: Pick<UncommittedMessages, 'nextId' | 'refused' | 'add' | 'settled'>;
   wake: WakeMeter;
   /** Counts what arrived; the decision latency of a REQUEST starts when its bytes arrived. */
@@ -30,11 +30,12 @@ export interface SorterMessageDeps {
 
 /**
  * A REQUEST, VERIFY or SCAN from the sorter (telegram trigger): commit it to its queue with its
- * sequence number (only if the last number stored is `after`), and wake the clients waiting on
- * that queue: at once with HandOutBeforeCommit (the message is handed out while its commit waits
- * in the commit window) while commits go through promptly, else once it is committed. Resolves once committed: the sorter link
- * acknowledges it only then. A REQUEST takes the older REQUESTs of its item out of the queue in
- * the same commit (DropSupersededRequests).
+ * sequence number (only if the last number stored is `after`) under the id given it on arrival,
+ * and wake the clients waiting on that queue: at once with HandOutBeforeCommit while commits go
+ * through promptly (the message is handed out while its commit waits in the commit window), else
+ * once it is committed. Resolves once committed: the sorter link acknowledges it only then. A
+ * REQUEST takes the older REQUESTs of its item out of the queue in the same commit
+ * (DropSupersededRequests).
  */
 export async function acceptSorterMessage(deps: SorterMessageDeps, event: InboundMessage): Promise<HandlerResult> {
   const queue = queueOf(event.message);
