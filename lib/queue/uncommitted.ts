@@ -16,8 +16,8 @@ export class UncommittedMessages {
   private readonly waiting: { [Q in QueueName]: StoredMessage<Q>[] } = { sortation: [], destination: [] };
   /**
    * The last id given out here, per queue (ids given before their rows exist must not be given
-   * twice); null until read from the table, and again after a commit failed (the table is read
-   * again then: one query, not one a telegram).
+   * twice): null until the first id, which reads the table; read again only after a commit
+   * failed (one query then, not one a telegram).
    */
   private readonly lastGiven: Record<QueueName, number | null> = { sortation: null, destination: null };
 
