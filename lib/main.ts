@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { type Config, ConfigError, databaseFile, loadConfig, resolveHome } from './process/config';
-import { InstanceLockedError, lockInstance } from './process/instance-lock';
+import { type InstanceLock, InstanceLockedError, lockInstance } from './process/instance-lock';
 import { createLogger, stdoutDestination } from './process/logger';
 import { loadManifest } from './functions/manifest';
 import { projectRoot, version } from './process/paths';
@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<void> {
     await out.output.flush(1000);
     process.exit(78); // EX_CONFIG
   }
-  const service = await createService({ home, config, log, version, layout });
+  const service = await createService({ home, config, log, version, layout, lastStopClean: instanceLock.lastStopClean });
   const server = await createServer(service, { manifest });
   await server.start();
   const stopSchedules = startSchedules(manifest, service.deps);
@@ -77,7 +77,7 @@ async function main(argv: string[]): Promise<void> {
     await service.close();
     log.info({ droppedLogLines: out.output.dropped() }, 'stopped');
     await out.output.flush(1000);
-    instanceLock?.release();
+    instanceLock?.release(true);
     systemd?.close();
     process.exit(0);
   });
@@ -117,7 +117,7 @@ async function preflight(home: string, config: Config): Promise<string | null> {
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 /** Held for the life of the process (a lock that is garbage-collected would be released). */
-let instanceLock: { release(): void } | undefined;
+let instanceLock: InstanceLock | undefined;
 
 /** A shutdown that takes longer than this (the HTTP drain is bounded at 10 s) exits with 1. */
 const SHUTDOWN_LIMIT_MS = 20_000;

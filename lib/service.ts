@@ -80,6 +80,11 @@ export interface ServiceOptions {
   manifest?: Manifest;
   /** The sorter's telegram layout, validated (default: read from Sorter.Layout). */
   layout?: Layout;
+  /**
+   * The run before stopped cleanly (lib/process/instance-lock.ts): what the sorter resends when it
+   * reconnects was never handed out, so it is not marked as a possible duplicate. Default false.
+   */
+  lastStopClean?: boolean;
 }
 
 /** The storage: the writer thread, its checkpoints, the main thread's read connection, the stores. */
@@ -147,7 +152,7 @@ async function sorterLink(options: ServiceOptions, stores: ServiceStores, receiv
     if (!stores.links.session(s.PeerName)) throw err;
   });
   const wire = layoutWire(options.layout ?? sorterLayout(home, s));
-  const link = new TcpSorterLink({ settings: s, outbox: stores.outbox, links: stores.links, log, clock, traffic, receive, wire });
+  const link = new TcpSorterLink({ settings: s, outbox: stores.outbox, links: stores.links, log, clock, traffic, receive, wire, lastStopClean: options.lastStopClean });
   return { link, traffic };
 }
 

@@ -42,7 +42,8 @@ export class InboundNumbering<R> {
   private freshPeer = false;
   /**
    * Until the peer's first SYNE since this process started, what it sends are resends of telegrams
-   * an earlier run of this process may have handed out before their commit (a crash): marked.
+   * an earlier run of this process may have handed out before their commit: marked, unless that
+   * run stopped cleanly (it committed everything it had handed out).
    */
   private firstResync: boolean;
   private connections = 0;
@@ -50,8 +51,11 @@ export class InboundNumbering<R> {
   private readonly notStored = new Set<number>();
 
   constructor(
-    /** The peer's session as last stored (the host keeps it across restarts). */
-    peer: { epoch: string | null; lastSeqIn: number },
+    /**
+     * The peer's session as last stored (the host keeps it across restarts); `lastStopClean`: the
+     * run before stopped cleanly, so nothing it handed out can be resent uncommitted.
+     */
+    peer: { epoch: string | null; lastSeqIn: number; lastStopClean?: boolean },
     private readonly wire: TelegramWire,
     private readonly port: SessionPort<R>,
     private readonly line: InboundLine,
@@ -61,7 +65,7 @@ export class InboundNumbering<R> {
     this.peerEpoch = peer.epoch;
     this.lastSeqIn = this.keptSeqIn = peer.lastSeqIn;
     this.refusals = new Refusals(peer.lastSeqIn, wire);
-    this.firstResync = wire.resync;
+    this.firstResync = wire.resync && !peer.lastStopClean;
   }
 
   /** The peer's SYNE: everything it had unacknowledged has come again. */

@@ -37,7 +37,7 @@ export class TelegramSession<R> {
     private readonly clock: () => number,
     private readonly events: SessionEvents = {},
     /** The peer's session as last stored (the host keeps it across restarts). */
-    peer: { epoch: string | null; lastSeqIn: number } = { epoch: null, lastSeqIn: 0 },
+    peer: { epoch: string | null; lastSeqIn: number; lastStopClean?: boolean } = { epoch: null, lastSeqIn: 0 },
   ) {
     this.wire = settings.wire ?? defaultWire();
     this.decoder = this.wire.decoder();

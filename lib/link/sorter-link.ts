@@ -39,6 +39,8 @@ export interface TcpLinkDeps {
   traffic?: TrafficLogWriter;
   /** The sorter's telegram layout (Sorter.Layout; default: protocol version 1). */
   wire?: TelegramWire;
+  /** The service's run before this one stopped cleanly: its first resynchronisation's resends are not marked. */
+  lastStopClean?: boolean;
 }
 
 /**
@@ -109,7 +111,7 @@ export class TcpSorterLink implements SorterLink {
         storeFailed: (seq, err) => storeFailed.write({ err, seq }, `could not store a sorter message; NAK ${this.wire.codes.CannotStore}, the sorter sends it again`),
         validTelegram: () => this.peerProven(),
       },
-      { epoch: stored.peerEpoch, lastSeqIn: stored.lastSeqIn },
+      { epoch: stored.peerEpoch, lastSeqIn: stored.lastSeqIn, lastStopClean: deps.lastStopClean },
     );
     this.ticker = setInterval(() => this.tick(), Math.max(20, Math.min(timing.heartbeatMs, timing.ackTimeoutMs) / 4));
     this.ticker.unref();

@@ -16,12 +16,24 @@ export class InstanceLockedError extends Error {
 const LOCK = ['data', 'instance.lock'];
 const HOLDER = ['data', 'instance.pid'];
 
+/** The home's lock, held; and whether the run before this one stopped cleanly. */
+export interface InstanceLock {
+  /**
+   * The run before this one stopped cleanly (its note was removed), or there was none: nothing it
+   * handed out can be waiting for a commit. False after a crash, a kill -9 or a power cut.
+   */
+  readonly lastStopClean: boolean;
+  /** Let the lock go; `clean`: this run stopped cleanly (its note is removed, for the next run to see). */
+  release(clean?: boolean): void;
+}
+
 /**
  * Take the home's lock, or throw InstanceLockedError. It is an SQLite file held in EXCLUSIVE
  * locking mode: the operating system's file lock, released when the process ends in any way
- * (kill -9 and power cuts included), so a stale lock never blocks a restart.
+ * (kill -9 and power cuts included), so a stale lock never blocks a restart. The note of who
+ * holds it stays behind when a run ends in any other way than a clean stop.
  */
-export function lockInstance(home: string): { release(): void } {
+export function lockInstance(home: string): InstanceLock {
   const file = path.join(home, ...LOCK);
   const holderFile = path.join(home, ...HOLDER);
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -40,10 +52,14 @@ export function lockInstance(home: string): { release(): void } {
     }
     throw new InstanceLockedError(home, holder);
   }
+  const lastStopClean = !fs.existsSync(holderFile);
   fs.writeFileSync(holderFile, `pid ${process.pid}, started ${new Date().toISOString()}\n`);
   return {
-    release() {
-      if (db.open) db.close();
+    lastStopClean,
+    release(clean = false) {
+      if (!db.open) return;
+      if (clean) fs.rmSync(holderFile, { force: true });
+      db.close();
     },
   };
 }

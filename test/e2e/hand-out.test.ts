@@ -94,6 +94,17 @@ describe('a message handed out before its commit', () => {
     expect(next.headers.get('x-delivery-attempt')).toBe('1');
   });
 
+  it('after a clean stop, what the sorter resends on reconnecting is not marked: the stop committed everything it had handed out', async () => {
+    const first = await start();
+    await first.stop('SIGTERM');
+    plc!.sendData('REQU', request('0000007')); // while the service is down: unacknowledged, sent on the next connection
+    const second = await start();
+    const res = await poll(second.base);
+    expect(await res.json()).toMatchObject({ TrackID: '0000007' });
+    expect(res.headers.get('x-delivery-attempt')).toBe('1');
+    await until(() => plc!.unacknowledged === 0, 10_000);
+  });
+
   it('while a commit is held up (the lock held on), what the sorter sends next is handed out only once committed', async () => {
     const { base } = await start();
     holdWriteLock();

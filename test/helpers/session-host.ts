@@ -13,7 +13,7 @@ export const from = (peer: string, me: string) => (seq: number, type: TelegramTy
 export const verify = encodeData('VERI', { MessageCode: 212, TrackID: '0004711', Barcode: '', Destination: 'D1' });
 
 /** A host-side session with an in-memory outbox of `outbound` items and a deliver the test controls. */
-export function host(outbound: Outbound<string>[] = [], peer = { epoch: null as string | null, lastSeqIn: 0 }) {
+export function host(outbound: Outbound<string>[] = [], peer: { epoch: string | null; lastSeqIn: number; lastStopClean?: boolean } = { epoch: null, lastSeqIn: 0 }) {
   let now = 1_000;
   const wire: Telegram[] = [];
   const delivered: Array<{ seq: number; after: number; resent: boolean; settle(ok: boolean | Error): void }> = [];

@@ -40,6 +40,14 @@ describe('InboundNumbering (through TelegramSession)', () => {
     expect(h.delivered.map((d) => [d.seq, d.resent])).toEqual([[1, true], [2, false], [2, true], [3, false], [4, false]]);
   });
 
+  it('after a clean stop of the run before, what the sorter resends before its first SYNE is not marked (that run committed all it handed out)', () => {
+    const h = host([], { epoch: null, lastSeqIn: 0, lastStopClean: true });
+    h.connect();
+    h.take();
+    h.session.receive(h.plc(1, 'VERI', 'D', verify));
+    expect(h.delivered.map((d) => [d.seq, d.resent])).toEqual([[1, false]]);
+  });
+
   it('NAKs with 04 when the delivery fails, and takes the resend as new (numbering back to the last kept)', async () => {
     const h = connectedHost();
     h.session.receive(h.plc(1, 'VERI', 'D', verify));

@@ -40,6 +40,19 @@ describe('lockInstance', () => {
     again.release(); // twice is harmless
   });
 
+  it('tells whether the run before stopped cleanly: a clean release removes the note, any other end leaves it', () => {
+    const first = lockInstance(home);
+    expect(first.lastStopClean).toBe(true); // no run before
+    first.release(); // as after a crash: the note stays
+    const second = lockInstance(home);
+    expect(second.lastStopClean).toBe(false);
+    second.release(true);
+    expect(fs.existsSync(path.join(home, 'data/instance.pid'))).toBe(false);
+    const third = lockInstance(home);
+    expect(third.lastStopClean).toBe(true);
+    third.release(true);
+  });
+
   it('a holder that has not written its note yet is "process unknown"', () => {
     const first = lockInstance(home);
     try {
