@@ -3,7 +3,7 @@
 // main thread, while the writer thread commits.
 import type { Db } from './connection';
 import type { DestinationInfoDto, InductDto, QueueMessages, QueueName, VerifyDto } from '../model/messages';
-import type { StoredMessage } from './queue-rows';
+import { type StoredMessage, lastIdOf } from './queue-rows';
 
 /** Reading the durable queues (the service's read-only connection, on the main thread). */
 export interface QueueReads {
@@ -114,8 +114,8 @@ export function queueReads(db: Db): QueueReads {
     destination: db.prepare('SELECT received_at FROM destination_queue ORDER BY id LIMIT 1').pluck(),
   };
   const lastIds = {
-    sortation: db.prepare(`SELECT max((SELECT floor FROM id_floors WHERE name = 'sortation_queue'), coalesce((SELECT max(id) FROM sortation_queue), 0))`).pluck(),
-    destination: db.prepare(`SELECT max((SELECT floor FROM id_floors WHERE name = 'destination_queue'), coalesce((SELECT max(id) FROM destination_queue), 0))`).pluck(),
+    sortation: db.prepare(`SELECT ${lastIdOf('sortation_queue')}`).pluck(),
+    destination: db.prepare(`SELECT ${lastIdOf('destination_queue')}`).pluck(),
   };
   return {
     head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined {

@@ -31,12 +31,16 @@ function sortationParams(m: InductDto | VerifyDto, receivedAt: string) {
   };
 }
 
+type IdTable = 'sortation_queue' | 'destination_queue' | 'outbox';
+
+/** The highest id a table has given, those of rows that have left it too (id_floors, migrations/010). */
+export const lastIdOf = (table: IdTable) => `max((SELECT floor FROM id_floors WHERE name = '${table}'), coalesce((SELECT max(id) FROM ${table}), 0))`;
+
 /**
- * The id of a new row: the one given (a dead letter back in its place), or one above every id the
- * table has given, those of rows that have left it too (id_floors, migrations/010): never twice.
+ * The id of a new row: the one given (a dead letter back in its place, a telegram's id given on
+ * arrival), or one above every id the table has given: never twice.
  */
-export const nextId = (table: 'sortation_queue' | 'destination_queue' | 'outbox') =>
-  `coalesce(@id, max((SELECT floor FROM id_floors WHERE name = '${table}'), coalesce((SELECT max(id) FROM ${table}), 0)) + 1)`;
+export const nextId = (table: IdTable) => `coalesce(@id, ${lastIdOf(table)} + 1)`;
 
 /**
  * Insert one message into its queue table; `id` null takes the next id, a number puts it back
