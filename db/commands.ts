@@ -24,8 +24,10 @@ export function writeCommands(db: Db) {
     deliver: queue.remove,
     /** Empty both queues (test mode, before seeding). */
     clearQueues: queue.clear,
-    /** An assignment or destination setting for the sorter (POST). */
+    /** An assignment or destination setting for the sorter (POST), answered once synced. */
     addToOutbox: outbox.add,
+    /** The same, committed without a sync and sent at once: answered once the sorter acknowledged it or a sync came (`owesSync`). */
+    addToOutboxUnsynced: outbox.add,
     /** An outbox entry the sorter acknowledged. */
     removeFromOutbox: outbox.remove,
     ensurePeerSession: link.ensureSession,
@@ -70,6 +72,8 @@ export const durable: Record<keyof Transactional, boolean> = {
   acceptFromPeer: true,
   // A WCS POST is answered 200 once committed: the WCS never posts it again.
   addToOutbox: true,
+  // A WCS POST whose entry goes to the sorter before its sync: see `owesSync`.
+  addToOutboxUnsynced: false,
   // Replay seeding and the test mode's clear: rare, and a start relies on them being there.
   enqueue: true,
   clearQueues: true,
@@ -91,6 +95,15 @@ export const durable: Record<keyof Transactional, boolean> = {
   supersedeRequests: false,
   expireRequests: false,
 };
+
+/**
+ * A write committed at once without a sync, and reported twice: committed (so the main thread can
+ * act on it: send the entry to the sorter), then durable, by the next synced commit or by a sync
+ * of the WAL the writer makes for it within the commit window (db/writer-worker.ts). Its caller
+ * may declare it durable another way before that (the sorter acknowledged the entry): then the
+ * writer owes it no sync.
+ */
+export const owesSync = (op: WriteOp): boolean => op === 'addToOutboxUnsynced';
 
 /** True when a transaction holding `op` must be synced before its commit is reported. */
 export const isDurable = (op: WriteOp): boolean => op in durable && durable[op as keyof Transactional];

@@ -1,6 +1,6 @@
 // Which of the writes waiting in the writer thread go into its next transaction, and whether that
 // transaction is synced (docs/performance.md, "What it writes to the disk").
-import { isDurable } from './commands';
+import { isDurable, owesSync } from './commands';
 import type { StoredMessage } from './queue-rows';
 import type { Command, CommitTiming } from './writer-protocol';
 
@@ -63,7 +63,7 @@ export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_
  * 14.6 KB an item and decision p99 117 -> 108 ms). It goes at once, and takes along the telegrams
  * waiting in their window.
  */
-const waitsForCompany = (op: Command['op']) => op !== 'addToOutbox';
+const waitsForCompany = (op: Command['op']) => op !== 'addToOutbox' && !owesSync(op);
 
 /** A command as the writer thread holds it: when it was taken from the port (performance.now()). */
 export type Held = Command & { at: number };
@@ -72,7 +72,7 @@ export type Held = Command & { at: number };
  * Durable writes that may be committed ahead of unsynced ones given before them, since they add
  * new rows (a telegram from the sorter, a POST's outbox entry) that the held writes do not touch.
  */
-const overtakes = (op: Command['op']) => op === 'acceptFromPeer' || op === 'addToOutbox';
+const overtakes = (op: Command['op']) => op === 'acceptFromPeer' || op === 'addToOutbox' || owesSync(op);
 
 /**
  * The one case where that is not so: a REQUEST that takes the older REQUESTs of its item out of
@@ -97,6 +97,10 @@ export interface Plan {
  * Plan the next transaction from `pending` (transactional commands, in the order given) at
  * `now`: null when everything may wait longer (then `wakeAt` says until when).
  *
+ * - A POST's entry that goes to the sorter before its sync (`owesSync`) goes at once, unsynced,
+ *   with the unsynced writes given before the first durable one (the durable ones wait on in
+ *   their window, and their synced commit will make the entry durable too). Its WCS waits for
+ *   the sorter's ACK or that sync, whichever comes first, not for this commit's sync.
  * - A durable write that must keep its place (any but a telegram or a POST, or one that
  *   conflicts) takes everything: synced, in order.
  * - Else durable writes go ahead of the unsynced ones held before them, synced, once the oldest
@@ -104,12 +108,19 @@ export interface Plan {
  *   once the oldest has been held long enough.
  * - Else the unsynced ones alone, unsynced, once the oldest has been held long enough.
  * `now = Infinity` (closing) waits for nothing; `joining`: for a synced transaction already
- * under way (group commit), so its durable writes wait for no window.
+ * under way (group commit), so its durable writes wait for no window, and a POST's entry that
+ * would go unsynced goes with them, synced.
  */
 export function planTransaction(pending: Held[], now: number, joining = false, timing: CommitTiming = DEFAULT_TIMING): Plan | null {
   if (pending.length === 0) return null;
-  const durable = pending.filter((c) => isDurable(c.op));
-  const unsynced = pending.filter((c) => !isDurable(c.op));
+  if (!joining && pending.some((c) => owesSync(c.op))) {
+    const firstDurable = pending.findIndex((c) => isDurable(c.op));
+    const goes = (c: Held, i: number) => owesSync(c.op) || (!isDurable(c.op) && (firstDurable < 0 || i < firstDurable));
+    return { batch: pending.filter(goes), rest: pending.filter((c, i) => !goes(c, i)), synced: false };
+  }
+  const syncedNow = (op: Command['op']) => isDurable(op) || (joining && owesSync(op));
+  const durable = pending.filter((c) => syncedNow(c.op));
+  const unsynced = pending.filter((c) => !syncedNow(c.op));
   const heldLongEnough = unsynced.length >= HOLD_MAX_WRITES || (unsynced.length > 0 && now - unsynced[0].at >= timing.holdMs);
   if (durable.length === 0) return heldLongEnough ? { batch: pending, rest: [], synced: false } : null;
   if (!joining && durable.every((c) => waitsForCompany(c.op)) && durable.length < WINDOW_MAX_WRITES && now - durable[0].at < timing.windowMs) return null;
@@ -121,6 +132,8 @@ export function planTransaction(pending: Held[], now: number, joining = false, t
 
 /** When planTransaction will say yes without anything new arriving: a durable write's window decides, else the hold. */
 export function wakeAt(pending: Held[], timing: CommitTiming = DEFAULT_TIMING): number {
+  const unsyncedPost = pending.find((c) => owesSync(c.op));
+  if (unsyncedPost) return unsyncedPost.at;
   const durable = pending.find((c) => isDurable(c.op));
   if (durable) return pending.some((c) => isDurable(c.op) && !waitsForCompany(c.op)) ? durable.at : durable.at + timing.windowMs;
   const unsynced = pending.find((c) => !isDurable(c.op));

@@ -1,7 +1,13 @@
 // The outbox: assignments and destination settings waiting for the sorter's ACK, in order.
 import type { Db } from './connection';
-import { nextId } from './queue-rows';
+import { lastIdOf, nextId } from './queue-rows';
 import type { OutboundMessage } from '../model/messages';
+
+/**
+ * How many outbox ids are reserved at once for entries sent before their sync (migrations/011):
+ * one synced transaction per this many entries, and at most this many numbers skipped after a crash.
+ */
+export const RESERVED_IDS_AT_A_TIME = 1000;
 
 /** A message in the outbox, in the order it must reach the sorter. */
 export interface OutboxEntry {
@@ -28,6 +34,17 @@ export interface OutboxWrites {
   add(message: OutboundMessage, clientAddress: string | null, createdAt: string): number;
   /** Remove an entry the sorter acknowledged; false if already gone. */
   remove(id: number): boolean;
+  /**
+   * The highest outbox id that may have reached the sorter before its row was synced
+   * (migrations/011): ids up to it are never given again, even if a power cut lost their rows.
+   */
+  reservedUpTo(): number;
+  /** Raise that reservation (in a transaction that is synced before any entry under it is sent). */
+  reserveUpTo(id: number): void;
+  /** At the writer's start: new rows take ids above every reserved one, whatever a power cut kept. */
+  skipReserved(): void;
+  /** At a clean stop, everything sent being synced: the reservation comes down to the last id given, so numbering goes on without a gap. */
+  releaseReserved(): void;
 }
 
 /** Both, on one connection (tests, tools). */
@@ -88,6 +105,10 @@ export function outboxWrites(db: Db): OutboxWrites {
     VALUES (${nextId('outbox')}, @kind, @track_id, @barcode, @destination, @destination_status, @destination_text,
       @light_status, @light_color, @batch_door_status, @client_address, @created_at)`);
   const remove = db.prepare('DELETE FROM outbox WHERE id = ?');
+  const reserved = db.prepare('SELECT upto FROM outbox_reserved').pluck();
+  const reserve = db.prepare('UPDATE outbox_reserved SET upto = ? WHERE upto < ?');
+  const skip = db.prepare("UPDATE id_floors SET floor = (SELECT upto FROM outbox_reserved) WHERE name = 'outbox' AND floor < (SELECT upto FROM outbox_reserved)");
+  const release = db.prepare(`UPDATE outbox_reserved SET upto = ${lastIdOf('outbox')}`);
   return {
     add(message, clientAddress, createdAt) {
       const none = { track_id: null, barcode: null, destination_status: null, destination_text: null, light_status: null, light_color: null, batch_door_status: null };
@@ -107,6 +128,10 @@ export function outboxWrites(db: Db): OutboxWrites {
       return Number(insert.run({ ...columns, id: null, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid);
     },
     remove: (id) => remove.run(id).changes > 0,
+    reservedUpTo: () => reserved.get() as number,
+    reserveUpTo: (id) => void reserve.run(id, id),
+    skipReserved: () => void skip.run(),
+    releaseReserved: () => void release.run(),
   };
 }
 

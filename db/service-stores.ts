@@ -7,7 +7,7 @@ import { type LinkReads, type LinkWrites, linkReads } from './link-store';
 import { type OutboxReads, type OutboxWrites, outboxReads } from './outbox-store';
 import { type QueueReads, queueReads } from './queue-reads';
 import type { QueueWrites } from './queue-writes';
-import { type RunOptions, WriteCancelled, WriteFailed } from './write-queue';
+import { type RunOptions, type Unsynced, WriteCancelled, WriteFailed } from './write-queue';
 import type { Writer } from './writer';
 
 /** A store's synchronous writes as the service calls them: promises that resolve once committed. */
@@ -15,6 +15,12 @@ type Committed<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R
 
 /** A write the service may be refused (storage stalled or failing): the reason, and nothing was written. */
 export type Refusable<T> = { written: true; value: T } | { written: false; reason: string };
+
+/** How an outbox entry is added: `beforeSync`, committed without a sync and reported durable later (db/commands.ts, `owesSync`). */
+export type AddOptions = RunOptions & { beforeSync?: boolean };
+
+/** An outbox entry added (its id), and, added before its sync, when it is durable; or why nothing was written. */
+export type Added = { written: true; value: number; unsynced?: Omit<Unsynced<number>, 'value'> } | { written: false; reason: string };
 
 /**
  * The stores as the service uses them: reads run on the main thread's read-only connection,
@@ -25,7 +31,7 @@ export interface ServiceStores {
   outbox: OutboxReads &
     Committed<Pick<OutboxWrites, 'remove'>> & {
       /** Add a message for the sorter, unless the storage cannot start the write within `options.cancelAfterMs`. */
-      add(...args: [...Parameters<OutboxWrites['add']>, RunOptions?]): Promise<Refusable<number>>;
+      add(...args: [...Parameters<OutboxWrites['add']>, AddOptions?]): Promise<Added>;
     };
   links: LinkReads & Committed<LinkWrites>;
   history: HistoryReads & Committed<HistoryWrites>;
@@ -45,9 +51,11 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
     },
     outbox: {
       ...outboxReads(reader),
-      add: async (message, clientAddress, createdAt, options) => {
+      add: async (message, clientAddress, createdAt, options = {}) => {
         try {
-          return { written: true, value: await writer.run('addToOutbox', [message, clientAddress, createdAt], options) };
+          if (!options.beforeSync) return { written: true, value: await writer.run('addToOutbox', [message, clientAddress, createdAt], options) };
+          const { value, ...unsynced } = await writer.runUnsynced('addToOutboxUnsynced', [message, clientAddress, createdAt], options);
+          return { written: true, value, unsynced };
         } catch (err) {
           if (err instanceof WriteCancelled || err instanceof WriteFailed) return { written: false, reason: err.message };
           throw err;

@@ -18,6 +18,8 @@ export interface StorageStatus {
   LastCommitMs: number | null;
   Commits: number;
   Writes: number;
+  /** Disk syncs: commits with one, and syncs of the WAL for entries the sorter had not acknowledged in time (DurableBySorterAck). */
+  Syncs: number;
   /** Failing: why the last transaction failed. */
   LastError: string | null;
   ReadOnly: boolean;
@@ -84,6 +86,7 @@ export class StorageMonitor {
       LastCommitMs: field(Field.Commits) > 0 ? Math.round(lastCommitUs / 100) / 10 : null,
       Commits: field(Field.Commits),
       Writes: field(Field.Writes),
+      Syncs: field(Field.SyncedCommits),
       LastError: this.failure?.error ?? null,
       ReadOnly: this.readOnly,
     };

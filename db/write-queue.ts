@@ -24,6 +24,15 @@ export class WriteFailed extends Error {
   }
 }
 
+/** A committed write that owes a sync (db/commands.ts, `owesSync`): its result, and when it is durable. */
+export interface Unsynced<T> {
+  value: T;
+  /** Resolves once a sync made it durable; rejects if that sync failed. */
+  durable: Promise<void>;
+  /** It is durable another way (the sorter acknowledged the entry): the writer owes it no sync. */
+  durableElsewhere(): void;
+}
+
 /** A command's answer in a `done` message: its result, or why it failed. */
 export type CommandResult = Extract<FromWriter, { type: 'done' }>['results'][number];
 
@@ -34,6 +43,13 @@ interface Waiting {
   resolve(value: unknown): void;
   reject(err: Error): void;
   timer?: NodeJS.Timeout;
+  /** Owes a sync: resolved with an Unsynced once committed. */
+  flag?: Int32Array;
+}
+
+interface Deferred {
+  resolve(): void;
+  reject(err: Error): void;
 }
 
 /** How many committed commands are resolved before the event loop gets a turn (WriteQueue.settle). */
@@ -46,6 +62,10 @@ const SETTLE_CHUNK = 32;
  */
 export class WriteQueue {
   private readonly waiting = new Map<number, Waiting>();
+  /** Committed writes waiting for their sync. */
+  private readonly owing = new Map<number, Deferred>();
+  /** Synced before their commit was settled here (settling goes in slices): `failure` or null. */
+  private readonly syncedEarly = new Map<number, string | null>();
   private outgoing: Command[] = [];
   private flushScheduled = false;
   private seq = 0;
@@ -66,13 +86,18 @@ export class WriteQueue {
    * (it then never will); a command already started is waited for.
    */
   run<Op extends WriteOp>(op: Op, args: WriteArgs<Op>, options: RunOptions = {}): Promise<WriteResult<Op>> {
+    return this.enqueue(op, args, options, false) as Promise<WriteResult<Op>>;
+  }
+
+  private enqueue(op: WriteOp, args: unknown[], options: RunOptions, unsynced: boolean): Promise<unknown> {
     const seq = ++this.seq;
     const command: Command = { seq, op, args };
     return new Promise((resolve, reject) => {
-      const waiting: Waiting = { op, at: performance.now(), resolve: resolve as (v: unknown) => void, reject };
+      const waiting: Waiting = { op, at: performance.now(), resolve, reject };
+      if (unsynced || options.cancelAfterMs !== undefined) command.cancel = new SharedArrayBuffer(4);
+      if (unsynced) waiting.flag = new Int32Array(command.cancel!);
       if (options.cancelAfterMs !== undefined) {
-        command.cancel = new SharedArrayBuffer(4);
-        const flag = new Int32Array(command.cancel);
+        const flag = new Int32Array(command.cancel!);
         waiting.timer = setTimeout(() => {
           if (Atomics.compareExchange(flag, 0, Cancel.Queued, Cancel.Cancelled) !== Cancel.Queued) return; // started: wait for it
           this.waiting.delete(seq);
@@ -86,6 +111,28 @@ export class WriteQueue {
         setImmediate(() => this.flush());
       }
     });
+  }
+
+  /**
+   * Queue a write that owes a sync (db/commands.ts, `owesSync`): resolves once committed, before
+   * its sync, with its result and a promise of its durability.
+   */
+  runUnsynced<Op extends WriteOp>(op: Op, args: WriteArgs<Op>, options: RunOptions = {}): Promise<Unsynced<WriteResult<Op>>> {
+    return this.enqueue(op, args, options, true) as Promise<Unsynced<WriteResult<Op>>>;
+  }
+
+  /** Writes that owed a sync are durable now (or the sync failed). */
+  synced(seqs: number[], failure: string | null): void {
+    for (const seq of seqs) {
+      const d = this.owing.get(seq);
+      if (!d) {
+        if (this.waiting.has(seq)) this.syncedEarly.set(seq, failure);
+        continue;
+      }
+      this.owing.delete(seq);
+      if (failure === null) d.resolve();
+      else d.reject(new WriteFailed('sync', failure));
+    }
   }
 
   /** Hand what was given so far to the writer now. */
@@ -109,6 +156,7 @@ export class WriteQueue {
       w.reject(new WriteFailed(w.op, why));
     }
     this.waiting.clear();
+    this.synced([...this.owing.keys()], why);
   }
 
   /**
@@ -125,13 +173,35 @@ export class WriteQueue {
       this.waiting.delete(seq);
       if (w.timer) clearTimeout(w.timer);
       waited.push(now - w.at);
-      if (ok) w.resolve(value);
-      else w.reject(new WriteFailed(w.op, value as string));
+      if (!ok) w.reject(new WriteFailed(w.op, value as string));
+      else if (w.flag) w.resolve(this.unsynced(seq, value, w.flag));
+      else w.resolve(value);
     }
     if (to < results.length) {
       setImmediate(() => this.settleFrom(results, to, now, waited, committed));
       return;
     }
     if (committed && results.length > 0) this.onCommit?.(results.length, waited);
+  }
+
+  private unsynced(seq: number, value: unknown, flag: Int32Array): Unsynced<unknown> {
+    const durable = new Promise<void>((resolve, reject) => this.owing.set(seq, { resolve, reject }));
+    // Nobody need wait for it (the sorter's ACK may come first): a failed sync is the caller's to see, not an unhandled rejection.
+    durable.catch(() => {});
+    if (this.syncedEarly.has(seq)) {
+      const failure = this.syncedEarly.get(seq)!;
+      this.syncedEarly.delete(seq);
+      this.synced([seq], failure);
+    }
+    return {
+      value,
+      durable,
+      durableElsewhere: () => {
+        Atomics.compareExchange(flag, 0, Cancel.Taken, Cancel.DurableElsewhere);
+        const d = this.owing.get(seq);
+        this.owing.delete(seq);
+        d?.resolve();
+      },
+    };
   }
 }

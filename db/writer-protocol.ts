@@ -16,6 +16,8 @@ export const enum Cancel {
   Queued = 0,
   Taken = 1,
   Cancelled = 2,
+  /** Set by the main thread on a write that owes a sync (db/commands.ts, `owesSync`): it is durable another way now, the sync is not owed. */
+  DurableElsewhere = 3,
 }
 
 /** What the writer is doing, in shared memory so that it can be read while the writer is blocked. */
@@ -37,7 +39,7 @@ export const enum Field {
   LastCommitUs = 2,
   Commits = 3,
   Writes = 4,
-  /** Commits made with a disk sync (Synchronous FULL and a durable command in the transaction). */
+  /** Disk syncs: commits made with one (Synchronous FULL and a durable command in the transaction), and syncs of the WAL for writes that owed one. */
   SyncedCommits = 5,
 }
 export const STATUS_FIELDS = 6;
@@ -70,4 +72,6 @@ export type FromWriter =
   | { type: 'ready'; readOnly: boolean }
   | { type: 'failed-to-open'; error: string }
   | { type: 'done'; results: Array<[number, true, unknown] | [number, false, string]>; failure: string | null }
+  /** Writes that owed a sync (committed and reported before) are durable now; `failure`: the sync failed, they may not be. */
+  | { type: 'synced'; seqs: number[]; failure: string | null }
   | { type: 'closed' };

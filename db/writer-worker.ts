@@ -1,8 +1,10 @@
 // The writer thread (db/writer.ts starts it): the one connection that writes the queue database.
+import fs from 'node:fs';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { isDurable, isOutsideTransaction, outsideTransactionCommands, writeCommands } from './commands';
+import { isDurable, isOutsideTransaction, outsideTransactionCommands, owesSync, writeCommands } from './commands';
 import { DEFAULT_TIMING, type Held, type Plan, planTransaction, wakeAt } from './commit-plan';
 import { type Db, openDatabase } from './connection';
+import { RESERVED_IDS_AT_A_TIME, outboxWrites } from './outbox-store';
 import { type Command, type FromWriter, type WriterData, Cancel, Field, Phase } from './writer-protocol';
 
 const port = parentPort!;
@@ -38,6 +40,22 @@ const commands = writeCommands(db);
 const outsideCommands = outsideTransactionCommands(db);
 // Each command in a savepoint of the batch's transaction: a failing one is undone alone.
 const inSavepoint = db.transaction((c: Command) => (commands as Record<string, (...a: unknown[]) => unknown>)[c.op](...c.args));
+
+/** The outbox ids that may reach the sorter before their rows are synced (migrations/011). */
+const reservation = outboxWrites(db);
+/** Ids up to this are reserved, durably. */
+let reservedUpTo = 0;
+/** New outbox rows take ids above every reserved one: done in the first transaction that adds one. */
+let skippedReserved = false;
+
+/** A write committed without the sync it owes (db/commands.ts, `owesSync`), and since when (performance.now()). */
+interface Owed {
+  seq: number;
+  flag: Int32Array | null;
+  at: number;
+}
+/** Made durable by the next synced commit, or by a sync of the WAL once the oldest has waited the commit window. */
+let owed: Owed[] = [];
 
 /** Arrived from the main thread, not yet looked at. */
 const pending: Held[] = [];
@@ -123,6 +141,10 @@ function transaction(plan: Plan): void {
   queued = plan.rest;
   let taken: Command[] | null = null;
   const results: Array<[number, true, unknown] | [number, false, string]> = [];
+  const owing: Command[] = [];
+  let reserving = 0;
+  let skipping = false;
+  const syncs = synced && data.synchronous === 'FULL';
   try {
     setLevel(synced);
     begin();
@@ -130,9 +152,17 @@ function transaction(plan: Plan): void {
     if (data.groupCommit) join(batch, synced);
     taken = batch.filter(claim);
     phase(Phase.Write);
+    skipping = !skippedReserved && taken.some((c) => c.op === 'addToOutbox' || owesSync(c.op));
+    if (skipping) reservation.skipReserved();
+    let newestOwing = 0;
     for (const c of taken) {
       try {
-        results.push([c.seq, true, inSavepoint(c)]);
+        const value = inSavepoint(c);
+        results.push([c.seq, true, value]);
+        if (owesSync(c.op)) {
+          owing.push(c);
+          newestOwing = Math.max(newestOwing, value as number);
+        }
       } catch (err) {
         // On SQLITE_FULL or an I/O error SQLite may roll back the whole transaction, not only the
         // savepoint: then what ran before is undone, and the commands after would each commit on
@@ -140,6 +170,12 @@ function transaction(plan: Plan): void {
         if (!db.inTransaction) throw err;
         results.push([c.seq, false, reason(err)]);
       }
+    }
+    // An entry sent to the sorter before its sync: its id is reserved durably first, a block at a
+    // time (this commit is then synced), so that a power cut can never give it to another entry.
+    if (!syncs && data.synchronous === 'FULL' && newestOwing > reservedUpTo) {
+      reserving = newestOwing + RESERVED_IDS_AT_A_TIME;
+      reservation.reserveUpTo(reserving);
     }
     phase(Phase.Sync);
     db.exec('COMMIT');
@@ -151,15 +187,65 @@ function transaction(plan: Plan): void {
     return;
   }
   phase(Phase.Idle);
+  if (skipping) skippedReserved = true;
+  if (reserving) reservedUpTo = reserving;
   // A transaction whose every command failed (a read-only file) committed nothing: not counted.
   const written = results.filter(([, ok]) => ok).length;
   if (written > 0) {
     set(Field.LastCommitUs, (Date.now() - started) * 1000);
     add(Field.Commits, 1);
-    if (synced && data.synchronous === 'FULL') add(Field.SyncedCommits, 1);
+    if (syncs) add(Field.SyncedCommits, 1);
     add(Field.Writes, written);
   }
+  // Without FULL no write is ever synced: one that owes a sync is as durable as it gets.
+  const now = performance.now();
+  for (const c of owing) owed.push({ seq: c.seq, flag: c.cancel ? new Int32Array(c.cancel) : null, at: now });
   post({ type: 'done', results, failure: null });
+  if (syncs || data.synchronous !== 'FULL') settleOwed(null);
+  else if (reserving) syncWal();
+}
+
+/** What was owed a sync is durable now (or the sync failed: `failure`). */
+function settleOwed(failure: string | null): void {
+  if (owed.length === 0) return;
+  post({ type: 'synced', seqs: owed.map((o) => o.seq), failure });
+  owed = [];
+}
+
+/**
+ * Sync the WAL, as a synced commit would: every transaction committed before is durable after
+ * it (in WAL mode a commit is durable once the WAL holds it on the disk).
+ */
+function syncWal(): void {
+  phase(Phase.Sync);
+  let failure: string | null = null;
+  try {
+    const fd = fs.openSync(`${data.file}-wal`, 'r+');
+    try {
+      fs.fdatasyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    add(Field.SyncedCommits, 1);
+  } catch (err) {
+    failure = reason(err);
+  }
+  phase(Phase.Idle);
+  settleOwed(failure);
+}
+
+/**
+ * Writes that owe a sync are due one once the oldest has waited the commit window (at once when
+ * closing), unless the main thread said they are durable another way (the sorter acknowledged
+ * the entry). Then the durable writes waiting in their window go now, synced, if there are any;
+ * else the WAL is synced alone.
+ */
+function payOwed(now: number): void {
+  owed = owed.filter((o) => !o.flag || Atomics.load(o.flag, 0) !== Cancel.DurableElsewhere);
+  if (owed.length === 0 || (!closing && now - owed[0].at < timing.windowMs)) return;
+  const plan = data.groupCommit ? planTransaction(queued, now, true, timing) : null;
+  if (plan?.synced) transaction(plan);
+  else syncWal();
 }
 
 function runOutside(c: Command): void {
@@ -189,23 +275,40 @@ function run(): void {
   for (;;) {
     for (const c of pending.splice(0)) (isOutsideTransaction(c.op) ? outside : queued).push(c);
     for (const c of outside.splice(0)) runOutside(c);
+    if (owed.length > 0) payOwed(performance.now());
     if (queued.length === 0) break;
     if (!data.groupCommit) {
       for (const c of queued.splice(0)) transaction({ batch: [c], rest: queued, synced: isDurable(c.op) });
     } else {
       const plan = planTransaction(queued, closing ? Infinity : performance.now(), false, timing);
-      if (!plan) {
-        wake = setTimeout(run, Math.max(0, wakeAt(queued, timing) - performance.now()));
-        break;
-      }
+      if (!plan) break;
       transaction(plan);
     }
     drainPort();
   }
   if (closing && queued.length === 0) {
+    if (owed.length > 0) payOwed(Infinity);
+    releaseReserved();
     db.close();
     post({ type: 'closed' });
     port.close();
+    return;
+  }
+  const next = Math.min(queued.length > 0 ? wakeAt(queued, timing) : Infinity, owed.length > 0 ? owed[0].at + timing.windowMs : Infinity);
+  if (next < Infinity) wake = setTimeout(run, Math.max(0, next - performance.now()));
+}
+
+/**
+ * A clean stop, everything synced: the reservation of outbox ids comes down to the last id given,
+ * so that the next start numbers on without a gap (after a crash it skips what was reserved).
+ */
+function releaseReserved(): void {
+  if (!skippedReserved) return;
+  try {
+    setLevel(true);
+    db.transaction(() => reservation.releaseReserved())();
+  } catch {
+    // A read-only or failing file: the next start skips the reserved ids, which is safe.
   }
 }
 

@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { projectRoot } from './root';
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
 import { type StorageState, type StorageStatus, StorageMonitor } from './storage-status';
-import { type RunOptions, WriteFailed, WriteQueue } from './write-queue';
+import { type RunOptions, type Unsynced, WriteFailed, WriteQueue } from './write-queue';
 import { type CommitTiming, type FromWriter, type WriterData, STATUS_FIELDS } from './writer-protocol';
 
 /**
@@ -97,6 +97,16 @@ export class Writer {
   }
 
   /**
+   * Run a write that owes a sync (db/commands.ts, `owesSync`): resolves once committed, before its
+   * sync, with its result and a promise of its durability (the next synced commit, or a sync of
+   * the WAL within the commit window, unless `durableElsewhere()` is called first).
+   */
+  runUnsynced<Op extends WriteOp>(op: Op, args: WriteArgs<Op>, options: RunOptions = {}): Promise<Unsynced<WriteResult<Op>>> {
+    if (this.closedResolve || this.gone) return Promise.reject(new WriteFailed(op, this.gone ?? 'the writer is closing'));
+    return this.queue.runUnsynced(op, args, options);
+  }
+
+  /**
    * Commits go through promptly (not failing, no phase of a transaction longer than `maxMs`):
    * a message may then be handed out before its commit (lib/queue/uncommitted.ts).
    */
@@ -121,6 +131,7 @@ export class Writer {
 
   private onMessage(m: FromWriter): void {
     if (m.type === 'closed') return this.closedResolve?.();
+    if (m.type === 'synced') return this.queue.synced(m.seqs, m.failure);
     if (m.type !== 'done') return;
     if (m.failure) this.monitor.failed(m.failure);
     else if (m.results.length > 0) this.monitor.committed();

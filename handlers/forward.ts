@@ -1,7 +1,7 @@
 // What both POSTs share: commit to the outbox (or not, in test mode), then offer to the sorter
 // link.
 import type { ServiceStores } from '../db/service-stores';
-import type { OutboundMessage } from '../model/messages';
+import type { DeliveryState, OutboundMessage } from '../model/messages';
 import { type HandlerResult, ok, unavailable } from '../lib/functions/results';
 import type { SorterLink } from '../lib/link/sorter-link-status';
 
@@ -12,7 +12,7 @@ export interface ForwardDeps {
   outbox: Pick<ServiceStores['outbox'], 'add'>;
   link: SorterLink;
   clock: () => Date;
-  settings: { CommitTimeoutMs: number };
+  settings: { CommitTimeoutMs: number; DurableBySorterAck: boolean };
 }
 
 /** A field whose value did not parse and took a default instead (listed in the acknowledgement). */
@@ -24,7 +24,10 @@ export interface DefaultApplied {
 
 /**
  * Forward a normalised message to the sorter: committed to the outbox before the answer, so an
- * acknowledged message survives a crash; in test mode nothing is written or sent. If the storage
+ * acknowledged message survives a crash; in test mode nothing is written or sent. With
+ * DurableBySorterAck, while the link acknowledges promptly, the entry is committed without a
+ * sync, sent at once, and answered once the sorter acknowledged it or a sync made it durable,
+ * whichever comes first: either way it survives a power cut (docs/reliability.md). If the storage
  * cannot start the write within CommitTimeoutMs (an operator's lock, a stalled disk) or fails,
  * the answer is 503 and nothing was written: the client sends it again. A message the sorter's
  * telegram layout cannot carry (a value wider than its field there) is answered 400 naming the
@@ -35,8 +38,23 @@ export async function forward(deps: ForwardDeps, message: OutboundMessage, clien
   const refused = deps.link.refuses(message);
   if (refused) return ok({ statusCode: 400, error: 'Bad Request', message: refused }, 400);
   const createdAt = deps.clock().toISOString();
-  const added = await deps.outbox.add(message, clientAddress, createdAt, { cancelAfterMs: deps.settings.CommitTimeoutMs });
+  const beforeSync = deps.settings.DurableBySorterAck && deps.link.acknowledgesPromptly();
+  const added = await deps.outbox.add(message, clientAddress, createdAt, { cancelAfterMs: deps.settings.CommitTimeoutMs, beforeSync });
   if (!added.written) return unavailable(`not accepted, nothing was written, send it again: ${added.reason}`);
-  const delivery = deps.link.offer({ id: added.value, message, createdAt });
-  return ok({ Accepted: true, Delivery: delivery, OutboxID: added.value, Message: message.body, DefaultsApplied: defaults });
+  const entry = { id: added.value, message, createdAt };
+  const answer = (delivery: DeliveryState) => ok({ Accepted: true, Delivery: delivery, OutboxID: added.value, Message: message.body, DefaultsApplied: defaults });
+  const { unsynced } = added;
+  if (!unsynced) return answer(deps.link.offer(entry));
+  let acknowledged!: () => void;
+  const sorterHasIt = new Promise<void>((resolve) => (acknowledged = resolve));
+  const delivery = deps.link.offer(entry, () => {
+    unsynced.durableElsewhere();
+    acknowledged();
+  });
+  try {
+    await Promise.race([sorterHasIt, unsynced.durable]);
+  } catch (err) {
+    return unavailable(`not accepted: the storage failed before the entry was durable, and the sorter has not acknowledged it (it may still reach the sorter); send it again: ${(err as Error).message}`);
+  }
+  return answer(delivery);
 }

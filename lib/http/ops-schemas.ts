@@ -91,6 +91,7 @@ export const statusDto = Joi.object({
     LastCommitMs: Joi.number().allow(null).required().description('Duration of the last committed transaction, lock wait included'),
     Commits: Joi.number().integer().required().description('Transactions committed since start'),
     Writes: Joi.number().integer().required().description('Writes those transactions carried (group commit)'),
+    Syncs: Joi.number().integer().required().description("Disk syncs since start: commits made with one, and syncs of the WAL for POSTs the sorter did not acknowledge within the commit window (DurableBySorterAck). Each is a flush an SD card or eMMC must complete"),
     LastError: Joi.string().allow(null).required().description('Failing: why the last transaction failed'),
     ReadOnly: Joi.boolean().required().description('The database file cannot be written: messages can be read, nothing is accepted'),
   })

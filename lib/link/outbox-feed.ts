@@ -43,6 +43,8 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   /** The newest outbox id known to exist (offered, or found at connect): past it, nothing to read. */
   private newestId = 0;
   private resyncUntilId = 0;
+  /** Told when the sorter acknowledges an entry, by outbox id (a POST waiting for it: DurableBySorterAck). */
+  private readonly listeners = new Map<number, () => void>();
 
   private readonly wire: TelegramWire;
 
@@ -50,9 +52,13 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
     this.wire = deps.wire ?? defaultWire();
   }
 
-  /** A new entry is committed. `connected`: keep it in memory to send without reading it back. */
-  offer(entry: OutboxEntry, connected: boolean): void {
+  /**
+   * A new entry is committed. `connected`: keep it in memory to send without reading it back.
+   * `acknowledged`: called on the sorter's ACK of it (forgotten if it is refused or dropped).
+   */
+  offer(entry: OutboxEntry, connected: boolean, acknowledged?: () => void): void {
     this.newestId = Math.max(this.newestId, entry.id);
+    if (acknowledged) this.listeners.set(entry.id, acknowledged);
     if (connected && this.offered.length < this.deps.maxOffered) this.offered.push(entry);
   }
 
@@ -101,6 +107,7 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   }
 
   acknowledged(entry: OutboxEntry): void {
+    this.told(entry.id)?.();
     // If this removal is lost in a crash, the entry is sent again and the sorter recognises the repeat.
     this.deps.outbox.remove(entry.id).catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not remove an acknowledged outbox entry'));
   }
@@ -143,8 +150,16 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
     }
   }
 
+  /** The listener of an entry, forgotten. */
+  private told(id: number): (() => void) | undefined {
+    const listener = this.listeners.get(id);
+    if (listener) this.listeners.delete(id);
+    return listener;
+  }
+
   /** Move an entry to outbox_dropped (committed in the background; a repeat of the drop after a resync is harmless). */
   private drop(entry: OutboxEntry, reason: string, at: string): void {
+    this.told(entry.id);
     this.deps.drop(entry, reason, at).catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not move an outbox entry to outbox_dropped'));
   }
 }

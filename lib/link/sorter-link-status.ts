@@ -28,8 +28,17 @@ export interface SorterLink {
   status(): SorterLinkStatus;
   /** The latest telegrams in and out, oldest first. */
   recentTelegrams(): TelegramSeen[];
-  /** A new outbox entry is committed: send what the link can now. Says how that entry travels. */
-  offer(entry: OutboxEntry): DeliveryState;
+  /**
+   * A new outbox entry is committed: send what the link can now. Says how that entry travels.
+   * `acknowledged` is called when the sorter acknowledges it (an ACK, in a layout that has them).
+   */
+  offer(entry: OutboxEntry, acknowledged?: () => void): DeliveryState;
+  /**
+   * An entry offered now would likely be acknowledged within moments: the link is up, its layout
+   * acknowledges each telegram, and the window has room. A POST's entry may then be sent before its
+   * sync, and answered on the ACK (DurableBySorterAck).
+   */
+  acknowledgesPromptly(): boolean;
   /**
    * Why the sorter's layout cannot carry `message` (a value wider than its field there, a value its
    * enum has no code for, a telegram type it lacks), or null: asked before a POST is committed, so
@@ -52,6 +61,7 @@ export function offlineLink(address: string | null): SorterLink {
     }),
     recentTelegrams: () => [],
     offer: () => 'Queued',
+    acknowledgesPromptly: () => false,
     refuses: () => null,
     stop: async () => {},
   };

@@ -132,10 +132,14 @@ export class TcpSorterLink implements SorterLink {
     return linkStatus({ connected, address: this.address, since: this.since, lastInAt, lastOutAt, counters, connections: this.connections, dropped, inFlight });
   }
 
-  offer(entry: OutboxEntry): DeliveryState {
-    this.feed.offer(entry, this.session.connected);
+  offer(entry: OutboxEntry, acknowledged?: () => void): DeliveryState {
+    this.feed.offer(entry, this.session.connected, acknowledged);
     this.session.pump();
     return this.session.inFlightRef(seqOfOutboxId(entry.id, this.wire.maxSequence))?.id === entry.id ? 'Sent' : 'Queued';
+  }
+
+  acknowledgesPromptly(): boolean {
+    return this.session.connected && this.wire.acks && this.session.inFlight < this.deps.settings.Window;
   }
 
   refuses(message: OutboundMessage): string | null {

@@ -22,6 +22,7 @@ export interface Config {
   GroupCommit: boolean;
   CommitWindowMs: number;
   HandOutBeforeCommit: boolean;
+  DurableBySorterAck: boolean;
   UnsyncedHoldMs: number;
   CommitTimeoutMs: number;
   DropSupersededRequests: boolean;
@@ -83,6 +84,9 @@ export const configSchema = Joi.object<Config>({
     .default((parent: { HandOutBeforeCommit?: boolean }) => (parent.HandOutBeforeCommit === false ? WINDOW_MS_COMMITTED_ONLY : WINDOW_MS))
     .description(`How long a sorter telegram's write waits for others to share its disk sync and its pages: longer writes less and acknowledges later (a POST's write never waits). Default ${WINDOW_MS}, or ${WINDOW_MS_COMMITTED_ONLY} with HandOutBeforeCommit false`),
   HandOutBeforeCommit: Joi.boolean().default(true).description('A waiting WCS gets a message from the sorter as soon as its telegram arrives, while its commit waits in the commit window (the sorter still gets its ACK only after the commit); a crash before that commit hands the message out a second time, when the sorter sends it again'),
+  DurableBySorterAck: Joi.boolean()
+    .default(true)
+    .description("A POST's assignment or destination setting is committed without a disk sync and sent to the sorter at once, and answered 200 once the sorter acknowledged it or a sync made it durable, whichever comes first (either survives a power cut); only while the link is up and acknowledges each telegram. false: answered only once synced, sent after the sync"),
   UnsyncedHoldMs: Joi.number().integer().min(0).max(5000).default(HOLD_MS).description('How long a write that needs no sync (a delivery recorded, an acknowledged assignment) may be held to be committed with others: longer writes less, and a crash hands more deliveries out again'),
   CommitTimeoutMs: Joi.number().integer().min(100).max(60000).default(2000).description('A POST whose write the storage has not started within this long is answered 503 with Retry-After, and nothing is written'),
   DropSupersededRequests: Joi.boolean().default(true).description('Live mode: a REQUEST takes the older REQUESTs of the same TrackID (the item went round again) out of the queue, recorded in the history as Superseded'),

@@ -45,6 +45,19 @@ describe('planTransaction', () => {
     expect(wakeAt([held, telegram, post])).toBe(10);
   });
 
+  it("a POST's entry sent before its sync (addToOutboxUnsynced) goes at once, unsynced, with the held writes before the first durable one; the telegrams wait on", () => {
+    const held = delivered('A', 0);
+    const telegram = accept('B', 10);
+    const later = delivered('C', 11);
+    const post = cmd('addToOutboxUnsynced', 12);
+    expect(wakeAt([held, telegram, later, post])).toBe(12);
+    const plan = planTransaction([held, telegram, later, post], 12)!;
+    expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({ batch: [held.seq, post.seq], rest: [telegram.seq, later.seq], synced: false });
+    // Joining a synced transaction (group commit), it goes with the durable writes, synced.
+    const joined = planTransaction([telegram, post], 12, true)!;
+    expect({ batch: seqs(joined.batch), synced: joined.synced }).toEqual({ batch: [telegram.seq, post.seq], synced: true });
+  });
+
   it('WINDOW_MAX_WRITES telegrams in their window go at once: the sorter, which keeps only so many unacknowledged, is never kept waiting', () => {
     const telegrams = Array.from({ length: WINDOW_MAX_WRITES }, (_, i) => accept(`T${i}`, 0));
     expect(planTransaction(telegrams.slice(0, -1), 1)).toBeNull();

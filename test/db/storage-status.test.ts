@@ -21,7 +21,8 @@ describe('StorageMonitor', () => {
     set(Field.Commits, 3);
     set(Field.Writes, 40);
     set(Field.LastCommitUs, 12_345);
-    expect(m.status(5, NOW)).toMatchObject({ State: 'Ok', PendingWrites: 5, LastCommitMs: 12.3, Commits: 3, Writes: 40 });
+    set(Field.SyncedCommits, 2);
+    expect(m.status(5, NOW)).toMatchObject({ State: 'Ok', PendingWrites: 5, LastCommitMs: 12.3, Commits: 3, Writes: 40, Syncs: 2 });
   });
 
   it('prompt: idle, or no phase of a transaction longer than maxMs, and not failing (a message may then be handed out before its commit)', () => {

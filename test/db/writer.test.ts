@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { WINDOW_MS } from '../../db/commit-plan';
+import { RESERVED_IDS_AT_A_TIME } from '../../db/outbox-store';
 import Database from '../../db/sqlite';
 import { WriteCancelled, WriteFailed } from '../../db/write-queue';
 import { Writer } from '../../db/writer';
@@ -103,5 +104,87 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
   it('runs a checkpoint between transactions', async () => {
     await writer.run('enqueue', [[verify('a')], 'T']);
     expect(await writer.run('checkpoint', [])).toMatchObject({ busy: false });
+  });
+
+  describe('an outbox entry added before its sync (addToOutboxUnsynced, DurableBySorterAck)', () => {
+    const assignment = (t: string) => ({ kind: 'ASSIGNMENT' as const, body: { TrackID: t, Destination: 'D1', Barcode: '' } });
+    const WINDOW = 300;
+    let slow: Writer;
+    let slowFile: string;
+    beforeEach(async () => {
+      slowFile = path.join(dir, 'unsynced.db');
+      slow = await Writer.start({ file: slowFile, synchronous: 'FULL', groupCommit: true, timing: { windowMs: WINDOW, holdMs: 0 } });
+    });
+    afterEach(() => slow.close());
+    const reserved = (db: Database.Database) => db.prepare('SELECT upto FROM outbox_reserved').pluck().get() as number;
+
+    it('is committed at once, unsynced, with its id reserved durably first (one synced commit per block of ids)', async () => {
+      const t = performance.now();
+      const first = await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T']);
+      // The first one reserves a block of ids: synced, so it is durable when committed.
+      await first.durable;
+      expect(performance.now() - t).toBeLessThan(WINDOW);
+      const reader = new Database(slowFile, { readonly: true });
+      try {
+        expect(first.value).toBe(1);
+        expect(reserved(reader)).toBe(1 + RESERVED_IDS_AT_A_TIME);
+        const syncs = slow.status().Syncs;
+        const t2 = performance.now();
+        const second = await slow.runUnsynced('addToOutboxUnsynced', [assignment('B'), null, 'T']);
+        // Committed (another connection sees it) well before the window, without a sync.
+        expect(performance.now() - t2).toBeLessThan(WINDOW / 2);
+        expect(reader.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(2);
+        expect(slow.status().Syncs).toBe(syncs);
+        // Nobody said otherwise: the writer syncs the WAL once the window is over.
+        await second.durable;
+        expect(performance.now() - t2).toBeGreaterThanOrEqual(WINDOW - 10);
+        expect(slow.status().Syncs).toBe(syncs + 1);
+      } finally {
+        reader.close();
+      }
+    });
+
+    it('durable another way (the sorter acknowledged it) before the window ends: no sync is owed', async () => {
+      await (await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T'])).durable; // the reservation's sync
+      const syncs = slow.status().Syncs;
+      const entry = await slow.runUnsynced('addToOutboxUnsynced', [assignment('B'), null, 'T']);
+      entry.durableElsewhere();
+      await entry.durable;
+      await sleep(WINDOW + 100);
+      expect(slow.status().Syncs).toBe(syncs);
+    });
+
+    it("a telegram's synced commit makes it durable too, without a sync of its own", async () => {
+      await slow.run('ensurePeerSession', ['PLC01', 'T']);
+      await (await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T'])).durable;
+      const syncs = slow.status().Syncs;
+      const t = performance.now();
+      const telegram = slow.run('acceptFromPeer', ['PLC01', 1, 0, verify('v'), 'T']);
+      await sleep(20);
+      const entry = await slow.runUnsynced('addToOutboxUnsynced', [assignment('B'), null, 'T']);
+      await Promise.all([entry.durable, telegram]);
+      // The telegram waited its window from its own arrival, and its commit's sync took the entry along.
+      expect(performance.now() - t).toBeLessThan(WINDOW + 20 + 100);
+      expect(slow.status().Syncs).toBe(syncs + 1);
+    });
+
+    it('a clean stop brings the reservation down to the last id given; a start after a crash skips every reserved id', async () => {
+      const last = await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T']);
+      await slow.close();
+      let db = new Database(slowFile);
+      expect(reserved(db)).toBe(last.value);
+      // As a crash would leave it: ids up to 5000 may have reached the sorter, their rows lost.
+      db.prepare('UPDATE outbox_reserved SET upto = 5000').run();
+      db.close();
+      slow = await Writer.start({ file: slowFile, synchronous: 'FULL', groupCommit: true });
+      expect(await slow.run('addToOutbox', [assignment('B'), null, 'T'])).toBe(5001);
+      expect((await slow.runUnsynced('addToOutboxUnsynced', [assignment('C'), null, 'T'])).value).toBe(5002);
+      await slow.close();
+      db = new Database(slowFile);
+      expect(reserved(db)).toBe(5002);
+      db.close();
+      slow = await Writer.start({ file: slowFile, synchronous: 'FULL', groupCommit: true });
+      expect(await slow.run('addToOutbox', [assignment('D'), null, 'T'])).toBe(5003);
+    });
   });
 });

@@ -137,6 +137,57 @@ describe('TcpSorterLink against a scripted PLC', () => {
     expect(nak.data.slice(0, 2)).toBe('01');
     expect(t.service.deps.link.status().NaksSent).toBe(1);
   });
+  describe("a POST answered on the sorter's ACK, before its sync (DurableBySorterAck)", () => {
+    const storageSyncs = async () => JSON.parse((await t.server.inject('/status')).payload).Storage.Syncs as number;
+    const assign = async (trackId: string) => {
+      const started = performance.now();
+      const res = await post('/sortation', { TrackID: trackId, Destination: 'D001' });
+      return { status: res.statusCode, body: JSON.parse(res.payload), ms: performance.now() - started };
+    };
+
+    it('acknowledged at once: answered without a sync of its own; acknowledged late: answered once the writer synced it, within the commit window', async () => {
+      let ackAfterMs = 0;
+      const acks: NodeJS.Timeout[] = [];
+      await start((tg, send) => {
+        if (tg.type === 'ASGN' && tg.flag === 'D') acks.push(setTimeout(() => send(ack(tg)), ackAfterMs));
+      });
+      await until(() => t.service.deps.link.status().Connected === true && plc.received.some((x) => x.type === 'SYNE'));
+      // The first entry reserves a block of numbers: that one is synced.
+      expect((await assign('T0')).status).toBe(200);
+      const before = await storageSyncs();
+      for (let i = 1; i <= 5; i++) {
+        const r = await assign(`T${i}`);
+        expect(r.status).toBe(200);
+        expect(r.body).toMatchObject({ Accepted: true, Delivery: 'Sent' });
+      }
+      expect(await storageSyncs()).toBe(before);
+      // Every one of them is in the database (committed, not synced) and settled by the sorter's ACK.
+      await until(() => t.service.deps.outbox.depth() === 0);
+      expect(t.service.db.prepare("SELECT count(*) FROM outbox_history WHERE fate = 'Acknowledged'").pluck().get()).toBe(6);
+
+      // The sorter takes 2 s to acknowledge: the writer syncs the entry once the commit window is over, and the POST is answered then.
+      ackAfterMs = 2000;
+      const late = await assign('LATE');
+      expect(late.status).toBe(200);
+      expect(late.ms).toBeLessThan(1500);
+      expect(await storageSyncs()).toBe(before + 1);
+      expect(t.service.deps.outbox.depth()).toBe(1); // the sorter has not acknowledged it yet
+      for (const a of acks) clearTimeout(a);
+    });
+
+    it('DurableBySorterAck false: each POST is answered once synced', async () => {
+      await start((tg, send) => {
+        if (tg.type === 'ASGN' && tg.flag === 'D') send(ack(tg));
+      });
+      await t.close();
+      t = await testService({ TestMode: false, DurableBySorterAck: false, Sorter: { Port: await plc.listening, AckTimeoutMs: 150, HeartbeatMs: 1000 } });
+      await until(() => t.service.deps.link.status().Connected === true && plc.received.some((x) => x.type === 'SYNE'));
+      const before = await storageSyncs();
+      for (let i = 1; i <= 3; i++) expect((await assign(`S${i}`)).status).toBe(200);
+      expect(await storageSyncs()).toBe(before + 3);
+    });
+  });
+
   it('counts attempts that never connected apart from connections lost, and reconnections', async () => {
     // A port with nobody listening yet: the link tries, and fails, a few times.
     const port = await freePort();

@@ -22,9 +22,10 @@ export const link = (delivery: 'Sent' | 'Queued', refusal: string | null = null)
   status: () => ({ Connected: delivery === 'Sent', Address: 'plc:2000', Since: null, LastTelegramIn: null, LastTelegramOut: null }),
   recentTelegrams: () => [],
   offer: () => delivery,
+  acknowledgesPromptly: () => false,
   refuses: () => refusal,
   stop: async () => {},
 });
 export const clock = () => new Date('2026-11-21T12:00:00.000Z');
-export const settings = { CommitTimeoutMs: 2000 };
+export const settings = { CommitTimeoutMs: 2000, DurableBySorterAck: true };
 
