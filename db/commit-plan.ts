@@ -123,7 +123,7 @@ export function planTransaction(pending: Held[], now: number, joining = false, t
   const unsynced = pending.filter((c) => !syncedNow(c.op));
   const heldLongEnough = unsynced.length >= HOLD_MAX_WRITES || (unsynced.length > 0 && now - unsynced[0].at >= timing.holdMs);
   if (durable.length === 0) return heldLongEnough ? { batch: pending, rest: [], synced: false } : null;
-  if (!joining && durable.every((c) => waitsForCompany(c.op)) && durable.length < WINDOW_MAX_WRITES && now - durable[0].at < timing.windowMs) return null;
+  if (!joining && durable.every((c) => waitsForCompany(c.op)) && durable.length < (timing.maxWrites ?? WINDOW_MAX_WRITES) && now - durable[0].at < timing.windowMs) return null;
   if (heldLongEnough || durable.some((c) => !overtakes(c.op) || conflicts(c, unsynced))) {
     return { batch: pending, rest: [], synced: true };
   }

@@ -54,6 +54,8 @@ export const STATUS_FIELDS = 6;
 export interface CommitTiming {
   windowMs: number;
   holdMs: number;
+  /** At most this many sorter telegrams wait in the window (WINDOW_MAX_WRITES, or fewer: the sorter's send window). */
+  maxWrites?: number;
 }
 
 /** The writer thread's workerData. */

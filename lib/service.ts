@@ -28,7 +28,8 @@ import { type TelegramReceiver, telegramTrigger } from './functions/telegram-tri
 import { TrafficLogWriter } from './link/traffic-log';
 import type { Layout } from './telegram/layout-table';
 import { sorterLayout } from './telegram/site-layout';
-import { layoutWire } from './telegram/wire';
+import { type TelegramWire, layoutWire } from './telegram/wire';
+import { WINDOW_MAX_WRITES } from '../db/commit-plan';
 import type { Deps } from './deps';
 
 export type { Deps } from './deps';
@@ -88,7 +89,7 @@ export interface ServiceOptions {
 }
 
 /** The storage: the writer thread, its checkpoints, the main thread's read connection, the stores. */
-async function openStorage(file: string, config: Config, log: Logger, metrics: Metrics) {
+async function openStorage(file: string, config: Config, log: Logger, metrics: Metrics, windowMaxWrites: number) {
   const writer = await Writer.start({
     onCommit: (writes, waitedMs) => {
       metrics.batchWrites.observe(writes);
@@ -97,7 +98,7 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
     file,
     synchronous: config.Synchronous,
     groupCommit: config.GroupCommit,
-    timing: { windowMs: config.CommitWindowMs, holdMs: config.UnsyncedHoldMs },
+    timing: { windowMs: config.CommitWindowMs, holdMs: config.UnsyncedHoldMs, maxWrites: windowMaxWrites },
     onState: (state, detail) => (state === 'Ok' ? log.info({ storage: state }, `storage: ${detail}`) : log.error({ storage: state, reason: detail }, `storage ${state.toLowerCase()}: ${detail}`)),
   });
   if (writer.status().ReadOnly) log.error({ database: file }, 'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)');
@@ -142,7 +143,7 @@ function trafficLog(home: string, s: Config['Sorter'], log: Logger): TrafficLogW
 }
 
 /** The live link to the sorter, each data telegram going to `receive` (the telegram trigger). */
-async function sorterLink(options: ServiceOptions, stores: ServiceStores, receive: TelegramReceiver, clock: () => Date) {
+async function sorterLink(options: ServiceOptions, stores: ServiceStores, receive: TelegramReceiver, clock: () => Date, wire: TelegramWire) {
   const { config, log, home } = options;
   const s = config.Sorter;
   const traffic = trafficLog(home, s, log);
@@ -151,7 +152,6 @@ async function sorterLink(options: ServiceOptions, stores: ServiceStores, receiv
   await stores.links.ensureSession(s.PeerName, clock().toISOString()).catch((err) => {
     if (!stores.links.session(s.PeerName)) throw err;
   });
-  const wire = layoutWire(options.layout ?? sorterLayout(home, s));
   const link = new TcpSorterLink({ settings: s, outbox: stores.outbox, links: stores.links, log, clock, traffic, receive, wire, lastStopClean: options.lastStopClean });
   return { link, traffic };
 }
@@ -169,11 +169,15 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // at each telegram (none can come before).
   let deps: Deps;
   const metrics = new Metrics(() => metricsSnapshot(deps, clock()));
-  const { writer, checkpointer, db, stores } = await openStorage(file, config, log, metrics);
-  const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock, undefined, layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter))) : null;
+  const wire = layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter));
+  // A sorter that may send only so many telegrams before their ACKs (one, in a stop-and-wait
+  // layout) is never kept waiting by a commit window holding that many.
+  const { window } = wire.settings({ heartbeatMs: config.Sorter.HeartbeatMs, ackTimeoutMs: config.Sorter.AckTimeoutMs, window: config.Sorter.Window });
+  const { writer, checkpointer, db, stores } = await openStorage(file, config, log, metrics, Math.min(WINDOW_MAX_WRITES, window));
+  const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock, undefined, wire) : null;
   const { dispatchers, uncommitted, stopWatching } = queueDispatchers(stores, db, config, log, clock);
   const receive = telegramTrigger(options.manifest ?? loadManifest(), () => deps);
-  const { link, traffic } = config.TestMode ? { link: offlineLink(null), traffic: undefined } : await sorterLink(options, stores, receive, clock);
+  const { link, traffic } = config.TestMode ? { link: offlineLink(null), traffic: undefined } : await sorterLink(options, stores, receive, clock, wire);
   const eventLoop = eventLoopMonitor();
   let state: 'Running' | 'Stopping' = 'Running';
   const drain = () => {
