@@ -16,6 +16,8 @@ const nameOf = (b: Buffer) => [...b.toString('latin1')].map((c) => NAMES[c] ?? J
  */
 export class LayoutFramer {
   private buffer = Buffer.alloc(0);
+  /** Fixed-length blocks: bytes were skipped to find where a block starts; the next one must look like a header. */
+  private resyncing = false;
   private readonly start: Buffer;
   private readonly end: Buffer;
   private readonly fixed: number | null;
@@ -45,6 +47,7 @@ export class LayoutFramer {
   }
 
   private take(from: number, to: number, after: number): Framed {
+    this.resyncing = false;
     const content = Buffer.from(this.buffer.subarray(from, to));
     this.buffer = this.buffer.subarray(after);
     return { kind: 'telegram', content };
@@ -99,6 +102,11 @@ export class LayoutFramer {
     }
     if (length === 'misaligned') return this.skipToLength();
     if (length !== null) {
+      // Found after skipping: judged as a header once its bytes are in, not by its length field alone.
+      if (this.resyncing && this.fixed !== null) {
+        if (this.buffer.length < this.layout.headerWidth) return null;
+        if (!this.headerCouldStart(0)) return this.skipToLength();
+      }
       if (this.buffer.length < length + end.length) return null;
       if (end.length > 0 && !this.buffer.subarray(length, length + end.length).equals(end)) return this.resyncOnEnd(length);
       return this.take(0, length, length + end.length);
@@ -125,16 +133,26 @@ export class LayoutFramer {
 
   /**
    * A fixed-length block whose length field is wrong is not where a block starts: skip to where
-   * the length field reads right and the type field holds a known code (a length alone is two
-   * bytes that data may hold too).
+   * a header could start: the length field reads right, the type field holds a known code, the
+   * sequence number is one the peer may send, and the fixed fields hold their constants (a length
+   * alone is two bytes that data may hold too; garbage that ends in a length next to the real
+   * header's first bytes would otherwise take the real telegram's place, and lose it).
    */
   private skipToLength(): Framed | null {
-    const type = this.layout.roles.Type;
-    const need = Math.max(...[this.length!, type].filter((f) => f !== undefined).map((f) => f!.offset + f!.width));
+    this.resyncing = true;
+    const need = this.layout.headerWidth;
     let at = 1;
-    while (at + need <= this.buffer.length && !(this.lengthFrom(at) === this.fixed && (!type || this.knownType(type, at)))) at++;
+    while (at + need <= this.buffer.length && !this.headerCouldStart(at)) at++;
     // `at` is where a block starts, or the first place whose bytes are not all in yet: kept.
     return this.skip(at, `no telegram starts here (its length field does not say ${this.fixed}): skipped up to one that does`);
+  }
+
+  private headerCouldStart(at: number): boolean {
+    if (this.lengthFrom(at) !== this.fixed) return false;
+    const { Type: type, Sequence: seq } = this.layout.roles;
+    if (type && !this.knownType(type, at)) return false;
+    if (seq?.kind === 'bin' && this.buffer.readUIntBE(at + seq.offset, seq.width) > this.layout.sequence.last) return false;
+    return this.layout.header.every((f) => f.kind !== 'fixed' || this.buffer.subarray(at + f.offset, at + f.offset + f.width).equals(f.constant!));
   }
 
   private knownType(f: Field, from: number): boolean {

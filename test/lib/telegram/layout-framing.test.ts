@@ -87,4 +87,18 @@ describe('raw blocks of a fixed size with a length field (s7-raw: 128 bytes, no 
   it('waits for the rest of a block rather than guessing', () => {
     expect(cut(codec, frame.subarray(0, 127))).toEqual([]);
   });
+
+  it('garbage ending in a length next to the real header does not take the real block (found by the fuzz, seed 63134)', () => {
+    // A block whose length field was mutated, ending in 00 00 80 00: three bytes before the next
+    // block, 00 80 reads as the length 128, but the type there is 0 and the number 0x8000.
+    const garbage = Buffer.alloc(128);
+    garbage.writeUInt16BE(15, 0);
+    garbage.set([0x00, 0x00, 0x80, 0x00], 124);
+    const reads = [garbage, frame];
+    const got = cut(codec, ...reads);
+    expect(got.filter((f) => 'telegram' in f)).toEqual([{ telegram: frame }]);
+    expect(got.filter((f) => 'garbage' in f).reduce((n, f) => n + (f as { bytes: number }).bytes, 0)).toBe(128);
+    // The same bytes in one read.
+    expect(cut(codec, Buffer.concat(reads)).filter((f) => 'telegram' in f)).toEqual([{ telegram: frame }]);
+  });
 });
