@@ -81,6 +81,7 @@ export class UncommittedMessages {
    * lower id (a dead letter sent back keeps its old id and so its place ahead of them).
    */
   over(durable: DispatchStore): DispatchStore {
+    const deadLetter = durable.deadLetter;
     return {
       ...durable,
       head: <Q extends QueueName>(queue: Q, skip: Iterable<number>) => {
@@ -88,6 +89,29 @@ export class UncommittedMessages {
         const pending = this.head(queue, skip);
         return stored && pending ? (pending.id < stored.id ? pending : stored) : (stored ?? pending);
       },
+      // A message's removal is committed after its own commit (the writer keeps the order of
+      // writes), often in the same transaction: its answer may be handled before the one that
+      // settles the message here. The dispatcher then no longer claims it, so it leaves this list
+      // now; else it would be handed out a second time from here.
+      remove: async (stored, delivery) => {
+        const removed = await durable.remove(stored, delivery);
+        this.gone(stored);
+        return removed;
+      },
+      ...(deadLetter && {
+        deadLetter: async (stored: StoredMessage, info: Parameters<typeof deadLetter>[1]) => {
+          const moved = await deadLetter(stored, info);
+          if (moved) this.gone(stored);
+          return moved;
+        },
+      }),
     };
+  }
+
+  /** A message whose removal from its queue is committed: not handed out from here again. */
+  private gone(stored: StoredMessage): void {
+    const list = this.waiting[stored.queue] as StoredMessage[];
+    const i = list.findIndex((m) => m.id === stored.id);
+    if (i >= 0) list.splice(i, 1);
   }
 }

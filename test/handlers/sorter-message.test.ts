@@ -129,6 +129,33 @@ describe('acceptSorterMessage with HandOutBeforeCommit', () => {
     ctx.dispose();
   });
 
+  it('a message whose removal is committed before its own commit is told here (both in one transaction, answered in either order) is not handed out again', async () => {
+    const s = setup();
+    s.deps.settings.HandOutBeforeCommit = true;
+    let told!: () => void;
+    const removalAnswered = new Promise<void>((r) => (told = r));
+    const accept = s.deps.links.accept;
+    // The row is committed at once; the handler hears of it only after the removal was answered.
+    s.deps.links.accept = async (...a) => {
+      const accepted = await accept(...a);
+      await removalAnswered;
+      return accepted;
+    };
+    const waiting = s.dispatchers.sortation.take(5000);
+    const accepted = acceptSorterMessage(s.deps, { seq: 1, after: 0, message: request('A'), arrivedAt: performance.now() });
+    const claim = await waiting;
+    await new Promise((r) => setImmediate(r)); // the commit has run
+    expect(s.queues.depth('sortation')).toBe(1);
+    await expect(claim!.commit({ deliveredAt: 'T', clientAddress: '127.0.0.1' })).resolves.toBe(true);
+    // No longer claimed, not yet settled by its own commit's answer: it must not come back.
+    await expect(s.dispatchers.sortation.take(0)).resolves.toBeNull();
+    told();
+    await accepted;
+    await expect(s.dispatchers.sortation.take(0)).resolves.toBeNull();
+    expect(s.queues.depth('sortation')).toBe(0);
+    s.ctx.dispose();
+  });
+
   it('keeps the queue order: committed messages first, then those whose commit is under way, in arrival order; ids are never given twice', async () => {
     const { ctx, dispatchers, deps, release } = gated();
     deps.settings.HandOutBeforeCommit = false;
