@@ -197,10 +197,10 @@ function transaction(plan: Plan): void {
     if (syncs) add(Field.SyncedCommits, 1);
     add(Field.Writes, written);
   }
-  // Without FULL no write is ever synced: one that owes a sync is as durable as it gets.
   const now = performance.now();
   for (const c of owing) owed.push({ seq: c.seq, flag: c.cancel ? new Int32Array(c.cancel) : null, at: now });
   post({ type: 'done', results, failure: null });
+  // Synced now; or without FULL, where no write is ever synced and one that owes a sync is as durable as it gets.
   if (syncs || data.synchronous !== 'FULL') settleOwed(null);
   else if (reserving) syncWal();
 }

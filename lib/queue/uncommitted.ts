@@ -54,11 +54,12 @@ export class UncommittedMessages {
 
   /**
    * Its commit ended, committed (its row is in the table now: the table's head finds it) or
-   * refused (it was never stored: a delivery of it removes nothing; the sorter sends it again).
+   * refused (it was never stored: a delivery of it removes nothing; the sorter sends it again);
+   * or its removal from the queue is committed. Found by id.
    */
   settled(stored: StoredMessage): void {
     const list = this.waiting[stored.queue] as StoredMessage[];
-    const i = list.indexOf(stored);
+    const i = list.findIndex((m) => m.id === stored.id);
     if (i >= 0) list.splice(i, 1);
   }
 
@@ -95,23 +96,17 @@ export class UncommittedMessages {
       // now; else it would be handed out a second time from here.
       remove: async (stored, delivery) => {
         const removed = await durable.remove(stored, delivery);
-        this.gone(stored);
+        this.settled(stored);
         return removed;
       },
       ...(deadLetter && {
         deadLetter: async (stored: StoredMessage, info: Parameters<typeof deadLetter>[1]) => {
           const moved = await deadLetter(stored, info);
-          if (moved) this.gone(stored);
+          if (moved) this.settled(stored);
           return moved;
         },
       }),
     };
   }
 
-  /** A message whose removal from its queue is committed: not handed out from here again. */
-  private gone(stored: StoredMessage): void {
-    const list = this.waiting[stored.queue] as StoredMessage[];
-    const i = list.findIndex((m) => m.id === stored.id);
-    if (i >= 0) list.splice(i, 1);
-  }
 }
