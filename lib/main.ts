@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { commandLine } from './process/command-line';
 import { type Config, ConfigError, databaseFile, loadConfig, resolveHome } from './process/config';
 import { type InstanceLock, InstanceLockedError, lockInstance } from './process/instance-lock';
 import { createLogger, stdoutDestination } from './process/logger';
@@ -32,8 +33,10 @@ function orExit<T>(run: () => T, errors: Array<new (...a: never[]) => Error>, co
  * when SORTER_HOME is not set (npm start uses seeds/, the sample replay).
  */
 async function main(argv: string[]): Promise<void> {
-  const i = argv.indexOf('--default-home');
-  const home = resolveHome(process.env, i >= 0 && argv[i + 1] ? argv[i + 1] : projectRoot);
+  // The home comes from SORTER_HOME: an option that is not ours (--home, say) must not pass
+  // unnoticed while the service opens another home's database.
+  const args = commandLine('sorter-integration', 'SORTER_HOME=DIR node dist/lib/main.js [--default-home DIR]   (docs/configuration.md)', { 'default-home': { type: 'string' } }, argv);
+  const home = resolveHome(process.env, args['default-home'] || projectRoot);
   // A mistyped SORTER_HOME must not pass for the real one: say so once the log is up.
   const newHome = !fs.existsSync(home) || fs.readdirSync(home).length === 0;
   const config = orExit(() => loadConfig(home), [ConfigError], 78); // EX_CONFIG

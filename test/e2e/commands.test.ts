@@ -40,6 +40,22 @@ describe.each(commands)('npm run $name', ({ name, script, option }) => {
   });
 });
 
+describe('the service (dist/lib/main.js)', () => {
+  it('an option it does not know (--home: the home comes from SORTER_HOME) is one line saying why, the usage, exit 2, before anything is opened', () => {
+    const r = spawnSync(process.execPath, [dist('lib/main.js'), '--home', '/tmp/elsewhere'], { encoding: 'utf8', timeout: 10_000, env: { ...process.env, SORTER_HOME: '/nonexistent/sorter-home' } });
+    expect(r.status).toBe(2);
+    expect(r.stderr.split('\n')[0]).toMatch(/^sorter-integration: Unknown option '--home'/);
+    expect(r.stderr).toContain('SORTER_HOME=DIR');
+    expect(r.stdout).toBe('');
+  });
+
+  it('--help prints the usage and exits 0', () => {
+    const r = spawnSync(process.execPath, [dist('lib/main.js'), '--help'], { encoding: 'utf8', timeout: 10_000 });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^usage: SORTER_HOME=DIR node dist\/lib\/main.js \[--default-home DIR\]/);
+  });
+});
+
 describe('npm run bench -- --warmup-s', () => {
   it('is listed, and a value that is not a number is one line saying why, exit 2', () => {
     expect(run('bench/run.js', ['--help']).stdout).toContain('--warmup-s');
