@@ -63,9 +63,10 @@ export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_
  * rarely finds company within a few milliseconds (measured at 30 items/s: the same bytes and
  * syncs without it, decision p99 42 -> 28 ms; with every sync 20 ms slower at 50 items/s, 13.1 ->
  * 14.6 KB an item and decision p99 117 -> 108 ms). It goes at once, and takes along the telegrams
- * waiting in their window.
+ * waiting in their window. (A POST's entry that goes before its sync, `owesSync`, never gets here:
+ * planTransaction commits it at once, or, joining a synced commit, waits for no window anyway.)
  */
-const waitsForCompany = (op: Command['op']) => op !== 'addToOutbox' && !owesSync(op);
+const waitsForCompany = (op: Command['op']) => op !== 'addToOutbox';
 
 /** A command as the writer thread holds it: when it was taken from the port (performance.now()). */
 export type Held = Command & { at: number };
