@@ -2,8 +2,8 @@
 // snapshot, the oldest message's age. The service reads on its own read-only connection, on the
 // main thread, while the writer thread commits.
 import type { Db } from './connection';
-import type { DestinationInfoDto, InductDto, QueueMessages, QueueName, VerifyDto } from '../model/messages';
-import { type StoredMessage, lastIdOf } from './queue-rows';
+import type { QueueMessages, QueueName } from '../model/messages';
+import { type DestinationRow, type SortationRow, type StoredMessage, destinationMessage, lastIdOf, sortationMessage } from './queue-rows';
 
 /** Reading the durable queues (the service's read-only connection, on the main thread). */
 export interface QueueReads {
@@ -20,73 +20,6 @@ export interface QueueReads {
   oldestReceivedAt(queue: QueueName): string | null;
   /** The highest id the queue's table has given, those of rows that have left it included (migrations/010). */
   lastId(queue: QueueName): number;
-}
-
-interface SortationRow {
-  id: number;
-  type: 'REQUEST' | 'VERIFY';
-  message_code: number;
-  track_id: string;
-  barcode: string;
-  induct_location: string | null;
-  destination: string | null;
-  recirculation_count: number | null;
-  length: number | null;
-  width: number | null;
-  height: number | null;
-  weight: number | null;
-  received_at: string;
-}
-
-interface DestinationRow {
-  id: number;
-  message_code: number;
-  destination: string;
-  destination_status: DestinationInfoDto['DestinationStatus'];
-  destination_text: string;
-  light_status: DestinationInfoDto['LightStatus'];
-  light_color: DestinationInfoDto['LightColor'];
-  button_id: number;
-  batch_door_status: DestinationInfoDto['BatchDoorStatus'];
-  received_at: string;
-}
-
-function sortationMessage(row: SortationRow): InductDto | VerifyDto {
-  if (row.type === 'REQUEST') {
-    return {
-      Type: 'REQUEST',
-      TrackID: row.track_id,
-      Barcode: row.barcode,
-      MessageCode: row.message_code,
-      InductLocation: row.induct_location ?? '',
-      RecirculationCount: row.recirculation_count ?? 0,
-      Length: row.length ?? 0,
-      Width: row.width ?? 0,
-      Height: row.height ?? 0,
-      Weight: row.weight ?? 0,
-    };
-  }
-  return {
-    Type: 'VERIFY',
-    TrackID: row.track_id,
-    Barcode: row.barcode,
-    Destination: row.destination ?? '',
-    MessageCode: row.message_code,
-  };
-}
-
-function destinationMessage(row: DestinationRow): DestinationInfoDto {
-  return {
-    Type: 'SCAN',
-    Destination: row.destination,
-    DestinationStatus: row.destination_status,
-    DestinationText: row.destination_text,
-    LightStatus: row.light_status,
-    LightColor: row.light_color,
-    ButtonID: row.button_id,
-    MessageCode: row.message_code,
-    BatchDoorStatus: row.batch_door_status,
-  };
 }
 
 /** The queue reads on an open, migrated database; statements are prepared once here. */

@@ -3,7 +3,7 @@
 // each write in its own immediate transaction.
 import type { Db } from './connection';
 import type { SorterMessage } from '../model/messages';
-import { type StoredMessage, messageColumns, messageDelete, messageInsert } from './queue-rows';
+import { type SortationRow, type StoredMessage, historyPayload, messageColumns, messageDelete, messageInsert, sortationMessage } from './queue-rows';
 
 /** Who received a message, when, and how the read was proved: written to delivered_history as the message leaves. */
 export interface Delivery {
@@ -32,34 +32,45 @@ export interface QueueWrites {
   expireRequests(before: string, at: string): number;
 }
 
+/** A message's delivered_history row, as it leaves its queue (a delivery, or a REQUEST taken out with its reason). */
+function historyInsert(db: Db): (stored: StoredMessage, delivery: Delivery, removedReason?: 'Superseded' | 'Expired') => void {
+  const insert = db.prepare(`
+    INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
+      payload, received_at, delivered_at, client_address, attempt, read_proof, removed_reason)
+    VALUES (@queue, @message_id, @type, @message_code, @track_id, @barcode, @destination,
+      @payload, @received_at, @delivered_at, @client_address, @attempt, @read_proof, @removed_reason)`);
+  return (stored, delivery, removedReason) =>
+    void insert.run({
+      ...messageColumns(stored),
+      payload: historyPayload(stored.message),
+      delivered_at: delivery.deliveredAt,
+      client_address: delivery.clientAddress,
+      attempt: delivery.attempt ?? 1,
+      read_proof: delivery.readProof ?? null,
+      removed_reason: removedReason ?? null,
+    });
+}
+
 /**
  * REQUESTs taken out of the sortation queue without reaching a WCS: superseded by the item's
  * newer REQUEST, or expired; each into the history with its reason, no client, no proof.
  */
-function requestRemovals(db: Db) {
-  const removeWithReason = (reason: 'Superseded' | 'Expired', where: string) =>
-    db.prepare(`
-      INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
-        payload, received_at, delivered_at, client_address, attempt, read_proof, removed_reason)
-      SELECT 'sortation', id, type, message_code, track_id, barcode, induct_location,
-        json_object('Type', type, 'TrackID', track_id, 'Barcode', barcode, 'MessageCode', message_code,
-          'InductLocation', induct_location, 'RecirculationCount', recirculation_count,
-          'Length', length, 'Width', width, 'Height', height, 'Weight', weight),
-        received_at, @at, NULL, 1, NULL, '${reason}'
-      FROM sortation_queue WHERE type = 'REQUEST' AND ${where}`);
-  const historySuperseded = removeWithReason('Superseded', 'track_id = @trackId AND id < @newerId');
-  const deleteSuperseded = db.prepare("DELETE FROM sortation_queue WHERE type = 'REQUEST' AND track_id = @trackId AND id < @newerId");
-  const historyExpired = removeWithReason('Expired', 'received_at < @before');
-  const deleteExpired = db.prepare("DELETE FROM sortation_queue WHERE type = 'REQUEST' AND received_at < @before");
+function requestRemovals(db: Db, insertHistory: ReturnType<typeof historyInsert>) {
+  const removeWithReason = (reason: 'Superseded' | 'Expired', where: string) => {
+    const select = db.prepare(`SELECT * FROM sortation_queue WHERE type = 'REQUEST' AND ${where} ORDER BY id`);
+    const remove = db.prepare(`DELETE FROM sortation_queue WHERE type = 'REQUEST' AND ${where}`);
+    return (params: Record<string, string | number>, at: string): number => {
+      for (const row of select.all(params) as SortationRow[]) {
+        insertHistory({ id: row.id, queue: 'sortation', message: sortationMessage(row), receivedAt: row.received_at }, { deliveredAt: at, clientAddress: null }, reason);
+      }
+      return remove.run(params).changes;
+    };
+  };
+  const superseded = removeWithReason('Superseded', 'track_id = @trackId AND id < @newerId');
+  const expired = removeWithReason('Expired', 'received_at < @before');
   return {
-    supersede: db.transaction((trackId: string, newerId: number, at: string): number => {
-      historySuperseded.run({ trackId, newerId, at });
-      return deleteSuperseded.run({ trackId, newerId }).changes;
-    }),
-    expireRequests: db.transaction((before: string, at: string): number => {
-      historyExpired.run({ before, at });
-      return deleteExpired.run({ before }).changes;
-    }),
+    supersede: db.transaction((trackId: string, newerId: number, at: string): number => superseded({ trackId, newerId }, at)),
+    expireRequests: db.transaction((before: string, at: string): number => expired({ before }, at)),
   };
 }
 
@@ -67,27 +78,17 @@ function requestRemovals(db: Db) {
 export function queueWrites(db: Db): QueueWrites {
   const insert = messageInsert(db);
   const deleteMessage = messageDelete(db);
-  const insertHistory = db.prepare(`
-    INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination,
-      payload, received_at, delivered_at, client_address, attempt, read_proof)
-    VALUES (@queue, @message_id, @type, @message_code, @track_id, @barcode, @destination,
-      @payload, @received_at, @delivered_at, @client_address, @attempt, @read_proof)`);
+  const insertHistory = historyInsert(db);
 
   const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string, ids?: Array<number | null>): number[] => messages.map((m, i) => insert(m, receivedAt, ids?.[i] ?? null)));
 
   const remove = db.transaction((stored: StoredMessage, delivery: Delivery): boolean => {
     if (deleteMessage(stored) === 0) return false;
-    insertHistory.run({
-      ...messageColumns(stored),
-      delivered_at: delivery.deliveredAt,
-      client_address: delivery.clientAddress,
-      attempt: delivery.attempt ?? 1,
-      read_proof: delivery.readProof ?? null,
-    });
+    insertHistory(stored, delivery);
     return true;
   });
 
-  const { supersede, expireRequests } = requestRemovals(db);
+  const { supersede, expireRequests } = requestRemovals(db, insertHistory);
 
   const clear = db.transaction(() => {
     // Their ids start at 1 again (the deletes raised the floors: migrations/010).

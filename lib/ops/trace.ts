@@ -25,7 +25,8 @@ export interface ItemTimeline {
 interface DeliveredRow {
   type: 'REQUEST' | 'VERIFY';
   destination: string | null;
-  payload: string;
+  /** The REQUEST's RecirculationCount, from its body. */
+  rc: number | null;
   received_at: string;
   delivered_at: string;
   client_address: string | null;
@@ -59,7 +60,8 @@ interface OutboxRow {
 
 /** Reads an item's timeline from an open database (statements prepared once). */
 export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
-  const delivered = db.prepare("SELECT type, destination, payload, received_at, delivered_at, client_address, attempt, read_proof, removed_reason FROM delivered_history WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')");
+  // delivered_messages: delivered_history with each body whole (migrations/012).
+  const delivered = db.prepare("SELECT type, destination, body ->> '$.RecirculationCount' AS rc, received_at, delivered_at, client_address, attempt, read_proof, removed_reason FROM delivered_messages WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')");
   const queued = db.prepare('SELECT type, destination, recirculation_count, received_at FROM sortation_queue WHERE track_id = ?');
   // Settled in outbox_history; still waiting for the sorter in the outbox (migrations/009).
   const outbox = db.prepare(`SELECT destination, client_address, created_at, fate, settled_at, reason FROM outbox_history WHERE track_id = @t AND kind = 'ASSIGNMENT'
@@ -72,7 +74,7 @@ export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
         ? events.push({ Time: r.received_at, Event: 'RequestReceived', Text: `REQUEST from the sorter${rc !== undefined ? `, recirculation ${rc}` : ''}`, RecirculationCount: rc })
         : events.push({ Time: r.received_at, Event: 'VerifyReceived', Text: `VERIFY from the sorter: reached ${r.destination}`, Destination: r.destination ?? undefined });
     for (const r of delivered.all(trackId) as DeliveredRow[]) {
-      const rc = r.type === 'REQUEST' ? (JSON.parse(r.payload) as { RecirculationCount?: number }).RecirculationCount : undefined;
+      const rc = r.type === 'REQUEST' ? (r.rc ?? undefined) : undefined;
       received(r, rc);
       if (r.removed_reason) events.push({ Time: r.delivered_at, Event: 'RequestRemoved', Text: `REQUEST taken out of the queue: ${r.removed_reason}`, Reason: r.removed_reason, RecirculationCount: rc });
       else {

@@ -133,4 +133,25 @@ describe('migrations', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('012: rows written before keep their whole body, and delivered_messages gives it as it was', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mig-'));
+    for (const m of readMigrations(defaultMigrationsDir).filter((m) => m.version <= 11)) fs.writeFileSync(path.join(dir, m.name), m.sql);
+    const file = path.join(dir, 'v11.db');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    migrate(db, dir);
+    const body = '{"Type":"REQUEST","TrackID":"7","Barcode":"B","MessageCode":210,"InductLocation":"I1","RecirculationCount":2,"Length":400,"Width":1.5,"Height":3,"Weight":0.25}';
+    db.prepare("INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination, payload, received_at, delivered_at) VALUES ('sortation', 3, 'REQUEST', 210, '7', 'B', 'I1', ?, 'T', 'T')").run(body);
+    db.close();
+
+    const migrated = new Database(file);
+    migrate(migrated, defaultMigrationsDir);
+    try {
+      expect(migrated.prepare("SELECT body, body ->> '$.RecirculationCount' AS rc FROM delivered_messages").get()).toEqual({ body, rc: 2 });
+    } finally {
+      migrated.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -80,7 +80,7 @@ describe('acceptSorterMessage', () => {
     await acceptSorterMessage(deps, { seq: 4, after: 3, message: request('A', 1), arrivedAt: 0 });
     const waiting = ctx.db.prepare("SELECT type || ':' || track_id || ':' || coalesce(recirculation_count, '') FROM sortation_queue ORDER BY id").pluck().all();
     expect(waiting).toEqual(['REQUEST:B:0', 'VERIFY:A:', 'REQUEST:A:1']); // the VERIFY stays: only REQUESTs are superseded
-    expect(ctx.db.prepare('SELECT track_id, removed_reason, client_address, json_extract(payload, \'$.RecirculationCount\') AS rc FROM delivered_history').all()).toEqual([{ track_id: 'A', removed_reason: 'Superseded', client_address: null, rc: 0 }]);
+    expect(ctx.db.prepare('SELECT track_id, removed_reason, client_address, body FROM delivered_messages').all()).toEqual([{ track_id: 'A', removed_reason: 'Superseded', client_address: null, body: JSON.stringify(request('A', 0)) }]);
     expect(deps.requestsRemoved.Superseded).toBe(1);
     expect(requested).toEqual(['A', 'B', 'A']); // each REQUEST starts its decision
     expect(queues.depth('sortation')).toBe(3);

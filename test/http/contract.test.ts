@@ -61,11 +61,13 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
   });
 
   it('returns one message per call and removes it once delivered, recording the delivery', async () => {
-    await t.server.inject('/sortation');
+    const res = await t.server.inject('/sortation');
     await t.settled();
     expect(t.service.deps.store.depth('sortation')).toBe(1);
     const row = t.service.db.prepare('SELECT type, track_id, client_address, attempt, read_proof FROM delivered_history').get();
     expect(row).toEqual({ type: 'REQUEST', track_id: '0004711', client_address: '127.0.0.1', attempt: 1, read_proof: 'Injected' });
+    // The body it received, byte for byte, for an operator with sqlite3.
+    expect(t.service.db.prepare('SELECT body FROM delivered_messages').pluck().get()).toBe(res.payload);
     const status = JSON.parse((await t.server.inject('/status')).payload);
     expect(status.Delivery).toMatchObject({ Mode: 'AtLeastOnce', AwaitingProof: 0, Confirmed: { Injected: 1 }, Redelivered: 0 });
   });

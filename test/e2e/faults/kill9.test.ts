@@ -75,7 +75,7 @@ describe('kill -9 at random moments under load', () => {
     const scan = kept('SCAN', 'destination_queue');
     const distinctVerifies = count("SELECT count(DISTINCT track_id) AS n FROM (SELECT track_id FROM delivered_history WHERE type = 'VERIFY' UNION ALL SELECT track_id FROM sortation_queue WHERE type = 'VERIFY')");
     const distinctRequests = count(
-      "SELECT count(*) AS n FROM (SELECT DISTINCT track_id, rc FROM (SELECT track_id, json_extract(payload, '$.RecirculationCount') AS rc FROM delivered_history WHERE type = 'REQUEST' UNION ALL SELECT track_id, recirculation_count FROM sortation_queue WHERE type = 'REQUEST'))",
+      "SELECT count(*) AS n FROM (SELECT DISTINCT track_id, rc FROM (SELECT track_id, body ->> '$.RecirculationCount' AS rc FROM delivered_messages WHERE type = 'REQUEST' UNION ALL SELECT track_id, recirculation_count FROM sortation_queue WHERE type = 'REQUEST'))",
     );
     const messagesTwice = count('SELECT count(*) AS n FROM (SELECT queue, message_id FROM delivered_history GROUP BY queue, message_id HAVING count(*) > 1)');
     db.close();
