@@ -1,6 +1,7 @@
 // Input keys as clients spell them: bound case-insensitively to the schema's spelling, a field
 // given twice refused, and validation errors that say which field is wrong.
 import Boom from '@hapi/boom';
+import Bourne from '@hapi/bourne';
 import type { Lifecycle } from '@hapi/hapi';
 import type Joi from 'joi';
 import { duplicateKeys } from '../process/json-keys';
@@ -42,4 +43,18 @@ export function refuseRepeatedKeys(json: string, keys: string[]): void {
   const known = new Map(keys.map((k) => [k.toLowerCase(), k]));
   const twice = duplicateKeys(json).find((d) => d.path === '' && known.has(d.key.toLowerCase()));
   if (twice) throw Boom.badRequest(`"${known.get(twice.key.toLowerCase())}" is given twice in the body (as "${twice.key}" and "${twice.key}")`);
+}
+
+/**
+ * A JSON body's text as hapi parses it (@hapi/subtext): empty is null, a "__proto__" key is dropped
+ * like any other unknown field (hapi's default calls it invalid JSON), and anything else that is
+ * not JSON is 400 "Invalid request payload JSON format".
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.length === 0) return null;
+  try {
+    return Bourne.parse(text, { protoAction: 'remove' });
+  } catch (err) {
+    throw Boom.badRequest('Invalid request payload JSON format', err);
+  }
 }

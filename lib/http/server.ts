@@ -9,7 +9,7 @@ import { recordResponses } from './access-log';
 import { dashboardRoutes } from './dashboard-routes';
 import { registerDocumentation } from './documentation';
 import { routeFunctions } from './function-routes';
-import { guardRequests } from './guards';
+import { guardRequests, rawBodies } from './guards';
 import { validationFailAction } from './input-keys';
 import { answerParserErrors } from './wire-errors';
 
@@ -42,8 +42,8 @@ export async function createServer(service: Service, options: ServerOptions = {}
     routes: {
       // No route uses cookies: do not parse them on every request.
       state: { parse: false, failAction: 'ignore' },
-      // A "__proto__" key is dropped like any other unknown field (hapi's default calls it invalid JSON).
-      payload: { maxBytes: config.MaxPayloadBytes, allow: ['application/json'], protoAction: 'remove' },
+      // JSON bodies only, parsed by the guards with the raw text at hand for the repeated-key check.
+      payload: { maxBytes: config.MaxPayloadBytes, allow: ['application/json'], ...rawBodies },
       validate: { failAction: validationFailAction },
     },
   });

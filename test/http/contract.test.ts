@@ -1,4 +1,5 @@
 // The HTTP contract through server.inject: status codes, DTOs, errors, Swagger, authentication.
+import zlib from 'node:zlib';
 import { statusDto } from '../../lib/http/ops-schemas';
 import { csv, requestRow, scanRow, verifyRow } from '../helpers/home';
 import { type TestService, testService } from '../helpers/service';
@@ -261,8 +262,19 @@ describe('errors (docs/http-api.md, "Errors")', () => {
     expect((await raw('/sortation', '{"TrackID":"1","Destination":"D1","Note":"a","Note":"b","X":{"TrackID":1}}')).statusCode).toBe(200);
   });
 
+  it('reads a gzipped body like any other, the check for a field given twice included', async () => {
+    const gz = (url: string, json: string) => t.server.inject({ method: 'POST', url, payload: zlib.gzipSync(json), headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    const ok = await gz('/sortation', '{"trackId":"0004711","Destination":"D017"}');
+    expect([ok.statusCode, JSON.parse(ok.payload).Message]).toEqual([200, { TrackID: '0004711', Destination: 'D017', Barcode: '' }]);
+    const twice = await gz('/sortation', '{"TrackID":"1","Destination":"D1","TrackID":"2"}');
+    expect([twice.statusCode, JSON.parse(twice.payload).message]).toEqual([400, '"TrackID" is given twice in the body (as "TrackID" and "TrackID")']);
+    const empty = await t.server.inject({ method: 'POST', url: '/sortation', payload: '', headers: { 'content-type': 'application/json' } });
+    expect([empty.statusCode, JSON.parse(empty.payload).message]).toEqual([400, '"AssignmentDto" must be of type object']);
+  });
+
   it('400 for malformed JSON, 415 for another content type, 413 for an oversized body', async () => {
-    expect((await post('/sortation', '{"TrackID": ')).statusCode).toBe(400);
+    const malformed = await post('/sortation', '{"TrackID": ');
+    expect([malformed.statusCode, JSON.parse(malformed.payload).message]).toEqual([400, 'Invalid request payload JSON format']);
     const text = await t.server.inject({ method: 'POST', url: '/sortation', payload: 'TrackID=1', headers: { 'content-type': 'text/plain' } });
     expect(text.statusCode).toBe(415);
     const big = await post('/destination', { Destination: 'D1', Padding: 'x'.repeat(2000) });

@@ -1,12 +1,12 @@
-// Optional API keys (lib/http/auth.ts) as an onRequest check on a real hapi server: the key in
+// Optional API keys (lib/http/auth.ts), checked by the request guards on a real hapi server: the key in
 // X-API-Key or as a bearer token, the 401s and what they say, and the paths left open.
 import Hapi from '@hapi/hapi';
-import { apiKeyCheck } from '../../../lib/http/auth';
+import { guardRequests } from '../../../lib/http/guards';
 
 let server: Hapi.Server;
 beforeAll(() => {
   server = Hapi.server();
-  server.ext('onRequest', apiKeyCheck(['first-key', 'second-key']));
+  guardRequests(server, { TrustedProxies: [], ApiKeys: ['first-key', 'second-key'] });
   for (const path of ['/status', '/', '/swagger.json', '/openapi.json', '/swaggerui/index.html', '/dashboard', '/dashboard/assets/app.js', '/dashboard/data']) server.route({ method: 'GET', path, handler: () => 'ok' });
 });
 const get = (url: string, headers: Record<string, string> = {}) => server.inject({ url, headers });

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import Hapi from '@hapi/hapi';
 import Joi from 'joi';
-import { type KeyLists, guardRequests } from '../../../lib/http/guards';
+import { type KeyLists, guardRequests, rawBodies } from '../../../lib/http/guards';
 import { validationFailAction } from '../../../lib/http/input-keys';
 import { rawExchange } from '../../helpers/raw-http';
 
@@ -12,7 +12,7 @@ import { rawExchange } from '../../helpers/raw-http';
 function guarded(config: { TrustedProxies?: string[]; ApiKeys?: string[] }) {
   // Node answers a request without Host itself unless told not to (as lib/http/server.ts does).
   const listener = http.createServer({ requireHostHeader: false });
-  const server = Hapi.server({ listener, host: '127.0.0.1', port: 0, routes: { validate: { failAction: validationFailAction } } });
+  const server = Hapi.server({ listener, host: '127.0.0.1', port: 0, routes: { validate: { failAction: validationFailAction }, payload: rawBodies } });
   guardRequests(server, { TrustedProxies: config.TrustedProxies ?? [], ApiKeys: config.ApiKeys ?? [] });
   server.route({ method: 'GET', path: '/who', handler: (request) => ({ client: (request.app as { clientAddress?: string | null }).clientAddress }) });
   const app: KeyLists = { query: [], payload: ['TrackID', 'Destination'] };
