@@ -1,4 +1,5 @@
-// The commands on their way to the writer thread and back: batched per turn of the event loop,
+// The commands on their way to the writer thread and back: batched per turn of the event loop (a
+// few milliseconds for the writes nobody waits for at once),
 // cancelled if not started in time, answered after their commit.
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
 import { type Command, type FromWriter, Cancel } from './writer-protocol';
@@ -52,6 +53,16 @@ interface Deferred {
   reject(err: Error): void;
 }
 
+/**
+ * How long a write that nobody waits for at once may wait to go to the writer with others (ms).
+ * Each hand-over is a message to the writer thread (a structured clone, a wake-up on both sides):
+ * a sorter telegram's write waits its commit window there anyway, a delivery's removal or an
+ * acknowledged outbox entry are held there, so their few milliseconds here cost nothing. A POST's
+ * entry, and anything else, goes at the end of the turn, with whatever waits.
+ */
+const COALESCE_MS = 2;
+const mayWait = (op: WriteOp) => op === 'acceptFromPeer' || op === 'deliver' || op === 'removeFromOutbox' || op === 'deadLetter';
+
 /** How many committed commands are resolved before the event loop gets a turn (WriteQueue.settle). */
 const SETTLE_CHUNK = 32;
 
@@ -67,7 +78,9 @@ export class WriteQueue {
   /** Synced before their commit was settled here (settling goes in slices): `failure` or null. */
   private readonly syncedEarly = new Map<number, string | null>();
   private outgoing: Command[] = [];
-  private flushScheduled = false;
+  /** The hand-over at the end of this turn of the event loop, or in COALESCE_MS. */
+  private flushSoon: NodeJS.Immediate | null = null;
+  private flushAt: NodeJS.Timeout | null = null;
   private seq = 0;
 
   constructor(
@@ -106,9 +119,10 @@ export class WriteQueue {
       }
       this.waiting.set(seq, waiting);
       this.outgoing.push(command);
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
+      if (mayWait(op)) {
+        if (!this.flushAt && !this.flushSoon) this.flushAt = setTimeout(() => this.flush(), COALESCE_MS);
+      } else if (!this.flushSoon) {
+        this.flushSoon = setImmediate(() => this.flush());
       }
     });
   }
@@ -137,7 +151,9 @@ export class WriteQueue {
 
   /** Hand what was given so far to the writer now. */
   flush(): void {
-    this.flushScheduled = false;
+    if (this.flushSoon) clearImmediate(this.flushSoon);
+    if (this.flushAt) clearTimeout(this.flushAt);
+    this.flushSoon = this.flushAt = null;
     if (this.outgoing.length === 0) return;
     const batch = this.outgoing;
     this.outgoing = [];

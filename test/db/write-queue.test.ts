@@ -1,4 +1,5 @@
-// The commands' way to the writer and back, with a fake writer: batching per turn, answers after
+// The commands' way to the writer and back, with a fake writer: batching per turn (or a few
+// milliseconds for the writes nobody waits for at once), answers after
 // the commit, cancellation, slices of the backlog, and a writer gone. (On a real thread and file:
 // writer.test.ts.)
 import { type CommandResult, WriteCancelled, WriteFailed, WriteQueue } from '../../db/write-queue';
@@ -32,6 +33,23 @@ describe('WriteQueue', () => {
     expect([await a, await b]).toEqual([3, 4]);
     expect(queue.pending).toBe(0);
     expect(commits).toEqual([[2, 2]]);
+  });
+
+  it('lets the writes nobody waits for at once gather for a few milliseconds; a POST takes them along at the end of its turn', async () => {
+    const stored = { id: 1, queue: 'sortation', message: {}, receivedAt: 'T' } as never;
+    void queue.run('acceptFromPeer', [1, 'PLC01', 1, {} as never, 'T', false] as never);
+    await nextTurn();
+    void queue.run('deliver', [stored, { deliveredAt: 'T', clientAddress: null }]);
+    await nextTurn();
+    expect(posted).toEqual([]);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(posted.map((batch) => batch.map((c) => c.op))).toEqual([['acceptFromPeer', 'deliver']]);
+    void queue.run('removeFromOutbox', [1, 'T'] as never);
+    void queue.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: '1', Destination: 'D1' } }, null, 'T'] as never);
+    await nextTurn();
+    expect(posted.map((batch) => batch.map((c) => c.op))).toEqual([['acceptFromPeer', 'deliver'], ['removeFromOutbox', 'addToOutbox']]);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(posted).toHaveLength(2);
   });
 
   it("a command's own failure rejects it alone; a failed transaction is no commit", async () => {
