@@ -113,7 +113,7 @@ export function deadLetterWrites(db: Db): DeadLetterWrites {
 
   const deadLetter = db.transaction((stored: StoredMessage, info: DeadLetterInfo): boolean => {
     if (deleteMessage(stored) === 0) return false;
-    insertDead.run({ ...messageColumns(stored), dead_at: info.deadAt, attempts: info.attempts, last_client_address: info.clientAddress, last_return: info.lastReturn });
+    insertDead.run({ ...messageColumns(stored), payload: JSON.stringify(stored.message), dead_at: info.deadAt, attempts: info.attempts, last_client_address: info.clientAddress, last_return: info.lastReturn });
     return true;
   });
 

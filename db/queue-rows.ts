@@ -178,7 +178,7 @@ export function historyPayload(m: SorterMessage): string {
   }
 }
 
-/** The columns that name a message in delivered_history (with `historyPayload`) and dead_letters (with its whole body). */
+/** The columns that name a message in delivered_history (its payload: `historyPayload`) and dead_letters (its payload: the whole body). */
 export function messageColumns(stored: StoredMessage) {
   const m = stored.message;
   return {
@@ -189,7 +189,6 @@ export function messageColumns(stored: StoredMessage) {
     track_id: m.Type === 'SCAN' ? null : m.TrackID,
     barcode: m.Type === 'SCAN' ? null : m.Barcode,
     destination: m.Type === 'REQUEST' ? m.InductLocation : m.Destination,
-    payload: JSON.stringify(m),
     received_at: stored.receivedAt,
   };
 }

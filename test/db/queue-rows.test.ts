@@ -1,7 +1,7 @@
 // A message as rows, on a real SQLite file: put back under the id it had, deleted once, and named
 // the same way in delivered_history and dead_letters.
 import { openDatabase } from '../../db/connection';
-import { type StoredMessage, messageColumns, messageDelete, messageInsert } from '../../db/queue-rows';
+import { type StoredMessage, historyPayload, messageColumns, messageDelete, messageInsert } from '../../db/queue-rows';
 import type { DestinationInfoDto, InductDto } from '../../model/messages';
 import { freshDbEach } from '../helpers/db';
 
@@ -63,8 +63,14 @@ describe('queue rows', () => {
 
   it('names a REQUEST by its induct location and a SCAN by its destination, without a TrackID', () => {
     expect(messageColumns({ id: 3, queue: 'sortation', message: request, receivedAt: 'T' })).toEqual({
-      queue: 'sortation', message_id: 3, type: 'REQUEST', message_code: 210, track_id: '0004711', barcode: 'B1', destination: 'IND01', payload: JSON.stringify(request), received_at: 'T',
+      queue: 'sortation', message_id: 3, type: 'REQUEST', message_code: 210, track_id: '0004711', barcode: 'B1', destination: 'IND01', received_at: 'T',
     });
     expect(messageColumns({ id: 4, queue: 'destination', message: scan, receivedAt: 'T' })).toMatchObject({ track_id: null, barcode: null, destination: 'D7', type: 'SCAN' });
+  });
+
+  it('keeps in the history payload only the fields the columns do not hold, in the message\'s order', () => {
+    expect(historyPayload(request)).toBe('[0,1,2,3,4]');
+    expect(historyPayload({ Type: 'VERIFY', TrackID: '0004711', Barcode: 'B1', Destination: 'D7', MessageCode: 212 })).toBe('[]');
+    expect(JSON.parse(historyPayload(scan))).toEqual([scan.DestinationStatus, scan.DestinationText, scan.LightStatus, scan.LightColor, scan.ButtonID, scan.BatchDoorStatus]);
   });
 });
