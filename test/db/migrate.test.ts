@@ -11,6 +11,20 @@ import { messageInsert } from '../../db/queue-rows';
 import type { InductDto, OutboundMessage } from '../../model/messages';
 import { freshDb } from '../helpers/db';
 
+/**
+ * A database file as a version of the service left it: migrated up to `version` only (those
+ * migrations in a folder of their own), in WAL mode. `dispose` removes the folder.
+ */
+function databaseAt(version: number) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mig-'));
+  for (const m of readMigrations(defaultMigrationsDir).filter((m) => m.version <= version)) fs.writeFileSync(path.join(dir, m.name), m.sql);
+  const file = path.join(dir, `v${version}.db`);
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  migrate(db, dir);
+  return { file, db, dispose: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
 describe('migrations', () => {
   it('applies every numbered file and records the version in PRAGMA user_version', () => {
     const { db, dispose } = freshDb();
@@ -56,11 +70,7 @@ describe('migrations', () => {
   });
 
   it('004 drops the link columns nothing used, keeping the sessions and the outbox of a version-3 database', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mig-'));
-    const upTo3 = fs.mkdtempSync(path.join(os.tmpdir(), 'mig3-'));
-    for (const f of readMigrations(defaultMigrationsDir).filter((m) => m.version <= 3)) fs.copyFileSync(path.join(defaultMigrationsDir, f.name), path.join(upTo3, f.name));
-    const db = new Database(path.join(dir, 'v3.db'));
-    migrate(db, upTo3);
+    const { db, dispose } = databaseAt(3);
     db.prepare("INSERT INTO link_state (peer, peer_epoch, last_seq_in, our_epoch, next_seq_out, updated_at) VALUES ('PLC01', 'P', 41, 'O', 1, 'T')").run();
     db.prepare("INSERT INTO outbox (kind, track_id, barcode, destination, created_at, seq, attempts) VALUES ('ASSIGNMENT', '1', '', 'D1', 'T', 7, 2)").run();
     migrate(db, defaultMigrationsDir);
@@ -73,15 +83,11 @@ describe('migrations', () => {
     expect(db.prepare('SELECT peer, peer_epoch, last_seq_in, our_epoch FROM link_state').get()).toEqual({ peer: 'PLC01', peer_epoch: 'P', last_seq_in: 41, our_epoch: 'O' });
     expect(db.prepare('SELECT id, track_id FROM outbox').get()).toEqual({ id: 1, track_id: '1' });
     db.close();
-    fs.rmSync(dir, { recursive: true });
-    fs.rmSync(upTo3, { recursive: true });
+    dispose();
   });
 
   it("009: an assignment waiting at the upgrade loses its 'Queued' history row and gets its row when the sorter acknowledges it", () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mig-'));
-    for (const m of readMigrations(defaultMigrationsDir).filter((m) => m.version <= 8)) fs.writeFileSync(path.join(dir, m.name), m.sql);
-    const db = new Database(':memory:');
-    migrate(db, dir);
+    const { db, dispose } = databaseAt(8);
     const add = db.prepare("INSERT INTO outbox (kind, track_id, barcode, destination, client_address, created_at) VALUES ('ASSIGNMENT', ?, 'B', 'D1', NULL, 'T')");
     const settled = Number(add.run('S').lastInsertRowid);
     const waiting = Number(add.run('W').lastInsertRowid);
@@ -93,16 +99,11 @@ describe('migrations', () => {
     db.prepare('DELETE FROM outbox WHERE id = ?').run(waiting);
     expect(history()).toEqual([{ outbox_id: settled, fate: 'Acknowledged' }, { outbox_id: waiting, fate: 'Acknowledged' }]);
     db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    dispose();
   });
 
   it('010: the tables lose AUTOINCREMENT and keep their rows; the highest ids given carry over, and nothing writes sqlite_sequence again', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mig-'));
-    for (const m of readMigrations(defaultMigrationsDir).filter((m) => m.version <= 9)) fs.writeFileSync(path.join(dir, m.name), m.sql);
-    const file = path.join(dir, 'v9.db');
-    const db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    migrate(db, dir);
+    const { file, db, dispose } = databaseAt(9);
     const addRequest = db.prepare("INSERT INTO sortation_queue (type, message_code, track_id, barcode, induct_location, recirculation_count, received_at) VALUES ('REQUEST', 210, ?, 'B', 'I1', 0, 'T')");
     for (const t of ['1', '2', '3']) addRequest.run(t);
     db.prepare('DELETE FROM sortation_queue WHERE id = 3').run(); // delivered: its id is in sqlite_sequence only
@@ -130,17 +131,12 @@ describe('migrations', () => {
       expect(migrated.prepare("SELECT count(*) FROM sqlite_sequence WHERE name IN ('sortation_queue', 'destination_queue', 'outbox', 'delivered_history')").pluck().get()).toBe(0);
     } finally {
       migrated.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      dispose();
     }
   });
 
   it('012: rows written before keep their whole body, and delivered_messages gives it as it was', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mig-'));
-    for (const m of readMigrations(defaultMigrationsDir).filter((m) => m.version <= 11)) fs.writeFileSync(path.join(dir, m.name), m.sql);
-    const file = path.join(dir, 'v11.db');
-    const db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    migrate(db, dir);
+    const { file, db, dispose } = databaseAt(11);
     const body = '{"Type":"REQUEST","TrackID":"7","Barcode":"B","MessageCode":210,"InductLocation":"I1","RecirculationCount":2,"Length":400,"Width":1.5,"Height":3,"Weight":0.25}';
     db.prepare("INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination, payload, received_at, delivered_at) VALUES ('sortation', 3, 'REQUEST', 210, '7', 'B', 'I1', ?, 'T', 'T')").run(body);
     db.close();
@@ -151,7 +147,7 @@ describe('migrations', () => {
       expect(migrated.prepare("SELECT body, body ->> '$.RecirculationCount' AS rc FROM delivered_messages").get()).toEqual({ body, rc: 2 });
     } finally {
       migrated.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      dispose();
     }
   });
 });
