@@ -46,7 +46,7 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
   const given = deps.uncommitted.nextId(queue);
   // Not while the storage is held up (a lock, a stalled disk): the WCS could not get its answer committed either.
   const early = deps.settings.HandOutBeforeCommit && deps.storage.prompt() ? deps.uncommitted.add(queue, event.message as QueueMessages[typeof queue], at, given) : null;
-  if (early) handOut(deps, queue, early.id, event);
+  if (early) handOut(deps, queue, early.id, event, false);
   let accepted: Accepted;
   try {
     accepted = await deps.links.accept(deps.settings.Sorter.PeerName, event.seq, event.after, event.message, at, deps.settings.DropSupersededRequests, given);
@@ -62,20 +62,21 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
     deps.log.debug({ trackId: event.message.TrackID, recirculationCount: event.message.RecirculationCount, superseded }, 'older REQUESTs of a recirculated item taken out of the queue');
   }
   deps.metrics.messagesIn.inc({ queue, type: event.message.Type });
-  if (!early) handOut(deps, queue, id, event);
+  if (!early) handOut(deps, queue, id, event, true);
   return ok({ Queue: queue, Id: id });
 }
 
 /**
- * Wake the clients waiting on the queue. A telegram sent again after an earlier run of the service
- * may have handed it out before its commit is marked as a possible duplicate.
+ * Wake the clients waiting on the queue (`committed`: its row is in the table; else its commit is
+ * under way). A telegram sent again after an earlier run of the service may have handed it out
+ * before its commit is marked as a possible duplicate.
  */
-function handOut(deps: SorterMessageDeps, queue: QueueName, id: number, event: InboundMessage): void {
+function handOut(deps: SorterMessageDeps, queue: QueueName, id: number, event: InboundMessage, committed: boolean): void {
   if (event.resent && deps.settings.HandOutBeforeCommit) deps.dispatchers[queue].mayBeRepeat(id);
   // Wake latency is measured for messages a client is waiting for; the time a message waits for
   // a client to ask is queueing, which depends on the WCS, not on us.
   if (deps.dispatchers[queue].waiting > 0) deps.wake.arrived(queue, id, event.arrivedAt);
-  deps.dispatchers[queue].notify();
+  deps.dispatchers[queue].notify(committed);
 }
 
 export const fn = telegramFunction(acceptSorterMessage);

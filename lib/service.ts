@@ -13,6 +13,7 @@ import type { DeadLetterInfo } from '../db/dead-letter-store';
 import { type ServiceStores, serviceStores } from '../db/service-stores';
 import { Writer } from '../db/writer';
 import { watchExternalChanges } from './queue/change-watcher';
+import { EmptyTableMemo } from './queue/empty-table-memo';
 import { type Config, databaseFile } from './process/config';
 import { DeliveryTracker } from './queue/delivery';
 import { QueueDispatcher } from './queue/dispatcher';
@@ -121,7 +122,9 @@ function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Lo
     onDeadLetter: deadLetterLog(log, config.MaxDeliveries),
     clock,
   };
-  const uncommitted = new UncommittedMessages(stores.queues.lastId);
+  // The queue tables' head query is spared while they hold only claimed rows; another process's
+  // row is seen within ExternalChangePollMs, as the change watcher sees it for a waiting GET.
+  const uncommitted = new UncommittedMessages(stores.queues.lastId, new EmptyTableMemo(config.ExternalChangePollMs));
   const store = uncommitted.over({ head: stores.queues.head, remove: stores.queues.remove, deadLetter: stores.deadLetters.deadLetter });
   const dispatchers = { sortation: new QueueDispatcher('sortation', store, options), destination: new QueueDispatcher('destination', store, options) };
   const stopWatching = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);

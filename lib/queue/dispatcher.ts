@@ -55,6 +55,8 @@ export interface DispatchStore {
   head: QueueReads['head'];
   remove(stored: StoredMessage, delivery: Delivery): boolean | Promise<boolean>;
   deadLetter?(stored: StoredMessage, info: DeadLetterInfo): boolean | Promise<boolean>;
+  /** Rows may have come into the queue's table that the store has not been told of: read it again. */
+  changed?(queue: QueueName): void;
 }
 
 /** Options of a dispatcher; every one has a default. */
@@ -137,8 +139,12 @@ export class QueueDispatcher<Q extends QueueName> {
     });
   }
 
-  /** Rows may have arrived: hand them to waiters in the order they started waiting. */
-  notify(): void {
+  /**
+   * Rows may have arrived: hand them to waiters in the order they started waiting.
+   * `tableChanged` false: only a message whose commit is under way arrived (the store knows of it).
+   */
+  notify(tableChanged = true): void {
+    if (tableChanged) this.store.changed?.(this.queue);
     while (this.waiters.length > 0) {
       const claim = this.claimHead();
       if (!claim) return;

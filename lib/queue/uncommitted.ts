@@ -4,6 +4,7 @@
 import type { StoredMessage } from '../../db/queue-rows';
 import type { QueueName, QueueMessages } from '../../model/messages';
 import type { DispatchStore } from './dispatcher';
+import { EmptyTableMemo } from './empty-table-memo';
 
 /**
  * The messages whose telegram arrived and whose commit is under way, per queue, in arrival order,
@@ -24,6 +25,8 @@ export class UncommittedMessages {
   constructor(
     /** The highest id the queue's table has given (QueueReads.lastId): rows other writers added count too. */
     private readonly lastStored: (queue: QueueName) => number,
+    /** When the tables are known to hold nothing but claimed rows (the head query is spared then). */
+    private readonly tables = new EmptyTableMemo(0),
   ) {}
 
   /**
@@ -58,9 +61,16 @@ export class UncommittedMessages {
    * or its removal from the queue is committed. Found by id.
    */
   settled(stored: StoredMessage): void {
+    // Its row may be in the table now, unless its removal came first (then it has left both).
+    if (this.forget(stored)) this.tables.added(stored.queue, stored.id);
+  }
+
+  /** Off the list; false if it was not on it. */
+  private forget(stored: StoredMessage): boolean {
     const list = this.waiting[stored.queue] as StoredMessage[];
     const i = list.findIndex((m) => m.id === stored.id);
     if (i >= 0) list.splice(i, 1);
+    return i >= 0;
   }
 
   /** The oldest message of a queue whose commit is under way and whose id is not in `skip`. */
@@ -79,15 +89,17 @@ export class UncommittedMessages {
 
   /**
    * The dispatchers' store: the table's head or the oldest uncommitted message, whichever has the
-   * lower id (a dead letter sent back keeps its old id and so its place ahead of them).
+   * lower id (a dead letter sent back keeps its old id and so its place ahead of them). The table
+   * is not read while it is known to hold only claimed rows (EmptyTableMemo).
    */
   over(durable: DispatchStore): DispatchStore {
     const deadLetter = durable.deadLetter;
     return {
       ...durable,
       head: <Q extends QueueName>(queue: Q, skip: Iterable<number>) => {
-        const stored = durable.head(queue, skip);
-        const pending = this.head(queue, skip);
+        const claimed = skip instanceof Set ? (skip as ReadonlySet<number>) : new Set(skip);
+        const stored = this.tables.head(queue, claimed, () => durable.head(queue, claimed));
+        const pending = this.head(queue, claimed);
         return stored && pending ? (pending.id < stored.id ? pending : stored) : (stored ?? pending);
       },
       // A message's removal is committed after its own commit (the writer keeps the order of
@@ -96,16 +108,21 @@ export class UncommittedMessages {
       // now; else it would be handed out a second time from here.
       remove: async (stored, delivery) => {
         const removed = await durable.remove(stored, delivery);
-        this.settled(stored);
+        this.forget(stored);
+        this.tables.removed(stored.queue, stored.id);
         return removed;
       },
       ...(deadLetter && {
         deadLetter: async (stored: StoredMessage, info: Parameters<typeof deadLetter>[1]) => {
           const moved = await deadLetter(stored, info);
-          if (moved) this.settled(stored);
+          if (moved) {
+            this.forget(stored);
+            this.tables.removed(stored.queue, stored.id);
+          }
           return moved;
         },
       }),
+      changed: (queue) => this.tables.changed(queue),
     };
   }
 

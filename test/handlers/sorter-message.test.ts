@@ -1,22 +1,28 @@
 // The telegram trigger as a handler: a message from the sorter committed to its queue (a real
 // SQLite file), the waiting client woken, its wake latency started; out of sequence refused.
+import fc from 'fast-check';
 import { createLinkStore } from '../../db/link-store';
 import { createQueueStore } from '../../db/queue-store';
+import { deadLetterWrites } from '../../db/dead-letter-store';
 import { acceptSorterMessage } from '../../handlers/sorter-message';
 import { QueueDispatcher } from '../../lib/queue/dispatcher';
 import { UncommittedMessages } from '../../lib/queue/uncommitted';
+import { EmptyTableMemo } from '../../lib/queue/empty-table-memo';
 import { WakeMeter } from '../../lib/ops/latency';
 import { createLogger } from '../../lib/process/logger';
 import { clock } from '../helpers/handler-fakes';
 import { freshDb } from '../helpers/db';
 
-function setup() {
+/** `memoMs`: how long the table is known to hold only claimed rows (0: read at every take); `now` its clock. */
+function setup(memoMs = 0, now = () => performance.now()) {
   const ctx = freshDb();
   const queues = createQueueStore(ctx.db);
   const links = createLinkStore(ctx.db, queues);
   links.ensureSession('PLC01', 'T');
-  const uncommitted = new UncommittedMessages(queues.lastId);
-  const store = uncommitted.over(queues);
+  const uncommitted = new UncommittedMessages(queues.lastId, new EmptyTableMemo(memoMs, now));
+  const reads = { head: 0 };
+  const deadLetters = deadLetterWrites(ctx.db);
+  const store = uncommitted.over({ ...queues, deadLetter: deadLetters.deadLetter, head: (queue, skip) => (reads.head++, queues.head(queue, skip)) });
   const dispatchers = { sortation: new QueueDispatcher('sortation', store), destination: new QueueDispatcher('destination', store) };
   const counted: Array<{ queue: string; type: string }> = [];
   const requested: string[] = [];
@@ -33,7 +39,7 @@ function setup() {
     clock,
     log: createLogger('silent'),
   };
-  return { ctx, queues, links, dispatchers, deps, counted, requested, uncommitted };
+  return { ctx, queues, links, dispatchers, deps, counted, requested, uncommitted, reads, store, deadLetters };
 }
 
 const verify = { Type: 'VERIFY', TrackID: '0004711', Barcode: '', Destination: 'D1', MessageCode: 212 } as const;
@@ -92,12 +98,15 @@ describe('acceptSorterMessage', () => {
   });
 });
 
-describe('acceptSorterMessage with HandOutBeforeCommit', () => {
+describe.each([
+  ['', 0],
+  [', the table memo on', 60_000],
+])('acceptSorterMessage with HandOutBeforeCommit%s', (_, memoMs) => {
   const request = (track: string) => ({ Type: 'REQUEST', TrackID: track, Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 }) as const;
 
   /** The deps with a commit that waits for `release` (the writer's commit window), or fails. */
   function gated() {
-    const s = setup();
+    const s = setup(memoMs);
     s.deps.settings.HandOutBeforeCommit = true;
     let release!: (ok: boolean) => void;
     const gate = new Promise<boolean>((r) => (release = r));
@@ -130,7 +139,7 @@ describe('acceptSorterMessage with HandOutBeforeCommit', () => {
   });
 
   it('a message whose removal is committed before its own commit is told here (both in one transaction, answered in either order) is not handed out again', async () => {
-    const s = setup();
+    const s = setup(memoMs);
     s.deps.settings.HandOutBeforeCommit = true;
     let told!: () => void;
     const removalAnswered = new Promise<void>((r) => (told = r));
@@ -240,5 +249,174 @@ describe('acceptSorterMessage with HandOutBeforeCommit', () => {
       { id: 3, track_id: 'B' },
     ]);
     ctx.dispose();
+  });
+});
+
+describe('the table memo: the queue table is not read while it holds only claimed rows', () => {
+  const verify = (track: string) => ({ Type: 'VERIFY', TrackID: track, Barcode: '', Destination: 'D1', MessageCode: 212 }) as const;
+  const delivery = { deliveredAt: 'T', clientAddress: '127.0.0.1' };
+  const trackOf = (claim: { stored: { message: unknown } } | null) => (claim ? (claim.stored.message as { TrackID: string }).TrackID : null);
+
+  /** A service-like setup: every commit waits for its turn (the writer's window), released in order by `commitNext`. */
+  function held(memoMs: number, now: () => number = () => 0) {
+    const s = setup(memoMs, now);
+    s.deps.settings.HandOutBeforeCommit = true;
+    const gates: Array<() => void> = [];
+    const accept = s.deps.links.accept;
+    s.deps.links.accept = async (...a) => {
+      await new Promise<void>((r) => gates.push(r));
+      return accept(...a);
+    };
+    let seq = 0;
+    const arrive = (track: string) => {
+      seq += 1;
+      return acceptSorterMessage(s.deps, { seq, after: seq - 1, message: verify(track), arrivedAt: 0 });
+    };
+    const commitNext = async () => {
+      gates.shift()!();
+      await new Promise((r) => setImmediate(r));
+    };
+    return { ...s, arrive, commitNext, pending: () => gates.length };
+  }
+
+  it('in steady traffic (each message handed out before its commit, then delivered) the table is read once, not at every take', async () => {
+    for (const memoMs of [0, 60_000]) {
+      const s = held(memoMs);
+      for (let i = 0; i < 20; i++) {
+        const waiting = s.dispatchers.sortation.take(5000);
+        const accepted = s.arrive(`T${i}`);
+        const claim = await waiting;
+        expect(trackOf(claim)).toBe(`T${i}`);
+        await s.commitNext();
+        await accepted;
+        await expect(claim!.commit(delivery)).resolves.toBe(true);
+      }
+      expect(s.queues.depth('sortation')).toBe(0);
+      // Without the memo every take reads the table; with it, the first one does.
+      if (memoMs === 0) expect(s.reads.head).toBeGreaterThanOrEqual(20);
+      else expect(s.reads.head).toBe(1);
+      s.ctx.dispose();
+    }
+  });
+
+  it('a message that nobody took before its commit is handed out after it, though the table was found empty while that commit was under way', async () => {
+    const s = held(60_000);
+    const accepted = [s.arrive('X'), s.arrive('Y'), s.arrive('Z')];
+    await new Promise((r) => setImmediate(r));
+    const x = await s.dispatchers.sortation.take(0);
+    const y = await s.dispatchers.sortation.take(0); // reads the table: nothing committed yet, X claimed
+    expect([trackOf(x), trackOf(y)]).toEqual(['X', 'Y']);
+    while (s.pending() > 0) await s.commitNext();
+    await Promise.all(accepted);
+    // Z has left the uncommitted list for the table, unclaimed: the memo must not hide it.
+    expect(trackOf(await s.dispatchers.sortation.take(0))).toBe('Z');
+    await expect(s.dispatchers.sortation.take(0)).resolves.toBeNull();
+    s.ctx.dispose();
+  });
+
+  it('a claim given back is handed out again at once', async () => {
+    const s = held(60_000);
+    const accepted = s.arrive('X');
+    await new Promise((r) => setImmediate(r));
+    await s.commitNext();
+    await accepted;
+    const claim = await s.dispatchers.sortation.take(0);
+    await expect(s.dispatchers.sortation.take(0)).resolves.toBeNull(); // the table holds only the claimed X
+    claim!.release(true);
+    const again = await s.dispatchers.sortation.take(0);
+    expect([trackOf(again), again?.attempt]).toEqual(['X', 2]);
+    s.ctx.dispose();
+  });
+
+  it("another process's row is seen when the change watcher notifies, or by any take once the memo is ExternalChangePollMs old", async () => {
+    let now = 0;
+    const s = held(100, () => now);
+    await expect(s.dispatchers.sortation.take(0)).resolves.toBeNull(); // the table is empty: known for 100 ms
+    const insert = (track: string) => s.ctx.db.prepare(`INSERT INTO sortation_queue (type, message_code, track_id, barcode, received_at) VALUES ('VERIFY', 212, ?, '', 'T')`).run(track);
+    insert('OP1');
+    now = 99;
+    await expect(s.dispatchers.sortation.take(0)).resolves.toBeNull(); // not seen yet: within the memo's age
+    now = 100;
+    expect(trackOf(await s.dispatchers.sortation.take(0))).toBe('OP1');
+    await expect(s.dispatchers.sortation.take(0)).resolves.toBeNull();
+    // A waiting GET: the change watcher's notify() makes the next head read the table.
+    const waiting = s.dispatchers.sortation.take(5000);
+    insert('OP2');
+    s.dispatchers.sortation.notify();
+    expect(trackOf(await waiting)).toBe('OP2');
+    s.ctx.dispose();
+  });
+
+  it('a dead letter sent back to its queue is handed out at once', async () => {
+    const s = held(60_000);
+    const dispatcher = new QueueDispatcher('sortation', s.store, { maxDeliveries: 1 });
+    s.deps.dispatchers.sortation = dispatcher;
+    const accepted = s.arrive('X');
+    await new Promise((r) => setImmediate(r));
+    await s.commitNext();
+    await accepted;
+    (await dispatcher.take(0))!.release(true); // handed out once without proof: a dead letter
+    await new Promise((r) => setImmediate(r));
+    expect(dispatcher.deadLettered).toBe(1);
+    await expect(dispatcher.take(0)).resolves.toBeNull();
+    const [moved] = s.deadLetters.requeueDeadLetters(null);
+    dispatcher.requeued(moved.messageId, moved.attempts); // what POST /dead-letters/requeue does
+    expect(trackOf(await dispatcher.take(0))).toBe('X');
+    s.ctx.dispose();
+  });
+
+  it('hands out exactly what reading the table at every take would, in any interleaving of arrivals, commits, takes, deliveries, give-backs and rows of another process (property, the table read every time as the oracle)', async () => {
+    type Op = { k: 'arrive'; prompt: boolean } | { k: 'commit' } | { k: 'take' } | { k: 'deliver'; i: number } | { k: 'release'; i: number; read: boolean } | { k: 'external' };
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ k: fc.constant('arrive' as const), prompt: fc.boolean() }),
+      fc.constant({ k: 'commit' as const }),
+      fc.constant({ k: 'take' as const }),
+      fc.record({ k: fc.constant('deliver' as const), i: fc.nat(5) }),
+      fc.record({ k: fc.constant('release' as const), i: fc.nat(5), read: fc.boolean() }),
+      fc.constant({ k: 'external' as const }),
+    );
+    /** What the clients were handed, in order (null: nothing), after `ops` and a final drain. */
+    async function run(memoMs: number, ops: Op[]): Promise<Array<string | null>> {
+      const s = held(memoMs);
+      const handed: Array<string | null> = [];
+      const claims: Array<NonNullable<Awaited<ReturnType<typeof s.dispatchers.sortation.take>>>> = [];
+      const settled = new Set<number>();
+      const turn = () => new Promise((r) => setImmediate(r));
+      let n = 0;
+      for (const o of ops) {
+        if (o.k === 'arrive') {
+          s.deps.storage.prompt = () => o.prompt;
+          void s.arrive(`T${++n}`).then((r) => settled.add((r as { body: { Id: number } }).body.Id));
+        } else if (o.k === 'commit' && s.pending() > 0) await s.commitNext();
+        else if (o.k === 'take') {
+          const claim = await s.dispatchers.sortation.take(0);
+          handed.push(trackOf(claim));
+          if (claim) claims.push(claim);
+        } else if ((o.k === 'deliver' || o.k === 'release') && claims.length > 0) {
+          const i = o.i % claims.length;
+          // The writer removes a message only after its own commit (it keeps the order of writes).
+          if (o.k === 'deliver' && !settled.has(claims[i].stored.id)) continue;
+          const [claim] = claims.splice(i, 1);
+          if (o.k === 'deliver') await claim.commit(delivery);
+          else claim.release(o.read);
+        } else if (o.k === 'external') {
+          // Under an id of its own (below ours, so ahead in the queue, as a dead letter sent back is): ids are not the point here.
+          s.ctx.db.prepare(`INSERT INTO sortation_queue (id, type, message_code, track_id, barcode, received_at) VALUES (?, 'VERIFY', 212, ?, '', 'T')`).run(-++n, `OP${n}`);
+          s.dispatchers.sortation.notify(); // the change watcher
+        }
+        await turn();
+      }
+      while (s.pending() > 0) await s.commitNext();
+      for (const claim of claims.splice(0)) claim.release();
+      for (let claim = await s.dispatchers.sortation.take(0); claim; claim = await s.dispatchers.sortation.take(0)) handed.push(trackOf(claim));
+      s.ctx.dispose();
+      return handed;
+    }
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), async (ops) => {
+        expect(await run(60_000, ops)).toEqual(await run(0, ops));
+      }),
+      { numRuns: 60 },
+    );
   });
 });
