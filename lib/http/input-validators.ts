@@ -50,3 +50,72 @@ function schemaKeysIfOptional(schema: Joi.ObjectSchema): string[] | null {
   if (entries.some(([, k]) => k.flags?.presence === 'required')) return null;
   return entries.map(([name]) => name.toLowerCase());
 }
+
+/** A key of a body schema as the fast check sees it: a plain string's rules, or anything at all. */
+type KeyRule = { name: string; required: boolean } & ({ any: true } | { any: false; max: number; patterns: RegExp[]; allowEmpty: boolean; allowNull: boolean });
+
+/**
+ * A POST body: when every key of the schema plainly meets its rules (a string within its length
+ * and patterns, or '' or null where allowed, or absent where optional; anything for a key of any
+ * type), joi would accept the body as it is, so it is (a copy, as joi gives); else joi decides,
+ * and its errors are exactly those of a joi schema on the route. Joi's own work on every POST
+ * cost as much as the rest of the route's validation. A schema with anything the check does not
+ * know (another type, a rule, a conversion flag) is left to joi for every request, as is a route
+ * with joi options of its own.
+ */
+export function plainKeysValidator(schema: Joi.ObjectSchema): Validator {
+  const rules = plainKeyRules(schema);
+  return async (value, options) => {
+    if (rules && onlyContext(options) && isPlainObject(value) && rules.every((r) => meets(r, (value as Record<string, unknown>)[r.name]))) return { ...value };
+    return schema.validateAsync(value, options);
+  };
+}
+
+/** hapi's options carry the request as joi's context; anything more is a route's own joi options. */
+const onlyContext = (options: object) => Object.keys(options).every((k) => k === 'context');
+
+const isPlainObject = (value: unknown): value is object => typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
+
+function meets(rule: KeyRule, v: unknown): boolean {
+  if (v === undefined) return !rule.required;
+  if (rule.any) return true;
+  if (v === null) return rule.allowNull;
+  if (typeof v !== 'string') return false;
+  if (v === '') return rule.allowEmpty;
+  return v.length <= rule.max && rule.patterns.every((p) => p.test(v));
+}
+
+/** The key rules of an object schema that allows unknown keys and has only keys the fast check knows; else null. */
+function plainKeyRules(schema: Joi.ObjectSchema): KeyRule[] | null {
+  type Described = { type: string; flags?: Record<string, unknown>; rules?: Array<{ name: string; args: Record<string, unknown> }>; allow?: unknown[]; keys?: Record<string, Described>; preferences?: unknown; dependencies?: unknown[]; patterns?: unknown[]; renames?: unknown[]; invalid?: unknown[]; whens?: unknown[] };
+  const d = schema.describe() as Described;
+  const known = (flags: Record<string, unknown> | undefined, extra: string[]) => Object.keys(flags ?? {}).every((f) => ['description', 'label', ...extra].includes(f));
+  if (d.flags?.unknown !== true || !known(d.flags, ['unknown']) || d.rules?.length || d.dependencies?.length || d.patterns?.length || d.renames?.length || d.preferences || d.allow || d.whens) return null;
+  const rules: KeyRule[] = [];
+  for (const [name, k] of Object.entries(d.keys ?? {})) {
+    const presence = k.flags?.presence;
+    if ((presence !== undefined && presence !== 'required' && presence !== 'optional') || !known(k.flags, ['presence']) || k.invalid || k.whens) return null;
+    const required = presence === 'required';
+    if (k.type === 'any') {
+      if (k.rules?.length || k.allow || k.preferences) return null;
+      rules.push({ name, required, any: true });
+      continue;
+    }
+    if (k.type !== 'string' || (k.allow ?? []).some((a) => a !== '' && a !== null)) return null;
+    let max = Infinity;
+    const patterns: RegExp[] = [];
+    for (const r of k.rules ?? []) {
+      if (r.name === 'max' && typeof r.args.limit === 'number' && r.args.encoding === undefined) max = r.args.limit;
+      else if (r.name === 'pattern' && !(r.args.options as { invert?: boolean } | undefined)?.invert) patterns.push(regexOf(r.args.regex as string));
+      else return null;
+    }
+    rules.push({ name, required, any: false, max, patterns, allowEmpty: (k.allow ?? []).includes(''), allowNull: (k.allow ?? []).includes(null) });
+  }
+  return rules;
+}
+
+/** A RegExp from joi's description of it ("/source/flags"). */
+function regexOf(described: string): RegExp {
+  const end = described.lastIndexOf('/');
+  return new RegExp(described.slice(1, end), described.slice(end + 1));
+}

@@ -3,7 +3,7 @@
 import type { RouteOptions } from '@hapi/hapi';
 import Joi from 'joi';
 import type { FunctionInput, HttpBinding, HttpRequestView } from '../functions/define';
-import { absentKeysValidator, memoizedValidator } from './input-validators';
+import { absentKeysValidator, memoizedValidator, plainKeysValidator } from './input-validators';
 
 /** An error body as the service sends it, with an example of its own (a model per kind of error). */
 export const errorDto = (label: string, statusCode: number, error: string, message: string) =>
@@ -62,15 +62,15 @@ export function routeOptions(binding: Omit<HttpBinding<unknown>, 'event'>, input
     description,
     notes: binding.notes,
     tags: binding.undocumented ? [tagOf(path)] : ['api', tagOf(path)],
-    // The query and headers by validators that give joi's answer without running joi on every
-    // long poll (lib/http/input-validators.ts); Swagger documents the joi schemas themselves.
+    // The query, headers and body by validators that give joi's answer without running joi on
+    // every request (lib/http/input-validators.ts); Swagger documents the joi schemas themselves.
     validate: {
       ...(binding.params && { params: binding.params }),
       ...(binding.query && { query: memoizedValidator(binding.query) }),
       ...(binding.headers && { headers: absentKeysValidator(binding.headers) }),
-      ...(binding.payload && { payload: binding.payload }),
+      ...(binding.payload && { payload: plainKeysValidator(binding.payload) }),
       ...extra.validate,
     },
-    plugins: { 'hapi-swagger': { responses: binding.responses(input), validate: { ...(binding.query && { query: binding.query }), ...(binding.headers && { headers: binding.headers }) } } },
+    plugins: { 'hapi-swagger': { responses: binding.responses(input), validate: { ...(binding.query && { query: binding.query }), ...(binding.headers && { headers: binding.headers }), ...(binding.payload && { payload: binding.payload }) } } },
   };
 }

@@ -1,9 +1,10 @@
-// The queue GETs' validators (lib/http/input-validators.ts) against joi itself, the oracle: for
-// any query or headers, the same value or the same error, however often the same input comes.
+// The validators of the queue GETs and the POSTs (lib/http/input-validators.ts) against joi itself,
+// the oracle: for any query, headers or body, the same value or the same error, however often the
+// same input comes.
 import fc from 'fast-check';
 import Joi from 'joi';
-import { absentKeysValidator, memoizedValidator } from '../../../lib/http/input-validators';
-import { ackHeaders, timeOutQuery } from '../../../lib/http/message-schemas';
+import { absentKeysValidator, memoizedValidator, plainKeysValidator } from '../../../lib/http/input-validators';
+import { ackHeaders, assignmentBody, destinationBody, timeOutQuery } from '../../../lib/http/message-schemas';
 
 /** joi's answer: the value, or the error's message. */
 const answer = (p: Promise<unknown>) => p.then((value) => ({ value }), (err: Error) => ({ error: err.message }));
@@ -53,5 +54,55 @@ describe('absentKeysValidator', () => {
     const closed = Joi.object({ 'x-key': Joi.string() });
     expect(await answer(absentKeysValidator(required)({ host: 'h' }, {}))).toEqual({ error: '"x-key" is required' });
     expect(await answer(absentKeysValidator(closed)({ host: 'h' }, {}))).toEqual({ error: '"host" is not allowed' });
+  });
+});
+
+describe('plainKeysValidator', () => {
+  const printable = fc.string({ unit: fc.constantFrom('A', '0', ' ', '-', '~', '\u00e9', '\t', '\u{1F600}'), maxLength: 50 });
+  // Mostly values that pass, so that bodies valid but for one field come often.
+  const field = fc.oneof({ arbitrary: fc.constantFrom('D017', '0004711', 'Ready', 'a b'), weight: 6 }, printable, fc.constantFrom('', ' ', 'D017', '0004711 ', 'x'.repeat(12), 'x'.repeat(13), 'x'.repeat(20), 'x'.repeat(21), 'x'.repeat(48), 'x'.repeat(49)), fc.constant(null), fc.integer(), fc.boolean(), fc.constant([]), fc.constant({}), fc.constant(undefined));
+  const bodies = (names: string[]) => fc.oneof(fc.dictionary(fc.constantFrom(...names), field, { maxKeys: names.length }), fc.constantFrom(null, [], 'text', 7));
+
+  for (const [name, schema, names] of [
+    ['POST /sortation', assignmentBody, ['TrackID', 'Destination', 'Barcode', 'Type', 'Other']],
+    ['POST /destination', destinationBody, ['Destination', 'DestinationStatus', 'DestinationText', 'LightStatus', 'LightColor', 'BatchDoorStatus', 'Type', 'Other']],
+  ] as const) {
+    it(`answers as joi does for any body of ${name}`, async () => {
+      const validate = plainKeysValidator(schema);
+      await fc.assert(
+        fc.asyncProperty(bodies([...names]), async (body) => {
+          const options = { context: { headers: {} } };
+          expect(await answer(validate(body as object, options))).toEqual(await answer(schema.validateAsync(body, options)));
+        }),
+        { numRuns: 500 },
+      );
+    });
+  }
+
+  it('does not ask joi for a body that plainly meets the rules, and gives a copy', async () => {
+    const validateAsync = jest.spyOn(assignmentBody, 'validateAsync');
+    try {
+      const validate = plainKeysValidator(assignmentBody);
+      const body = { TrackID: '0004711', Destination: 'D017', Barcode: null, Other: [1] };
+      const valid = await validate(body, { context: {} });
+      expect(valid).toEqual(body);
+      expect(valid).not.toBe(body);
+      expect(validateAsync).not.toHaveBeenCalled();
+      // One that does not (a trailing space) goes to joi, and so does any body when the route has joi options of its own.
+      await expect(validate({ TrackID: '0004711 ', Destination: 'D017' }, { context: {} })).rejects.toThrow(/no trailing space/);
+      await expect(validate(body, { context: {}, presence: 'required' } as object)).rejects.toThrow(/"Type" is required/);
+      expect(validateAsync).toHaveBeenCalledTimes(2);
+    } finally {
+      validateAsync.mockRestore();
+    }
+  });
+
+  it('leaves a schema with rules it does not know to joi for every request', async () => {
+    const trimmed = Joi.object({ Name: Joi.string().trim() }).unknown(true);
+    const closed = Joi.object({ Name: Joi.string() });
+    const numeric = Joi.object({ N: Joi.number() }).unknown(true);
+    expect(await plainKeysValidator(trimmed)({ Name: ' a ' }, {})).toEqual({ Name: 'a' });
+    expect(await answer(plainKeysValidator(closed)({ Name: 'a', x: 1 }, {}))).toEqual({ error: '"x" is not allowed' });
+    expect(await plainKeysValidator(numeric)({ N: '5' }, {})).toEqual({ N: 5 });
   });
 });
