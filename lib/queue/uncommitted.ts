@@ -57,8 +57,8 @@ export class UncommittedMessages {
 
   /**
    * Its commit ended, committed (its row is in the table now: the table's head finds it) or
-   * refused (it was never stored: a delivery of it removes nothing; the sorter sends it again);
-   * or its removal from the queue is committed. Found by id.
+   * refused (it was never stored: a delivery of it removes nothing; the sorter sends it again).
+   * Found by id. (Its removal from the queue, if committed first, took it off already: `over`.)
    */
   settled(stored: StoredMessage): void {
     // Its row may be in the table now, unless its removal came first (then it has left both).
