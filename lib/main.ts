@@ -62,13 +62,8 @@ async function main(argv: string[]): Promise<void> {
   const stopSchedules = startSchedules(manifest, service.deps);
   const address = `http://${config.Host.includes(':') ? `[${config.Host}]` : config.Host}:${server.info.port}`;
   const mode = config.TestMode ? 'test mode' : 'live mode';
-  log.info({ url: server.info.uri, address, home, testMode: config.TestMode, replay: service.deps.replay }, `listening on ${address} (${mode}); Swagger UI at /`);
-  // Under systemd (deploy/, Type=notify): ready now, and the watchdog fed from here on.
+  // Under systemd (deploy/, Type=notify): ready once listening, and the watchdog fed from there on.
   const systemd = SystemdNotifier.fromEnv(process.env, log);
-  systemd?.ready(`listening on ${address} (${mode})`);
-  if (!isLoopback(config.Host) && config.ApiKeys.length === 0) {
-    log.warn({ host: config.Host }, `listening on ${config.Host}, beyond this machine, with no ApiKeys: anyone who can reach port ${server.info.port} can take messages and send assignments (set ApiKeys, or Host "127.0.0.1")`);
-  }
   const shutdown = onceOnly(async (signal: string) => {
     // Whatever hangs (a client, the disk), the process ends: a supervisor's stop must work.
     setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
@@ -84,8 +79,15 @@ async function main(argv: string[]): Promise<void> {
     systemd?.close();
     process.exit(0);
   });
+  // Before anybody is told that the service listens: a stop sent the moment it is ready (a
+  // supervisor, a test) must find the handler, or the signal's default ends the process uncleanly.
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+  log.info({ url: server.info.uri, address, home, testMode: config.TestMode, replay: service.deps.replay }, `listening on ${address} (${mode}); Swagger UI at /`);
+  systemd?.ready(`listening on ${address} (${mode})`);
+  if (!isLoopback(config.Host) && config.ApiKeys.length === 0) {
+    log.warn({ host: config.Host }, `listening on ${config.Host}, beyond this machine, with no ApiKeys: anyone who can reach port ${server.info.port} can take messages and send assignments (set ApiKeys, or Host "127.0.0.1")`);
+  }
 }
 
 /** `f` on its first call; later calls do nothing (a second signal while stopping). */
