@@ -77,7 +77,7 @@ export class UncommittedMessages {
   head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined {
     const list = this.waiting[queue] as StoredMessage<Q>[];
     if (list.length === 0) return undefined;
-    const set = skip instanceof Set ? (skip as ReadonlySet<number>) : new Set(skip);
+    const set = asSet(skip);
     return list.find((m) => !set.has(m.id));
   }
 
@@ -97,7 +97,7 @@ export class UncommittedMessages {
     return {
       ...durable,
       head: <Q extends QueueName>(queue: Q, skip: Iterable<number>) => {
-        const claimed = skip instanceof Set ? (skip as ReadonlySet<number>) : new Set(skip);
+        const claimed = asSet(skip);
         const stored = this.tables.head(queue, claimed, () => durable.head(queue, claimed));
         const pending = this.head(queue, claimed);
         return stored && pending ? (pending.id < stored.id ? pending : stored) : (stored ?? pending);
@@ -108,17 +108,13 @@ export class UncommittedMessages {
       // now; else it would be handed out a second time from here.
       remove: async (stored, delivery) => {
         const removed = await durable.remove(stored, delivery);
-        this.forget(stored);
-        this.tables.removed(stored.queue, stored.id);
+        this.left(stored);
         return removed;
       },
       ...(deadLetter && {
         deadLetter: async (stored: StoredMessage, info: Parameters<typeof deadLetter>[1]) => {
           const moved = await deadLetter(stored, info);
-          if (moved) {
-            this.forget(stored);
-            this.tables.removed(stored.queue, stored.id);
-          }
+          if (moved) this.left(stored);
           return moved;
         },
       }),
@@ -126,4 +122,12 @@ export class UncommittedMessages {
     };
   }
 
+  /** Its removal from the queue (or its move to the dead letters) is committed: off this list, out of the table. */
+  private left(stored: StoredMessage): void {
+    this.forget(stored);
+    this.tables.removed(stored.queue, stored.id);
+  }
 }
+
+/** The ids as a set (the dispatcher passes its set of claims as it is). */
+const asSet = (ids: Iterable<number>): ReadonlySet<number> => (ids instanceof Set ? (ids as ReadonlySet<number>) : new Set(ids));
