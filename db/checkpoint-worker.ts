@@ -6,6 +6,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import Database from './sqlite';
 import { freeBytes } from './disk';
 import { type WalLimits, checkpointNeeded } from './wal-limits';
+import { THREAD_NAMES, nameThisThread } from '../lib/process/thread-priority';
+
+// It keeps the process's priority, as the writer does: a starved checkpoint would let the WAL grow.
+nameThisThread(THREAD_NAMES.checkpointer);
 
 const { file, intervalMs, checkMs, limits } = workerData as { file: string; intervalMs: number; checkMs: number; limits: WalLimits };
 const db = new Database(file, { fileMustExist: true });

@@ -24,6 +24,7 @@ export interface Config {
   HandOutBeforeCommit: boolean;
   DurableBySorterAck: boolean;
   UnsyncedHoldMs: number;
+  HelperThreadNice: number;
   CommitTimeoutMs: number;
   DropSupersededRequests: boolean;
   MaxRequestAgeSeconds: number;
@@ -88,6 +89,12 @@ export const configSchema = Joi.object<Config>({
     .default(true)
     .description("A POST's assignment or destination setting is committed without a disk sync and sent to the sorter at once, and answered 200 once the sorter acknowledged it or a sync made it durable, whichever comes first (either survives a power cut); only while the link is up and acknowledges each telegram. false: answered only once synced, sent after the sync"),
   UnsyncedHoldMs: Joi.number().integer().min(0).max(5000).default(HOLD_MS).description('How long a write that needs no sync (a delivery recorded, an acknowledged assignment) may be held to be committed with others: longer writes less, and a crash hands more deliveries out again'),
+  HelperThreadNice: Joi.number()
+    .integer()
+    .min(0)
+    .max(19)
+    .default(19)
+    .description("Linux: the niceness of the process's helper threads (V8's compiler and garbage-collector helpers, libuv's pool that writes the logs), so that the event loop (the sorter link, the WCS's polls) and the writer thread never wait for a core behind them; 0 leaves them at the service's own priority"),
   CommitTimeoutMs: Joi.number().integer().min(100).max(60000).default(2000).description('A POST whose write the storage has not started within this long is answered 503 with Retry-After, and nothing is written'),
   DropSupersededRequests: Joi.boolean().default(true).description('Live mode: a REQUEST takes the older REQUESTs of the same TrackID (the item went round again) out of the queue, recorded in the history as Superseded'),
   MaxRequestAgeSeconds: Joi.number().min(0).max(86400).default(0).description('Live mode: REQUESTs waiting longer than this are taken out of the queue (history: Expired); 0 = never'),
