@@ -13,7 +13,7 @@ import { startSchedules } from './functions/schedule';
 import { createServer } from './http/server';
 import { createService } from './service';
 import { SystemdNotifier } from './process/systemd';
-import { lowerHelperThreads } from './process/thread-priority';
+import { lowerHelperThreadsAtStart } from './process/thread-priority';
 import { LayoutError } from './telegram/layout-load';
 import { narrowerThanContract, sorterLayout } from './telegram/site-layout';
 
@@ -57,10 +57,8 @@ async function main(argv: string[]): Promise<void> {
     await out.output.flush(1000);
     process.exit(78); // EX_CONFIG
   }
-  // Before any thread of ours starts (the writer, the checkpointer keep the process's priority):
-  // libuv's pool started by a first request, then every helper thread there is lowered.
-  await fs.promises.stat(home);
-  const helpers = lowerHelperThreads(config.HelperThreadNice);
+  // Before any thread of ours starts: the writer and the checkpointer keep the process's priority.
+  const helpers = await lowerHelperThreadsAtStart(config.HelperThreadNice);
   log.debug({ nice: config.HelperThreadNice, ...helpers }, 'helper threads lowered in priority');
   const service = await createService({ home, config, log, version, layout, lastStopClean: instanceLock.lastStopClean });
   const server = await createServer(service, { manifest });

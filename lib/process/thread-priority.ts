@@ -64,6 +64,15 @@ export function lowerHelperThreads(nice: number): Lowered {
 }
 
 /**
+ * lowerHelperThreads at a process's start, before it starts threads of its own: libuv's pool is
+ * started first (its threads start with its first request), so that its threads are lowered too.
+ */
+export async function lowerHelperThreadsAtStart(nice: number): Promise<Lowered> {
+  await fs.promises.stat('/');
+  return lowerHelperThreads(nice);
+}
+
+/**
  * Name the calling thread (Linux, at most 15 characters): what `top -H` and `ps -L` show, so that
  * an operator (and a test) can tell the writer from V8's helpers. Elsewhere it does nothing.
  */
