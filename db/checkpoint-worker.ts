@@ -6,7 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import Database from './sqlite';
 import { freeBytes } from './disk';
 import { type WalLimits, checkpointNeeded } from './wal-limits';
-import { THREAD_NAMES, nameThisThread } from '../lib/process/thread-priority';
+import { THREAD_NAMES, nameThisThread } from './thread-name';
 
 // It keeps the process's priority, as the writer does: a starved checkpoint would let the WAL grow.
 nameThisThread(THREAD_NAMES.checkpointer);

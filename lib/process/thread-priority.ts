@@ -3,9 +3,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 
-/** The names our own worker threads give themselves (nameThisThread). */
-export const THREAD_NAMES = { writer: 'sorter-writer', checkpointer: 'sorter-ckpt' } as const;
-
 /** What lowerHelperThreads did. */
 export interface Lowered {
   /** Threads set to the niceness asked for. */
@@ -70,16 +67,4 @@ export function lowerHelperThreads(nice: number): Lowered {
 export async function lowerHelperThreadsAtStart(nice: number): Promise<Lowered> {
   await fs.promises.stat('/');
   return lowerHelperThreads(nice);
-}
-
-/**
- * Name the calling thread (Linux, at most 15 characters): what `top -H` and `ps -L` show, so that
- * an operator (and a test) can tell the writer from V8's helpers. Elsewhere it does nothing.
- */
-export function nameThisThread(name: string): void {
-  try {
-    fs.writeFileSync('/proc/thread-self/comm', name.slice(0, 15));
-  } catch {
-    // not Linux, or /proc not mounted: the name is only a convenience
-  }
 }
