@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { commandLine, nonNegative } from '../lib/process/command-line';
 import { projectRoot } from '../lib/process/paths';
-import { lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
+import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 import { type Target, allTargets, describeTarget, parseServiceConfig } from './processes';
 import { popMicros, purgeProbe, seedProbe } from './scale';
 import { type Measured, type PurgeResult, type ScaleResult, type StorageResult, type TargetResult, benchLine, correctness, printReport } from './report';
@@ -141,7 +141,7 @@ async function measureScale(): Promise<ScaleResult> {
 async function main() {
   // The WCS client loops run in this process: its own V8 compiling must not take the cores the
   // measured targets wait for (both targets alike; the service lowers its own helpers too).
-  await lowerHelperThreadsAtStart(19);
+  await lowerHelperThreadsAtStart(HELPER_THREAD_NICE);
   const started = Date.now();
   log(`bench (${quick ? 'quick' : 'full'}): ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.cpus()[0]?.model}, node ${process.version}`);
   if (fsyncDelayMs > 0) log(`every fsync of the service targets ${fsyncDelayMs} ms slower (--fsync-delay-ms)`);

@@ -19,7 +19,7 @@ import Database from '../db/sqlite';
 import { commandLine, nonNegative } from '../lib/process/command-line';
 import { parseServiceConfig, sleep, startEmulator, startTarget, writeBytes } from './processes';
 import { projectRoot } from '../lib/process/paths';
-import { lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
+import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 import { byBtree, readPageLog } from './page-log';
 
 const args = commandLine('wal-pages', 'npm run wal-pages -- [options]   (docs/performance.md)', {
@@ -98,7 +98,7 @@ async function run(logFile: string) {
 
 async function main() {
   // As in bench/run.ts: the client's own V8 compiling must not take the service's cores.
-  await lowerHelperThreadsAtStart(19);
+  await lowerHelperThreadsAtStart(HELPER_THREAD_NICE);
   const logFile = path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), `wal-pages-${process.pid}.log`);
   fs.writeFileSync(logFile, '');
   const { emuStats, wcs, home, from, to, written, syncs } = await run(logFile);

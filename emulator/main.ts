@@ -7,7 +7,7 @@ import { layoutFile } from '../lib/telegram/site-layout';
 import { type TelegramWire, layoutWire } from '../lib/telegram/wire';
 import { PlcLink } from './plc-link';
 import { EmulatedSorter, defaultSorterOptions } from './sorter';
-import { lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
+import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 
 /**
  * `npm run emulator -- --port N --rate R --seed S [--duration SECONDS] [--layout FILE]`: a sorter
@@ -95,7 +95,7 @@ function startWhenConnected(link: PlcLink): Promise<void> {
 async function main() {
   // A sorter's timing is the emulator's to keep: its own V8 compiling on a box shared with the
   // service and a WCS (the benchmark's) must not delay its telegrams, nor take the service's core.
-  await lowerHelperThreadsAtStart(19);
+  await lowerHelperThreadsAtStart(HELPER_THREAD_NICE);
   const sorterRef: { current?: EmulatedSorter } = {};
   const link = linkOf((t) => sorterRef.current!.onData(t));
   const sorter = new EmulatedSorter(link, {

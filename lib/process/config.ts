@@ -1,4 +1,5 @@
 // config.json: its keys, defaults and validation, and where the database file lives.
+import { HELPER_THREAD_NICE } from './thread-priority';
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
@@ -93,7 +94,7 @@ export const configSchema = Joi.object<Config>({
     .integer()
     .min(0)
     .max(19)
-    .default(19)
+    .default(HELPER_THREAD_NICE)
     .description("Linux: the niceness of the process's helper threads (V8's compiler and garbage-collector helpers, libuv's pool that writes the logs), so that the event loop (the sorter link, the WCS's polls) and the writer thread never wait for a core behind them; 0 leaves them at the service's own priority"),
   CommitTimeoutMs: Joi.number().integer().min(100).max(60000).default(2000).description('A POST whose write the storage has not started within this long is answered 503 with Retry-After, and nothing is written'),
   DropSupersededRequests: Joi.boolean().default(true).description('Live mode: a REQUEST takes the older REQUESTs of the same TrackID (the item went round again) out of the queue, recorded in the history as Superseded'),

@@ -3,6 +3,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 
+/** The niceness helper threads get by default (config.json HelperThreadNice; the emulator and the bench always). */
+export const HELPER_THREAD_NICE = 19;
+
 /** What lowerHelperThreads did. */
 export interface Lowered {
   /** Threads set to the niceness asked for. */

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { removeHome, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
+import { THREAD_NAMES } from '../../db/thread-name';
 
 const linux = fs.existsSync('/proc/self/task');
 if (!linux) console.log('thread-priority.test: no /proc/self/task (not Linux): skipped');
@@ -27,7 +28,7 @@ function threadsOf(pid: number): Thread[] {
   });
 }
 
-const ours = new Set(['sorter-writer', 'sorter-ckpt']);
+const ours = new Set<string>(Object.values(THREAD_NAMES));
 
 onLinux('helper threads below the event loop and the writer', () => {
   it('by default: the event loop, the writer and the checkpointer at the process priority, every other thread at 19', async () => {
