@@ -53,8 +53,22 @@ export const WINDOW_MS_COMMITTED_ONLY = 5;
  */
 export const WINDOW_MAX_WRITES = 16;
 
+/**
+ * How long a POST's entry that goes to the sorter before its sync (`owesSync`) may wait for the
+ * next POST's, when POSTs come faster than one in this many milliseconds (ms). Each such entry
+ * is otherwise a transaction of its own: at 600 items/s that is 600 commits a second, each
+ * writing its pages, its WAL frame headers and its lock calls. Grouped, two or three POSTs share
+ * one (measured at 600/s: 1.0 -> 0.5 commits an item, 6-9% less CPU an item). The first of a
+ * group waits at most this long: its decision reaches the sorter that much later. At a few items
+ * a second the POSTs come further apart, and none waits.
+ */
+export const POST_GROUP_MS = 4;
+
+/** How many POSTs' entries may wait for company at once: more go at once. */
+export const POST_GROUP_MAX = 8;
+
 /** The timing by default. */
-export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_MS };
+export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_MS, postGroupMs: POST_GROUP_MS };
 
 /**
  * Whether a durable write waits the window for company. A POST does not: its WCS waits for the
@@ -68,8 +82,24 @@ export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_
  */
 const waitsForCompany = (op: Command['op']) => op !== 'addToOutbox';
 
-/** A command as the writer thread holds it: when it was taken from the port (performance.now()). */
-export type Held = Command & { at: number };
+/**
+ * A command as the writer thread holds it: when it was taken from the port (performance.now());
+ * for a POST's entry that owes a sync, how long after the previous one it came (ms, `postGap`).
+ */
+export type Held = Command & { at: number; postGap?: number };
+
+/**
+ * Until when the oldest POST's entry that owes a sync (one at least is pending) waits for
+ * company: when it came less than the timing's postGroupMs after the one before it, until
+ * postGroupMs after it came, unless POST_GROUP_MAX are waiting; else not at all.
+ */
+function postsWaitUntil(pending: Held[], timing: CommitTiming): number {
+  const posts = pending.filter((c) => owesSync(c.op));
+  const oldest = posts[0];
+  const groupMs = timing.postGroupMs ?? 0;
+  const comingFast = oldest.postGap !== undefined && oldest.postGap < groupMs;
+  return comingFast && posts.length < POST_GROUP_MAX ? oldest.at + groupMs : oldest.at;
+}
 
 /**
  * Durable writes that may be committed ahead of unsynced ones given before them, since they add
@@ -100,10 +130,11 @@ export interface Plan {
  * Plan the next transaction from `pending` (transactional commands, in the order given) at
  * `now`: null when everything may wait longer (then `wakeAt` says until when).
  *
- * - A POST's entry that goes to the sorter before its sync (`owesSync`) goes at once, unsynced,
- *   with the unsynced writes given before the first durable one (the durable ones wait on in
- *   their window, and their synced commit will make the entry durable too). Its WCS waits for
- *   the sorter's ACK or that sync, whichever comes first, not for this commit's sync.
+ * - A POST's entry that goes to the sorter before its sync (`owesSync`) goes unsynced, with the
+ *   unsynced writes given before the first durable one (the durable ones wait on in their
+ *   window, and their synced commit will make the entry durable too): at once, or, while POSTs
+ *   come faster than postGroupMs, once the oldest has waited that long for company. Its WCS
+ *   waits for the sorter's ACK or that sync, whichever comes first, not for this commit's sync.
  * - A durable write that must keep its place (any but a telegram or a POST, or one that
  *   conflicts) takes everything: synced, in order.
  * - Else durable writes go ahead of the unsynced ones held before them, synced, once the oldest
@@ -117,6 +148,7 @@ export interface Plan {
 export function planTransaction(pending: Held[], now: number, joining = false, timing: CommitTiming = DEFAULT_TIMING): Plan | null {
   if (pending.length === 0) return null;
   if (!joining && pending.some((c) => owesSync(c.op))) {
+    if (now < postsWaitUntil(pending, timing)) return null;
     const firstDurable = pending.findIndex((c) => isDurable(c.op));
     const goes = (c: Held, i: number) => owesSync(c.op) || (!isDurable(c.op) && (firstDurable < 0 || i < firstDurable));
     return { batch: pending.filter(goes), rest: pending.filter((c, i) => !goes(c, i)), synced: false };
@@ -135,8 +167,7 @@ export function planTransaction(pending: Held[], now: number, joining = false, t
 
 /** When planTransaction will say yes without anything new arriving: a durable write's window decides, else the hold. */
 export function wakeAt(pending: Held[], timing: CommitTiming = DEFAULT_TIMING): number {
-  const unsyncedPost = pending.find((c) => owesSync(c.op));
-  if (unsyncedPost) return unsyncedPost.at;
+  if (pending.some((c) => owesSync(c.op))) return postsWaitUntil(pending, timing);
   const durable = pending.find((c) => isDurable(c.op));
   if (durable) return pending.some((c) => isDurable(c.op) && !waitsForCompany(c.op)) ? durable.at : durable.at + timing.windowMs;
   const unsynced = pending.find((c) => !isDurable(c.op));

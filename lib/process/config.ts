@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import net from 'node:net';
-import { HOLD_MS, WINDOW_MS, WINDOW_MS_COMMITTED_ONLY } from '../../db/commit-plan';
+import { HOLD_MS, POST_GROUP_MS, WINDOW_MS, WINDOW_MS_COMMITTED_ONLY } from '../../db/commit-plan';
 import { duplicateKeys } from './json-keys';
 
 /** Settings from config.json, after validation and defaults. Keys keep the spec's PascalCase. */
@@ -25,6 +25,7 @@ export interface Config {
   HandOutBeforeCommit: boolean;
   DurableBySorterAck: boolean;
   UnsyncedHoldMs: number;
+  PostGroupMs: number;
   HelperThreadNice: number;
   CommitTimeoutMs: number;
   DropSupersededRequests: boolean;
@@ -84,12 +85,18 @@ export const configSchema = Joi.object<Config>({
     .min(0)
     .max(100)
     .default((parent: { HandOutBeforeCommit?: boolean }) => (parent.HandOutBeforeCommit === false ? WINDOW_MS_COMMITTED_ONLY : WINDOW_MS))
-    .description(`How long a sorter telegram's write waits for others to share its disk sync and its pages: longer writes less and acknowledges later (a POST's write never waits). Default ${WINDOW_MS}, or ${WINDOW_MS_COMMITTED_ONLY} with HandOutBeforeCommit false`),
+    .description(`How long a sorter telegram's write waits for others to share its disk sync and its pages: longer writes less and acknowledges later (a POST's write does not wait it: see PostGroupMs). Default ${WINDOW_MS}, or ${WINDOW_MS_COMMITTED_ONLY} with HandOutBeforeCommit false`),
   HandOutBeforeCommit: Joi.boolean().default(true).description('A waiting WCS gets a message from the sorter as soon as its telegram arrives, while its commit waits in the commit window (the sorter still gets its ACK only after the commit); a crash before that commit hands the message out a second time, when the sorter sends it again'),
   DurableBySorterAck: Joi.boolean()
     .default(true)
     .description("A POST's assignment or destination setting is committed without a disk sync and sent to the sorter at once, and answered 200 once the sorter acknowledged it or a sync made it durable, whichever comes first (either survives a power cut); only while the link is up and acknowledges each telegram. false: answered only once synced, sent after the sync"),
   UnsyncedHoldMs: Joi.number().integer().min(0).max(5000).default(HOLD_MS).description('How long a write that needs no sync (a delivery recorded, an acknowledged assignment) may be held to be committed with others: longer writes less, and a crash hands more deliveries out again'),
+  PostGroupMs: Joi.number()
+    .integer()
+    .min(0)
+    .max(20)
+    .default(POST_GROUP_MS)
+    .description("While the WCS's POSTs come less than this many ms apart (hundreds a second), the write of one that goes to the sorter before its sync (DurableBySorterAck) waits up to this long for the next, to share a commit: less CPU and fewer writes an item, a decision up to this much later; at a few POSTs a second none waits. 0 = every POST's write goes at once"),
   HelperThreadNice: Joi.number()
     .integer()
     .min(0)

@@ -168,6 +168,29 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
       expect(slow.status().Syncs).toBe(syncs + 1);
     });
 
+    it('while POSTs come faster than postGroupMs (config.json PostGroupMs), an entry waits up to that long for the next and shares its commit; a lone one goes at once', async () => {
+      const GROUP = 200; // long, so that the bounds hold on a slow machine
+      await slow.close();
+      slow = await Writer.start({ file: slowFile, synchronous: 'FULL', groupCommit: true, timing: { windowMs: WINDOW, holdMs: 0, postGroupMs: GROUP } });
+      // The first POST came after none: at once (its id block's reservation is synced).
+      await (await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T'])).durable;
+      const commits = slow.status().Commits;
+      const t = performance.now();
+      const b = slow.runUnsynced('addToOutboxUnsynced', [assignment('B'), null, 'T']);
+      await sleep(20);
+      const c = slow.runUnsynced('addToOutboxUnsynced', [assignment('C'), null, 'T']);
+      expect((await Promise.all([b, c])).map((e) => e.value)).toEqual([2, 3]);
+      // B came right after A: it waited for company, and C shares its commit.
+      expect(performance.now() - t).toBeGreaterThanOrEqual(GROUP - 10);
+      expect(slow.status().Commits).toBe(commits + 1);
+      // Once they come further apart than that, none waits.
+      await sleep(GROUP + 50);
+      const t2 = performance.now();
+      expect((await slow.runUnsynced('addToOutboxUnsynced', [assignment('D'), null, 'T'])).value).toBe(4);
+      expect(performance.now() - t2).toBeLessThan(GROUP / 2);
+      expect(slow.status().Commits).toBe(commits + 2);
+    });
+
     it('a clean stop brings the reservation down to the last id given; a start after a crash skips every reserved id', async () => {
       const last = await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T']);
       await slow.close();
