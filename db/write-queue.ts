@@ -2,6 +2,7 @@
 // few milliseconds for the writes nobody waits for at once),
 // cancelled if not started in time, answered after their commit.
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
+import { WINDOW_MS } from './commit-plan';
 import { type Command, type FromWriter, Cancel } from './writer-protocol';
 
 /** Per command: give up if the writer has not started it within this long. */
@@ -54,13 +55,18 @@ interface Deferred {
 }
 
 /**
- * How long a write that nobody waits for at once may wait to go to the writer with others (ms).
- * Each hand-over is a message to the writer thread (a structured clone, a wake-up on both sides):
- * a sorter telegram's write waits its commit window there anyway, a delivery's removal or an
- * acknowledged outbox entry are held there, so their few milliseconds here cost nothing. A POST's
- * entry, and anything else, goes at the end of the turn, with whatever waits.
+ * How long a write that nobody waits for at once may wait to go to the writer with others (ms):
+ * a tenth of the commit window, at most COALESCE_MAX_MS. Each hand-over is a message to the
+ * writer thread (a structured clone, a wake-up on both sides): a sorter telegram's write waits its
+ * commit window there anyway (so its ACK comes at most a tenth later), a delivery's removal or an
+ * acknowledged outbox entry are held there (UnsyncedHoldMs), so their milliseconds here cost
+ * nothing. At 600 items/s, 10 ms instead of 2 saved about 4% of the CPU per item (alternating
+ * runs). With a short window (HandOutBeforeCommit false: 5 ms, and a decision waits it) the
+ * hand-over is as short. A POST's entry, and anything else, goes at the end of the turn, with
+ * whatever waits.
  */
-const COALESCE_MS = 2;
+export const coalesceMs = (windowMs: number): number => Math.min(COALESCE_MAX_MS, windowMs / 10);
+const COALESCE_MAX_MS = 10;
 const mayWait = (op: WriteOp) => op === 'acceptFromPeer' || op === 'deliver' || op === 'removeFromOutbox' || op === 'deadLetter';
 
 /** How many committed commands are resolved before the event loop gets a turn (WriteQueue.settle). */
@@ -78,7 +84,7 @@ export class WriteQueue {
   /** Synced before their commit was settled here (settling goes in slices): `failure` or null. */
   private readonly syncedEarly = new Map<number, string | null>();
   private outgoing: Command[] = [];
-  /** The hand-over at the end of this turn of the event loop, or in COALESCE_MS. */
+  /** The hand-over at the end of this turn of the event loop, or once the coalescing delay is over. */
   private flushSoon: NodeJS.Immediate | null = null;
   private flushAt: NodeJS.Timeout | null = null;
   private seq = 0;
@@ -86,6 +92,8 @@ export class WriteQueue {
   constructor(
     private readonly post: (batch: Command[]) => void,
     private readonly onCommit?: (writes: number, waitedMs: number[]) => void,
+    /** How long a write nobody waits for at once may wait for others (`coalesceMs` of the commit window). */
+    private readonly coalesce = coalesceMs(WINDOW_MS),
   ) {}
 
   /** Commands given and not yet answered. */
@@ -120,7 +128,7 @@ export class WriteQueue {
       this.waiting.set(seq, waiting);
       this.outgoing.push(command);
       if (mayWait(op)) {
-        if (!this.flushAt && !this.flushSoon) this.flushAt = setTimeout(() => this.flush(), COALESCE_MS);
+        if (!this.flushAt && !this.flushSoon) this.flushAt = setTimeout(() => this.flush(), this.coalesce);
       } else if (!this.flushSoon) {
         this.flushSoon = setImmediate(() => this.flush());
       }

@@ -3,10 +3,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { DEFAULT_TIMING } from './commit-plan';
 import { projectRoot } from './root';
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
 import { type StorageState, type StorageStatus, StorageMonitor } from './storage-status';
-import { type RunOptions, type Unsynced, WriteFailed, WriteQueue } from './write-queue';
+import { type RunOptions, type Unsynced, WriteFailed, WriteQueue, coalesceMs } from './write-queue';
 import { type CommitTiming, type FromWriter, type WriterData, STATUS_FIELDS } from './writer-protocol';
 
 /**
@@ -57,7 +58,7 @@ export class Writer {
     readOnly: boolean,
     options: WriterOptions,
   ) {
-    this.queue = new WriteQueue((batch) => worker.postMessage(batch), (writes, waitedMs) => options.onCommit?.(writes, waitedMs));
+    this.queue = new WriteQueue((batch) => worker.postMessage(batch), (writes, waitedMs) => options.onCommit?.(writes, waitedMs), coalesceMs((options.timing ?? DEFAULT_TIMING).windowMs));
     this.monitor = new StorageMonitor(status64, readOnly, options);
     worker.on('message', (m: FromWriter) => this.onMessage(m));
     worker.on('error', (err) => this.stopped(`the writer thread failed: ${err.message}`));

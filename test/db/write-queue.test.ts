@@ -1,8 +1,9 @@
-// The commands' way to the writer and back, with a fake writer: batching per turn (or a few
-// milliseconds for the writes nobody waits for at once), answers after
+// The commands' way to the writer and back, with a fake writer: batching per turn (or a tenth of
+// the commit window for the writes nobody waits for at once), answers after
 // the commit, cancellation, slices of the backlog, and a writer gone. (On a real thread and file:
 // writer.test.ts.)
-import { type CommandResult, WriteCancelled, WriteFailed, WriteQueue } from '../../db/write-queue';
+import { WINDOW_MS } from '../../db/commit-plan';
+import { type CommandResult, WriteCancelled, WriteFailed, WriteQueue, coalesceMs } from '../../db/write-queue';
 import { type Command, Cancel } from '../../db/writer-protocol';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
@@ -35,7 +36,8 @@ describe('WriteQueue', () => {
     expect(commits).toEqual([[2, 2]]);
   });
 
-  it('lets the writes nobody waits for at once gather for a few milliseconds; a POST takes them along at the end of its turn', () => {
+  it('lets the writes nobody waits for at once gather for a tenth of the commit window (at most 10 ms); a POST takes them along at the end of its turn', () => {
+    expect([coalesceMs(WINDOW_MS), coalesceMs(5), coalesceMs(0)]).toEqual([10, 0.5, 0]);
     // On the fake clock: a busy machine may take longer than the wait between two turns.
     jest.useFakeTimers();
     try {
@@ -43,16 +45,21 @@ describe('WriteQueue', () => {
       void queue.run('acceptFromPeer', [1, 'PLC01', 1, {} as never, 'T', false] as never);
       jest.advanceTimersByTime(1);
       void queue.run('deliver', [stored, { deliveredAt: 'T', clientAddress: null }]);
-      jest.advanceTimersByTime(0);
+      jest.advanceTimersByTime(8);
       expect(posted).toEqual([]);
-      jest.advanceTimersByTime(1); // 2 ms after the first
+      jest.advanceTimersByTime(1); // 10 ms after the first
       expect(posted.map((batch) => batch.map((c) => c.op))).toEqual([['acceptFromPeer', 'deliver']]);
       void queue.run('removeFromOutbox', [1, 'T'] as never);
       void queue.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: '1', Destination: 'D1' } }, null, 'T'] as never);
       jest.advanceTimersByTime(0); // the end of the turn
       expect(posted.map((batch) => batch.map((c) => c.op))).toEqual([['acceptFromPeer', 'deliver'], ['removeFromOutbox', 'addToOutbox']]);
-      jest.advanceTimersByTime(5);
+      jest.advanceTimersByTime(20);
       expect(posted).toHaveLength(2);
+      // A short commit window (HandOutBeforeCommit false: a decision waits it) gathers as briefly.
+      const short = new WriteQueue((batch) => posted.push(batch), undefined, coalesceMs(5));
+      void short.run('acceptFromPeer', [1, 'PLC01', 1, {} as never, 'T', false] as never);
+      jest.advanceTimersByTime(1);
+      expect(posted).toHaveLength(3);
     } finally {
       jest.useRealTimers();
     }
