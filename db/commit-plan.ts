@@ -133,8 +133,9 @@ export interface Plan {
  * - A POST's entry that goes to the sorter before its sync (`owesSync`) goes unsynced, with the
  *   unsynced writes given before the first durable one (the durable ones wait on in their
  *   window, and their synced commit will make the entry durable too): at once, or, while POSTs
- *   come faster than postGroupMs, once the oldest has waited that long for company. Its WCS
- *   waits for the sorter's ACK or that sync, whichever comes first, not for this commit's sync.
+ *   come faster than postGroupMs, once the oldest has waited that long for company (meanwhile
+ *   the rest is planned as below, the entries counted among the writes that need no sync). Its
+ *   WCS waits for the sorter's ACK or that sync, whichever comes first, not for this commit's sync.
  * - A durable write that must keep its place (any but a telegram or a POST, or one that
  *   conflicts) takes everything: synced, in order.
  * - Else durable writes go ahead of the unsynced ones held before them, synced, once the oldest
@@ -147,8 +148,7 @@ export interface Plan {
  */
 export function planTransaction(pending: Held[], now: number, joining = false, timing: CommitTiming = DEFAULT_TIMING): Plan | null {
   if (pending.length === 0) return null;
-  if (!joining && pending.some((c) => owesSync(c.op))) {
-    if (now < postsWaitUntil(pending, timing)) return null;
+  if (!joining && pending.some((c) => owesSync(c.op)) && now >= postsWaitUntil(pending, timing)) {
     const firstDurable = pending.findIndex((c) => isDurable(c.op));
     const goes = (c: Held, i: number) => owesSync(c.op) || (!isDurable(c.op) && (firstDurable < 0 || i < firstDurable));
     return { batch: pending.filter(goes), rest: pending.filter((c, i) => !goes(c, i)), synced: false };
@@ -165,11 +165,11 @@ export function planTransaction(pending: Held[], now: number, joining = false, t
   return { batch: durable, rest: unsynced, synced: true };
 }
 
-/** When planTransaction will say yes without anything new arriving: a durable write's window decides, else the hold. */
+/** When planTransaction will say yes without anything new arriving: the end of a POST's entry's wait for company or, if earlier, a durable write's window (else the hold). */
 export function wakeAt(pending: Held[], timing: CommitTiming = DEFAULT_TIMING): number {
-  if (pending.some((c) => owesSync(c.op))) return postsWaitUntil(pending, timing);
+  const posts = pending.some((c) => owesSync(c.op)) ? postsWaitUntil(pending, timing) : Infinity;
   const durable = pending.find((c) => isDurable(c.op));
-  if (durable) return pending.some((c) => isDurable(c.op) && !waitsForCompany(c.op)) ? durable.at : durable.at + timing.windowMs;
+  if (durable) return Math.min(posts, pending.some((c) => isDurable(c.op) && !waitsForCompany(c.op)) ? durable.at : durable.at + timing.windowMs);
   const unsynced = pending.find((c) => !isDurable(c.op));
-  return unsynced ? unsynced.at + timing.holdMs : Infinity;
+  return Math.min(posts, unsynced ? unsynced.at + timing.holdMs : Infinity);
 }

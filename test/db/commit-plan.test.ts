@@ -74,6 +74,11 @@ describe('planTransaction', () => {
     const burst = Array.from({ length: POST_GROUP_MAX }, (_, i) => post(100, i === 0 ? 1 : 0));
     expect(planTransaction(burst, 100)).toEqual({ batch: burst, rest: [], synced: false });
     expect(wakeAt(burst)).toBe(100);
+    // Meanwhile a telegram whose window is over goes, synced, ahead of the waiting entry.
+    const telegram = accept('B', 101 - WINDOW_MS);
+    expect(wakeAt([accept('B', 99 - WINDOW_MS), first])).toBe(99);
+    const due = planTransaction([telegram, first], 101)!;
+    expect({ batch: seqs(due.batch), rest: seqs(due.rest), synced: due.synced }).toEqual({ batch: [telegram.seq], rest: [first.seq], synced: true });
     // PostGroupMs 0: never; joining a synced commit under way or closing: at once.
     expect(planTransaction([first], 100, false, { windowMs: WINDOW_MS, holdMs: HOLD_MS, postGroupMs: 0 })).toEqual({ batch: [first], rest: [], synced: false });
     expect(planTransaction([first], 100, true)).toEqual({ batch: [first], rest: [], synced: true });
