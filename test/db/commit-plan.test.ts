@@ -79,6 +79,10 @@ describe('planTransaction', () => {
     expect(wakeAt([accept('B', 99 - WINDOW_MS), first])).toBe(99);
     const due = planTransaction([telegram, first], 101)!;
     expect({ batch: seqs(due.batch), rest: seqs(due.rest), synced: due.synced }).toEqual({ batch: [telegram.seq], rest: [first.seq], synced: true });
+    // The hold of the writes that need no sync does not cut the wait short (UnsyncedHoldMs 0); when they go, the entries go along.
+    const noHold = { windowMs: WINDOW_MS, holdMs: 0, postGroupMs: POST_GROUP_MS };
+    expect(planTransaction([first], 100, false, noHold)).toBeNull();
+    expect(planTransaction([first, held], 101, false, noHold)).toEqual({ batch: [first, held], rest: [], synced: false });
     // PostGroupMs 0: never; joining a synced commit under way or closing: at once.
     expect(planTransaction([first], 100, false, { windowMs: WINDOW_MS, holdMs: HOLD_MS, postGroupMs: 0 })).toEqual({ batch: [first], rest: [], synced: false });
     expect(planTransaction([first], 100, true)).toEqual({ batch: [first], rest: [], synced: true });
