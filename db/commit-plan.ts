@@ -54,18 +54,16 @@ export const WINDOW_MS_COMMITTED_ONLY = 5;
 export const WINDOW_MAX_WRITES = 16;
 
 /**
- * How long a POST's entry that goes to the sorter before its sync (`owesSync`) may wait for the
- * next POST's, when POSTs come faster than one in this many milliseconds (ms). Each such entry
- * is otherwise a transaction of its own: at 600 items/s that is 600 commits a second, each
- * writing its pages, its WAL frame headers and its lock calls. Grouped, three or four POSTs share
- * one (measured at 600/s: 1.0 -> 0.35-0.38 commits an item, about 8% less CPU an item; 2 ms
- * grouped less, 0.68). The first of a group waits at most this long: its decision reaches the
- * sorter that much later. At tens of items a second the POSTs come further apart, and none waits.
+ * How long a POST's entry that goes to the sorter before its sync (`owesSync`) may wait on the
+ * main thread for the next POST's, when POSTs come faster than one in this many milliseconds
+ * (ms; db/write-queue.ts). Each such entry is otherwise a hand-over to the writer thread and a
+ * transaction of its own: at 600 items/s that is 600 commits a second, each writing its pages,
+ * its WAL frame headers and its lock calls. Grouped, three or four POSTs share one hand-over and
+ * one commit (measured at 600/s: 1.0 -> about 0.35 commits an item, about 12% less CPU an item).
+ * The first of a group waits at most this long: its decision reaches the sorter that much later.
+ * At tens of items a second the POSTs come further apart, and none waits.
  */
 export const POST_GROUP_MS = 4;
-
-/** How many POSTs' entries may wait for company at once: more go at once. */
-export const POST_GROUP_MAX = 8;
 
 /** The timing by default. */
 export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_MS, postGroupMs: POST_GROUP_MS };
@@ -82,24 +80,8 @@ export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_
  */
 const waitsForCompany = (op: Command['op']) => op !== 'addToOutbox';
 
-/**
- * A command as the writer thread holds it: when it was taken from the port (performance.now());
- * for a POST's entry that owes a sync, how long after the previous one it came (ms, `postGap`).
- */
-export type Held = Command & { at: number; postGap?: number };
-
-/**
- * Until when the oldest POST's entry that owes a sync (one at least is pending) waits for
- * company: when it came less than the timing's postGroupMs after the one before it, until
- * postGroupMs after it came, unless POST_GROUP_MAX are waiting; else not at all.
- */
-function postsWaitUntil(pending: Held[], timing: CommitTiming): number {
-  const posts = pending.filter((c) => owesSync(c.op));
-  const oldest = posts[0];
-  const groupMs = timing.postGroupMs ?? 0;
-  const comingFast = oldest.postGap !== undefined && oldest.postGap < groupMs;
-  return comingFast && posts.length < POST_GROUP_MAX ? oldest.at + groupMs : oldest.at;
-}
+/** A command as the writer thread holds it: when it was taken from the port (performance.now()). */
+export type Held = Command & { at: number };
 
 /**
  * Durable writes that may be committed ahead of unsynced ones given before them, since they add
@@ -130,12 +112,10 @@ export interface Plan {
  * Plan the next transaction from `pending` (transactional commands, in the order given) at
  * `now`: null when everything may wait longer (then `wakeAt` says until when).
  *
- * - A POST's entry that goes to the sorter before its sync (`owesSync`) goes unsynced, with the
- *   unsynced writes given before the first durable one (the durable ones wait on in their
- *   window, and their synced commit will make the entry durable too): at once, or, while POSTs
- *   come faster than postGroupMs, once the oldest has waited that long for company (meanwhile
- *   the rest is planned as below, the entries counted among the writes that need no sync). Its
- *   WCS waits for the sorter's ACK or that sync, whichever comes first, not for this commit's sync.
+ * - A POST's entry that goes to the sorter before its sync (`owesSync`) goes at once, unsynced,
+ *   with the unsynced writes given before the first durable one (the durable ones wait on in
+ *   their window, and their synced commit will make the entry durable too). Its WCS waits for
+ *   the sorter's ACK or that sync, whichever comes first, not for this commit's sync.
  * - A durable write that must keep its place (any but a telegram or a POST, or one that
  *   conflicts) takes everything: synced, in order.
  * - Else durable writes go ahead of the unsynced ones held before them, synced, once the oldest
@@ -148,7 +128,7 @@ export interface Plan {
  */
 export function planTransaction(pending: Held[], now: number, joining = false, timing: CommitTiming = DEFAULT_TIMING): Plan | null {
   if (pending.length === 0) return null;
-  if (!joining && pending.some((c) => owesSync(c.op)) && now >= postsWaitUntil(pending, timing)) {
+  if (!joining && pending.some((c) => owesSync(c.op))) {
     const firstDurable = pending.findIndex((c) => isDurable(c.op));
     const goes = (c: Held, i: number) => owesSync(c.op) || (!isDurable(c.op) && (firstDurable < 0 || i < firstDurable));
     return { batch: pending.filter(goes), rest: pending.filter((c, i) => !goes(c, i)), synced: false };
@@ -156,9 +136,7 @@ export function planTransaction(pending: Held[], now: number, joining = false, t
   const syncedNow = (op: Command['op']) => isDurable(op) || (joining && owesSync(op));
   const durable = pending.filter((c) => syncedNow(c.op));
   const unsynced = pending.filter((c) => !syncedNow(c.op));
-  // The writes held back for company; a POST's entry still waiting for the next one's is not, so UnsyncedHoldMs does not cut its wait short.
-  const held = unsynced.filter((c) => !owesSync(c.op));
-  const heldLongEnough = held.length >= HOLD_MAX_WRITES || (held.length > 0 && now - held[0].at >= timing.holdMs);
+  const heldLongEnough = unsynced.length >= HOLD_MAX_WRITES || (unsynced.length > 0 && now - unsynced[0].at >= timing.holdMs);
   if (durable.length === 0) return heldLongEnough ? { batch: pending, rest: [], synced: false } : null;
   if (!joining && durable.every((c) => waitsForCompany(c.op)) && durable.length < (timing.maxWrites ?? WINDOW_MAX_WRITES) && now - durable[0].at < timing.windowMs) return null;
   if (heldLongEnough || durable.some((c) => !overtakes(c.op) || conflicts(c, unsynced))) {
@@ -167,11 +145,12 @@ export function planTransaction(pending: Held[], now: number, joining = false, t
   return { batch: durable, rest: unsynced, synced: true };
 }
 
-/** When planTransaction will say yes without anything new arriving: the end of a POST's entry's wait for company or, if earlier, a durable write's window (else the hold). */
+/** When planTransaction will say yes without anything new arriving: a durable write's window decides, else the hold. */
 export function wakeAt(pending: Held[], timing: CommitTiming = DEFAULT_TIMING): number {
-  const posts = pending.some((c) => owesSync(c.op)) ? postsWaitUntil(pending, timing) : Infinity;
+  const unsyncedPost = pending.find((c) => owesSync(c.op));
+  if (unsyncedPost) return unsyncedPost.at;
   const durable = pending.find((c) => isDurable(c.op));
-  if (durable) return Math.min(posts, pending.some((c) => isDurable(c.op) && !waitsForCompany(c.op)) ? durable.at : durable.at + timing.windowMs);
+  if (durable) return pending.some((c) => isDurable(c.op) && !waitsForCompany(c.op)) ? durable.at : durable.at + timing.windowMs;
   const unsynced = pending.find((c) => !isDurable(c.op));
-  return Math.min(posts, unsynced ? unsynced.at + timing.holdMs : Infinity);
+  return unsynced ? unsynced.at + timing.holdMs : Infinity;
 }

@@ -2,7 +2,7 @@
 // few milliseconds for the writes nobody waits for at once),
 // cancelled if not started in time, answered after their commit.
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
-import { WINDOW_MS } from './commit-plan';
+import { POST_GROUP_MS, WINDOW_MS } from './commit-plan';
 import { type Command, type FromWriter, Cancel } from './writer-protocol';
 
 /** Per command: give up if the writer has not started it within this long. */
@@ -69,6 +69,17 @@ export const coalesceMs = (windowMs: number): number => Math.min(COALESCE_MAX_MS
 const COALESCE_MAX_MS = 10;
 const mayWait = (op: WriteOp) => op === 'acceptFromPeer' || op === 'deliver' || op === 'removeFromOutbox' || op === 'deadLetter';
 
+/** How many POSTs' entries may wait for company at once (db/commit-plan.ts, POST_GROUP_MS): more go at once. */
+export const POST_GROUP_MAX = 8;
+
+/** How the commands wait for company before they cross to the writer (ms). */
+export interface Gathering {
+  /** A write nobody waits for at once: `coalesceMs` of the commit window. */
+  coalesceMs: number;
+  /** A POST's entry that owes a sync, while POSTs come less than this apart (PostGroupMs; 0: never). */
+  postGroupMs: number;
+}
+
 /** How many committed commands are resolved before the event loop gets a turn (WriteQueue.settle). */
 const SETTLE_CHUNK = 32;
 
@@ -87,13 +98,17 @@ export class WriteQueue {
   /** The hand-over at the end of this turn of the event loop, or once the coalescing delay is over. */
   private flushSoon: NodeJS.Immediate | null = null;
   private flushAt: NodeJS.Timeout | null = null;
+  /** The hand-over of POSTs' entries waiting for company, at the latest. */
+  private postsDue: NodeJS.Timeout | null = null;
+  private postsWaiting = 0;
+  /** When the last POST's entry that owes a sync was given (performance.now()). */
+  private lastPostAt = -Infinity;
   private seq = 0;
 
   constructor(
     private readonly post: (batch: Command[]) => void,
     private readonly onCommit?: (writes: number, waitedMs: number[]) => void,
-    /** How long a write nobody waits for at once may wait for others (`coalesceMs` of the commit window). */
-    private readonly coalesce = coalesceMs(WINDOW_MS),
+    private readonly gathering: Gathering = { coalesceMs: coalesceMs(WINDOW_MS), postGroupMs: POST_GROUP_MS },
   ) {}
 
   /** Commands given and not yet answered. */
@@ -128,7 +143,11 @@ export class WriteQueue {
       this.waiting.set(seq, waiting);
       this.outgoing.push(command);
       if (mayWait(op)) {
-        if (!this.flushAt && !this.flushSoon) this.flushAt = setTimeout(() => this.flush(), this.coalesce);
+        if (!this.flushAt && !this.flushSoon) this.flushAt = setTimeout(() => this.flush(), this.gathering.coalesceMs);
+      } else if (unsynced && this.postComesFast(waiting.at)) {
+        this.postsWaiting += 1;
+        if (this.postsWaiting >= POST_GROUP_MAX) this.flushSoon ??= setImmediate(() => this.flush());
+        else if (!this.postsDue && !this.flushSoon) this.postsDue = setTimeout(() => this.flush(), this.gathering.postGroupMs);
       } else if (!this.flushSoon) {
         this.flushSoon = setImmediate(() => this.flush());
       }
@@ -157,11 +176,25 @@ export class WriteQueue {
     }
   }
 
+  /**
+   * Whether a POST's entry given `at` waits for the next ones (POST_GROUP_MS): when it came less
+   * than postGroupMs after the one before. Then up to POST_GROUP_MAX of them cross to the writer
+   * together, postGroupMs after the first, and share one commit; one that came later goes at the
+   * end of the turn.
+   */
+  private postComesFast(at: number): boolean {
+    const gap = at - this.lastPostAt;
+    this.lastPostAt = at;
+    return gap < this.gathering.postGroupMs;
+  }
+
   /** Hand what was given so far to the writer now. */
   flush(): void {
     if (this.flushSoon) clearImmediate(this.flushSoon);
     if (this.flushAt) clearTimeout(this.flushAt);
-    this.flushSoon = this.flushAt = null;
+    if (this.postsDue) clearTimeout(this.postsDue);
+    this.flushSoon = this.flushAt = this.postsDue = null;
+    this.postsWaiting = 0;
     if (this.outgoing.length === 0) return;
     const batch = this.outgoing;
     this.outgoing = [];

@@ -58,7 +58,7 @@ export interface CommitTiming {
   holdMs: number;
   /** At most this many sorter telegrams wait in the window (WINDOW_MAX_WRITES, or fewer: the sorter's send window). */
   maxWrites?: number;
-  /** While POSTs come faster than one in this many ms, a POST's entry that owes a sync waits this long for the next (POST_GROUP_MS; 0 or absent: never). */
+  /** While POSTs come faster than one in this many ms, a POST's entry that owes a sync waits this long on the main thread for the next (db/write-queue.ts; POST_GROUP_MS; 0 or absent: never). */
   postGroupMs?: number;
 }
 

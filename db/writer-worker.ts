@@ -69,18 +69,11 @@ let queued: Held[] = [];
 const outside: Held[] = [];
 let closing = false;
 
-/** When the last POST's entry that owes a sync came (db/commit-plan.ts, `postGap`). */
-let lastPostAt = -Infinity;
-
 function take(message: unknown): void {
   if (Array.isArray(message)) {
     const at = performance.now();
     for (const c of message as Held[]) {
       c.at = at;
-      if (owesSync(c.op)) {
-        c.postGap = at - lastPostAt;
-        lastPostAt = at;
-      }
       pending.push(c);
     }
   } else if ((message as { type?: string }).type === 'close') closing = true;

@@ -58,7 +58,8 @@ export class Writer {
     readOnly: boolean,
     options: WriterOptions,
   ) {
-    this.queue = new WriteQueue((batch) => worker.postMessage(batch), (writes, waitedMs) => options.onCommit?.(writes, waitedMs), coalesceMs((options.timing ?? DEFAULT_TIMING).windowMs));
+    const timing = options.timing ?? DEFAULT_TIMING;
+    this.queue = new WriteQueue((batch) => worker.postMessage(batch), (writes, waitedMs) => options.onCommit?.(writes, waitedMs), { coalesceMs: coalesceMs(timing.windowMs), postGroupMs: timing.postGroupMs ?? 0 });
     this.monitor = new StorageMonitor(status64, readOnly, options);
     worker.on('message', (m: FromWriter) => this.onMessage(m));
     worker.on('error', (err) => this.stopped(`the writer thread failed: ${err.message}`));

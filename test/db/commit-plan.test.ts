@@ -1,5 +1,5 @@
 // db/commit-plan.ts: which waiting writes go into the writer's next transaction, and synced or not.
-import { HOLD_MAX_WRITES, HOLD_MS, type Held, POST_GROUP_MAX, POST_GROUP_MS, WINDOW_MAX_WRITES, WINDOW_MS, planTransaction, wakeAt } from '../../db/commit-plan';
+import { HOLD_MAX_WRITES, HOLD_MS, type Held, WINDOW_MAX_WRITES, WINDOW_MS, planTransaction, wakeAt } from '../../db/commit-plan';
 import type { WriteOp } from '../../db/commands';
 
 let seq = 0;
@@ -56,37 +56,6 @@ describe('planTransaction', () => {
     // Joining a synced transaction (group commit), it goes with the durable writes, synced.
     const joined = planTransaction([telegram, post], 12, true)!;
     expect({ batch: seqs(joined.batch), synced: joined.synced }).toEqual({ batch: [telegram.seq, post.seq], synced: true });
-  });
-
-  it("while POSTs come faster than POST_GROUP_MS, a POST's entry waits up to POST_GROUP_MS for the next one's; slower, or POST_GROUP_MAX of them, they go at once", () => {
-    // The writer says how long after the one before each POST came (postGap).
-    const post = (at: number, postGap: number): Held => ({ ...cmd('addToOutboxUnsynced', at), postGap });
-    const lone = post(100, 20);
-    expect(planTransaction([lone], 100)).toEqual({ batch: [lone], rest: [], synced: false });
-    expect(wakeAt([lone])).toBe(100);
-    const first = post(100, 1.5);
-    expect(planTransaction([first], 100 + POST_GROUP_MS - 0.1)).toBeNull();
-    expect(wakeAt([first])).toBe(100 + POST_GROUP_MS);
-    const second = post(101, 1);
-    const held = delivered('A', 100.5);
-    expect(planTransaction([first, held, second], 101)).toBeNull();
-    expect(planTransaction([first, held, second], 100 + POST_GROUP_MS)).toEqual({ batch: [first, held, second], rest: [], synced: false });
-    const burst = Array.from({ length: POST_GROUP_MAX }, (_, i) => post(100, i === 0 ? 1 : 0));
-    expect(planTransaction(burst, 100)).toEqual({ batch: burst, rest: [], synced: false });
-    expect(wakeAt(burst)).toBe(100);
-    // Meanwhile a telegram whose window is over goes, synced, ahead of the waiting entry.
-    const telegram = accept('B', 101 - WINDOW_MS);
-    expect(wakeAt([accept('B', 99 - WINDOW_MS), first])).toBe(99);
-    const due = planTransaction([telegram, first], 101)!;
-    expect({ batch: seqs(due.batch), rest: seqs(due.rest), synced: due.synced }).toEqual({ batch: [telegram.seq], rest: [first.seq], synced: true });
-    // The hold of the writes that need no sync does not cut the wait short (UnsyncedHoldMs 0); when they go, the entries go along.
-    const noHold = { windowMs: WINDOW_MS, holdMs: 0, postGroupMs: POST_GROUP_MS };
-    expect(planTransaction([first], 100, false, noHold)).toBeNull();
-    expect(planTransaction([first, held], 101, false, noHold)).toEqual({ batch: [first, held], rest: [], synced: false });
-    // PostGroupMs 0: never; joining a synced commit under way or closing: at once.
-    expect(planTransaction([first], 100, false, { windowMs: WINDOW_MS, holdMs: HOLD_MS, postGroupMs: 0 })).toEqual({ batch: [first], rest: [], synced: false });
-    expect(planTransaction([first], 100, true)).toEqual({ batch: [first], rest: [], synced: true });
-    expect(planTransaction([first], Infinity)).toEqual({ batch: [first], rest: [], synced: false });
   });
 
   it('WINDOW_MAX_WRITES telegrams in their window go at once: the sorter, which keeps only so many unacknowledged, is never kept waiting', () => {

@@ -2,8 +2,8 @@
 // the commit window for the writes nobody waits for at once), answers after
 // the commit, cancellation, slices of the backlog, and a writer gone. (On a real thread and file:
 // writer.test.ts.)
-import { WINDOW_MS } from '../../db/commit-plan';
-import { type CommandResult, WriteCancelled, WriteFailed, WriteQueue, coalesceMs } from '../../db/write-queue';
+import { POST_GROUP_MS, WINDOW_MS } from '../../db/commit-plan';
+import { type CommandResult, POST_GROUP_MAX, WriteCancelled, WriteFailed, WriteQueue, coalesceMs } from '../../db/write-queue';
 import { type Command, Cancel } from '../../db/writer-protocol';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
@@ -56,10 +56,46 @@ describe('WriteQueue', () => {
       jest.advanceTimersByTime(20);
       expect(posted).toHaveLength(2);
       // A short commit window (HandOutBeforeCommit false: a decision waits it) gathers as briefly.
-      const short = new WriteQueue((batch) => posted.push(batch), undefined, coalesceMs(5));
+      const short = new WriteQueue((batch) => posted.push(batch), undefined, { coalesceMs: coalesceMs(5), postGroupMs: 0 });
       void short.run('acceptFromPeer', [1, 'PLC01', 1, {} as never, 'T', false] as never);
       jest.advanceTimersByTime(1);
       expect(posted).toHaveLength(3);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('while POSTs come less than POST_GROUP_MS apart, their entries wait for each other (at most POST_GROUP_MAX) and cross together; a lone one goes at the end of its turn', () => {
+    jest.useFakeTimers();
+    try {
+      const entry = (t: string) => void queue.runUnsynced('addToOutboxUnsynced', [{ kind: 'ASSIGNMENT', body: { TrackID: t, Destination: 'D1' } }, null, 'T'] as never);
+      const sent = () => posted.map((batch) => batch.length);
+      entry('A'); // none came before it
+      jest.advanceTimersByTime(0);
+      expect(sent()).toEqual([1]);
+      jest.advanceTimersByTime(1);
+      entry('B'); // 1 ms after A: waits for company
+      jest.advanceTimersByTime(2);
+      entry('C');
+      jest.advanceTimersByTime(POST_GROUP_MS - 3);
+      expect(sent()).toEqual([1]);
+      jest.advanceTimersByTime(1); // POST_GROUP_MS after B
+      expect(sent()).toEqual([1, 2]);
+      // A burst: POST_GROUP_MAX waiting go at the end of the turn.
+      for (let i = 0; i < POST_GROUP_MAX; i++) entry(`D${i}`);
+      jest.advanceTimersByTime(0);
+      expect(sent()).toEqual([1, 2, POST_GROUP_MAX]);
+      // Further apart than POST_GROUP_MS: none waits.
+      jest.advanceTimersByTime(POST_GROUP_MS + 1);
+      entry('E');
+      jest.advanceTimersByTime(0);
+      expect(sent()).toEqual([1, 2, POST_GROUP_MAX, 1]);
+      // PostGroupMs 0: never.
+      const never = new WriteQueue((batch) => posted.push(batch), undefined, { coalesceMs: coalesceMs(WINDOW_MS), postGroupMs: 0 });
+      void never.runUnsynced('addToOutboxUnsynced', [{ kind: 'ASSIGNMENT', body: { TrackID: 'F', Destination: 'D1' } }, null, 'T'] as never);
+      void never.runUnsynced('addToOutboxUnsynced', [{ kind: 'ASSIGNMENT', body: { TrackID: 'G', Destination: 'D1' } }, null, 'T'] as never);
+      jest.advanceTimersByTime(0);
+      expect(sent()).toEqual([1, 2, POST_GROUP_MAX, 1, 2]);
     } finally {
       jest.useRealTimers();
     }
