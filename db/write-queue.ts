@@ -1,5 +1,5 @@
 // The commands on their way to the writer thread and back: batched per turn of the event loop (a
-// few milliseconds for the writes nobody waits for at once),
+// few milliseconds for the writes nobody waits for at once, and for POSTs that come fast),
 // cancelled if not started in time, answered after their commit.
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
 import { POST_GROUP_MS, WINDOW_MS } from './commit-plan';
