@@ -53,20 +53,8 @@ export const WINDOW_MS_COMMITTED_ONLY = 5;
  */
 export const WINDOW_MAX_WRITES = 16;
 
-/**
- * How long a POST's entry that goes to the sorter before its sync (`owesSync`) may wait on the
- * main thread for the next POST's, when POSTs come faster than one in this many milliseconds
- * (ms; db/write-queue.ts). Each such entry is otherwise a hand-over to the writer thread and a
- * transaction of its own: at 600 items/s that is 600 commits a second, each writing its pages,
- * its WAL frame headers and its lock calls. Grouped, three or four POSTs share one hand-over and
- * one commit (measured at 600/s: 1.0 -> about 0.4 commits an item, about 9% less CPU an item).
- * The first of a group waits at most this long: its decision reaches the sorter that much later.
- * At tens of items a second the POSTs come further apart, and none waits.
- */
-export const POST_GROUP_MS = 4;
-
 /** The timing by default. */
-export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_MS, postGroupMs: POST_GROUP_MS };
+export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_MS };
 
 /**
  * Whether a durable write waits the window for company. A POST does not: its WCS waits for the

@@ -46,10 +46,8 @@ export const STATUS_FIELDS = 6;
 
 /**
  * The writer's timing: `windowMs` a sorter telegram's write waits for company (a POST's does not:
- * db/commit-plan.ts), `holdMs` a write that needs no sync may be held, `postGroupMs` a POST's
- * entry sent before its sync may wait for the next at high rates (config.json `CommitWindowMs`,
- * `UnsyncedHoldMs` and `PostGroupMs`; by default WINDOW_MS, HOLD_MS and POST_GROUP_MS of
- * db/commit-plan.ts).
+ * db/commit-plan.ts), `holdMs` a write that needs no sync may be held (config.json
+ * `CommitWindowMs` and `UnsyncedHoldMs`; by default WINDOW_MS and HOLD_MS of db/commit-plan.ts).
  * Longer writes less, at the price of the acknowledgements' latency and of the repeats after a
  * crash (docs/performance.md, "Settings that change the writes").
  */
@@ -58,8 +56,6 @@ export interface CommitTiming {
   holdMs: number;
   /** At most this many sorter telegrams wait in the window (WINDOW_MAX_WRITES, or fewer: the sorter's send window). */
   maxWrites?: number;
-  /** While POSTs come faster than one in this many ms, a POST's entry that owes a sync waits this long on the main thread for the next (db/write-queue.ts; POST_GROUP_MS; 0 or absent: never). */
-  postGroupMs?: number;
 }
 
 /** The writer thread's workerData. */

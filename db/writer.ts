@@ -7,7 +7,7 @@ import { DEFAULT_TIMING } from './commit-plan';
 import { projectRoot } from './root';
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
 import { type StorageState, type StorageStatus, StorageMonitor } from './storage-status';
-import { type RunOptions, type Unsynced, WriteFailed, WriteQueue, coalesceMs } from './write-queue';
+import { POST_GROUP_MS, type RunOptions, type Unsynced, WriteFailed, WriteQueue, coalesceMs } from './write-queue';
 import { type CommitTiming, type FromWriter, type WriterData, STATUS_FIELDS } from './writer-protocol';
 
 /**
@@ -25,6 +25,8 @@ export interface WriterOptions {
   groupCommit: boolean;
   /** The commit window and the hold of unsynced writes (db/commit-plan.ts); its defaults if absent. */
   timing?: CommitTiming;
+  /** While POSTs come faster than one in this many ms, a POST's entry that owes a sync waits this long for the next (db/write-queue.ts; POST_GROUP_MS if absent, 0: never). */
+  postGroupMs?: number;
   migrationsDir?: string;
   /** A transaction in flight for longer than this counts as stalled (ms). */
   stallMs?: number;
@@ -58,8 +60,8 @@ export class Writer {
     readOnly: boolean,
     options: WriterOptions,
   ) {
-    const timing = options.timing ?? DEFAULT_TIMING;
-    this.queue = new WriteQueue((batch) => worker.postMessage(batch), (writes, waitedMs) => options.onCommit?.(writes, waitedMs), { coalesceMs: coalesceMs(timing.windowMs), postGroupMs: timing.postGroupMs ?? 0 });
+    const gathering = { coalesceMs: coalesceMs((options.timing ?? DEFAULT_TIMING).windowMs), postGroupMs: options.postGroupMs ?? POST_GROUP_MS };
+    this.queue = new WriteQueue((batch) => worker.postMessage(batch), (writes, waitedMs) => options.onCommit?.(writes, waitedMs), gathering);
     this.monitor = new StorageMonitor(status64, readOnly, options);
     worker.on('message', (m: FromWriter) => this.onMessage(m));
     worker.on('error', (err) => this.stopped(`the writer thread failed: ${err.message}`));

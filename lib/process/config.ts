@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import net from 'node:net';
-import { HOLD_MS, POST_GROUP_MS, WINDOW_MS, WINDOW_MS_COMMITTED_ONLY } from '../../db/commit-plan';
+import { HOLD_MS, WINDOW_MS, WINDOW_MS_COMMITTED_ONLY } from '../../db/commit-plan';
+import { POST_GROUP_MS } from '../../db/write-queue';
 import { duplicateKeys } from './json-keys';
 
 /** Settings from config.json, after validation and defaults. Keys keep the spec's PascalCase. */

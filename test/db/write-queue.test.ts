@@ -2,8 +2,8 @@
 // the commit window for the writes nobody waits for at once), answers after
 // the commit, cancellation, slices of the backlog, and a writer gone. (On a real thread and file:
 // writer.test.ts.)
-import { POST_GROUP_MS, WINDOW_MS } from '../../db/commit-plan';
-import { type CommandResult, POST_GROUP_MAX, WriteCancelled, WriteFailed, WriteQueue, coalesceMs } from '../../db/write-queue';
+import { WINDOW_MS } from '../../db/commit-plan';
+import { type CommandResult, POST_GROUP_MAX, POST_GROUP_MS, WriteCancelled, WriteFailed, WriteQueue, coalesceMs } from '../../db/write-queue';
 import { type Command, Cancel } from '../../db/writer-protocol';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));

@@ -171,7 +171,7 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
     it('while POSTs come faster than postGroupMs (config.json PostGroupMs), an entry waits up to that long for the next and shares its commit; a lone one goes at once', async () => {
       const GROUP = 200; // long, so that the bounds hold on a slow machine
       await slow.close();
-      slow = await Writer.start({ file: slowFile, synchronous: 'FULL', groupCommit: true, timing: { windowMs: WINDOW, holdMs: 0, postGroupMs: GROUP } });
+      slow = await Writer.start({ file: slowFile, synchronous: 'FULL', groupCommit: true, timing: { windowMs: WINDOW, holdMs: 0 }, postGroupMs: GROUP });
       // The first POST came after none: at once (its id block's reservation is synced).
       await (await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T'])).durable;
       const commits = slow.status().Commits;
