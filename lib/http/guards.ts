@@ -1,6 +1,6 @@
-// What every request passes before its route runs: who the client is (behind a trusted proxy),
-// well-formed HTTP/1.1, the API key, and input keys bound case-insensitively, each refused
-// with a JSON error that says why.
+// What every request passes before its route runs: a connection we can still answer on, who the
+// client is (behind a trusted proxy), well-formed HTTP/1.1, the API key, and input keys bound
+// case-insensitively, each refused with a JSON error that says why.
 import Boom from '@hapi/boom';
 import type Hapi from '@hapi/hapi';
 import type { Config } from '../process/config';
@@ -21,6 +21,23 @@ export interface KeyLists {
  */
 export const rawBodies = { parse: 'gunzip', output: 'data' } as const;
 
+/**
+ * A request that arrived after we ended its connection: we closed an idle keep-alive connection,
+ * or asked a client for proof of read (lib/queue/connection-watch.ts), at the moment it sent the
+ * request, which Node's http server still parses and dispatches. Its answer cannot reach the
+ * client, so it must have no effect either: a POST run now would reach the sorter with the client
+ * told nothing (it would send it again), a poll would hand out a message nobody can read. The
+ * connection is reset and nothing runs; the client sees a connection closed before any answer,
+ * which every HTTP client reports as an error (safe to send again). Recorded as 499.
+ */
+function refuseUnanswerable(request: Hapi.Request): void {
+  // A real socket; server.inject's stand-in has neither property.
+  const socket = request.raw.req.socket as { writableEnded?: boolean; destroyed?: boolean; destroy(): void };
+  if (socket.writableEnded !== true && socket.destroyed !== true) return;
+  socket.destroy();
+  throw new Boom.Boom('the connection was closed before this request arrived: nothing was done', { statusCode: 499 });
+}
+
 /** Install the request guards on `server` (whose routes read bodies with `rawBodies`). */
 export function guardRequests(server: Hapi.Server, config: Pick<Config, 'TrustedProxies' | 'ApiKeys'>): void {
   // One extension for all of them, in this order: hapi runs each extension as a step of its own
@@ -29,6 +46,7 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
   const resolveClient = clientAddressResolver(config.TrustedProxies);
   const checkKey = config.ApiKeys.length > 0 ? apiKeyCheck(config.ApiKeys) : null;
   server.ext('onRequest', (request, h) => {
+    refuseUnanswerable(request);
     const { httpVersion, headers } = request.raw.req;
     (request.app as { clientAddress?: string | null }).clientAddress = resolveClient(request.info.remoteAddress, headers['x-forwarded-for']);
     if (httpVersion !== '1.0' && !headers.host) throw Boom.badRequest('the request is not valid HTTP/1.1: it has no Host header');
