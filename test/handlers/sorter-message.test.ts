@@ -98,25 +98,39 @@ describe('acceptSorterMessage', () => {
   });
 });
 
+/**
+ * The deps with HandOutBeforeCommit and commits that wait for their turn (the writer's commit
+ * window): `commitNext` lets the oldest waiting one through; `release` lets every one through,
+ * those waiting and those to come, or (false) fails them as a full disk does.
+ */
+function gatedCommits(memoMs: number, now?: () => number) {
+  const s = setup(memoMs, now);
+  s.deps.settings.HandOutBeforeCommit = true;
+  const gates: Array<(ok: boolean) => void> = [];
+  let released: boolean | null = null;
+  const accept = s.deps.links.accept;
+  s.deps.links.accept = async (...a) => {
+    if (!(await (released ?? new Promise<boolean>((r) => gates.push(r))))) throw new Error('SQLITE_FULL: database or disk is full');
+    return accept(...a);
+  };
+  const release = (ok: boolean) => {
+    released = ok;
+    for (const gate of gates.splice(0)) gate(ok);
+  };
+  const commitNext = async () => {
+    gates.shift()!(true);
+    await new Promise((r) => setImmediate(r));
+  };
+  return { ...s, release, commitNext, pending: () => gates.length };
+}
+
 describe.each([
   ['', 0],
   [', the table memo on', 60_000],
 ])('acceptSorterMessage with HandOutBeforeCommit%s', (_, memoMs) => {
   const request = (track: string) => ({ Type: 'REQUEST', TrackID: track, Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 }) as const;
 
-  /** The deps with a commit that waits for `release` (the writer's commit window), or fails. */
-  function gated() {
-    const s = setup(memoMs);
-    s.deps.settings.HandOutBeforeCommit = true;
-    let release!: (ok: boolean) => void;
-    const gate = new Promise<boolean>((r) => (release = r));
-    const accept = s.deps.links.accept;
-    s.deps.links.accept = async (...a) => {
-      if (!(await gate)) throw new Error('SQLITE_FULL: database or disk is full');
-      return accept(...a);
-    };
-    return { ...s, release };
-  }
+  const gated = () => gatedCommits(memoMs);
 
   it('hands a message to the waiting client before its commit ends, under the id its row then has', async () => {
     const { ctx, queues, dispatchers, deps, uncommitted, release } = gated();
@@ -259,24 +273,13 @@ describe('the table memo: the queue table is not read while it holds only claime
 
   /** A service-like setup: every commit waits for its turn (the writer's window), released in order by `commitNext`. */
   function held(memoMs: number, now: () => number = () => 0) {
-    const s = setup(memoMs, now);
-    s.deps.settings.HandOutBeforeCommit = true;
-    const gates: Array<() => void> = [];
-    const accept = s.deps.links.accept;
-    s.deps.links.accept = async (...a) => {
-      await new Promise<void>((r) => gates.push(r));
-      return accept(...a);
-    };
+    const s = gatedCommits(memoMs, now);
     let seq = 0;
     const arrive = (track: string) => {
       seq += 1;
       return acceptSorterMessage(s.deps, { seq, after: seq - 1, message: verify(track), arrivedAt: 0 });
     };
-    const commitNext = async () => {
-      gates.shift()!();
-      await new Promise((r) => setImmediate(r));
-    };
-    return { ...s, arrive, commitNext, pending: () => gates.length };
+    return { ...s, arrive };
   }
 
   it('in steady traffic (each message handed out before its commit, then delivered) the table is read once, not at every take', async () => {
