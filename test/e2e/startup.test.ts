@@ -1,13 +1,12 @@
 // What the real process says at start-up: the address it really listens on, a warning when that
 // is beyond this machine with no API keys, and a new, empty home said out loud.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import Database from '../../db/sqlite';
 import { removeHome, tempHome } from '../helpers/home';
-import { startServiceProcess } from '../helpers/process';
+import { spawnService, startServiceProcess } from '../helpers/process';
 
 // Each test starts the service (some twice): seconds on a busy machine, more than jest's default 5 s.
 jest.setTimeout(30_000);
@@ -56,7 +55,7 @@ describe('start-up', () => {
 
   it('says so when SORTER_HOME names a folder that did not exist (a typo starts live mode with defaults)', async () => {
     const home = path.join(os.tmpdir(), `sorter-typo-${process.pid}-${Date.now()}`);
-    const proc = spawn(process.execPath, [path.resolve(__dirname, '../../dist/lib/main.js')], { env: { ...process.env, SORTER_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { proc } = spawnService(home);
     const lines: string[] = [];
     readline.createInterface({ input: proc.stdout! }).on('line', (l) => lines.push(l));
     for (let i = 0; i < 200 && !lines.some((l) => /new, empty home/.test(l)); i++) await new Promise((r) => setTimeout(r, 25));

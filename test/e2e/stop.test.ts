@@ -1,11 +1,10 @@
 // Stopping the real process: SIGTERM ends it whatever happened to its log destination, and a log
 // reader that stalls never stalls the service (a log shipper that stopped reading, a full pipe).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { removeHome, tempHome } from '../helpers/home';
-import { startServiceProcess } from '../helpers/process';
+import { spawnService, startServiceProcess } from '../helpers/process';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -69,8 +68,7 @@ describe('stopping the service', () => {
   it('a SIGTERM sent the moment it says it listens is a clean stop (exit 0, instance.pid removed), so the next start marks no resend', async () => {
     const home = tempHome({ 'config.json': JSON.stringify({ TestMode: true, Port: 0 }) });
     for (let i = 0; i < 5; i++) {
-      const proc = spawn(process.execPath, [path.join(__dirname, '../../dist/lib/main.js')], { env: { ...process.env, SORTER_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
-      const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+      const { proc, exited } = spawnService(home);
       // From the very read that brings the line: no turn of the event loop in between.
       proc.stdout!.on('data', (chunk: Buffer) => {
         if (chunk.toString().includes('"msg":"listening on')) proc.kill('SIGTERM');

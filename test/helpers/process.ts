@@ -18,16 +18,24 @@ export interface ServiceProcess {
 }
 
 /**
+ * Spawn the service with SORTER_HOME=home, its output piped; killed at the end of the test file if
+ * it still runs then. `exited` resolves with its exit code (or signal).
+ */
+export function spawnService(home: string, env: NodeJS.ProcessEnv = {}): { proc: ChildProcess; exited: Promise<number | string> } {
+  const proc = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env, SORTER_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  killAtFileEnd(proc);
+  return { proc, exited: new Promise((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1))) };
+}
+
+/**
  * Start the service with SORTER_HOME=home and wait until it listens. The home's config.json
  * should set Port 0, so the system picks a free port, which is read from the start-up log line.
  */
 export function startServiceProcess(home: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 15000): Promise<ServiceProcess> {
-  const proc = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env, SORTER_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { proc, exited } = spawnService(home, env);
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
-  killAtFileEnd(proc);
-  const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
