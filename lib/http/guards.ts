@@ -24,18 +24,25 @@ export const rawBodies = { parse: 'gunzip', output: 'data' } as const;
 /**
  * A request that arrived after we ended its connection: we closed an idle keep-alive connection,
  * or asked a client for proof of read (lib/queue/connection-watch.ts), at the moment it sent the
- * request, which Node's http server still parses and dispatches. Its answer cannot reach the
- * client, so it must have no effect either: a POST run now would reach the sorter with the client
- * told nothing (it would send it again), a poll would hand out a message nobody can read. The
- * connection is reset and nothing runs; the client sees a connection closed before any answer,
- * which every HTTP client reports as an error (safe to send again). Recorded as 499.
+ * request; or it was pipelined behind a response that closed the connection. Node's http server
+ * still parses and dispatches it, but its answer cannot reach the client, so it must have no
+ * effect either: a POST run now would reach the sorter with the client told nothing (it would
+ * send it again), a poll would hand out a message nobody can read. Nothing runs and nothing is
+ * written (a response written to such a connection can trip Node's pipelining bookkeeping); the
+ * client sees the connection closed before any answer, which every HTTP client reports as an
+ * error (safe to send again). Recorded as 499.
  */
-function refuseUnanswerable(request: Hapi.Request): void {
+function unanswerable(request: Hapi.Request): boolean {
   // A real socket; server.inject's stand-in has neither property.
-  const socket = request.raw.req.socket as { writableEnded?: boolean; destroyed?: boolean; destroy(): void };
-  if (socket.writableEnded !== true && socket.destroyed !== true) return;
-  socket.destroy();
-  throw new Boom.Boom('the connection was closed before this request arrived: nothing was done', { statusCode: 499 });
+  // (Not `req.destroyed`: Node destroys a request's stream once its body is read.)
+  const socket = request.raw.req.socket as { writableEnded?: boolean; destroyed?: boolean; destroySoon?(): void };
+  if (socket.writableEnded !== true && socket.destroyed !== true) return false;
+  // What the access log and the metrics record: nothing is sent.
+  request.raw.res.statusCode = 499;
+  // Our FIN is out: closed once what was written before it is flushed (the response this request
+  // will never have would otherwise hold the connection open).
+  if (socket.writableEnded === true) socket.destroySoon?.();
+  return true;
 }
 
 /** Install the request guards on `server` (whose routes read bodies with `rawBodies`). */
@@ -46,7 +53,6 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
   const resolveClient = clientAddressResolver(config.TrustedProxies);
   const checkKey = config.ApiKeys.length > 0 ? apiKeyCheck(config.ApiKeys) : null;
   server.ext('onRequest', (request, h) => {
-    refuseUnanswerable(request);
     const { httpVersion, headers } = request.raw.req;
     (request.app as { clientAddress?: string | null }).clientAddress = resolveClient(request.info.remoteAddress, headers['x-forwarded-for']);
     if (httpVersion !== '1.0' && !headers.host) throw Boom.badRequest('the request is not valid HTTP/1.1: it has no Host header');
@@ -56,6 +62,8 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
   });
   // Bind input keys case-insensitively before validation runs (hapi validates after onPostAuth).
   server.ext('onPostAuth', (request, h) => {
+    // The last step before the handler (the body is read by now): see `unanswerable`.
+    if (unanswerable(request)) return h.abandon;
     const keys = request.route.settings.app as KeyLists | undefined;
     // hapi's types mark these read-only; hapi's own validation assigns them the same way.
     const writable = request as unknown as { query: unknown; payload: unknown };

@@ -14,6 +14,8 @@ export interface ServiceProcess {
   logs: Array<Record<string, unknown>>;
   /** Resolves with the exit code (or signal) once the process has ended. */
   exited: Promise<number | string>;
+  /** The last 8 KB the process wrote to stderr (a crash's stack trace). */
+  stderr(): string;
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
@@ -35,7 +37,7 @@ export function startServiceProcess(home: string, env: NodeJS.ProcessEnv = {}, t
   const { proc, exited } = spawnService(home, env);
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
-  proc.stderr!.on('data', (d) => (stderr += d));
+  proc.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-8192)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
@@ -62,6 +64,7 @@ export function startServiceProcess(home: string, env: NodeJS.ProcessEnv = {}, t
           base: `http://127.0.0.1:${port}`,
           logs,
           exited,
+          stderr: () => stderr,
           stop(signal = 'SIGTERM') {
             proc.kill(signal);
             return exited;

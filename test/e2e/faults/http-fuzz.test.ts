@@ -153,7 +153,11 @@ function bytesOf(r: Generated, last: boolean): string {
   return `${[...framed, `Content-Length: ${body.length}`].join('\r\n')}\r\n\r\n${body}`;
 }
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+/** The service's resident memory; a service that is gone fails the test with its last words. */
+function rssMb(svc: ServiceProcess): number {
+  if (svc.proc.exitCode !== null || svc.proc.signalCode !== null) throw new Error(`the service ended (${svc.proc.exitCode ?? svc.proc.signalCode}): ${svc.stderr()}`);
+  return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${svc.proc.pid}/status`, 'utf8'))![1]) / 1024;
+}
 
 describe('HTTP fuzzing (fast-check, raw sockets)', () => {
   let home: string;
@@ -193,7 +197,7 @@ describe('HTTP fuzzing (fast-check, raw sockets)', () => {
       );
     };
     await runBatch(warm, () => {});
-    const rssBefore = rssMb(svc.proc.pid!);
+    const rssBefore = rssMb(svc);
 
     const byStatus: Record<number, number> = {};
     const problems: Array<{ request: string; status: number; body: string }> = [];
@@ -234,10 +238,10 @@ describe('HTTP fuzzing (fast-check, raw sockets)', () => {
     // between +20 and +60 MB in runs that leaked nothing, so this catches a leak of more than about
     // 6 KB a request (half of the start + 30 MB over the ~18,000 requests after the warm-up), not less.
     const rssLimit = rssBefore * 1.5 + 30;
-    let rssAfter = rssMb(svc.proc.pid!);
+    let rssAfter = rssMb(svc);
     for (let i = 0; i < 20 && rssAfter > rssLimit; i++) {
       await new Promise((r) => setTimeout(r, 500));
-      rssAfter = rssMb(svc.proc.pid!);
+      rssAfter = rssMb(svc);
     }
     report('http-fuzz', { seed, requests, connections: generated.length, byStatus, problems: problems.length, slowestMs, statusMs, rssBeforeMb: Math.round(rssBefore), rssAfterMb: Math.round(rssAfter) });
 

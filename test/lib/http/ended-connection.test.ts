@@ -67,4 +67,30 @@ describe('a request that arrives on a connection the service already ended', () 
     expect(again.status).toBe(200);
     await until(() => outboxRows() === 1, 2000, 'the assignment in the outbox');
   });
+
+  it('assignments pipelined behind another request: each one run is answered, and the service goes on serving', async () => {
+    // Behind a request whose answer closes the connection, Node answers nothing more: nothing more
+    // may run. (A client that half-closes is another matter: docs/http-api.md.)
+    const firsts = ['HEAD /sortation?timeOut=x HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /status HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 'GET /nowhere HTTP/1.0\r\n\r\n', 'POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}'];
+    let answered = 0;
+    for (let round = 0; round < 3; round++) {
+      for (const first of firsts) {
+        const socket = net.connect({ port, host: '127.0.0.1' });
+        let received = '';
+        const statuses = () => [...received.matchAll(/HTTP\/1\.[01] (\d{3}) /g)].map((m) => Number(m[1]));
+        socket.on('data', (d) => (received += d.toString('latin1')));
+        socket.on('error', () => {});
+        socket.write(first + assignment + assignment);
+        await until(() => socket.destroyed || statuses().length === 3, 5000, 'three answers or the connection closed');
+        socket.destroy();
+        answered += statuses().slice(1).filter((st) => st === 200).length;
+        await new Promise((r) => setTimeout(r, 20)); // a POST run without an answer would be committed by now
+        expect(outboxRows()).toBe(answered);
+      }
+    }
+    expect(answered).toBe(3 * 3 * 2); // behind the HEAD, the GET and the 415, which keep the connection
+    const again = await fetch(`http://127.0.0.1:${port}/sortation`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(again.status).toBe(200);
+    await until(() => outboxRows() === answered + 1, 2000, 'the assignment in the outbox');
+  });
 });
