@@ -1,6 +1,6 @@
-// What every request passes before its route runs: a connection we can still answer on, who the
-// client is (behind a trusted proxy), well-formed HTTP/1.1, the API key, and input keys bound
-// case-insensitively, each refused with a JSON error that says why.
+// What every request passes before its route runs: who the client is (behind a trusted proxy),
+// well-formed HTTP/1.1, the API key, and input keys bound case-insensitively, each refused with a
+// JSON error that says why; and a connection we can still answer on, else nothing runs.
 import Boom from '@hapi/boom';
 import type Hapi from '@hapi/hapi';
 import type { Config } from '../process/config';
@@ -62,7 +62,7 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
   });
   // Bind input keys case-insensitively before validation runs (hapi validates after onPostAuth).
   server.ext('onPostAuth', (request, h) => {
-    // The last step before the handler (the body is read by now): see `unanswerable`.
+    // Our last step before validation and the handler (the body is read by now): see `unanswerable`.
     if (unanswerable(request)) return h.abandon;
     const keys = request.route.settings.app as KeyLists | undefined;
     // hapi's types mark these read-only; hapi's own validation assigns them the same way.
