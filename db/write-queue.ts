@@ -192,7 +192,7 @@ export class WriteQueue {
    * Whether a POST's entry given `at` waits for the next ones (POST_GROUP_MS): when it came less
    * than postGroupMs after the one before. Then up to POST_GROUP_MAX of them cross to the writer
    * together, postGroupMs after the first, and share one commit; one that came later goes at the
-   * end of the turn.
+   * end of the turn. Notes `at` as the last POST's, so call it once for each.
    */
   private postComesFast(at: number): boolean {
     const gap = at - this.lastPostAt;
