@@ -53,6 +53,17 @@ export const WINDOW_MS_COMMITTED_ONLY = 5;
  */
 export const WINDOW_MAX_WRITES = 16;
 
+/**
+ * How long a sorter telegram committed without its sync yet may wait for it before it is
+ * acknowledged all the same (ms; config.json AckUnsyncedAfterMs), and how long a sync must last
+ * for the disk to count as stalled (then telegrams are acknowledged as they commit). Longer than
+ * an SD card's or eMMC's ordinary sync (1-50 ms, a consumer microSD's 50-75 ms), so that outside a
+ * stall every telegram is acknowledged synced; short enough that the sorter's send window (16 for
+ * protocol version 1) does not fill at 50 items/s (100 telegrams a second) while the commit
+ * window and a stall's first 100 ms pass: docs/performance.md, "A stalled disk".
+ */
+export const ACK_UNSYNCED_AFTER_MS = 100;
+
 /** The timing by default. */
 export const DEFAULT_TIMING: CommitTiming = { windowMs: WINDOW_MS, holdMs: HOLD_MS };
 

@@ -18,8 +18,12 @@ export interface StorageStatus {
   LastCommitMs: number | null;
   Commits: number;
   Writes: number;
-  /** Disk syncs: commits with one, and syncs of the WAL for entries the sorter had not acknowledged in time (DurableBySorterAck). */
+  /** Disk syncs of the WAL: for the writes that must be durable before they are answered, and for entries the sorter had not acknowledged in time (DurableBySorterAck). */
   Syncs: number;
+  /** How long the sync in flight has lasted (ms), null when none is. */
+  SyncInFlightMs: number | null;
+  /** Sorter telegrams acknowledged before their sync ended, since start (AckUnsyncedAfterMs): a power cut during such a sync may lose them. */
+  AckedBeforeSync: number;
   /** Failing: why the last transaction failed. */
   LastError: string | null;
   ReadOnly: boolean;
@@ -29,7 +33,8 @@ const DEFAULT_STALL_MS = 1000;
 
 /**
  * Keeps the storage's state: Failing from a failed transaction until one commits again (for
- * good on a read-only file), Stalled while a transaction is in flight for longer than `stallMs`.
+ * good on a read-only file), Stalled while a transaction or a sync of the WAL is in flight for
+ * longer than `stallMs`.
  */
 export class StorageMonitor {
   private failure: { since: string; error: string } | null = null;
@@ -62,7 +67,8 @@ export class StorageMonitor {
 
   /**
    * Commits go through promptly: the storage is not failing, and no transaction has been in one
-   * phase (waiting for the lock, writing, syncing) for longer than `maxMs`.
+   * phase (waiting for the lock, writing) for longer than `maxMs`. A sync in flight does not
+   * count: it runs beside the commits.
    */
   prompt(maxMs: number, now = Date.now()): boolean {
     if (this.failure) return false;
@@ -73,20 +79,27 @@ export class StorageMonitor {
   /** The storage as /status shows it, with `pendingWrites` not yet answered. */
   status(pendingWrites: number, now = Date.now()): StorageStatus {
     const field = (f: Field) => Number(Atomics.load(this.fields, f));
+    const stallMs = this.options.stallMs ?? DEFAULT_STALL_MS;
     const phase = field(Field.Phase) as Phase;
-    const phaseSince = field(Field.PhaseSince);
-    const stalled = phase !== Phase.Idle && now - phaseSince > (this.options.stallMs ?? DEFAULT_STALL_MS);
+    const syncSince = field(Field.SyncSince);
+    const phaseStalled = phase !== Phase.Idle && now - field(Field.PhaseSince) > stallMs;
+    // A transaction held up (a lock first of all) is what stops commits; else a sync that takes too long.
+    const syncStalled = !phaseStalled && syncSince > 0 && now - syncSince > stallMs;
+    const stalled = phaseStalled || syncStalled;
+    const phaseSince = phaseStalled ? field(Field.PhaseSince) : syncSince;
     const lastCommitUs = field(Field.LastCommitUs);
     const state: StorageState = this.failure ? 'Failing' : stalled ? 'Stalled' : 'Ok';
     return {
       State: state,
       Since: state === 'Failing' ? this.failure!.since : state === 'Stalled' ? new Date(phaseSince).toISOString() : this.okSince,
-      WaitingFor: stalled ? (phase === Phase.Lock ? 'Lock' : 'Disk') : null,
+      WaitingFor: stalled ? (phaseStalled && phase === Phase.Lock ? 'Lock' : 'Disk') : null,
       PendingWrites: pendingWrites,
       LastCommitMs: field(Field.Commits) > 0 ? Math.round(lastCommitUs / 100) / 10 : null,
       Commits: field(Field.Commits),
       Writes: field(Field.Writes),
       Syncs: field(Field.SyncedCommits),
+      SyncInFlightMs: syncSince > 0 ? Math.max(0, now - syncSince) : null,
+      AckedBeforeSync: field(Field.AnsweredBeforeSync),
       LastError: this.failure?.error ?? null,
       ReadOnly: this.readOnly,
     };

@@ -213,9 +213,12 @@ export class WriteQueue {
     this.post(batch);
   }
 
-  /** Answer the commands of one transaction; `committed` false: it failed as a whole. */
-  settle(results: CommandResult[], committed: boolean): void {
-    this.settleFrom(results, 0, performance.now(), [], committed);
+  /**
+   * Answer the commands of one transaction; `committed` false: it failed as a whole. `unsynced`:
+   * the durable ones among them that wait for their sync (a `synced` answers them).
+   */
+  settle(results: CommandResult[], committed: boolean, unsynced: readonly number[] = []): void {
+    this.settleFrom(results, 0, performance.now(), [], committed, unsynced.length > 0 ? new Set(unsynced) : null);
   }
 
   /** The writer is gone: every command still waiting fails with `why`. */
@@ -233,7 +236,7 @@ export class WriteQueue {
    * commands at 50 items/s for 10 s) settles in slices with the event loop's I/O in between, so a
    * /status, a telegram or a GET is not kept waiting behind the whole backlog's continuations.
    */
-  private settleFrom(results: CommandResult[], from: number, now: number, waited: number[], committed: boolean): void {
+  private settleFrom(results: CommandResult[], from: number, now: number, waited: number[], committed: boolean, unsynced: ReadonlySet<number> | null): void {
     const to = Math.min(results.length, from + SETTLE_CHUNK);
     for (let i = from; i < to; i++) {
       const [seq, ok, value] = results[i];
@@ -244,13 +247,26 @@ export class WriteQueue {
       waited.push(now - w.at);
       if (!ok) w.reject(new WriteFailed(w.op, value as string));
       else if (w.flag) w.resolve(this.unsynced(seq, value, w.flag));
+      else if (unsynced?.has(seq)) this.awaitSync(seq, w, value);
       else w.resolve(value);
     }
     if (to < results.length) {
-      setImmediate(() => this.settleFrom(results, to, now, waited, committed));
+      setImmediate(() => this.settleFrom(results, to, now, waited, committed, unsynced));
       return;
     }
     if (committed && results.length > 0) this.onCommit?.(results.length, waited);
+  }
+
+  /**
+   * A durable write committed, waiting for its sync: answered when the writer says it is synced
+   * (rejected if the sync failed), or that it may be answered without (AckUnsyncedAfterMs).
+   */
+  private awaitSync(seq: number, w: Waiting, value: unknown): void {
+    this.owing.set(seq, { resolve: () => w.resolve(value), reject: (err) => w.reject(err) });
+    if (!this.syncedEarly.has(seq)) return;
+    const failure = this.syncedEarly.get(seq)!;
+    this.syncedEarly.delete(seq);
+    this.synced([seq], failure);
   }
 
   private unsynced(seq: number, value: unknown, flag: Int32Array): Unsynced<unknown> {

@@ -27,7 +27,7 @@ export const enum Phase {
   Lock = 1,
   /** Running the statements. */
   Write = 2,
-  /** COMMIT: the disk sync (fsync with Synchronous FULL). */
+  /** A disk sync on this thread: only at a stop, or a checkpoint (the commits' syncs run beside it: SyncSince). */
   Sync = 3,
 }
 
@@ -41,8 +41,12 @@ export const enum Field {
   Writes = 4,
   /** Disk syncs: commits made with one (Synchronous FULL and a durable command in the transaction), and syncs of the WAL for writes that owed one. */
   SyncedCommits = 5,
+  /** Date.now() when the sync of the WAL in flight began (it runs beside the writer, not in it), 0 when none is. */
+  SyncSince = 6,
+  /** Sorter telegrams answered before their sync ended (AckUnsyncedAfterMs). */
+  AnsweredBeforeSync = 7,
 }
-export const STATUS_FIELDS = 6;
+export const STATUS_FIELDS = 8;
 
 /**
  * The writer's timing: `windowMs` a sorter telegram's write waits for company (a POST's does not:
@@ -65,6 +69,8 @@ export interface WriterData {
   groupCommit: boolean;
   /** The commit window and the hold of unsynced writes (db/commit-plan.ts); its defaults if absent. */
   timing?: CommitTiming;
+  /** A sorter telegram committed whose sync has not ended this long after its commit, or that committed during a sync already that long, is answered without it (ms; null: only once synced). */
+  ackUnsyncedAfterMs: number | null;
   migrationsDir?: string;
   status: SharedArrayBuffer;
 }
@@ -73,7 +79,8 @@ export interface WriterData {
 export type FromWriter =
   | { type: 'ready'; readOnly: boolean }
   | { type: 'failed-to-open'; error: string }
-  | { type: 'done'; results: Array<[number, true, unknown] | [number, false, string]>; failure: string | null }
-  /** Writes that owed a sync (committed and reported before) are durable now; `failure`: the sync failed, they may not be. */
+  /** `unsynced`: the durable commands among them committed but not yet synced; a `synced` names them later. */
+  | { type: 'done'; results: Array<[number, true, unknown] | [number, false, string]>; failure: string | null; unsynced?: number[] }
+  /** Writes committed and reported before (owed a sync, or durable and waiting for it) are durable now; `failure`: the sync failed, they may not be. */
   | { type: 'synced'; seqs: number[]; failure: string | null }
   | { type: 'closed' };

@@ -52,15 +52,26 @@ let reservedUpTo = 0;
 /** New outbox rows take ids above every reserved one: done in the first transaction that adds one. */
 let skippedReserved = false;
 
-/** A write committed without the sync it owes (db/commands.ts, `owesSync`), and since when (performance.now()). */
+/**
+ * A write committed and not yet synced that someone waits on: a durable one (its sync is due at
+ * once) or one that owes a sync (db/commands.ts, `owesSync`: due once it has waited the commit
+ * window, unless the main thread says it is durable another way first).
+ */
 interface Owed {
   seq: number;
   flag: Int32Array | null;
-  at: number;
+  /** When its sync is due (performance.now()). */
+  due: number;
+  /**
+   * A sorter telegram, when it may be answered without its sync (AckUnsyncedAfterMs: its commit
+   * plus that long), Infinity for any other write; 0 once so answered.
+   */
+  earlyAt: number;
 }
-/** Made durable by the next synced commit, or by a sync of the WAL once the oldest has waited the commit window. */
+/** Made durable by the next sync of the WAL. */
 let owed: Owed[] = [];
-
+/** AckUnsyncedAfterMs: see Owed.earlyAt, and `stalled`. */
+const earlyAfterMs = data.ackUnsyncedAfterMs ?? null;
 /** Arrived from the main thread, not yet looked at. */
 const pending: Held[] = [];
 /** Transactional commands in the order given, waiting for their transaction (db/commit-plan.ts). */
@@ -123,17 +134,14 @@ function join(batch: Held[], synced: boolean): void {
 }
 
 /**
- * The safety level of the connection, set between transactions: a transaction with a durable
- * command (db/commands.ts, `durable`) commits with the configured Synchronous, any other with
- * NORMAL (no sync: the next synced commit makes it durable).
+ * With Synchronous FULL, no commit syncs inside COMMIT: the connection commits with NORMAL (in WAL
+ * mode: its frames written to the WAL, in the page cache, safe from a crash of the process) and
+ * the WAL is synced beside this thread (`startSync`), so that a slow or stalled sync holds up the
+ * answers that wait for it (a sorter telegram's ACK) and nothing else: a POST's entry, a delivery,
+ * the next commit go on meanwhile. A write that must be durable is answered once a sync that began
+ * after its commit has ended: in WAL mode a commit is durable once the WAL holds it on the disk.
  */
-let level: 'FULL' | 'NORMAL' = data.synchronous;
-function setLevel(synced: boolean): void {
-  const want = synced ? data.synchronous : 'NORMAL';
-  if (want === level) return;
-  db.pragma(`synchronous = ${want}`);
-  level = want;
-}
+if (data.synchronous === 'FULL') db.pragma('synchronous = NORMAL');
 
 /**
  * One transaction for the plan's batch, plus (group commit) what arrived while waiting for the lock.
@@ -148,9 +156,7 @@ function transaction(plan: Plan): void {
   const owing: Command[] = [];
   let reserving = 0;
   let skipping = false;
-  const syncs = synced && data.synchronous === 'FULL';
   try {
-    setLevel(synced);
     begin();
     drainPort();
     if (data.groupCommit) join(batch, synced);
@@ -175,13 +181,13 @@ function transaction(plan: Plan): void {
         results.push([c.seq, false, reason(err)]);
       }
     }
-    // An entry sent to the sorter before its sync: its id is reserved durably first, a block at a
-    // time (this commit is then synced), so that a power cut can never give it to another entry.
-    if (!syncs && data.synchronous === 'FULL' && newestOwing > reservedUpTo) {
+    // An entry sent to the sorter before its sync: its id is reserved durably, a block at a time
+    // and half a block ahead (this commit is then synced at once), so that a power cut can never
+    // give it to another entry.
+    if (data.synchronous === 'FULL' && newestOwing > 0 && newestOwing + RESERVED_IDS_AT_A_TIME / 2 > reservedUpTo) {
       reserving = newestOwing + RESERVED_IDS_AT_A_TIME;
       reservation.reserveUpTo(reserving);
     }
-    phase(Phase.Sync);
     db.exec('COMMIT');
   } catch (err) {
     if (db.inTransaction) db.exec('ROLLBACK');
@@ -198,59 +204,141 @@ function transaction(plan: Plan): void {
   if (written > 0) {
     set(Field.LastCommitUs, (Date.now() - started) * 1000);
     add(Field.Commits, 1);
-    if (syncs) add(Field.SyncedCommits, 1);
     add(Field.Writes, written);
   }
   const now = performance.now();
-  for (const c of owing) owed.push({ seq: c.seq, flag: c.cancel ? new Int32Array(c.cancel) : null, at: now });
-  post({ type: 'done', results, failure: null });
-  // Synced now; or without FULL, where no write is ever synced and one that owes a sync is as durable as it gets.
-  if (syncs || data.synchronous !== 'FULL') settleOwed(null);
-  else if (reserving) syncWal();
+  // Without FULL no write is ever synced, and one that is durable or owes a sync is as durable as it gets.
+  if (data.synchronous !== 'FULL') {
+    post({ type: 'done', results, failure: null });
+    if (owed.length > 0) settle(owed.splice(0), null);
+    return;
+  }
+  const durables = taken.filter((c) => isDurable(c.op));
+  const unsynced = durables.map((c) => c.seq);
+  const earlyAt = (c: Command) => (earlyAfterMs !== null && c.op === 'acceptFromPeer' ? now + earlyAfterMs : Infinity);
+  for (const c of durables) owed.push({ seq: c.seq, flag: null, due: now, earlyAt: earlyAt(c) });
+  for (const c of owing) owed.push({ seq: c.seq, flag: c.cancel ? new Int32Array(c.cancel) : null, due: unsynced.length > 0 || reserving ? now : now + timing.windowMs, earlyAt: Infinity });
+  post({ type: 'done', results, failure: null, unsynced });
+  // A synced transaction's commands and what it owes (its reserved ids too) are due their sync now.
+  if (unsynced.length > 0 || reserving) syncSoon();
 }
 
-/** What was owed a sync is durable now (or the sync failed: `failure`). */
-function settleOwed(failure: string | null): void {
-  if (owed.length === 0) return;
-  post({ type: 'synced', seqs: owed.map((o) => o.seq), failure });
-  owed = [];
+/** These writes are durable now (or the sync failed: `failure`). */
+function settle(done: Owed[], failure: string | null): void {
+  if (done.length > 0) post({ type: 'synced', seqs: done.map((o) => o.seq), failure });
+}
+
+/** The WAL's file, opened for its syncs once it exists (the first write made it; it is never deleted while the writer runs). */
+let walFd: number | null = null;
+/** The writes the sync in flight makes durable, or null when none is in flight. */
+let syncing: Owed[] | null = null;
+/** When the sync in flight began (performance.now()). */
+let syncStartedAt = 0;
+
+/**
+ * The disk stalls: a sync has been in flight for AckUnsyncedAfterMs. Sorter telegrams committed
+ * meanwhile are answered at once without their sync, and wait for no commit window: they would
+ * only wait for the stall, while the sorter's window fills with telegrams it may not send.
+ */
+const stalled = (now: number): boolean => earlyAfterMs !== null && syncing !== null && now - syncStartedAt >= earlyAfterMs;
+
+/**
+ * Sorter telegrams committed and not yet synced that may be answered without it now
+ * (AckUnsyncedAfterMs): their time came, or the disk stalls. Told to the main thread as synced,
+ * counted apart; their sync, when it ends, is told again and changes nothing.
+ */
+function answerEarly(now: number): void {
+  if (earlyAfterMs === null) return;
+  const isStalled = stalled(now);
+  const due: Owed[] = [];
+  for (const list of [syncing ?? [], owed]) {
+    for (const o of list) {
+      if (o.earlyAt === 0 || o.earlyAt === Infinity || (o.earlyAt > now && !isStalled)) continue;
+      o.earlyAt = 0;
+      due.push(o);
+    }
+  }
+  if (due.length === 0) return;
+  add(Field.AnsweredBeforeSync, due.length);
+  settle(due, null);
+}
+
+/** When answerEarly has something to do without anything new arriving. */
+function earlyDue(): number {
+  if (earlyAfterMs === null) return Infinity;
+  const stallAt = syncing ? syncStartedAt + earlyAfterMs : Infinity;
+  let next = stallAt > performance.now() ? stallAt : Infinity;
+  for (const list of [syncing ?? [], owed]) for (const o of list) if (o.earlyAt > 0) next = Math.min(next, o.earlyAt);
+  return next;
 }
 
 /**
- * Sync the WAL, as a synced commit would: every transaction committed before is durable after
- * it (in WAL mode a commit is durable once the WAL holds it on the disk).
+ * Sync the WAL beside this thread (in libuv's pool), for every write committed so far: one sync at a
+ * time; what commits meanwhile waits for the next, which starts as this one ends (group commit
+ * again, at the disk's pace). Counted as a sync in /status.
  */
-function syncWal(): void {
+function startSync(): void {
+  if (syncing || owed.length === 0) return;
+  syncing = owed;
+  owed = [];
+  let fd: number;
+  try {
+    fd = walFd ??= fs.openSync(`${data.file}-wal`, 'r+');
+  } catch (err) {
+    const failed = syncing;
+    syncing = null;
+    return settle(failed, reason(err));
+  }
+  set(Field.SyncSince, Date.now());
+  syncStartedAt = performance.now();
+  fs.fdatasync(fd, (err) => {
+    set(Field.SyncSince, 0);
+    if (!err) add(Field.SyncedCommits, 1);
+    const done = syncing ?? [];
+    syncing = null;
+    settle(done, err ? reason(err) : null);
+    run();
+  });
+}
+
+/** A sync is due now (a synced transaction's writes, or ids reserved): it starts now, or as the one in flight ends. */
+function syncSoon(): void {
+  startSync();
+}
+
+/**
+ * Sync the WAL on this thread, waiting for it: at a stop, once the sync in flight (if any) ended.
+ */
+function syncWalNow(always = false): void {
+  if (owed.length === 0 && !always) return;
   phase(Phase.Sync);
   let failure: string | null = null;
   try {
-    const fd = fs.openSync(`${data.file}-wal`, 'r+');
-    try {
-      fs.fdatasyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
+    fs.fdatasyncSync(walFd ??= fs.openSync(`${data.file}-wal`, 'r+'));
     add(Field.SyncedCommits, 1);
   } catch (err) {
     failure = reason(err);
   }
   phase(Phase.Idle);
-  settleOwed(failure);
+  settle(owed.splice(0), failure);
 }
 
 /**
  * Writes that owe a sync are due one once the oldest has waited the commit window (at once when
  * closing), unless the main thread said they are durable another way (the sorter acknowledged
- * the entry). Then the durable writes waiting in their window go now, synced, if there are any;
- * else the WAL is synced alone.
+ * the entry). Then the durable writes waiting in their window go now, synced, if there are any
+ * (their sync takes the owed ones along); else the WAL is synced for them alone.
  */
 function payOwed(now: number): void {
   owed = owed.filter((o) => !o.flag || Atomics.load(o.flag, 0) !== Cancel.DurableElsewhere);
-  if (owed.length === 0 || (!closing && now - owed[0].at < timing.windowMs)) return;
+  if (owed.length === 0 || syncing || (!closing && !owed.some((o) => o.due <= now))) return;
   const plan = data.groupCommit ? planTransaction(queued, now, true, timing) : null;
   if (plan?.synced) transaction(plan);
-  else syncWal();
+  else startSync();
 }
+
+/** When the oldest owed write is due its sync, if no sync is in flight (one in flight calls run() as it ends). */
+const owedDue = (): number => (syncing || owed.length === 0 ? Infinity : Math.min(...owed.map((o) => o.due)));
 
 function runOutside(c: Command): void {
   if (!claim(c)) return;
@@ -265,6 +353,8 @@ function runOutside(c: Command): void {
 }
 
 let wake: NodeJS.Timeout | null = null;
+/** While the disk stalls, a sorter telegram's write waits for no window (`stalled`). */
+const stallTiming = { ...timing, windowMs: 0 };
 
 /**
  * Pipelined group commit: every command that arrived while the previous transaction was being
@@ -278,27 +368,34 @@ function run(): void {
   drainPort();
   for (;;) {
     for (const c of pending.splice(0)) (isOutsideTransaction(c.op) ? outside : queued).push(c);
-    for (const c of outside.splice(0)) runOutside(c);
+    // A checkpoint syncs on this thread: not while a sync is in flight (the disk may be stalled:
+    // it would hold up every commit behind it); it runs as that sync ends.
+    if (!syncing) for (const c of outside.splice(0)) runOutside(c);
     if (owed.length > 0) payOwed(performance.now());
+    answerEarly(performance.now());
     if (queued.length === 0) break;
     if (!data.groupCommit) {
       for (const c of queued.splice(0)) transaction({ batch: [c], rest: queued, synced: isDurable(c.op) });
     } else {
-      const plan = planTransaction(queued, closing ? Infinity : performance.now(), false, timing);
+      const now = performance.now();
+      const plan = planTransaction(queued, closing ? Infinity : now, false, stalled(now) ? stallTiming : timing);
       if (!plan) break;
       transaction(plan);
     }
     drainPort();
   }
   if (closing && queued.length === 0) {
-    if (owed.length > 0) payOwed(Infinity);
+    if (syncing) return; // it calls run() as it ends
+    for (const c of outside.splice(0)) runOutside(c);
     releaseReserved();
+    syncWalNow(data.synchronous === 'FULL');
+    if (walFd !== null) fs.closeSync(walFd);
     db.close();
     post({ type: 'closed' });
     port.close();
     return;
   }
-  const next = Math.min(queued.length > 0 ? wakeAt(queued, timing) : Infinity, owed.length > 0 ? owed[0].at + timing.windowMs : Infinity);
+  const next = Math.min(queued.length > 0 ? wakeAt(queued, stalled(performance.now()) ? stallTiming : timing) : Infinity, owedDue(), earlyDue());
   if (next < Infinity) wake = setTimeout(run, Math.max(0, next - performance.now()));
 }
 
@@ -309,7 +406,6 @@ function run(): void {
 function releaseReserved(): void {
   if (!skippedReserved) return;
   try {
-    setLevel(true);
     db.transaction(() => reservation.releaseReserved())();
   } catch {
     // A read-only or failing file: the next start skips the reserved ids, which is safe.

@@ -12,8 +12,9 @@ import { type CommitTiming, type FromWriter, type WriterData, STATUS_FIELDS } fr
 
 /**
  * A transaction phase longer than this (ms) means the storage is held up (an operator's lock, a
- * stalled card): messages from the sorter are then handed out only once committed, since a WCS
- * could not get its answers committed either (its POSTs would wait, then 503).
+ * write that does not go through): messages from the sorter are then handed out only once
+ * committed, since a WCS could not get its answers committed either (its POSTs would wait, then
+ * 503). A slow or stalled sync does not count: commits go on beside it.
  */
 export const PROMPT_MS = 100;
 
@@ -28,8 +29,10 @@ export interface WriterOptions {
   /** While POSTs come faster than one in this many ms, a POST's entry that owes a sync waits this long for the next (db/write-queue.ts; POST_GROUP_MS if absent, 0: never). */
   postGroupMs?: number;
   migrationsDir?: string;
-  /** A transaction in flight for longer than this counts as stalled (ms). */
+  /** A transaction or a sync in flight for longer than this counts as stalled (ms). */
   stallMs?: number;
+  /** A sorter telegram committed whose sync has not ended this long after its commit is answered without it (ms; null or absent: only once synced). */
+  ackUnsyncedAfterMs?: number | null;
   /** Told when the storage changes state (log lines). */
   onState?(state: StorageState, detail: string): void;
   /** Told of each committed transaction: its writes, and how long each waited for its answer (ms, metrics). */
@@ -72,7 +75,15 @@ export class Writer {
   static start(options: WriterOptions): Promise<Writer> {
     if (!fs.existsSync(WORKER)) throw new Error(`${WORKER} is missing: run npm run build`);
     const status = new SharedArrayBuffer(STATUS_FIELDS * 8);
-    const workerData: WriterData = { file: options.file, synchronous: options.synchronous, groupCommit: options.groupCommit, timing: options.timing, migrationsDir: options.migrationsDir, status };
+    const workerData: WriterData = {
+      file: options.file,
+      synchronous: options.synchronous,
+      groupCommit: options.groupCommit,
+      timing: options.timing,
+      ackUnsyncedAfterMs: options.ackUnsyncedAfterMs ?? null,
+      migrationsDir: options.migrationsDir,
+      status,
+    };
     // It only moves small commands: a small young generation keeps its memory down (peak RSS of
     // the service under load is a goal, docs/performance.md); the old one has room for seeding batches.
     const worker = new Worker(WORKER, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 } });
@@ -139,7 +150,7 @@ export class Writer {
     if (m.type !== 'done') return;
     if (m.failure) this.monitor.failed(m.failure);
     else if (m.results.length > 0) this.monitor.committed();
-    this.queue.settle(m.results, m.failure === null);
+    this.queue.settle(m.results, m.failure === null, m.unsynced);
   }
 
   /** The thread is gone: every write still waiting fails, and the storage is failing for good. */

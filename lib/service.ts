@@ -101,6 +101,7 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
     groupCommit: config.GroupCommit,
     timing: { windowMs: config.CommitWindowMs, holdMs: config.UnsyncedHoldMs, maxWrites: windowMaxWrites },
     postGroupMs: config.PostGroupMs,
+    ackUnsyncedAfterMs: config.AckUnsyncedAfterMs,
     onState: (state, detail) => (state === 'Ok' ? log.info({ storage: state }, `storage: ${detail}`) : log.error({ storage: state, reason: detail }, `storage ${state.toLowerCase()}: ${detail}`)),
   });
   if (writer.status().ReadOnly) log.error({ database: file }, 'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)');

@@ -84,14 +84,16 @@ export const statusDto = Joi.object({
     .label('WakeLatency')
     .description('From a sorter telegram arriving to the response that hands its message to a client that was waiting for it (last 10,000 such messages; messages that queue because no client is waiting are not counted)'),
   Storage: Joi.object({
-    State: Joi.string().valid('Ok', 'Stalled', 'Failing').required().description('Stalled: a commit has waited over 1 s (a lock, a slow disk); Failing: the last transaction failed'),
+    State: Joi.string().valid('Ok', 'Stalled', 'Failing').required().description('Stalled: a commit has waited over 1 s (a lock), or a disk sync has lasted over 1 s (a stalled card; commits go on); Failing: the last transaction failed'),
     Since: Joi.string().isoDate().required().description('Since when the state holds'),
-    WaitingFor: Joi.string().valid('Lock', 'Disk').allow(null).required().description('Stalled: what the commit in flight waits for'),
+    WaitingFor: Joi.string().valid('Lock', 'Disk').allow(null).required().description('Stalled: what holds it up: another connection\'s lock (commits wait), or the disk (its sync; commits go on)'),
     PendingWrites: Joi.number().integer().required().description('Writes handed to the writer and not yet answered'),
     LastCommitMs: Joi.number().allow(null).required().description('Duration of the last committed transaction, lock wait included'),
     Commits: Joi.number().integer().required().description('Transactions committed since start'),
     Writes: Joi.number().integer().required().description('Writes those transactions carried (group commit)'),
-    Syncs: Joi.number().integer().required().description("Disk syncs since start: commits made with one, and syncs of the WAL for POSTs the sorter did not acknowledge within the commit window (DurableBySorterAck). Each is a flush an SD card or eMMC must complete"),
+    Syncs: Joi.number().integer().required().description('Disk syncs of the WAL since start, made beside the commits: for the sorter telegrams (and other writes) that must be durable before they are answered, and for POSTs the sorter did not acknowledge within the commit window (DurableBySorterAck). Each is a flush an SD card or eMMC must complete'),
+    SyncInFlightMs: Joi.number().allow(null).required().description('How long the disk sync in flight has lasted (ms); null when none is. Commits go on meanwhile'),
+    AckedBeforeSync: Joi.number().integer().required().description('Sorter telegrams acknowledged before their sync ended, since start (AckUnsyncedAfterMs: a stalled disk); a power cut during such a stall may lose them'),
     LastError: Joi.string().allow(null).required().description('Failing: why the last transaction failed'),
     ReadOnly: Joi.boolean().required().description('The database file cannot be written: messages can be read, nothing is accepted'),
   })

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import net from 'node:net';
-import { HOLD_MS, WINDOW_MS, WINDOW_MS_COMMITTED_ONLY } from '../../db/commit-plan';
+import { ACK_UNSYNCED_AFTER_MS, HOLD_MS, WINDOW_MS, WINDOW_MS_COMMITTED_ONLY } from '../../db/commit-plan';
 import { POST_GROUP_MS } from '../../db/write-queue';
 import { duplicateKeys } from './json-keys';
 
@@ -27,6 +27,7 @@ export interface Config {
   DurableBySorterAck: boolean;
   UnsyncedHoldMs: number;
   PostGroupMs: number;
+  AckUnsyncedAfterMs: number | null;
   HelperThreadNice: number;
   CommitTimeoutMs: number;
   DropSupersededRequests: boolean;
@@ -92,6 +93,15 @@ export const configSchema = Joi.object<Config>({
     .default(true)
     .description("A POST's assignment or destination setting is committed without a disk sync and sent to the sorter at once, and answered 200 once the sorter acknowledged it or a sync made it durable, whichever comes first (either survives a power cut); only while the link is up and acknowledges each telegram. false: answered only once synced, sent after the sync"),
   UnsyncedHoldMs: Joi.number().integer().min(0).max(5000).default(HOLD_MS).description('How long a write that needs no sync (a delivery recorded, an acknowledged assignment) may be held to be committed with others: longer writes less, and a crash hands more deliveries out again'),
+  AckUnsyncedAfterMs: Joi.number()
+    .integer()
+    .min(0)
+    .max(60000)
+    .allow(null)
+    .default(ACK_UNSYNCED_AFTER_MS)
+    .description(
+      "A sorter telegram committed (in the WAL, in the page cache: a crash of the process keeps it) whose disk sync has not ended this many ms after its commit is acknowledged without it, and while a sync has lasted this long (a stalled card) every telegram is acknowledged as it commits, so that the sorter's send window never fills behind a stall; a power cut during such a stall may lose those telegrams. null: acknowledged only once synced (the sorter waits out every stall)",
+    ),
   PostGroupMs: Joi.number()
     .integer()
     .min(0)
