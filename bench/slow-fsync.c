@@ -7,9 +7,10 @@
  * of 16 zero bytes, on tmpfs so that counting writes nothing to a disk) it also counts them there:
  * two little-endian 64-bit counters, fsync then fdatasync, in shared memory that the benchmark
  * reads while the process runs. With SORTER_FSYNC_SNAPSHOT_DIR (a folder) it copies every file
- * named *.db or *.db-wal there right after each successful sync of it: that folder then holds what
- * a power cut would leave of those files when the disk keeps nothing that was not synced (the
- * power-cut test, test/e2e/power-cut.test.ts). With SORTER_PAGELOG_FILE (a file, on tmpfs) it
+ * named *.db or *.db-wal as it was when a sync of it began, and puts the copy there once that sync
+ * succeeded: that folder then holds what a power cut would leave of those files when the disk
+ * keeps nothing that was not synced (the power-cut tests, test/e2e/power-cut.test.ts and
+ * test/e2e/sync-stall.test.ts). With SORTER_PAGELOG_FILE (a file, on tmpfs) it
  * appends a line for every WAL frame header written ("W page commit offset": the page number, the
  * database size in pages on a commit's last frame or 0, the frame's offset in the WAL), every
  * write to a *.db file ("D bytes offset": a checkpoint copying pages back) and every sync of
@@ -91,32 +92,50 @@ static void init(void) {
   }
 }
 
-/* Copy the synced file behind `fd` into the snapshot folder (through a temporary name, renamed). */
-static void snapshot(int fd) {
-  char link[64], file[4096], to[4096], tmp[4200], buf[65536];
+/*
+ * A snapshot of the file behind `fd` as it is when a sync of it starts, in a temporary file: only
+ * what was written before the sync began is sure to be on the disk when it ends (what is written
+ * while it runs, by other threads, may or may not be). `publish` renames it into the snapshot
+ * folder once the sync succeeded, or removes it. Returns 0 when there is nothing to snapshot.
+ */
+static int snapshot_take(int fd, char *tmp, size_t tmp_len, char *to, size_t to_len) {
+  char link[64], file[4096], buf[65536];
   snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
   ssize_t n = readlink(link, file, sizeof file - 1);
-  if (n <= 0) return;
+  if (n <= 0) return 0;
   file[n] = 0;
   size_t len = strlen(file);
   int db = len > 3 && strcmp(file + len - 3, ".db") == 0;
   int wal = len > 7 && strcmp(file + len - 7, ".db-wal") == 0;
-  if (!db && !wal) return;
+  if (!db && !wal) return 0;
   const char *base = strrchr(file, '/');
-  snprintf(to, sizeof to, "%s/%s", snapshot_dir, base ? base + 1 : file);
-  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", to, (long)pthread_self());
+  snprintf(to, to_len, "%s/%s", snapshot_dir, base ? base + 1 : file);
+  static long seq = 0;
+  snprintf(tmp, tmp_len, "%s.%ld.%ld.tmp", to, (long)pthread_self(), __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
   int in = open(file, O_RDONLY);
-  if (in < 0) return;
+  if (in < 0) return 0;
   int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (out >= 0) {
+  int ok = out >= 0;
+  if (ok) {
     off_t at = 0;
     for (ssize_t r; (r = pread(in, buf, sizeof buf, at)) > 0; at += r) {
-      if (write(out, buf, r) != r) break;
+      if (write(out, buf, r) != r) {
+        ok = 0;
+        break;
+      }
     }
     close(out);
-    rename(tmp, to);
+    if (!ok) unlink(tmp);
   }
   close(in);
+  return ok;
+}
+
+/* The sync ended: its snapshot becomes the file as the disk holds it (`synced`), or is dropped. */
+static void snapshot_publish(int taken, int synced, const char *tmp, const char *to) {
+  if (!taken) return;
+  if (synced) rename(tmp, to);
+  else unlink(tmp);
 }
 
 /* 1 for a *.db-wal file, 2 for a *.db file, 0 for anything else. */
@@ -207,20 +226,25 @@ static void slow_down(int which, int fd) {
   }
 }
 
+/* fsync (which 0) or fdatasync (1) through `real`: counted, slowed, stalled, snapshotted. */
+static int sync_through(int (*real)(int), int which, int fd) {
+  pthread_once(&once, init);
+  char tmp[4200], to[4096];
+  int taken = snapshot_dir ? snapshot_take(fd, tmp, sizeof tmp, to, sizeof to) : 0;
+  slow_down(which, fd);
+  int r = real(fd);
+  snapshot_publish(taken, r == 0, tmp, to);
+  return r;
+}
+
 int fsync(int fd) {
   static int (*real)(int);
   if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
-  slow_down(0, fd);
-  int r = real(fd);
-  if (r == 0 && snapshot_dir) snapshot(fd);
-  return r;
+  return sync_through(real, 0, fd);
 }
 
 int fdatasync(int fd) {
   static int (*real)(int);
   if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-  slow_down(1, fd);
-  int r = real(fd);
-  if (r == 0 && snapshot_dir) snapshot(fd);
-  return r;
+  return sync_through(real, 1, fd);
 }
