@@ -47,7 +47,7 @@ export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapsho
       droppedAssignments: n('DroppedAssignments'),
       droppedSettings: n('DroppedSettings'),
     },
-    storage: { state: storage.State, pendingWrites: storage.PendingWrites, syncs: storage.Syncs },
+    storage: { state: storage.State, pendingWrites: storage.PendingWrites, syncs: storage.Syncs, ackedBeforeSync: storage.AckedBeforeSync },
     requestsRemoved: { ...deps.requestsRemoved },
     redelivered: deps.dispatchers.sortation.redelivered + deps.dispatchers.destination.redelivered,
     deadLetters: deps.deadLetters.deadLetterCounts(),

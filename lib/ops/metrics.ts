@@ -11,7 +11,7 @@ export interface MetricsSnapshot {
   queues: Record<'sortation' | 'destination', { ready: number; unacked: number; oldestAgeSeconds: number | null; waitingClients: number }>;
   outbox: { depth: number; oldestAgeSeconds: number | null };
   link: { up: boolean; telegramsIn: number; telegramsOut: number; resends: number; naksSent: number; naksReceived: number; duplicatesReceived: number; reconnects: number; connectionsLost: number; connectAttemptsFailed: number; droppedAssignments: number; droppedSettings: number };
-  storage: { state: 'Ok' | 'Stalled' | 'Failing'; pendingWrites: number; syncs: number };
+  storage: { state: 'Ok' | 'Stalled' | 'Failing'; pendingWrites: number; syncs: number; ackedBeforeSync: number };
   requestsRemoved: { Superseded: number; Expired: number };
   redelivered: number;
   /** Messages in the dead letters now, by the queue they left, and moved there since start. */
@@ -38,6 +38,7 @@ function runningTotals(total: (name: string, help: string, value: (s: MetricsSna
   total('requests_expired_total', 'REQUESTs taken out of the queue past MaxRequestAgeSeconds', (s) => s.requestsRemoved.Expired);
   total('messages_dead_lettered_total', 'Messages moved to the dead letters: handed out MaxDeliveries times without proof of the read', (s) => s.deadLettered);
   total('storage_syncs_total', 'Disk syncs (fsync) of the queue database: each a flush an SD card or eMMC must complete', (s) => s.storage.syncs);
+  total('storage_acked_before_sync_total', 'Sorter telegrams acknowledged before their disk sync ended, the disk stalling (AckUnsyncedAfterMs): a power cut during such a stall may lose them', (s) => s.storage.ackedBeforeSync);
   total('messages_redelivered_total', 'Messages handed out again after a response without proof of its read (possible duplicates)', (s) => s.redelivered);
 }
 

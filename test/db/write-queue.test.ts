@@ -151,4 +151,28 @@ describe('WriteQueue', () => {
     for (const w of waiting) await expect(w).rejects.toThrow('purgeHistory failed: the writer thread exited (1)');
     expect(queue.pending).toBe(0);
   });
+
+  it('a durable write committed before its sync (the sync runs beside the writer) is answered when the writer says it is synced, not at its commit', async () => {
+    const settled: string[] = [];
+    const a = queue.run('acceptFromPeer', ['PLC01', 2, 1, {} as never, 'T', false, 1] as never).then((v) => settled.push(`a ${String(v)}`));
+    const b = queue.run('acceptFromPeer', ['PLC01', 3, 2, {} as never, 'T', false, 2] as never).then((v) => settled.push(`b ${String(v)}`));
+    const c = queue.run('acceptFromPeer', ['PLC01', 4, 3, {} as never, 'T', false, 3] as never);
+    queue.flush();
+    const [ca, cb, cc] = posted[0];
+    // b's sync is reported before its commit is settled here (answers travel in order, settling goes in slices).
+    queue.synced([cb.seq], null);
+    queue.settle([ok(ca, 'A'), ok(cb, 'B'), ok(cc, 'C')], true, [ca.seq, cb.seq, cc.seq]);
+    await microtasks();
+    expect(settled).toEqual(['b B']);
+    expect(queue.pending).toBe(0);
+    queue.synced([ca.seq], null);
+    queue.synced([cc.seq], 'EIO: i/o error');
+    await microtasks();
+    expect(settled).toEqual(['b B', 'a A']);
+    await expect(c).rejects.toThrow('sync failed: EIO: i/o error');
+    // A second report of the same sync (an early answer, then the sync itself) changes nothing.
+    queue.synced([ca.seq, cb.seq], null);
+    await Promise.all([a, b]);
+    expect(settled).toEqual(['b B', 'a A']);
+  });
 });

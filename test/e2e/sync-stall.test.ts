@@ -5,10 +5,11 @@
 // nothing acknowledged may be lost: not to a kill -9 during a stall (committed writes are in the
 // page cache), and not to a power cut during a stall beyond the telegrams the service says it
 // acknowledged before their sync (AckUnsyncedAfterMs; none with null).
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SyncCounter } from '../../bench/slow-disk';
+import { SyncCounter, syncStallEnv } from '../../bench/slow-disk';
 import Database from '../../db/sqlite';
 import { runWcsClient } from '../../examples/wcs-client';
 import { startEmulator } from '../helpers/emulator';
@@ -186,4 +187,73 @@ describe('a disk that stalls for seconds', () => {
       }
     });
   }
+});
+
+/**
+ * The writer thread alone in a child process whose disk stalls 1.5 s at its first sync after 2 s:
+ * a telegram's write starts the stalled sync; then, during the stall, a POST's entry (committed
+ * without a sync) and a second telegram are written. Prints what each waited (ms) and /status's
+ * storage during the stall.
+ */
+const WRITER_UNDER_STALL = `
+const { Writer } = require(process.argv[1] + '/dist/db/writer.js');
+const file = process.argv[2];
+const ackUnsyncedAfterMs = process.argv[3] === 'null' ? null : Number(process.argv[3]);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const request = (t) => ({ Type: 'REQUEST', MessageCode: 210, DeviceID: 'IND01', TrackID: t, Barcode: 'B' + t, Length: 1, Width: 1, Height: 1, Weight: 1, RecirculationCount: 0 });
+const timed = (p) => { const at = performance.now(); return p.then(() => Math.round(performance.now() - at)); };
+(async () => {
+  const started = performance.now();
+  const writer = await Writer.start({ file, synchronous: 'FULL', groupCommit: true, timing: { windowMs: 0, holdMs: 0 }, ackUnsyncedAfterMs });
+  await writer.run('ensurePeerSession', ['PLC01', 'T']);
+  await sleep(2100 - (performance.now() - started));
+  const first = timed(writer.run('acceptFromPeer', ['PLC01', 1, 0, request('0001'), 'T', false, 1]));
+  await sleep(300);
+  const post = timed(writer.runUnsynced('addToOutboxUnsynced', [{ kind: 'ASSIGNMENT', body: { TrackID: '0001', Destination: 'D1' } }, null, 'T']));
+  const second = timed(writer.run('acceptFromPeer', ['PLC01', 2, 1, request('0002'), 'T', false, 2]));
+  await sleep(900);
+  const storage = writer.status();
+  const prompt = writer.prompt();
+  const result = { first: await first, post: await post, second: await second, storage, prompt };
+  await writer.close();
+  console.log(JSON.stringify(result));
+})();
+`;
+
+describe('the writer while a sync stalls', () => {
+  let dir = '';
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const run = (ackUnsyncedAfterMs: number | null) => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'writer-stall-'));
+    const env = { ...process.env, ...syncStallEnv({ ms: 1500, everyS: 2 }) };
+    const root = path.resolve(__dirname, '../..');
+    const r = spawnSync(process.execPath, ['-e', WRITER_UNDER_STALL, root, path.join(dir, 'q.db'), String(ackUnsyncedAfterMs)], { env, encoding: 'utf8', timeout: 30_000 });
+    if (r.status !== 0) throw new Error(`the writer's child process failed (${r.status}): ${r.stderr}`);
+    return JSON.parse(r.stdout.trim().split('\n').pop()!) as { first: number; post: number; second: number; storage: { State: string; WaitingFor: string | null; SyncInFlightMs: number | null; AckedBeforeSync: number }; prompt: boolean };
+  };
+
+  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')("commits go on beside it: a POST's entry at once, a telegram answered once synced (AckUnsyncedAfterMs null)", () => {
+    const r = run(null);
+    process.stderr.write(`writer under a stall, null: ${JSON.stringify(r)}\n`);
+    // The first telegram's sync is the one that stalls; the second waits for the sync after it.
+    expect(r.first).toBeGreaterThanOrEqual(1400);
+    expect(r.second).toBeGreaterThanOrEqual(1000);
+    // The POST's entry is committed while the sync stalls: the sorter gets it at once.
+    expect(r.post).toBeLessThan(250);
+    expect(r.storage).toMatchObject({ State: 'Stalled', WaitingFor: 'Disk', AckedBeforeSync: 0 });
+    expect(r.storage.SyncInFlightMs).toBeGreaterThan(1000);
+    // A slow sync does not stop messages being handed out before their commit.
+    expect(r.prompt).toBe(true);
+  });
+
+  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')('AckUnsyncedAfterMs 100: a telegram is answered 100 ms after its commit, and at once while a sync has lasted that long', () => {
+    const r = run(100);
+    process.stderr.write(`writer under a stall, 100: ${JSON.stringify(r)}\n`);
+    expect(r.first).toBeGreaterThanOrEqual(90);
+    expect(r.first).toBeLessThan(600);
+    expect(r.second).toBeLessThan(250);
+    expect(r.post).toBeLessThan(250);
+    expect(r.storage.AckedBeforeSync).toBe(2);
+  });
 });

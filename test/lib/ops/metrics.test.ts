@@ -7,7 +7,7 @@ const snapshot = (over: Partial<MetricsSnapshot> = {}): MetricsSnapshot => ({
   queues: { sortation: { ready: 3, unacked: 1, oldestAgeSeconds: 12.5, waitingClients: 2 }, destination: { ready: 0, unacked: 0, oldestAgeSeconds: null, waitingClients: 0 } },
   outbox: { depth: 4, oldestAgeSeconds: null },
   link: { up: true, telegramsIn: 42, telegramsOut: 40, resends: 1, naksSent: 0, naksReceived: 2, duplicatesReceived: 0, reconnects: 3, connectionsLost: 3, connectAttemptsFailed: 5, droppedAssignments: 6, droppedSettings: 7 },
-  storage: { state: 'Stalled', pendingWrites: 9, syncs: 15 },
+  storage: { state: 'Stalled', pendingWrites: 9, syncs: 15, ackedBeforeSync: 4 },
   requestsRemoved: { Superseded: 10, Expired: 11 },
   redelivered: 12,
   deadLetters: { sortation: 13, destination: 0 },
@@ -43,6 +43,7 @@ describe('Metrics', () => {
       'sorter_integration_messages_redelivered_total 12',
       'sorter_integration_messages_dead_lettered_total 14',
       'sorter_integration_storage_syncs_total 15',
+      'sorter_integration_storage_acked_before_sync_total 4',
     ]) {
       expect(lines).toContain(line);
     }
