@@ -29,7 +29,8 @@ export interface StorageStatus {
   ReadOnly: boolean;
 }
 
-const DEFAULT_STALL_MS = 1000;
+/** A transaction or a sync in flight for longer than this (ms) is a stall. */
+export const DEFAULT_STALL_MS = 1000;
 
 /**
  * Keeps the storage's state: Failing from a failed transaction until one commits again (for

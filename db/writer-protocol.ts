@@ -72,6 +72,8 @@ export interface WriterData {
   /** A sorter telegram committed whose sync has not ended this long after its commit, or that committed during a sync already that long, is answered without it (ms; null: only once synced). */
   ackUnsyncedAfterMs: number | null;
   migrationsDir?: string;
+  /** A sync that takes longer than this is reported (`slow-sync`, ms). */
+  slowSyncMs: number;
   status: SharedArrayBuffer;
 }
 
@@ -83,4 +85,6 @@ export type FromWriter =
   | { type: 'done'; results: Array<[number, true, unknown] | [number, false, string]>; failure: string | null; unsynced?: number[] }
   /** Writes committed and reported before (owed a sync, or durable and waiting for it) are durable now; `failure`: the sync failed, they may not be. */
   | { type: 'synced'; seqs: number[]; failure: string | null }
+  /** A sync of the WAL took `ms`, longer than the stall threshold; `answeredEarly` telegrams were answered before their sync meanwhile. */
+  | { type: 'slow-sync'; ms: number; answeredEarly: number }
   | { type: 'closed' };

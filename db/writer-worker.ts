@@ -291,9 +291,12 @@ function startSync(): void {
   }
   set(Field.SyncSince, Date.now());
   syncStartedAt = performance.now();
+  const earlyBefore = Atomics.load(status, Field.AnsweredBeforeSync);
   fs.fdatasync(fd, (err) => {
     set(Field.SyncSince, 0);
     if (!err) add(Field.SyncedCommits, 1);
+    const ms = performance.now() - syncStartedAt;
+    if (ms >= data.slowSyncMs) post({ type: 'slow-sync', ms: Math.round(ms), answeredEarly: Number(Atomics.load(status, Field.AnsweredBeforeSync) - earlyBefore) });
     const done = syncing ?? [];
     syncing = null;
     settle(done, err ? reason(err) : null);

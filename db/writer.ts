@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { DEFAULT_TIMING } from './commit-plan';
 import { projectRoot } from './root';
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
-import { type StorageState, type StorageStatus, StorageMonitor } from './storage-status';
+import { DEFAULT_STALL_MS, type StorageState, type StorageStatus, StorageMonitor } from './storage-status';
 import { POST_GROUP_MS, type RunOptions, type Unsynced, WriteFailed, WriteQueue, coalesceMs } from './write-queue';
 import { type CommitTiming, type FromWriter, type WriterData, STATUS_FIELDS } from './writer-protocol';
 
@@ -35,6 +35,8 @@ export interface WriterOptions {
   ackUnsyncedAfterMs?: number | null;
   /** Told when the storage changes state (log lines). */
   onState?(state: StorageState, detail: string): void;
+  /** Told of a sync that took longer than `stallMs` (the disk stalled), and of the telegrams answered before their sync meanwhile (a log line). */
+  onSlowSync?(ms: number, answeredEarly: number): void;
   /** Told of each committed transaction: its writes, and how long each waited for its answer (ms, metrics). */
   onCommit?(writes: number, waitedMs: number[]): void;
 }
@@ -61,7 +63,7 @@ export class Writer {
     private readonly worker: Worker,
     status64: BigInt64Array,
     readOnly: boolean,
-    options: WriterOptions,
+    private readonly options: WriterOptions,
   ) {
     const gathering = { coalesceMs: coalesceMs((options.timing ?? DEFAULT_TIMING).windowMs), postGroupMs: options.postGroupMs ?? POST_GROUP_MS };
     this.queue = new WriteQueue((batch) => worker.postMessage(batch), (writes, waitedMs) => options.onCommit?.(writes, waitedMs), gathering);
@@ -82,6 +84,7 @@ export class Writer {
       timing: options.timing,
       ackUnsyncedAfterMs: options.ackUnsyncedAfterMs ?? null,
       migrationsDir: options.migrationsDir,
+      slowSyncMs: options.stallMs ?? DEFAULT_STALL_MS,
       status,
     };
     // It only moves small commands: a small young generation keeps its memory down (peak RSS of
@@ -147,6 +150,7 @@ export class Writer {
   private onMessage(m: FromWriter): void {
     if (m.type === 'closed') return this.closedResolve?.();
     if (m.type === 'synced') return this.queue.synced(m.seqs, m.failure);
+    if (m.type === 'slow-sync') return this.options.onSlowSync?.(m.ms, m.answeredEarly);
     if (m.type !== 'done') return;
     if (m.failure) this.monitor.failed(m.failure);
     else if (m.results.length > 0) this.monitor.committed();

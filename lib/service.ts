@@ -102,6 +102,8 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
     timing: { windowMs: config.CommitWindowMs, holdMs: config.UnsyncedHoldMs, maxWrites: windowMaxWrites },
     postGroupMs: config.PostGroupMs,
     ackUnsyncedAfterMs: config.AckUnsyncedAfterMs,
+    onSlowSync: (ms, answeredEarly) =>
+      log.warn({ storage: 'Stalled', syncMs: ms, ackedBeforeSync: answeredEarly }, `storage: a disk sync took ${ms} ms (the disk stalled; commits went on beside it); ${answeredEarly} sorter telegrams were acknowledged before their sync meanwhile (AckUnsyncedAfterMs)`),
     onState: (state, detail) => (state === 'Ok' ? log.info({ storage: state }, `storage: ${detail}`) : log.error({ storage: state, reason: detail }, `storage ${state.toLowerCase()}: ${detail}`)),
   });
   if (writer.status().ReadOnly) log.error({ database: file }, 'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)');

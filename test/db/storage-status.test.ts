@@ -52,6 +52,25 @@ describe('StorageMonitor', () => {
     expect(m.status(1, NOW).State).toBe('Ok');
   });
 
+  it('a sync of the WAL in flight for longer than stallMs is Stalled on the disk, with its duration; it never makes commits less than prompt', () => {
+    const m = monitor();
+    set(Field.SyncSince, NOW - 400);
+    expect(m.status(0, NOW)).toMatchObject({ State: 'Ok', WaitingFor: null, SyncInFlightMs: 400, AckedBeforeSync: 0 });
+    set(Field.SyncSince, NOW - 2500);
+    set(Field.AnsweredBeforeSync, 37);
+    expect(m.status(0, NOW)).toMatchObject({ State: 'Stalled', WaitingFor: 'Disk', Since: new Date(NOW - 2500).toISOString(), SyncInFlightMs: 2500, AckedBeforeSync: 37 });
+    // Commits go on beside it: messages are still handed out before their commit.
+    expect(m.prompt(100, NOW)).toBe(true);
+    // An operator's lock at the same time is what holds commits up: it is what /status names.
+    set(Field.Phase, Phase.Lock);
+    set(Field.PhaseSince, NOW - 1500);
+    expect(m.status(0, NOW)).toMatchObject({ State: 'Stalled', WaitingFor: 'Lock', Since: new Date(NOW - 1500).toISOString() });
+    expect(m.prompt(100, NOW)).toBe(false);
+    set(Field.Phase, Phase.Idle);
+    set(Field.SyncSince, 0);
+    expect(m.status(0, NOW)).toMatchObject({ State: 'Ok', SyncInFlightMs: null, AckedBeforeSync: 37 });
+  });
+
   it('Failing from a failed transaction until one commits: told once each way, the last error shown', () => {
     const m = monitor();
     m.committed();

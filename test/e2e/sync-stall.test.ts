@@ -115,6 +115,11 @@ describe('a disk that stalls for seconds', () => {
     expect(sorter.sorted_as_assigned).toBe(sorter.inducted);
     expect(sorter.unacknowledged_at_exit).toBe(0);
     expect(sorter.decision_p99_ms).toBeLessThan(500);
+    // The operators are told of each stall once it ends: how long, and how many telegrams went unsynced.
+    const stalls = svc.logs.filter((l) => l.storage === 'Stalled' && typeof l.syncMs === 'number');
+    expect(stalls.length).toBeGreaterThanOrEqual(1);
+    expect(stalls.every((l) => (l.syncMs as number) >= 1000 && l.level === 40)).toBe(true);
+    expect(stalls.reduce((n, l) => n + (l.ackedBeforeSync as number), 0)).toBeGreaterThan(0);
     // Everything acknowledged is stored, once.
     const acked = acknowledged(home);
     const kept = stored(path.join(home, 'data'));

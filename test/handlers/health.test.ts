@@ -4,7 +4,7 @@ import type { StorageStatus } from '../../db/storage-status';
 import { clock, link } from '../helpers/handler-fakes';
 
 const storage = (over: Partial<StorageStatus> = {}): { status(): StorageStatus } => ({
-  status: () => ({ State: 'Ok', Since: '2026-11-21T11:00:00.000Z', WaitingFor: null, PendingWrites: 0, LastCommitMs: 0.4, Commits: 9, Writes: 12, Syncs: 9, LastError: null, ReadOnly: false, ...over }),
+  status: () => ({ State: 'Ok', Since: '2026-11-21T11:00:00.000Z', WaitingFor: null, PendingWrites: 0, LastCommitMs: 0.4, Commits: 9, Writes: 12, Syncs: 9, SyncInFlightMs: null, AckedBeforeSync: 0, LastError: null, ReadOnly: false, ...over }),
 });
 const deps = (over: object = {}) => ({ testMode: false, clock, storage: storage(), schema: { applied: 5, known: 5 }, link: link('Sent'), eventLoop: { delayP99Ms: () => 3 }, ...over });
 const statuses = (r: ReturnType<typeof getHealth>) => {

@@ -10,7 +10,7 @@ describe('getStatus', () => {
       oldestReceivedAt: (q: string) => (q === 'sortation' ? '2026-11-21T11:59:30.000Z' : '2026-11-21T11:58:00.000Z'),
     };
     const waiting = (n: number, redelivered = 0, claimed: number[] = [], deadLettered = 0) => ({ waiting: n, claimedIds: new Set(claimed), redelivered, deadLettered });
-    const storage = { State: 'Stalled' as const, Since: '2026-11-21T11:59:58.000Z', WaitingFor: 'Lock' as const, PendingWrites: 4, LastCommitMs: 1.2, Commits: 3, Writes: 7, Syncs: 2, LastError: null, ReadOnly: false };
+    const storage = { State: 'Stalled' as const, Since: '2026-11-21T11:59:58.000Z', WaitingFor: 'Lock' as const, PendingWrites: 4, LastCommitMs: 1.2, Commits: 3, Writes: 7, Syncs: 2, SyncInFlightMs: null, AckedBeforeSync: 0, LastError: null, ReadOnly: false };
     const delivery = { Mode: 'AtLeastOnce' as const, AwaitingProof: 1, Confirmed: { NextRequest: 5, ClientClose: 2, ServerClose: 0, LastResponse: 4, Acknowledged: 0, Answered: 0, Grace: 0, Injected: 0 }, Returned: { Reset: 1, ClosedUnread: 0, NoProof: 1 } };
     const result = getStatus({
       testMode: false,

@@ -6,7 +6,7 @@ import { type HealthInputs, eventLoopMonitor, liveness, problems, readiness } fr
 import { offlineLink } from '../../../lib/link/sorter-link-status';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
-const storage = (over: Partial<StorageStatus> = {}): StorageStatus => ({ State: 'Ok', Since: '2026-01-02T03:00:00.000Z', WaitingFor: null, PendingWrites: 0, LastCommitMs: 1, Commits: 1, Writes: 1, Syncs: 1, LastError: null, ReadOnly: false, ...over });
+const storage = (over: Partial<StorageStatus> = {}): StorageStatus => ({ State: 'Ok', Since: '2026-01-02T03:00:00.000Z', WaitingFor: null, PendingWrites: 0, LastCommitMs: 1, Commits: 1, Writes: 1, Syncs: 1, SyncInFlightMs: null, AckedBeforeSync: 0, LastError: null, ReadOnly: false, ...over });
 const inputs = (over: Partial<HealthInputs> = {}): HealthInputs => ({
   testMode: false,
   now,
