@@ -16,6 +16,14 @@
  * either ("S wal" or "S db"): what `npm run wal-pages` counts per B-tree. Linux only; built by
  * bench/slow-disk.ts with the system C compiler. The delay is a sleep in the calling thread, as a
  * slow device's flush is.
+ *
+ * With SORTER_FSYNC_STALL=MS/EVERY_S (e.g. 1000/10) it also stalls, as an SD card does under
+ * sustained writes: every EVERY_S seconds (a decimal, counted on the monotonic clock from when the
+ * library was loaded) the first sync that starts after that moment takes MS milliseconds longer,
+ * and any sync that starts while a stall lasts waits for its end, because a device's flush queue
+ * holds everything behind the flush that stalled. A stall is thus a window [t, t + MS) in which no
+ * sync completes before t + MS. The stalls are counted in the count file's third counter when the
+ * file has one (24 bytes).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -25,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,21 +43,51 @@ static const char *snapshot_dir = NULL;
 static int pagelog = -1;
 static pthread_mutex_t pagelog_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+/* Counters in the count file: fsync, fdatasync and, when the file is long enough, stalls. */
+static int ncounts = 0;
+
+/* The stall mode (SORTER_FSYNC_STALL): all in monotonic nanoseconds, guarded by stall_lock. */
+static long long stall_ns = 0, stall_every_ns = 0, next_stall_at = 0, stall_until = 0;
+static pthread_mutex_t stall_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static long long monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The stalls count from the load, not from the first sync: a process that starts syncing late
+ * (a service that first waits for its sorter) still meets its first stall on schedule. */
+__attribute__((constructor)) static void loaded(void) {
+  next_stall_at = monotonic_ns();
+}
 
 static void init(void) {
   const char *ms = getenv("SORTER_FSYNC_DELAY_MS");
   if (ms) delay_ns = (long)(atof(ms) * 1e6);
+  const char *stall = getenv("SORTER_FSYNC_STALL");
+  if (stall) {
+    double stall_ms = 0, every_s = 0;
+    if (sscanf(stall, "%lf/%lf", &stall_ms, &every_s) == 2 && stall_ms > 0 && every_s > 0) {
+      stall_ns = (long long)(stall_ms * 1e6);
+      stall_every_ns = (long long)(every_s * 1e9);
+      next_stall_at += stall_every_ns;
+    }
+  }
   snapshot_dir = getenv("SORTER_FSYNC_SNAPSHOT_DIR");
   const char *log = getenv("SORTER_PAGELOG_FILE");
   if (log) pagelog = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   const char *file = getenv("SORTER_FSYNC_COUNT_FILE");
   if (file) {
     int fd = open(file, O_RDWR);
-    if (fd >= 0) {
-      void *p = mmap(NULL, 2 * sizeof(long long), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= (off_t)(2 * sizeof(long long))) {
+      /* Map no more than the file holds: touching a page beyond its end is a SIGBUS. */
+      ncounts = st.st_size >= (off_t)(3 * sizeof(long long)) ? 3 : 2;
+      void *p = mmap(NULL, ncounts * sizeof(long long), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       if (p != MAP_FAILED) counts = (long long *)p;
-      close(fd);
     }
+    if (fd >= 0) close(fd);
   }
 }
 
@@ -131,6 +170,29 @@ ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset) {
   return real(fd, buf, count, offset);
 }
 
+/*
+ * A sync starting now: if a stall is due, this one starts it; if one lasts, wait for its end. The
+ * lock is held only to read and move the schedule, never while sleeping, so that the syncs of
+ * other threads that arrive during the stall see it and queue behind it too.
+ */
+static void stall_if_due(void) {
+  if (stall_ns <= 0) return;
+  long long now = monotonic_ns(), until = 0;
+  pthread_mutex_lock(&stall_lock);
+  if (now >= next_stall_at) {
+    stall_until = now + stall_ns;
+    /* One stall however many periods passed without a sync; the next on the same schedule. */
+    next_stall_at += ((now - next_stall_at) / stall_every_ns + 1) * stall_every_ns;
+    if (counts && ncounts > 2) __atomic_fetch_add(&counts[2], 1, __ATOMIC_RELAXED);
+  }
+  if (now < stall_until) until = stall_until;
+  pthread_mutex_unlock(&stall_lock);
+  if (until) {
+    struct timespec ts = { until / 1000000000LL, until % 1000000000LL };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {}
+  }
+}
+
 static void slow_down(int which, int fd) {
   pthread_once(&once, init);
   if (counts) __atomic_fetch_add(&counts[which], 1, __ATOMIC_RELAXED);
@@ -138,6 +200,7 @@ static void slow_down(int which, int fd) {
     int kind = db_file_kind(fd);
     if (kind) pagelog_line(kind == 1 ? "S wal\n" : "S db\n");
   }
+  stall_if_due();
   if (delay_ns > 0) {
     struct timespec ts = { delay_ns / 1000000000L, delay_ns % 1000000000L };
     while (nanosleep(&ts, &ts) != 0) {}
