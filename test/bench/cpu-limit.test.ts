@@ -1,9 +1,11 @@
 // The benchmark's slower CPU (bench/cpu-limit.ts, `--service-cpu`): a real cgroup holding a busy
 // process to its share of a core, and gone afterwards. Root and a cgroup file system only.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { type CpuLimit, createCpuLimit, parseCpuPct, quotaOf } from '../../bench/cpu-limit';
 import { cpuMs, sleep } from '../../bench/processes';
+import { projectRoot } from '../../lib/process/paths';
 
 describe('parseCpuPct', () => {
   it('takes a percentage of one core above 0 and at most 100', () => {
@@ -15,6 +17,19 @@ describe('parseCpuPct', () => {
   it('hands the quota out every 10 ms, or less often where it would fall under the kernel\'s 1 ms', () => {
     expect(quotaOf(25)).toEqual({ periodUs: 10_000, quotaUs: 2_500 });
     expect(quotaOf(5)).toEqual({ periodUs: 20_000, quotaUs: 1_000 });
+  });
+});
+
+describe('createCpuLimit where it is not allowed', () => {
+  it('says why in one sentence, for a user other than root', () => {
+    if (process.getuid?.() !== 0) {
+      expect(createCpuLimit(25)).toBe(process.platform === 'linux' ? 'creating a cgroup needs root' : 'cgroups are Linux only');
+      return;
+    }
+    // As root: the built module in a child running as nobody.
+    const script = `process.stdout.write(String(require(${JSON.stringify(path.join(projectRoot, 'dist/bench/cpu-limit.js'))}).createCpuLimit(25)))`;
+    const r = spawnSync(process.execPath, ['-e', script], { uid: 65534, gid: 65534, encoding: 'utf8' });
+    expect(r.stdout).toBe('creating a cgroup needs root');
   });
 });
 
