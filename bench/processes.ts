@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { projectRoot } from '../lib/process/paths';
-import { SyncCounter } from './slow-disk';
+import type { CpuLimit } from './cpu-limit';
+import { type SyncStall, SyncCounter } from './slow-disk';
 
 /** What the bench runs against: the service in its durability modes, or the baseline. */
 export type Target = 'baseline' | 'service' | 'service-normal' | 'service-nogroup';
@@ -30,11 +31,19 @@ export interface TargetOptions {
   serviceConfig?: Record<string, unknown>;
   /** More environment for the service targets (`npm run wal-pages`: the page log). */
   env?: NodeJS.ProcessEnv;
+  /** The service's syncs stall (`--sync-stall`, the stall step). */
+  syncStall?: SyncStall;
+  /** The cgroup the service runs in (`--service-cpu`). */
+  cpuLimit?: CpuLimit;
 }
 
-/** Start a node child; resolve when a stdout line satisfies `ready` (returning its value). */
-export function start<T>(script: string, argv: string[], env: NodeJS.ProcessEnv, ready: (line: string) => T | undefined, onLine: (l: string) => void = () => {}, nodeArgs: string[] = []): Promise<{ proc: ChildProcess; value: T }> {
+/**
+ * Start a node child; resolve when a stdout line satisfies `ready` (returning its value).
+ * `spawned` sees the process at once, before it has run its start-up (to put it in a cgroup).
+ */
+export function start<T>(script: string, argv: string[], env: NodeJS.ProcessEnv, ready: (line: string) => T | undefined, onLine: (l: string) => void = () => {}, nodeArgs: string[] = [], spawned: (proc: ChildProcess) => void = () => {}): Promise<{ proc: ChildProcess; value: T }> {
   const proc = spawn(process.execPath, [...nodeArgs, script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  spawned(proc);
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
   return new Promise((resolve, reject) => {
@@ -58,9 +67,10 @@ const urlOf = (line: string) => {
 
 /**
  * Start a target for one run. A service target runs with the sync counter loaded (and its syncs
- * `delayMs` slower): `syncs` counts every fsync and fdatasync of the process.
+ * `delayMs` slower, stalling as `syncStall` says): `syncs` counts every fsync and fdatasync of the
+ * process. With `cpuLimit` the service is moved into that cgroup as soon as it is spawned.
  */
-export async function startTarget(target: Target, sorterPort: number, delayMs: number, { serviceRoot, cpuProfDir, serviceConfig, env }: TargetOptions): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
+export async function startTarget(target: Target, sorterPort: number, delayMs: number, { serviceRoot, cpuProfDir, serviceConfig, env, syncStall, cpuLimit }: TargetOptions): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
   if (target === 'baseline') {
     const { proc, value } = await start(dist('bench/baseline.js'), ['--port', '0', '--sorter-port', String(sorterPort)], {}, urlOf);
     return { proc, base: value };
@@ -78,8 +88,9 @@ export async function startTarget(target: Target, sorterPort: number, delayMs: n
   };
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
   const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [];
-  const syncs = new SyncCounter(delayMs);
-  const { proc, value } = await start(path.join(serviceRoot, 'dist', 'lib', 'main.js'), [], { SORTER_HOME: home, ...syncs.env, ...env }, urlOf, () => {}, prof);
+  const syncs = new SyncCounter(delayMs, undefined, syncStall);
+  const intoCgroup = (proc: ChildProcess) => cpuLimit && proc.pid !== undefined && cpuLimit.add(proc.pid);
+  const { proc, value } = await start(path.join(serviceRoot, 'dist', 'lib', 'main.js'), [], { SORTER_HOME: home, ...syncs.env, ...env }, urlOf, () => {}, prof, intoCgroup);
   return { proc, base: value, home, syncs };
 }
 
@@ -127,6 +138,16 @@ export function rssMb(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The threads a process has now (0 once it is gone). */
+export function threadCount(pid: number): number {
+  try {
+    const m = /Threads:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
   } catch {
     return 0;
   }

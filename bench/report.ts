@@ -1,7 +1,9 @@
 // The benchmark's report (npm run bench, docs/performance.md): what one run measured, printed as a
 // table and summary lines, and the `BENCH {json}` line; the correctness check over every step.
+import type { IdleResult } from './idle';
 import { type Target, describeTarget } from './processes';
 import type { PurgeWay } from './scale';
+import type { SyncStall } from './slow-disk';
 import type { StepResult } from './step';
 
 /** One target's figures: at 50 items/s, and its ramp up to the first rate it did not sustain. */
@@ -12,9 +14,12 @@ export interface TargetResult {
   atMax?: StepResult;
   brokeDown: boolean;
 }
-/** Slow storage: an SD card at 50 items/s, the ramp with every sync 5 ms slower, a 10 s write lock. */
+/** Slow storage: an SD card at 50 items/s, its stalls, the ramp with every sync 5 ms slower, a 10 s write lock. */
 export interface StorageResult {
   slow20?: StepResult;
+  /** 50 items/s with a sync stall every few seconds (`stallOf` the setting). */
+  stall?: StepResult;
+  stallOf?: SyncStall;
   slow5: { max: number | null; ramp: StepResult[] };
   lock?: StepResult;
 }
@@ -31,6 +36,8 @@ export interface Measured {
   storage: StorageResult;
   purge?: PurgeResult;
   scale: ScaleResult;
+  /** The service idle, its sorter connected and a WCS waiting (null: `--no-idle`). */
+  idle?: IdleResult;
 }
 
 /** What the report needs of the run's plan and flags. */
@@ -42,6 +49,11 @@ export interface ReportContext {
   serviceConfig: Record<string, unknown> | undefined;
   /** Seconds of traffic before each step's measurements (--warmup-s). */
   warmupS?: number;
+  /** The main plan's sync stalls (--sync-stall), or null. */
+  syncStall?: SyncStall | null;
+  /** The service's share of one core (--service-cpu) in effect, or null; and why not where it was asked for and could not be. */
+  serviceCpuPct?: number | null;
+  serviceCpuSkipped?: string | null;
 }
 
 /** The storage the projection is for: a 32 GB industrial eMMC rated for 100 TB written (its data sheet's TBW). */
@@ -54,7 +66,7 @@ const yearsOfLife = (gb: number | null, ratedBytes: number) => (gb === null || g
 
 /** Items lost and duplicated in every step, and whether the purge removed exactly what was older than its cutoff. */
 export function correctness({ results, site, storage, purge }: Measured, siteRate: number | null) {
-  const all = [...Object.values(results).flatMap((r) => [r.at50, ...r.ramp]), ...(site && siteRate !== 50 ? [site] : []), ...(storage.slow20 ? [storage.slow20] : []), ...storage.slow5.ramp, ...(storage.lock ? [storage.lock] : [])];
+  const all = [...Object.values(results).flatMap((r) => [r.at50, ...r.ramp]), ...(site && siteRate !== 50 ? [site] : []), ...(storage.slow20 ? [storage.slow20] : []), ...(storage.stall ? [storage.stall] : []), ...storage.slow5.ramp, ...(storage.lock ? [storage.lock] : [])];
   const purgeWays = purge ? [purge.one, purge.chunks] : [];
   const lost = all.reduce((s, r) => s + r.lost, 0) + purgeWays.reduce((s, w) => s + w.lost, 0);
   const duplicated = all.reduce((s, r) => s + r.duplicated, 0) + purgeWays.reduce((s, w) => s + w.duplicated, 0);
@@ -75,7 +87,7 @@ function siteWear(site: StepResult | undefined, siteRate: number | null) {
 export function printReport(m: Measured, c: ReportContext, started: number): void {
   const { results, site, storage, purge, scale: sc } = m;
   const { siteRate } = c;
-  const { slow20, slow5, lock } = storage;
+  const { slow20, stall, stallOf, slow5, lock } = storage;
   console.log('\n| target | max sustained cycles/s | decision p50/p99 ms @50/s | wake p50/p99 ms @50/s | decision p99 ms @max | CPU µs/cycle @max (target/emulator/client) | disk KB/cycle @50/s (process / device) | device writes/cycle @50/s | syncs/cycle @50/s | peak RSS MB |');
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const [target, r] of Object.entries(results)) {
@@ -87,9 +99,13 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
   }
   if (slow20) {
     console.log(`\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`);
+    if (stall && stallOf) console.log(`a ${stallOf.ms} ms sync stall every ${stallOf.everyS} s at 50/s (${stall.stalls ?? '-'} stalls): decision p50/p99/max ${stall.decisionP50} / ${stall.decisionP99} / ${stall.decisionMax} ms, late ${stall.late}, passes without assignment ${stall.passesWithoutAssignment}, rejected ${stall.rejected}, lost ${stall.lost}, duplicated ${stall.duplicated}`);
     if (slow5.max !== null) console.log(`fsync +5 ms: max sustained ${slow5.max} cycles/s`);
     if (lock) console.log(`10 s write lock at 50/s: /status p99 ${lock.statusP99Ms} ms, reconnects ${lock.reconnects}, late ${lock.late}, rejected ${lock.rejected}`);
   }
+  if (m.idle) console.log(`idle (sorter connected, 0 items/s, two long polls waiting, ${m.idle.seconds} s): ${m.idle.cpuPct}% of a core, ${m.idle.threads} threads, RSS ${m.idle.rssMb} MB (peak ${m.idle.peakRssMb})`);
+  const svc50 = results.service.at50;
+  console.log(`service at 50/s: ${svc50.cpuPctOfCore}% of a core, RSS peak ${svc50.rssMb} MB, ${svc50.rssEndMb} MB at the end${c.serviceCpuPct != null && svc50.throttling ? `; limited to ${c.serviceCpuPct}% of a core, throttled in ${svc50.throttling.throttled} of ${svc50.throttling.periods} periods` : ''}`);
   if (purge) {
     const { one, chunks } = purge;
     console.log(`history purge, ${chunks.purged.toLocaleString('en')} rows, fsync +${purge.fsyncDelayMs} ms: a sorter message's commit p50/p99/max ${chunks.commitP50Ms} / ${chunks.commitP99Ms} / ${chunks.commitMaxMs} ms in chunks (${chunks.seconds} s; ${chunks.commitP99BeforeMs} ms p99 before), ${one.commitP50Ms} / ${one.commitP99Ms} / ${one.commitMaxMs} ms as one transaction (${one.seconds} s): max ${ratio(one.commitMaxMs, chunks.commitMaxMs)}x lower`);
@@ -113,10 +129,13 @@ function storageFields(storage: Measured['storage'], purge: Measured['purge']): 
     slow_disk_device_kb_per_item: slow20?.deviceKbPerCycle ?? null,
     slow_disk_syncs_per_item: slow20?.syncsPerCycle ?? null,
     slow_disk_rejected: slow20?.rejected ?? null,
+    slow_disk_passes_without_assignment: slow20?.passesWithoutAssignment ?? null,
     slow_disk_items_per_s: slow5.max,
     lock_status_p99_ms: lock?.statusP99Ms ?? null,
     lock_reconnects: lock?.reconnects ?? null,
     lock_late: lock?.late ?? null,
+    lock_passes_without_assignment: lock?.passesWithoutAssignment ?? null,
+    ...stallFields(storage),
     purge_rows: purge?.chunks.purged ?? null,
     purge_fsync_delay_ms: purge?.fsyncDelayMs ?? null,
     purge_seconds: purge?.chunks.seconds ?? null,
@@ -128,10 +147,50 @@ function storageFields(storage: Measured['storage'], purge: Measured['purge']): 
   };
 }
 
+/** The `BENCH` line's fields of the stall step: an SD card's sync stalls at 50 items/s. */
+function stallFields({ stall, stallOf }: Measured['storage']): Record<string, unknown> {
+  return {
+    stall_ms: stallOf?.ms ?? null,
+    stall_every_s: stallOf?.everyS ?? null,
+    stall_count: stall?.stalls ?? null,
+    stall_decision_p50_ms: stall?.decisionP50 ?? null,
+    stall_decision_p99_ms: stall?.decisionP99 ?? null,
+    stall_decision_max_ms: stall?.decisionMax ?? null,
+    stall_late: stall?.late ?? null,
+    stall_passes_without_assignment: stall?.passesWithoutAssignment ?? null,
+    stall_rejected: stall?.rejected ?? null,
+    stall_lost: stall?.lost ?? null,
+    stall_duplicated: stall?.duplicated ?? null,
+  };
+}
+
+/** The `BENCH` line's fields of the service's CPU and memory: its share of a core (`--service-cpu`) and how often it was held back, idle and at 50 items/s. */
+function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportContext): Record<string, unknown> {
+  const steps = [svc.at50, ...svc.ramp].filter((r) => r.throttling !== null);
+  const sum = (f: (r: StepResult) => number) => (steps.length > 0 ? steps.reduce((s, r) => s + f(r), 0) : null);
+  return {
+    service_cpu_pct: c.serviceCpuPct ?? null,
+    service_cpu_skipped: c.serviceCpuSkipped ?? null,
+    service_cpu_periods: sum((r) => r.throttling!.periods),
+    service_cpu_throttled_periods: sum((r) => r.throttling!.throttled),
+    service_cpu_periods_at_50: svc.at50.throttling?.periods ?? null,
+    service_cpu_throttled_periods_at_50: svc.at50.throttling?.throttled ?? null,
+    service_cpu_used_pct_at_50: svc.at50.cpuPctOfCore,
+    service_cpu_used_pct_at_max: svc.atMax?.cpuPctOfCore ?? null,
+    rss_peak_mb_at_50: svc.at50.rssMb,
+    rss_end_mb_at_50: svc.at50.rssEndMb,
+    idle_seconds: idle?.seconds ?? null,
+    idle_cpu_pct: idle?.cpuPct ?? null,
+    idle_threads: idle?.threads ?? null,
+    idle_rss_mb: idle?.rssMb ?? null,
+    idle_peak_rss_mb: idle?.peakRssMb ?? null,
+  };
+}
+
 /** The `BENCH {json}` line's fields (docs/performance.md, "Reproduce"). */
 export function benchLine(m: Measured, c: ReportContext): Record<string, unknown> {
   const { results, site, storage, purge, scale: sc } = m;
-  const { quick, siteRate, fsyncDelayMs, serviceConfig, warmupS = 0 } = c;
+  const { quick, siteRate, fsyncDelayMs, serviceConfig, warmupS = 0, syncStall = null } = c;
   const base = results.baseline;
   const svc = results.service;
   const wear = siteWear(site, siteRate);
@@ -144,6 +203,12 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     wake_p99_ms: svc.at50.wakeP99,
     baseline_wake_p99_ms: base.at50.wakeP99,
     decision_p99_ms_at_50: svc.at50.decisionP99,
+    decision_max_ms_at_50: svc.at50.decisionMax,
+    late_at_50: svc.at50.late,
+    passes_without_assignment_at_50: svc.at50.passesWithoutAssignment,
+    rejected_at_50: svc.at50.rejected,
+    late_at_max: svc.atMax?.late ?? null,
+    passes_without_assignment_at_max: svc.atMax?.passesWithoutAssignment ?? null,
     disk_kb_per_item_at_50: svc.at50.diskKbPerCycle,
     device_kb_per_item_at_50: svc.at50.deviceKbPerCycle,
     device_writes_per_item_at_50: svc.at50.deviceWritesPerCycle,
@@ -154,6 +219,8 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     site_device_writes_per_item: site?.deviceWritesPerCycle ?? null,
     site_syncs_per_item: site?.syncsPerCycle ?? null,
     site_decision_p99_ms: site?.decisionP99 ?? null,
+    site_late: site?.late ?? null,
+    site_passes_without_assignment: site?.passesWithoutAssignment ?? null,
     site_process_gb_per_day: wear.processGb,
     site_device_gb_per_day: wear.deviceGb,
     site_emmc_32gb_100tbw_years: wear.years,
@@ -170,10 +237,12 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     duplicated,
     durability: 'FULL+group-commit',
     fsync_delay_ms: fsyncDelayMs,
+    sync_stall: syncStall ? `${syncStall.ms}/${syncStall.everyS}` : null,
     service_config: serviceConfig ?? null,
     warmup_s: warmupS,
     ...storageFields(storage, purge),
+    ...cpuFields(svc, m.idle, c),
     baseline_broke_down: base.brokeDown,
-    modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99, decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null, cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null, disk_kb_per_item_at_50: r.at50.diskKbPerCycle, device_kb_per_item_at_50: r.at50.deviceKbPerCycle, device_writes_per_item_at_50: r.at50.deviceWritesPerCycle, syncs_per_item_at_50: r.at50.syncsPerCycle, cpu_us_per_cycle_at_50: r.at50.cpuUsPerCycle.target }])),
+    modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99, decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null, cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null, disk_kb_per_item_at_50: r.at50.diskKbPerCycle, device_kb_per_item_at_50: r.at50.deviceKbPerCycle, device_writes_per_item_at_50: r.at50.deviceWritesPerCycle, syncs_per_item_at_50: r.at50.syncsPerCycle, cpu_us_per_cycle_at_50: r.at50.cpuUsPerCycle.target, late_at_50: r.at50.late, passes_without_assignment_at_50: r.at50.passesWithoutAssignment }])),
   };
 }

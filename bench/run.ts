@@ -10,12 +10,15 @@ import path from 'node:path';
 import { commandLine, nonNegative } from '../lib/process/command-line';
 import { projectRoot } from '../lib/process/paths';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
+import { type CpuLimit, createCpuLimit, parseCpuPct } from './cpu-limit';
+import { idleProbe } from './idle';
 import { type Target, allTargets, describeTarget, parseServiceConfig } from './processes';
 import { popMicros, purgeProbe, seedProbe } from './scale';
 import { type Measured, type PurgeResult, type ScaleResult, type StorageResult, type TargetResult, benchLine, correctness, printReport } from './report';
-import { type StepResult, medianStep } from './step';
+import { type SyncStall, parseSyncStall } from './slow-disk';
+import { type StepOptions, type StepResult, medianStep } from './step';
 
-const args = commandLine('bench', 'npm run bench -- [options]   (docs/performance.md)', {
+const args = commandLine('bench', 'npm run bench -- [options]   (docs/performance.md, "Reproduce", says what each does; e.g. --sync-stall 1000/10, --service-cpu 25)', {
   quick: { type: 'boolean', default: false },
   // For focused measurements (docs/performance.md): override parts of the plan.
   targets: { type: 'string' },
@@ -26,6 +29,9 @@ const args = commandLine('bench', 'npm run bench -- [options]   (docs/performanc
   'no-storage': { type: 'boolean', default: false },
   'cpu-prof': { type: 'string' },
   'fsync-delay-ms': { type: 'string', default: '0' },
+  'sync-stall': { type: 'string' },
+  'service-cpu': { type: 'string' },
+  'no-idle': { type: 'boolean', default: false },
   'service-root': { type: 'string' },
   'site-rate': { type: 'string' },
   'service-config': { type: 'string' },
@@ -55,6 +61,12 @@ const scale = !args['no-scale'];
 const storageSteps = !args['no-storage'];
 /** Every fsync of the service targets in the main plan takes this much longer (ms). */
 const fsyncDelayMs = nonNegative('bench', 'fsync-delay-ms', args['fsync-delay-ms']);
+/** The main plan's service targets' syncs stall: `MS/EVERY_S`, an SD card under sustained writes. */
+const syncStall = args['sync-stall'] !== undefined ? orExit('sync-stall', parseSyncStall(args['sync-stall'])) : null;
+/** The main plan's service targets may use this percentage of one core (a slower CPU), in a cgroup of their own. */
+const serviceCpuPct = args['service-cpu'] !== undefined ? orExit('service-cpu', parseCpuPct(args['service-cpu'])) : null;
+/** The idle probe: the service connected to its sorter with nothing to do. */
+const idleStep = !args['no-idle'];
 /** Another checkout's build to run as the service (before/after comparisons); this one by default. */
 const serviceRoot = path.resolve(args['service-root'] ?? projectRoot);
 /** Folder for `node --cpu-prof` profiles of the service (one per run), if asked for. */
@@ -74,12 +86,29 @@ const warmupS = nonNegative('bench', 'warmup-s', args['warmup-s']);
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
+/** A flag's parsed value, or its problem as one line and exit 2. */
+function orExit<T>(flag: string, parsed: T | string): T {
+  if (typeof parsed !== 'string') return parsed;
+  console.error(`bench: --${flag} ${parsed}`);
+  process.exit(2);
+}
+
+/** The storage steps' SD card stalls: a second every 10 s, as consumer cards pause under sustained writes. */
+const STALL_STEP: SyncStall = { ms: 1000, everyS: 10 };
+
 const ctx = { runs: plan.runs, clientLoops: plan.clientLoops, serviceRoot, cpuProfDir, serviceConfig, warmupS, log };
+
+/** The service's cgroup (`--service-cpu`), once it is made; why not, where it cannot be. */
+let cpuLimit: CpuLimit | undefined;
+let cpuLimitSkipped: string | null = null;
+
+/** What the main plan does to a target's disk and CPU: the service's only, never the baseline's. */
+const mainPlanOptions = (target: Target): StepOptions => (target === 'baseline' ? {} : { fsyncDelayMs, syncStall: syncStall ?? undefined, cpuLimit });
 
 /** A target at 50 items/s, then up the plan's rates until one is not sustained. */
 async function measureTarget(target: Target): Promise<TargetResult> {
   log(`${describeTarget[target]}:`);
-  const options = { fsyncDelayMs: target === 'baseline' ? 0 : fsyncDelayMs };
+  const options = mainPlanOptions(target);
   const at50 = await medianStep(ctx, target, 50, plan.seconds, options);
   const ramp: StepResult[] = [];
   const rates = [...plan.rates];
@@ -105,6 +134,9 @@ async function measureStorage(): Promise<StorageResult> {
   if (!storageSteps) return storage;
   log('storage:');
   storage.slow20 = await medianStep(ctx, 'service', 50, quick ? 5 : 10, { fsyncDelayMs: 20 }, 'service, fsync +20 ms');
+  // Long enough for a stall in every run: the first comes 10 s after the service's start.
+  storage.stallOf = STALL_STEP;
+  storage.stall = await medianStep(ctx, 'service', 50, quick ? 12 : 30, { syncStall: STALL_STEP }, `service, ${STALL_STEP.ms} ms sync stall every ${STALL_STEP.everyS} s`);
   if (quick) return storage;
   for (const rate of [250, 500, 750, 1000, 1250, 1500, 2000, 2500]) {
     const r = await medianStep(ctx, 'service', rate, plan.seconds, { fsyncDelayMs: 5 }, 'service, fsync +5 ms');
@@ -138,6 +170,29 @@ async function measureScale(): Promise<ScaleResult> {
   return { popEmpty, popFull, seed };
 }
 
+/** The service idle with its sorter connected and a WCS waiting: CPU, threads, memory. */
+async function measureIdle() {
+  if (!idleStep) return undefined;
+  log('idle:');
+  const idle = await idleProbe({ serviceRoot, serviceConfig }, quick ? 15 : 20);
+  log(`  service idle, sorter connected, two long polls waiting, ${idle.seconds} s: ${idle.cpuPct}% of a core, ${idle.threads} threads, RSS ${idle.rssMb} MB`);
+  return idle;
+}
+
+/** The cgroup of `--service-cpu`, or the one line saying why it is skipped; removed however the bench ends. */
+function setUpCpuLimit(pct: number): void {
+  const made = createCpuLimit(pct);
+  if (typeof made === 'string') {
+    cpuLimitSkipped = made;
+    log(`--service-cpu ${pct} skipped: ${made}; the service runs unlimited`);
+    return;
+  }
+  cpuLimit = made;
+  process.once('exit', () => made.remove());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+  log(`the service targets limited to ${pct}% of one core (cgroup v${made.version} ${made.dir}, --service-cpu)`);
+}
+
 async function main() {
   // The WCS client loops run in this process: its own V8 compiling must not take the cores the
   // measured targets wait for (both targets alike; the service lowers its own helpers too).
@@ -145,6 +200,8 @@ async function main() {
   const started = Date.now();
   log(`bench (${quick ? 'quick' : 'full'}): ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.cpus()[0]?.model}, node ${process.version}`);
   if (fsyncDelayMs > 0) log(`every fsync of the service targets ${fsyncDelayMs} ms slower (--fsync-delay-ms)`);
+  if (syncStall) log(`the service targets' syncs stall ${syncStall.ms} ms every ${syncStall.everyS} s (--sync-stall)`);
+  if (serviceCpuPct !== null) setUpCpuLimit(serviceCpuPct);
   if (serviceConfig) log(`the service targets run with ${JSON.stringify(serviceConfig)} in their config.json (--service-config)`);
   if (serviceRoot !== projectRoot) log(`service from ${serviceRoot} (--service-root)`);
   const results: Record<string, TargetResult> = {};
@@ -152,10 +209,11 @@ async function main() {
   let site: StepResult | undefined;
   if (siteRate !== null) {
     log('site:');
-    site = siteRate === 50 ? results.service.at50 : await medianStep(ctx, 'service', siteRate, plan.seconds, { fsyncDelayMs }, `service at the site rate`);
+    site = siteRate === 50 ? results.service.at50 : await medianStep(ctx, 'service', siteRate, plan.seconds, mainPlanOptions('service'), `service at the site rate`);
   }
-  const measured: Measured = { results, site, storage: await measureStorage(), purge: await measurePurge(), scale: await measureScale() };
-  const report = { quick, scaleRows: plan.scaleRows, siteRate, fsyncDelayMs, serviceConfig, warmupS };
+  cpuLimit?.remove();
+  const measured: Measured = { results, site, storage: await measureStorage(), purge: await measurePurge(), scale: await measureScale(), idle: await measureIdle() };
+  const report = { quick, scaleRows: plan.scaleRows, siteRate, fsyncDelayMs, serviceConfig, warmupS, syncStall, serviceCpuPct: cpuLimit ? serviceCpuPct : null, serviceCpuSkipped: cpuLimitSkipped };
   printReport(measured, report, started);
   console.log(`BENCH ${JSON.stringify(benchLine(measured, report))}`);
   const { lost, duplicated, purgeWrong } = correctness(measured, siteRate);

@@ -3,6 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type WcsStats, runWcsClient } from '../examples/wcs-client';
+import type { CpuLimit, Throttling } from './cpu-limit';
+import type { SyncStall } from './slow-disk';
 import { type BenchEmulator, type Target, type TargetOptions, cpuMs, describeTarget, deviceWrites, holdWriteLock, median, rssMb, sleep, startEmulator, startTarget, writeBytes } from './processes';
 
 /** What every step shares: the plan's runs and client loops, the service to run, where to log. */
@@ -20,9 +22,19 @@ export interface StepResult {
   sustained: boolean;
   decisionP50: number | null;
   decisionP99: number | null;
+  /** The longest decision that came in time (a late one is counted in `late`, not here). */
+  decisionMax: number | null;
   wakeP50: number | null;
   wakeP99: number | null;
+  /** The target's resident memory: its peak during the step, and at its end. */
   rssMb: number;
+  rssEndMb: number;
+  /** The target's CPU (all its threads) as a percentage of one core over the measured time. */
+  cpuPctOfCore: number;
+  /** The CFS periods of the step and those in which the target's cgroup was throttled (null: no `--service-cpu`). */
+  throttling: Throttling | null;
+  /** Sync stalls the target met during the step (null: the baseline). */
+  stalls: number | null;
   /** CPU time per completed cycle: the target, the emulator, and the client (this process). */
   cpuUsPerCycle: { target: number; emulator: number; client: number };
   /** What the target wrote to storage per completed cycle (KB): its database, WAL and logs. */
@@ -38,6 +50,8 @@ export interface StepResult {
   rejected: number;
   /** Assignments that reached the sorter after their item's decision. */
   late: number;
+  /** Passes that reached their decision point without an assignment (each one recirculated or rejected an item). */
+  passesWithoutAssignment: number;
   /** GET /status round trips during the run, p99 (ms), and the link's reconnects. */
   statusP99Ms: number | null;
   reconnects: number;
@@ -47,6 +61,10 @@ export interface StepResult {
 export interface StepOptions {
   fsyncDelayMs?: number;
   lock?: { afterS: number; forS: number };
+  /** Every few seconds a sync stalls (an SD card under sustained writes). */
+  syncStall?: SyncStall;
+  /** The target runs in this cgroup (`--service-cpu`). */
+  cpuLimit?: CpuLimit;
 }
 
 /**
@@ -78,14 +96,21 @@ interface Readings {
   targetWritten: number;
   device: { ios: number; bytes: number } | null;
   syncs: number | null;
+  stalls: number | null;
   peakRssMb: number;
+  endRssMb: number;
+  wallMs: number;
+  throttling: Throttling | null;
 }
 
 /**
  * Start reading the target's CPU, bytes, device writes, syncs and peak memory, the emulator's CPU
  * (the last reading before it exits) and this process's (the client's). `stop` gives the differences.
  */
-function meters(t: Started, emu: BenchEmulator): { stop(): Readings } {
+function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined): { stop(): Readings } {
+  const t0 = performance.now();
+  const throttling = cpuLimit?.throttling();
+  const stalls = t.syncs?.read().stalls ?? null;
   const targetCpu = cpuMs(t.proc.pid!);
   const written = writeBytes(t.proc.pid!);
   const device = t.home ? deviceWrites(t.home) : null;
@@ -105,7 +130,10 @@ function meters(t: Started, emu: BenchEmulator): { stop(): Readings } {
       clearInterval(emuWatch);
       const device1 = t.home ? deviceWrites(t.home) : null;
       const syncs1 = t.syncs?.total() ?? null;
+      const stalls1 = t.syncs?.read().stalls ?? null;
+      const throttling1 = cpuLimit?.throttling();
       const client = process.cpuUsage(clientCpu);
+      const endRssMb = rssMb(t.proc.pid!);
       return {
         targetCpuMs: cpuMs(t.proc.pid!) - targetCpu,
         emulatorCpuMs: emuCpu - emuStart,
@@ -113,7 +141,11 @@ function meters(t: Started, emu: BenchEmulator): { stop(): Readings } {
         targetWritten: writeBytes(t.proc.pid!) - written,
         device: device && device1 ? { ios: device1.ios - device.ios, bytes: device1.bytes - device.bytes } : null,
         syncs: syncs !== null && syncs1 !== null ? syncs1 - syncs : null,
-        peakRssMb,
+        stalls: stalls !== null && stalls1 !== null ? stalls1 - stalls : null,
+        peakRssMb: Math.max(peakRssMb, endRssMb),
+        endRssMb,
+        wallMs: performance.now() - t0,
+        throttling: throttling && throttling1 ? { periods: throttling1.periods - throttling.periods, throttled: throttling1.throttled - throttling.throttled } : null,
       };
     },
   };
@@ -143,9 +175,14 @@ function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsSt
     sustained: e.rejected === 0 && e.recirculated <= 0.01 * e.inducted && (e.decision_p99_ms ?? Infinity) < SUSTAINED_DECISION_P99_MS,
     decisionP50: e.decision_p50_ms,
     decisionP99: e.decision_p99_ms,
+    decisionMax: e.decision_max_ms ?? null,
     wakeP50: wake.P50Ms,
     wakeP99: wake.P99Ms,
     rssMb: Math.round(m.peakRssMb),
+    rssEndMb: Math.round(m.endRssMb),
+    cpuPctOfCore: Math.round((m.targetCpuMs / m.wallMs) * 1000) / 10,
+    throttling: m.throttling,
+    stalls: m.stalls,
     cpuUsPerCycle: { target: Math.round((m.targetCpuMs * 1000) / cycles), emulator: Math.round((m.emulatorCpuMs * 1000) / cycles), client: Math.round(m.clientCpuUs / cycles) },
     diskKbPerCycle: per(m.targetWritten / 1024, 1),
     deviceKbPerCycle: m.device ? per(m.device.bytes / 1024, 1) : null,
@@ -156,6 +193,7 @@ function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsSt
     recirculated: e.recirculated,
     rejected: e.rejected,
     late: e.late_assignments,
+    passesWithoutAssignment: e.passes_without_assignment ?? 0,
     statusP99Ms: statusMs.length > 0 ? Math.round([...statusMs].sort((a, b) => a - b)[Math.floor(statusMs.length * 0.99)] * 10) / 10 : null,
     reconnects: Math.max(0, e.connections - 1),
   };
@@ -165,7 +203,7 @@ function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsSt
 async function step(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}): Promise<StepResult> {
   const warmupS = ctx.warmupS ?? 0;
   const emu = await startEmulator(rate, seconds + warmupS, 120);
-  const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, ctx);
+  const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, { ...ctx, syncStall: options.syncStall, cpuLimit: options.cpuLimit });
   const client = runWcsClient({ base: t.base, loops: ctx.clientLoops, timeOut: 1 });
   // The emulator inducts from when the link is up: the warm-up counts from its first item, so that `seconds` of items remain.
   for (let i = 0; warmupS > 0 && client.stats.requests === 0 && i < 3000; i++) await sleep(10);
@@ -174,7 +212,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   const cyclesBefore = warmupS > 0 ? client.stats.requests : 0;
   const prober = options.lock ? statusProber(t.base) : null;
   const locked = options.lock && t.home ? sleep(options.lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(t.home!, 'data/sorter.db'), options.lock!.forS)) : undefined;
-  const measuring = meters(t, emu);
+  const measuring = meters(t, emu, target === 'baseline' ? undefined : options.cpuLimit);
   const e = await emu.stats;
   await locked;
   const statusMs = prober?.stop() ?? [];
@@ -200,9 +238,14 @@ export async function medianStep(ctx: StepContext, target: Target, rate: number,
     sustained: runs.filter((x) => x.sustained).length * 2 > runs.length,
     decisionP50: pick((x) => x.decisionP50),
     decisionP99: pick((x) => x.decisionP99),
+    decisionMax: pick((x) => x.decisionMax),
     wakeP50: pick((x) => x.wakeP50),
     wakeP99: pick((x) => x.wakeP99),
     rssMb: Math.max(...runs.map((x) => x.rssMb)),
+    rssEndMb: pick((x) => x.rssEndMb),
+    cpuPctOfCore: pick((x) => x.cpuPctOfCore),
+    throttling: runs.some((x) => x.throttling !== null) ? { periods: pick((x) => x.throttling?.periods ?? null), throttled: pick((x) => x.throttling?.throttled ?? null) } : null,
+    stalls: runs.some((x) => x.stalls !== null) ? pick((x) => x.stalls) : null,
     cpuUsPerCycle: {
       target: median(runs.map((x) => x.cpuUsPerCycle.target)),
       emulator: median(runs.map((x) => x.cpuUsPerCycle.emulator)),
@@ -217,10 +260,11 @@ export async function medianStep(ctx: StepContext, target: Target, rate: number,
     recirculated: pick((x) => x.recirculated),
     rejected: pick((x) => x.rejected),
     late: pick((x) => x.late),
+    passesWithoutAssignment: pick((x) => x.passesWithoutAssignment),
     statusP99Ms: runs.some((x) => x.statusP99Ms !== null) ? pick((x) => x.statusP99Ms) : null,
     reconnects: Math.max(...runs.map((x) => x.reconnects)),
   };
-  ctx.log(`  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}`);
+  ctx.log(`  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  passes w/o assignment ${r.passesWithoutAssignment}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}${r.stalls ? `  stalls ${r.stalls}, decision max ${r.decisionMax} ms` : ''}${r.throttling ? `  cpu ${r.cpuPctOfCore}% of a core, throttled in ${r.throttling.throttled} of ${r.throttling.periods} periods` : ''}`);
   return r;
 }
 

@@ -90,6 +90,8 @@ export class EmulatedSorter {
   readonly stats: SorterStats = { inducted: 0, requests: 0, verifies: 0, scans: 0, assignments: 0, destination_settings: 0, sorted_as_assigned: 0, sorted_elsewhere: 0, recirculated: 0, rejected: 0, late_assignments: 0, unknown_assignments: 0, passes_without_assignment: 0, last_pass_without_assignment_s: null };
   /** REQUEST sent to assignment received, ms, one sample per pass that got an assignment. */
   private readonly decisionMs = new LatencyWindow(100_000);
+  /** The longest of them, over the whole run (the window keeps only the last 100,000). */
+  private decisionMaxMs: number | null = null;
   private readonly random: () => number;
   private readonly items = new Map<string, Item>();
   private readonly destinations: EmulatedDestinations;
@@ -148,10 +150,10 @@ export class EmulatedSorter {
     this.inductTimer = null;
   }
 
-  /** Decision round trip percentiles (ms), as seen by the sorter. */
-  decisionSummary(): { decision_p50_ms: number | null; decision_p99_ms: number | null } {
+  /** Decision round trip percentiles and maximum (ms), as seen by the sorter. */
+  decisionSummary(): { decision_p50_ms: number | null; decision_p99_ms: number | null; decision_max_ms: number | null } {
     const { P50Ms, P99Ms } = this.decisionMs.summary();
-    return { decision_p50_ms: P50Ms, decision_p99_ms: P99Ms };
+    return { decision_p50_ms: P50Ms, decision_p99_ms: P99Ms, decision_max_ms: this.decisionMaxMs === null ? null : Math.round(this.decisionMaxMs * 100) / 100 };
   }
 
   /** Items still on the sorter. */
@@ -232,7 +234,11 @@ export class EmulatedSorter {
       return;
     }
     if (!this.destinations.has(destination) && destination !== REJECT) this.stats.unknown_assignments += 1;
-    if (item.assigned === null) this.decisionMs.add(performance.now() - item.requestedAt);
+    if (item.assigned === null) {
+      const ms = performance.now() - item.requestedAt;
+      this.decisionMs.add(ms);
+      this.decisionMaxMs = Math.max(this.decisionMaxMs ?? 0, ms);
+    }
     item.assigned = destination;
     item.everAssigned = true;
   }

@@ -1,0 +1,41 @@
+// `npm run bench` refuses a malformed flag before it starts anything: one line naming the flag and
+// what it takes, and exit 2. Runs the built command (dist/bench/run.js).
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { projectRoot } from '../../lib/process/paths';
+
+const bench = (...argv: string[]) => spawnSync(process.execPath, [path.join(projectRoot, 'dist/bench/run.js'), ...argv], { encoding: 'utf8', timeout: 20_000 });
+
+describe('npm run bench, bad flags', () => {
+  it.each([['1000'], ['0/10'], ['1000/0'], ['ten/1'], ['']])('--sync-stall %j: exit 2 and what it takes', (value) => {
+    const r = bench('--sync-stall', value);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe(`bench: --sync-stall takes MS/EVERY_S, two positive numbers (a stall of MS milliseconds every EVERY_S seconds), e.g. 1000/10; got ${JSON.stringify(value)}`);
+    expect(r.stdout).toBe('');
+  });
+
+  it('--sync-stall as long as its period: exit 2', () => {
+    const r = bench('--sync-stall', '10000/10');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^bench: --sync-stall takes a stall shorter than its period/);
+  });
+
+  it.each([['0'], ['101'], ['quarter']])('--service-cpu %j: exit 2 and what it takes', (value) => {
+    const r = bench('--service-cpu', value);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^bench: --service-cpu takes the percentage of one core the service may use/);
+  });
+
+  it('--sync-stall without a value: the usage', () => {
+    const r = bench('--sync-stall');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^bench: .*sync-stall/);
+    expect(r.stderr).toMatch(/--sync-stall <value>/);
+  });
+
+  it('--help lists the new options', () => {
+    const r = bench('--help');
+    expect(r.status).toBe(0);
+    for (const o of ['--sync-stall <value>', '--service-cpu <value>', '--no-idle']) expect(r.stdout).toContain(o);
+  });
+});
