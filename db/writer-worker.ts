@@ -219,8 +219,8 @@ function transaction(plan: Plan): void {
   for (const c of durables) owed.push({ seq: c.seq, flag: null, due: now, earlyAt: earlyAt(c) });
   for (const c of owing) owed.push({ seq: c.seq, flag: c.cancel ? new Int32Array(c.cancel) : null, due: unsynced.length > 0 || reserving ? now : now + timing.windowMs, earlyAt: Infinity });
   post({ type: 'done', results, failure: null, unsynced });
-  // A synced transaction's commands and what it owes (its reserved ids too) are due their sync now.
-  if (unsynced.length > 0 || reserving) syncSoon();
+  // A durable command's sync, and one for ids reserved, are due now: it starts now, or as the one in flight ends (run() then starts it).
+  if (unsynced.length > 0 || reserving) startSync();
 }
 
 /** These writes are durable now (or the sync failed: `failure`). */
@@ -302,11 +302,6 @@ function startSync(): void {
     settle(done, err ? reason(err) : null);
     run();
   });
-}
-
-/** A sync is due now (a synced transaction's writes, or ids reserved): it starts now, or as the one in flight ends. */
-function syncSoon(): void {
-  startSync();
 }
 
 /**
