@@ -15,10 +15,10 @@ const LAYOUTS = path.resolve(__dirname, '../../../layouts');
 const flush = () => new Promise((r) => setImmediate(r));
 const timing = { heartbeatMs: 1000, ackTimeoutMs: 200, window: 4 };
 
-/** A shipped layout with few sequence numbers, so that a run wraps past Sequence.Last. */
-function wireOf(name: string, last: number): TelegramWire {
+/** A shipped layout with few sequence numbers, so that a run wraps past Sequence.Last; `resync` false: as if it said "Resync": "none". */
+function wireOf(name: string, last: number, resync?: false): TelegramWire {
   const layout = loadLayout(path.join(LAYOUTS, `${name}.json`));
-  return new TelegramWire({ ...layout, sequence: { ...layout.sequence, last } });
+  return new TelegramWire({ ...layout, sequence: { ...layout.sequence, last }, resync: resync ?? layout.resync });
 }
 
 const request = (wire: TelegramWire, item: number) =>
@@ -249,11 +249,16 @@ async function run(l: ReturnType<typeof link>, steps: Step[]): Promise<number> {
 
 const counts = (kept: string[]) => kept.reduce((m, k) => m.set(k, (m.get(k) ?? 0) + 1), new Map<string, number>());
 
+// acme-cb8 answers with flags in the header, s7-raw with ACK and NAK telegrams of their own,
+// ewm-mfs one telegram at a time (the last two as if their Resync were none).
 describe.each([
-  ['none', 'acme-cb8'],
-  ['SYNS', 'v1'],
-])('numbering with Resync %s (layout %s, Sequence.Last 13)', (mode, layout) => {
-  const wire = wireOf(layout, 13);
+  ['none', 'acme-cb8', undefined],
+  ['none', 's7-raw', false],
+  ['none', 'ewm-mfs', false],
+  ['SYNS', 'v1', undefined],
+  ['SYNS', 's7-raw', undefined],
+] as const)('numbering with Resync %s (layout %s, Sequence.Last 13)', (mode, layout, resync) => {
+  const wire = wireOf(layout, 13, resync);
   it('layout under test resynchronises as named', () => expect(wire.resync).toBe(mode === 'SYNS'));
 
   it('every REQUEST is kept at least once and acknowledged, through lost connections, restarts of either side, full disks and wraps; nothing refused', async () => {
