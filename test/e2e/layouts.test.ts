@@ -145,6 +145,38 @@ describe('layout acme-cb8 (Resync none) end to end', () => {
   });
 });
 
+// A site's own layout written from the docs, as in issue 34: STX/ETX, a length counting the rest,
+// two-letter types, ACK and NAK telegrams of their own, window 3, LIFE every 2 s, latin1, no
+// resynchronisation. From a fresh home, through a restart of the sorter: every item sorted as
+// assigned and verified, nothing refused (before: every telegram NAKed CannotStore, forever).
+describe('a site layout without resynchronisation (issue 34) end to end', () => {
+  let home: string;
+  let svc: ServiceProcess | undefined;
+  afterEach(async () => {
+    if (svc && svc.proc.exitCode === null && svc.proc.signalCode === null) await svc.stop();
+    svc = undefined;
+    removeHome(home);
+  });
+
+  it('from a fresh home, through a restart of the sorter: 0 items lost, each REQUEST and VERIFY reaches the WCS, 0 NAKs', async () => {
+    const file = path.resolve(__dirname, '../fixtures/site-none-layout.json');
+    const emu = await startEmulator([...emulatorFlags(9, 15, file), '--no-read-rate', '0', '--start-when-connected', '0', '--restart-after', '4']);
+    home = tempHome({ 'config.json': { TestMode: false, Port: await freePort(), Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port, Layout: 'site-layout.json', ...fast } }, 'site-layout.json': JSON.parse(fs.readFileSync(file, 'utf8')) });
+    svc = await startServiceProcess(home);
+    const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
+    const emuStats = await emu.stats;
+    const wcs = await client.stop();
+    const status = (await call(svc.base, 'GET', '/status')).json;
+    expect(emuStats.inducted).toBeGreaterThan(50);
+    expect([emuStats.rejected, emuStats.naks_received, emuStats.unacknowledged_at_exit, emuStats.passes_without_assignment, emuStats.restarts]).toEqual([0, 0, 0, 0, 1]);
+    expect(emuStats.sorted_as_assigned).toBe(emuStats.inducted);
+    expect(status.Sorter).toMatchObject({ RefusingBecause: null, NaksSent: 0 });
+    // Each VERIFY and every REQUEST reached the WCS (one the sorter resent across its restart may come twice).
+    expect(wcs.verified.size).toBe(emuStats.inducted);
+    expect(wcs.requests + wcs.duplicate_requests).toBeGreaterThanOrEqual(emuStats.requests);
+  });
+});
+
 describe('a layout that cannot be used', () => {
   it('is refused at start-up with every problem named (exit 78), before anything is touched', () => {
     const layout = JSON.parse(fs.readFileSync(path.join(LAYOUTS, 'ewm-mfs.json'), 'utf8'));
