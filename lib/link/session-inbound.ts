@@ -46,6 +46,7 @@ export class InboundNumbering<R> {
    * is kept. Those numbered behind it while it is under way are checked against it as usual.
    */
   private anchorNext = false;
+  /** Nothing kept since the numbering was taken up: a failure takes it up again with the resend. */
   private unanchored = false;
   /** Why the peer's telegrams are refused for good (a failure that will not heal by itself), null if they are not. */
   private refusing: string | null = null;
@@ -204,11 +205,12 @@ export class InboundNumbering<R> {
   private lasting(err: unknown, firstOfChain: boolean): unknown {
     const lasting = this.port.lastingFailure?.(err);
     if (!lasting || (lasting.numbering && !firstOfChain)) return err;
+    const reason = lasting.numbering ? NakReason.UNEXPECTED : NakReason.BAD_DATA;
     if (this.refusing === null) {
       this.refusing = lasting.reason;
-      this.events.refusing?.(lasting.reason);
+      this.events.refusing?.(lasting.reason, this.wire.nakCode(reason));
     }
-    return new RefuseError(lasting.numbering ? NakReason.UNEXPECTED : NakReason.BAD_DATA, lasting.reason);
+    return new RefuseError(reason, lasting.reason);
   }
 
   /**

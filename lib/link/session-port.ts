@@ -95,8 +95,8 @@ export interface SessionEvents {
   nakReceived?(seq: number, type: TelegramType, code: number, text: string): void;
   newPeerSession?(epoch: string, nextSeq: number): void;
   storeFailed?(seq: number, err: unknown): void;
-  /** The peer's telegrams are refused for good for a reason that will not heal by itself; null: one was kept again. */
-  refusing?(reason: string | null): void;
+  /** The peer's telegrams are refused for good (with the layout's `code`) for a reason that will not heal by itself; null: one was kept again. */
+  refusing?(reason: string | null, code?: number): void;
 }
 
 /** The session's counters, for /status and the emulator's report. */

@@ -115,7 +115,7 @@ export class TcpSorterLink implements SorterLink {
         newPeerSession: (epoch, nextSeq) => log.info({ peer: s.PeerName, epoch, nextSeq }, 'sorter announced a new session'),
         storeFailed: (seq, err) => storeFailed.write({ err, seq }, `could not store a sorter message; NAK ${this.wire.codes.CannotStore}, the sorter sends it again`),
         validTelegram: () => this.peerProven(),
-        refusing: (reason) => this.refused(reason),
+        refusing: (reason, code) => this.refused(reason, code),
       },
       { epoch: stored.peerEpoch, lastSeqIn: stored.lastSeqIn, lastStopClean: deps.lastStopClean },
     );
@@ -236,8 +236,8 @@ export class TcpSorterLink implements SorterLink {
    * The sorter's telegrams are refused for good for `reason` (null: one was kept again). Said once
    * when it starts and once when it ends, however many telegrams it refuses meanwhile.
    */
-  private refused(reason: string | null): void {
-    if (reason !== null) this.deps.log.error({ peer: this.deps.settings.PeerName, reason, nakCode: /out of sequence/.test(reason) ? this.wire.codes.Unexpected : this.wire.codes.BadData }, `the sorter's telegrams are refused, not stored: ${reason}; this will not pass by itself (the sorter gets a NAK that says so, not ${this.wire.codes.CannotStore}), see /status Sorter.RefusingBecause`);
+  private refused(reason: string | null, nakCode?: number): void {
+    if (reason !== null) this.deps.log.error({ peer: this.deps.settings.PeerName, reason, nakCode }, `the sorter's telegrams are refused, not stored: ${reason}; this will not pass by itself (the sorter gets a NAK that says so, not ${this.wire.codes.CannotStore}), see /status Sorter.RefusingBecause`);
     else if (this.refusing !== null) this.deps.log.info({ peer: this.deps.settings.PeerName }, "the sorter's telegrams are stored again");
     this.refusing = reason;
   }
