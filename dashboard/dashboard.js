@@ -109,8 +109,9 @@ function render(d) {
     text('link-state', 'not used');
     text('link-detail', 'test mode replays Service_PLC.csv; no sorter is connected');
   } else {
-    badge($('link-state'), l.Connected ? 'connected' : 'disconnected', 'connected', '');
-    text('link-detail', [`${l.Address ?? ''}`, l.Since && `since ${time(l.Since)}`, `${fmt(l.Resends)} resends`, `${fmt(l.NaksSent)} NAKs sent`, `${fmt(l.NaksReceived)} received`, `${fmt(l.ConnectionsLost)} connections lost`].filter(Boolean).join(' · '));
+    // Refusing: connected, but every telegram refused for a reason that will not pass by itself.
+    badge($('link-state'), l.State === 'Refusing' ? 'refusing' : l.Connected ? 'connected' : 'disconnected', 'connected', '');
+    text('link-detail', [l.RefusingBecause, `${l.Address ?? ''}`, l.Since && `since ${time(l.Since)}`, `${fmt(l.Resends)} resends`, `${fmt(l.NaksSent)} NAKs sent`, `${fmt(l.NaksReceived)} received`, `${fmt(l.ConnectionsLost)} connections lost`].filter(Boolean).join(' · '));
   }
 
   const t = d.Totals;

@@ -40,13 +40,15 @@ export interface LinkWrites {
    * Commit a message from the peer with its sequence number, in one transaction, only if the
    * last number stored is `after` (the one before it): a message whose predecessor was not
    * stored fails too, so no gap can be papered over by a later repeat. Returns the queue id.
+   * `after` null: the peer's numbering starts again here, whatever was stored (a layout without
+   * resynchronisation, the first telegram of a connection).
    */
   /**
    * `dropSuperseded`: a REQUEST takes the older REQUESTs of its item out of the queue (live mode).
    * `id`: the queue id given it on arrival (lib/queue/uncommitted.ts: it may be handed out under
    * it before this commit); null takes the next.
    */
-  accept(peer: string, seq: number, after: number, message: SorterMessage, at: string, dropSuperseded?: boolean, id?: number | null): Accepted;
+  accept(peer: string, seq: number, after: number | null, message: SorterMessage, at: string, dropSuperseded?: boolean, id?: number | null): Accepted;
   /** Move an outbox entry the sorter can no longer use to outbox_dropped, with the reason. */
   drop(entry: OutboxEntry, reason: string, at: string): void;
 }
@@ -79,7 +81,8 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
   const select = db.prepare('SELECT peer_epoch, last_seq_in, our_epoch FROM link_state WHERE peer = ?');
   const insert = db.prepare('INSERT OR IGNORE INTO link_state (peer, our_epoch, updated_at) VALUES (?, ?, ?)');
   const setSession = db.prepare('UPDATE link_state SET peer_epoch = ?, last_seq_in = ?, updated_at = ? WHERE peer = ?');
-  const setLastIn = db.prepare('UPDATE link_state SET last_seq_in = @seq, updated_at = @at WHERE peer = @peer AND last_seq_in = @after');
+  // `@after` NULL: any stored number (the peer's numbering taken as it comes).
+  const setLastIn = db.prepare('UPDATE link_state SET last_seq_in = @seq, updated_at = @at WHERE peer = @peer AND (@after IS NULL OR last_seq_in = @after)');
   const insertDropped = db.prepare(`INSERT OR REPLACE INTO outbox_dropped (id, kind, track_id, destination, created_at, dropped_at, reason)
     VALUES (@id, @kind, @track_id, @destination, @created_at, @dropped_at, @reason)`);
   const deleteOutbox = db.prepare('DELETE FROM outbox WHERE id = ?');
@@ -89,7 +92,7 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
     return toSession(select.get(peer) as SessionRow);
   };
 
-  const accept = db.transaction((peer: string, seq: number, after: number, message: SorterMessage, at: string, dropSuperseded = false, given: number | null = null): Accepted => {
+  const accept = db.transaction((peer: string, seq: number, after: number | null, message: SorterMessage, at: string, dropSuperseded = false, given: number | null = null): Accepted => {
     if (setLastIn.run({ seq, at, peer, after }).changes === 0) {
       const stored = (select.get(peer) as SessionRow | undefined)?.last_seq_in;
       throw new Error(`telegram ${seq} from ${peer} out of sequence: expected the last stored number to be ${after}, it is ${stored ?? 'missing'}`);

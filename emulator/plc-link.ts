@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { TelegramSession } from '../lib/link/session';
-import { type Outbound, PLC_RECEIVES, RefuseError } from '../lib/link/session-port';
+import { type Outbound, PLC_RECEIVES, RefuseError, type SessionCounters } from '../lib/link/session-port';
 import type { Telegram, TelegramType } from '../lib/telegram/codec';
 import { type TelegramWire, defaultWire } from '../lib/telegram/wire';
 
@@ -20,6 +20,12 @@ export interface Misbehaviour {
   repeatEvery: number;
   /** Write every telegram one byte per socket write (TCP may deliver them one byte per read). */
   splitBytes: boolean;
+  /**
+   * Restart the PLC once, this many seconds after the start (0 = never): the connection drops, a
+   * new session begins numbered from 1, and what the host had not acknowledged is kept and
+   * numbered anew (a PLC whose send buffer survives its restart).
+   */
+  restartAfterSeconds: number;
 }
 
 /** The PLC side of the link: numbering, ACKs, resends, heartbeats, resynchronisation. */
@@ -37,6 +43,8 @@ export interface PlcLinkOptions {
   log?: (line: string) => void;
   /** The telegram layout the PLC speaks (default: protocol version 1). */
   wire?: TelegramWire;
+  /** The number of the first data telegram (default 1): near Sequence.Last, a run wraps soon. */
+  firstSeq?: number;
 }
 
 /** A data telegram for the host; its handle is its own number. */
@@ -50,8 +58,8 @@ type Pending = Outbound<number>;
 export class PlcLink {
   readonly server: net.Server;
   private socket: net.Socket | null = null;
-  private readonly epoch = crypto.randomBytes(6).toString('hex').toUpperCase();
-  private nextSeq = 1;
+  private epoch = crypto.randomBytes(6).toString('hex').toUpperCase();
+  private nextSeq: number;
   /** Produced and not yet acknowledged, in order; the first `sent` of them went out since the connect. */
   private readonly pending: Pending[] = [];
   private sent = 0;
@@ -63,8 +71,12 @@ export class PlcLink {
   private silentUntil = 0;
   private silenced = false;
   private readonly timers: NodeJS.Timeout[] = [];
-  private readonly session: TelegramSession<number>;
-  private readonly o: Required<Omit<PlcLinkOptions, 'misbehave' | 'log' | 'onData' | 'wire'>> & { misbehave: Misbehaviour };
+  private session: TelegramSession<number>;
+  /** The counters of the sessions before the last restart. */
+  private readonly earlier: SessionCounters = { telegramsIn: 0, telegramsOut: 0, resends: 0, naksSent: 0, naksReceived: 0, duplicatesReceived: 0, garbageBytes: 0 };
+  private restarts = 0;
+  private readonly timing: ReturnType<TelegramWire['settings']>;
+  private readonly o: Required<Omit<PlcLinkOptions, 'misbehave' | 'log' | 'onData' | 'wire' | 'firstSeq'>> & { misbehave: Misbehaviour };
   /** The layout this PLC speaks: its telegrams' data are written and read with it. */
   readonly wire: TelegramWire;
 
@@ -77,13 +89,25 @@ export class PlcLink {
       heartbeatMs: options.heartbeatMs ?? 2000,
       ackTimeoutMs: options.ackTimeoutMs ?? 1000,
       window: options.window ?? 64,
-      misbehave: { dropEverySeconds: 0, silentAfterSeconds: 0, silentForSeconds: 0, garbageEvery: 0, repeatEvery: 0, splitBytes: false, ...options.misbehave },
+      misbehave: { dropEverySeconds: 0, silentAfterSeconds: 0, silentForSeconds: 0, garbageEvery: 0, repeatEvery: 0, splitBytes: false, restartAfterSeconds: 0, ...options.misbehave },
     };
     this.wire = options.wire ?? defaultWire();
-    const timing = this.wire.settings({ heartbeatMs: this.o.heartbeatMs, ackTimeoutMs: this.o.ackTimeoutMs, window: this.o.window });
-    this.session = new TelegramSession<number>(
+    this.nextSeq = options.firstSeq ?? 1;
+    const timing = (this.timing = this.wire.settings({ heartbeatMs: this.o.heartbeatMs, ackTimeoutMs: this.o.ackTimeoutMs, window: this.o.window }));
+    this.session = this.newSession();
+    this.server = net.createServer((socket) => this.onConnection(socket));
+    this.timers.push(setInterval(() => this.tick(), Math.max(20, Math.min(timing.heartbeatMs, timing.ackTimeoutMs) / 4)));
+    if (this.o.misbehave.dropEverySeconds > 0) {
+      this.timers.push(setInterval(() => this.socket?.destroy(), this.o.misbehave.dropEverySeconds * 1000));
+    }
+    if (this.o.misbehave.restartAfterSeconds > 0) this.timers.push(setTimeout(() => this.restart(), this.o.misbehave.restartAfterSeconds * 1000));
+  }
+
+  /** The PLC's protocol engine as it starts: it knows nothing of the host's numbering. */
+  private newSession(): TelegramSession<number> {
+    return new TelegramSession<number>(
       { name: this.o.name, peerName: this.o.peerName, receives: PLC_RECEIVES, peerKind: 'host' },
-      timing,
+      this.timing,
       {
         restart: () => {
           this.sent = 0;
@@ -109,16 +133,33 @@ export class PlcLink {
       () => Date.now(),
       { nakReceived: (seq, type, code, text) => this.log(`NAK from host for ${type} ${seq}: ${code} ${text}`) },
     );
-    this.server = net.createServer((socket) => this.onConnection(socket));
-    this.timers.push(setInterval(() => this.tick(), Math.max(20, Math.min(timing.heartbeatMs, timing.ackTimeoutMs) / 4)));
-    if (this.o.misbehave.dropEverySeconds > 0) {
-      this.timers.push(setInterval(() => this.socket?.destroy(), this.o.misbehave.dropEverySeconds * 1000));
+  }
+
+  /**
+   * The PLC restarts: the connection drops, a new session (a new epoch where the layout
+   * resynchronises) numbers from 1 again, the telegrams not yet acknowledged first.
+   */
+  restart(): void {
+    const c = this.session.counters;
+    for (const k of Object.keys(c) as Array<keyof SessionCounters>) this.earlier[k] += c[k];
+    this.restarts += 1;
+    this.socket?.destroy();
+    this.session.detach();
+    this.epoch = crypto.randomBytes(6).toString('hex').toUpperCase();
+    this.nextSeq = 1;
+    for (const p of this.pending) {
+      p.seq = p.ref = this.nextSeq;
+      this.nextSeq = this.wire.nextSequence(this.nextSeq);
     }
+    this.sent = this.backlogUntil = 0;
+    this.session = this.newSession();
+    this.log(`restarted: numbering from 1, ${this.pending.length} telegrams still to send`);
   }
 
   /** The run's counters, as the emulator reports them (EMULATOR {json}). */
   get counters() {
-    const c = this.session.counters;
+    const now = this.session.counters;
+    const c = Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v + this.earlier[k as keyof SessionCounters]])) as unknown as SessionCounters;
     return {
       telegrams_in: c.telegramsIn,
       telegrams_out: c.telegramsOut,
@@ -128,6 +169,7 @@ export class PlcLink {
       naks_received: c.naksReceived,
       garbage_bytes_in: c.garbageBytes,
       connections: this.connections,
+      restarts: this.restarts,
     };
   }
 

@@ -7,6 +7,9 @@ import type { PlcLink } from './plc-link';
 import { LatencyWindow } from '../lib/ops/latency';
 import { EmulatedDestinations } from './destinations';
 import { seededRandom } from './random';
+import type { SorterDto } from '../lib/telegram/layout-messages';
+
+const TELEGRAM_OF = { REQUEST: 'REQU', VERIFY: 'VERI', SCAN: 'SCAN' } as const;
 
 /** How the emulated sorter behaves. */
 export interface SorterOptions {
@@ -100,6 +103,8 @@ export class EmulatedSorter {
   private serial: number;
   /** The layout the PLC link speaks: the sorter's messages are written in it. */
   private readonly wire: TelegramWire;
+  /** The induct's name: IND01, or as much of a name as the layout's field takes (IND1 in 4 characters). */
+  private readonly inductName: string;
 
   constructor(
     private readonly link: PlcLink,
@@ -107,6 +112,8 @@ export class EmulatedSorter {
   ) {
     this.random = seededRandom(o.seed);
     this.wire = link.wire ?? defaultWire();
+    const width = this.wire.layout.telegrams.get('REQU')?.fields.find((f) => f.maps === 'InductLocation')?.width ?? 5;
+    this.inductName = width >= 5 ? 'IND01' : `IND${'1'.padStart(Math.max(1, width - 3), '0')}`.slice(0, width);
     this.serial = Math.floor(this.random() * 1e6) * 1000;
     this.destinations = new EmulatedDestinations({
       count: o.destinations,
@@ -115,9 +122,7 @@ export class EmulatedSorter {
       random: this.random,
       after: (ms, fn) => this.after(ms, fn),
       scan: (m) => {
-        const { type, data } = this.wire.sorterMessageData(m);
-        this.link.sendData(type, data);
-        this.stats.scans += 1;
+        if (this.send(m)) this.stats.scans += 1;
       },
     });
   }
@@ -214,9 +219,8 @@ export class EmulatedSorter {
     item.assigned = null;
     item.decided = false;
     item.requestedAt = performance.now();
-    const m: InductDto = { Type: 'REQUEST', TrackID: item.trackId, Barcode: item.barcode, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: item.recirculations, Length: item.length, Width: item.width, Height: item.height, Weight: item.weight };
-    const { type, data } = this.wire.sorterMessageData(m);
-    this.link.sendData(type, data);
+    const m: InductDto = { Type: 'REQUEST', TrackID: item.trackId, Barcode: item.barcode, MessageCode: 210, InductLocation: this.inductName, RecirculationCount: item.recirculations, Length: item.length, Width: item.width, Height: item.height, Weight: item.weight };
+    this.send(m);
     this.stats.requests += 1;
     this.after(this.o.decisionWindowMs, () => this.decide(item));
   }
@@ -267,9 +271,15 @@ export class EmulatedSorter {
     this.items.delete(item.trackId);
     if (asAssigned) this.stats.sorted_as_assigned += 1;
     const m: VerifyDto = { Type: 'VERIFY', TrackID: item.trackId, Barcode: item.barcode, Destination: destination, MessageCode: 212 };
+    if (this.send(m)) this.stats.verifies += 1;
+  }
+
+  /** A message to the host in the layout's telegram for it; false if the layout has none (a sorter without VERIFYs or destination lights sends none). */
+  private send(m: SorterDto): boolean {
+    if (!this.wire.layout.telegrams.has(TELEGRAM_OF[m.Type])) return false;
     const { type, data } = this.wire.sorterMessageData(m);
     this.link.sendData(type, data);
-    this.stats.verifies += 1;
+    return true;
   }
 }
 

@@ -11,10 +11,12 @@ import { type HandlerResult, ok } from '../lib/functions/results';
 
 /** What the sorter-message handler needs. */
 export interface SorterMessageDeps {
-  links: { accept(peer: string, seq: number, after: number, message: InboundMessage['message'], at: string, dropSuperseded?: boolean, id?: number | null): Promise<Accepted> };
+  links: { accept(peer: string, seq: number, after: number | null, message: InboundMessage['message'], at: string, dropSuperseded?: boolean, id?: number | null): Promise<Accepted> };
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   /** Queue ids given on arrival, and the messages handed out before their commit (HandOutBeforeCommit). */
   uncommitted: Pick<UncommittedMessages, 'nextId' | 'refused' | 'add' | 'settled'>;
+  /** Peers whose latest commit failed: their messages are handed out only once committed, until one commits again. */
+  failingPeers: Set<string>;
   wake: WakeMeter;
   /** Counts what arrived; the decision latency of a REQUEST starts when its bytes arrived. */
   metrics: { messagesIn: { inc(labels: { queue: QueueName; type: string }): void } };
@@ -30,10 +32,10 @@ export interface SorterMessageDeps {
 
 /**
  * A REQUEST, VERIFY or SCAN from the sorter (telegram trigger): commit it to its queue with its
- * sequence number (only if the last number stored is `after`) under the id given it on arrival,
+ * sequence number (only if the last number stored is `after`, or any with `after` null) under the id given it on arrival,
  * and wake the clients waiting on that queue: at once with HandOutBeforeCommit while commits go
  * through promptly (the message is handed out while its commit waits in the commit window), else
- * once it is committed. Resolves once committed: the sorter link acknowledges it only then. A
+ * once it is committed (and only then while this peer's commits fail). Resolves once committed: the sorter link acknowledges it only then. A
  * REQUEST takes the older REQUESTs of its item out of the queue in the same commit
  * (DropSupersededRequests).
  */
@@ -44,18 +46,22 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
   if (event.message.Type === 'REQUEST') deps.decisions.requested(event.message.TrackID, event.arrivedAt);
   // Its id now, handed out early or not: a message handed out early holds one the writer must not give again.
   const given = deps.uncommitted.nextId(queue);
-  // Not while the storage is held up (a lock, a stalled disk): the WCS could not get its answer committed either.
-  const early = deps.settings.HandOutBeforeCommit && deps.storage.prompt() ? deps.uncommitted.add(queue, event.message as QueueMessages[typeof queue], at, given) : null;
+  // Not while the storage is held up (a lock, a stalled disk): the WCS could not get its answer
+  // committed either. Nor while this peer's commits fail: each resend would reach the WCS again.
+  const peer = deps.settings.Sorter.PeerName;
+  const early = deps.settings.HandOutBeforeCommit && deps.storage.prompt() && !deps.failingPeers.has(peer) ? deps.uncommitted.add(queue, event.message as QueueMessages[typeof queue], at, given) : null;
   if (early) handOut(deps, queue, early.id, event, false);
   let accepted: Accepted;
   try {
-    accepted = await deps.links.accept(deps.settings.Sorter.PeerName, event.seq, event.after, event.message, at, deps.settings.DropSupersededRequests, given);
+    accepted = await deps.links.accept(peer, event.seq, event.after, event.message, at, deps.settings.DropSupersededRequests, given);
   } catch (err) {
     deps.uncommitted.refused(queue);
+    deps.failingPeers.add(peer);
     throw err;
   } finally {
     if (early) deps.uncommitted.settled(early);
   }
+  deps.failingPeers.delete(peer);
   const { id, superseded } = accepted;
   if (superseded > 0 && event.message.Type === 'REQUEST') {
     deps.requestsRemoved.Superseded += superseded;

@@ -31,6 +31,8 @@ export interface Deps {
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   /** Messages from the sorter whose commit is under way, handed out already (HandOutBeforeCommit). */
   uncommitted: UncommittedMessages;
+  /** Peers whose latest commit of a message failed (handlers/sorter-message.ts). */
+  failingPeers: Set<string>;
   link: SorterLink;
   replay: ReplaySummary | null;
   /** REQUESTs taken out of the sortation queue without reaching a WCS, since start. */

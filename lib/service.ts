@@ -207,6 +207,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     deadLetters: stores.deadLetters,
     dispatchers,
     uncommitted,
+    failingPeers: new Set(),
     link,
     replay,
     requestsRemoved: { Superseded: 0, Expired: 0 },

@@ -27,6 +27,8 @@ export const statusDto = Joi.object({
     Since: Joi.string().allow(null).required(),
     LastTelegramIn: Joi.string().allow(null).required(),
     LastTelegramOut: Joi.string().allow(null).required(),
+    State: Joi.string().valid('Connected', 'Disconnected', 'Refusing').required().description("Refusing: connected, but the sorter's telegrams are refused for a reason that will not pass by itself (RefusingBecause)"),
+    RefusingBecause: Joi.string().allow(null).required().description("Why the sorter's telegrams are refused (a schema error, a numbering the store cannot accept), else null"),
     TelegramsIn: Joi.number().integer().required(),
     TelegramsOut: Joi.number().integer().required(),
     Resends: Joi.number().integer().required(),

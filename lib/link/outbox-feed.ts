@@ -1,6 +1,7 @@
 // The service's side of the telegram session's port: outbound, what to send comes from the
 // outbox, in id order, numbered by outbox id (expired assignments are dropped, acknowledged
 // entries leave it); inbound, each new data telegram goes to the telegram trigger.
+import { lastingFailure } from '../../db/lasting-failure';
 import type { OutboxEntry, OutboxReads } from '../../db/outbox-store';
 import type { Logger } from '../process/logger';
 import { MAX_SEQUENCE, type Telegram, TelegramError, type TelegramType } from '../telegram/codec';
@@ -117,8 +118,13 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   }
 
   /** Decoded here (a bad field throws: NAK 02), committed by the telegram trigger. */
-  deliver(t: Telegram, after: number, resent: boolean): Promise<void> {
+  deliver(t: Telegram, after: number | null, resent: boolean): Promise<void> {
     return this.deps.receive(t.type, { seq: t.seq, after, message: this.wire.sorterMessageOf(t), arrivedAt: this.arrivedAt, resent });
+  }
+
+  /** A commit that failed for a reason a resend would meet again (db/lasting-failure.ts). */
+  lastingFailure(err: unknown): { numbering: boolean; reason: string } | null {
+    return lastingFailure(err);
   }
 
   /** Committed before any message of the new session (the writer keeps the order of writes). */

@@ -41,6 +41,16 @@ export class InboundNumbering<R> {
   /** A layout without resynchronisation: the peer's numbering is taken as it comes after each connect. */
   private freshPeer = false;
   /**
+   * The store's last number may not be the one the numbering was taken up after (a fresh home, a
+   * restart of either side): the next delivery sets it, whatever it was (`after` null), until one
+   * is kept. Those numbered behind it while it is under way are checked against it as usual.
+   */
+  private anchorNext = false;
+  /** Nothing kept since the numbering was taken up: a failure takes it up again with the resend. */
+  private unanchored = false;
+  /** Why the peer's telegrams are refused for good (a failure that will not heal by itself), null if they are not. */
+  private refusing: string | null = null;
+  /**
    * Until the peer's first SYNE since this process started, what it sends are resends of telegrams
    * an earlier run of this process may have handed out before their commit: marked, unless that
    * run stopped cleanly (it committed everything it had handed out).
@@ -113,6 +123,7 @@ export class InboundNumbering<R> {
       this.lastSeqIn = this.keptSeqIn = t.seq > 1 ? t.seq - 1 : maxSequence;
       this.inOrderOnly = false;
       this.refusals.reset(this.lastSeqIn);
+      this.anchorNext = this.unanchored = true;
     }
     if (isRepeat(t.seq, this.lastSeqIn, maxSequence, repeatWindow)) {
       this.counters.duplicatesReceived += 1;
@@ -135,6 +146,8 @@ export class InboundNumbering<R> {
    */
   private deliver(t: Telegram): void {
     const after = this.lastSeqIn;
+    const anchored = this.anchorNext;
+    this.anchorNext = false;
     this.lastSeqIn = t.seq;
     const connection = this.line.connection();
     const gen = this.peerGen;
@@ -142,10 +155,11 @@ export class InboundNumbering<R> {
     const resent = this.notStored.delete(t.seq) || this.firstResync;
     let delivered: Promise<void>;
     try {
-      delivered = this.port.deliver(t, after, resent);
+      delivered = this.port.deliver(t, anchored ? null : after, resent);
     } catch (err) {
       // Refused at once (its data does not decode, the side refuses it): never numbered for the port.
       this.lastSeqIn = after;
+      this.anchorNext = anchored;
       this.notKept(t, err);
       return this.refuse(t, err);
     }
@@ -154,11 +168,17 @@ export class InboundNumbering<R> {
         if (gen === this.peerGen) {
           this.keptSeqIn = t.seq;
           this.inOrderOnly = false;
+          this.unanchored = false;
           this.refusals.kept(t.seq);
+        }
+        if (this.refusing !== null) {
+          this.refusing = null;
+          this.events.refusing?.(null);
         }
         if (connection === this.line.connection() && this.wire.acks) this.line.send(t.type, t.seq, 'A', this.wire.ackData(t));
       },
-      (err) => {
+      (failure) => {
+        const err = this.lasting(failure, gen === this.peerGen && chain === this.chain);
         if (gen === this.peerGen && chain === this.chain) {
           // Numbering goes back to the last telegram kept: it and what follows come again. Only
           // the first failure of a chain does this; the others are its consequence. Those numbered
@@ -166,11 +186,31 @@ export class InboundNumbering<R> {
           if (this.lastSeqIn !== t.seq) this.inOrderOnly = true;
           this.chain += 1;
           this.lastSeqIn = this.keptSeqIn;
+          // Nothing kept since the numbering was taken up: the next one takes it up again.
+          this.anchorNext = this.unanchored;
         }
         if (gen === this.peerGen) this.notKept(t, err);
         if (connection === this.line.connection()) this.refuse(t, err);
       },
     );
+  }
+
+  /**
+   * A failure that would come back however often the peer sends the telegram (the port says which)
+   * becomes a refusal for good, said once: the sender is told at once instead of resending forever.
+   * A refused number is lasting only as the first failure of a chain (its predecessor was kept, so
+   * the store disagrees with the numbering); behind a failed one it is that one's consequence.
+   * Numbering: NAK Unexpected; anything else (a schema error): NAK BadData.
+   */
+  private lasting(err: unknown, firstOfChain: boolean): unknown {
+    const lasting = this.port.lastingFailure?.(err);
+    if (!lasting || (lasting.numbering && !firstOfChain)) return err;
+    const reason = lasting.numbering ? NakReason.UNEXPECTED : NakReason.BAD_DATA;
+    if (this.refusing === null) {
+      this.refusing = lasting.reason;
+      this.events.refusing?.(lasting.reason, this.wire.nakCode(reason));
+    }
+    return new RefuseError(reason, lasting.reason);
   }
 
   /**

@@ -56,8 +56,15 @@ export interface SessionPort<R> {
    * `after`. Resolves once it is kept; the ACK follows. Rejecting with a RefuseError NAKs it with
    * that code; any other rejection NAKs it with 04 (cannot store now) and the peer resends it.
    * `resent`: this side may have handed the telegram's message out before (lib/link/session-inbound.ts).
+   * `after` null: the peer's numbering starts again with this telegram, whatever was stored.
    */
-  deliver(t: Telegram, after: number, resent: boolean): Promise<void>;
+  deliver(t: Telegram, after: number | null, resent: boolean): Promise<void>;
+  /**
+   * Why a delivery that failed this way would fail again however often the peer sends it (a
+   * schema error), or null if it may heal (a full disk). `numbering`: the store refused the
+   * telegram's number, lasting only when its predecessor was kept (else it failed behind it).
+   */
+  lastingFailure?(err: unknown): { numbering: boolean; reason: string } | null;
   /** The peer announced a new session: numbering from it starts after `lastSeqIn`. */
   peerSession?(epoch: string, lastSeqIn: number): void;
 }
@@ -88,6 +95,8 @@ export interface SessionEvents {
   nakReceived?(seq: number, type: TelegramType, code: number, text: string): void;
   newPeerSession?(epoch: string, nextSeq: number): void;
   storeFailed?(seq: number, err: unknown): void;
+  /** The peer's telegrams are refused for good (with the layout's `code`) for a reason that will not heal by itself; null: one was kept again. */
+  refusing?(reason: string | null, code?: number): void;
 }
 
 /** The session's counters, for /status and the emulator's report. */
@@ -101,10 +110,10 @@ export interface SessionCounters {
   garbageBytes: number;
 }
 
-/** A message from the sorter, to be kept: `after` is the number that must be the last one stored. */
+/** A message from the sorter, to be kept: `after` is the number that must be the last one stored (null: any). */
 export interface InboundMessage {
   seq: number;
-  after: number;
+  after: number | null;
   message: SorterMessage;
   /** performance.now() when its bytes arrived (wake latency). */
   arrivedAt: number;

@@ -13,6 +13,10 @@ export interface SorterLinkStatus {
   Since: string | null;
   LastTelegramIn: string | null;
   LastTelegramOut: string | null;
+  /** Connected, Disconnected, or Refusing: connected, the sorter's telegrams refused for a reason that will not heal by itself. */
+  State: 'Connected' | 'Disconnected' | 'Refusing';
+  /** Why the sorter's telegrams are refused (State Refusing), else null. */
+  RefusingBecause: string | null;
   [counter: string]: unknown;
 }
 
@@ -57,6 +61,8 @@ export function offlineLink(address: string | null): SorterLink {
       Since: null,
       LastTelegramIn: null,
       LastTelegramOut: null,
+      State: 'Disconnected',
+      RefusingBecause: null,
       ...Object.fromEntries(['TelegramsIn', 'TelegramsOut', 'Resends', 'NaksSent', 'NaksReceived', 'DuplicatesReceived', 'GarbageBytes', 'Reconnects', 'ConnectionsLost', 'ConnectAttemptsFailed', 'DroppedAssignments', 'DroppedSettings', 'InFlight'].map((k) => [k, 0])),
     }),
     recentTelegrams: () => [],
@@ -80,6 +86,8 @@ export interface LinkFigures {
   connections: { made: number; lost: number; failedAttempts: number };
   dropped: { assignments: number; settings: number };
   inFlight: number;
+  /** Why the sorter's telegrams are refused for good now (a failure that will not heal by itself), or null. */
+  refusing: string | null;
 }
 
 /** A live link's status from its figures, in the order GET /status shows them. */
@@ -92,6 +100,8 @@ export function linkStatus(f: LinkFigures): SorterLinkStatus {
     Since: f.since,
     LastTelegramIn: iso(f.lastInAt),
     LastTelegramOut: iso(f.lastOutAt),
+    State: !f.connected ? 'Disconnected' : f.refusing !== null ? 'Refusing' : 'Connected',
+    RefusingBecause: f.refusing,
     TelegramsIn: c.telegramsIn,
     TelegramsOut: c.telegramsOut,
     Resends: c.resends,

@@ -69,6 +69,8 @@ export class TcpSorterLink implements SorterLink {
   private readonly ticker: NodeJS.Timeout;
   private readonly feed: OutboxFeed;
   private readonly session: TelegramSession<OutboxEntry>;
+  /** Why the sorter's telegrams are refused for good (a failure that will not heal by itself), null while they are not. */
+  private refusing: string | null = null;
   private readonly recent = new Recent<{ atMs: number; direction: 'IN' | 'OUT'; content: string }>(RECENT_TELEGRAMS);
 
   constructor(private readonly deps: TcpLinkDeps) {
@@ -113,6 +115,7 @@ export class TcpSorterLink implements SorterLink {
         newPeerSession: (epoch, nextSeq) => log.info({ peer: s.PeerName, epoch, nextSeq }, 'sorter announced a new session'),
         storeFailed: (seq, err) => storeFailed.write({ err, seq }, `could not store a sorter message; NAK ${this.wire.codes.CannotStore}, the sorter sends it again`),
         validTelegram: () => this.peerProven(),
+        refusing: (reason, code) => this.refused(reason, code),
       },
       { epoch: stored.peerEpoch, lastSeqIn: stored.lastSeqIn, lastStopClean: deps.lastStopClean },
     );
@@ -132,7 +135,7 @@ export class TcpSorterLink implements SorterLink {
   status(): SorterLinkStatus {
     const { connected, lastInAt, lastOutAt, counters, inFlight } = this.session;
     const dropped = { assignments: this.deps.links.droppedCount('ASSIGNMENT'), settings: this.deps.links.droppedCount('DESTINATION') };
-    return linkStatus({ connected, address: this.address, since: this.since, lastInAt, lastOutAt, counters, connections: this.connections, dropped, inFlight });
+    return linkStatus({ connected, address: this.address, since: this.since, lastInAt, lastOutAt, counters, connections: this.connections, dropped, inFlight, refusing: this.refusing });
   }
 
   offer(entry: OutboxEntry, acknowledged?: () => void): DeliveryState {
@@ -227,6 +230,16 @@ export class TcpSorterLink implements SorterLink {
       this.deps.log[this.proven ? 'warn' : 'debug']({ silentMs: this.deps.clock().getTime() - this.session.lastInAt }, 'sorter link silent for 3 heartbeats: declared dead, reconnecting');
       this.socket?.destroy();
     }
+  }
+
+  /**
+   * The sorter's telegrams are refused for good for `reason` (null: one was kept again). Said once
+   * when it starts and once when it ends, however many telegrams it refuses meanwhile.
+   */
+  private refused(reason: string | null, nakCode?: number): void {
+    if (reason !== null) this.deps.log.error({ peer: this.deps.settings.PeerName, reason, nakCode }, `the sorter's telegrams are refused, not stored: ${reason}; this will not pass by itself (the sorter gets a NAK that says so, not ${this.wire.codes.CannotStore}), see /status Sorter.RefusingBecause`);
+    else if (this.refusing !== null) this.deps.log.info({ peer: this.deps.settings.PeerName }, "the sorter's telegrams are stored again");
+    this.refusing = reason;
   }
 
   /** A valid telegram came in: the peer speaks the protocol, and the next reconnect may be quick again. */

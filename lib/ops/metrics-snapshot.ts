@@ -35,6 +35,7 @@ export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapsho
     outbox: { depth: deps.outbox.depth(), oldestAgeSeconds: ageSeconds(deps.outbox.peek(1)[0]?.createdAt, now) },
     link: {
       up: link.Connected === true,
+      refusing: link.State === 'Refusing',
       telegramsIn: n('TelegramsIn'),
       telegramsOut: n('TelegramsOut'),
       resends: n('Resends'),

@@ -10,7 +10,7 @@ export const PREFIX = 'sorter_integration_';
 export interface MetricsSnapshot {
   queues: Record<'sortation' | 'destination', { ready: number; unacked: number; oldestAgeSeconds: number | null; waitingClients: number }>;
   outbox: { depth: number; oldestAgeSeconds: number | null };
-  link: { up: boolean; telegramsIn: number; telegramsOut: number; resends: number; naksSent: number; naksReceived: number; duplicatesReceived: number; reconnects: number; connectionsLost: number; connectAttemptsFailed: number; droppedAssignments: number; droppedSettings: number };
+  link: { up: boolean; refusing: boolean; telegramsIn: number; telegramsOut: number; resends: number; naksSent: number; naksReceived: number; duplicatesReceived: number; reconnects: number; connectionsLost: number; connectAttemptsFailed: number; droppedAssignments: number; droppedSettings: number };
   storage: { state: 'Ok' | 'Stalled' | 'Failing'; pendingWrites: number; syncs: number; ackedBeforeSync: number };
   requestsRemoved: { Superseded: number; Expired: number };
   redelivered: number;
@@ -84,6 +84,7 @@ export class Metrics {
     // ApproximateAgeOfOldestMessage is 0 for an empty queue.
     gauge('outbox_oldest_message_age_seconds', 'Age of the oldest outbox entry (0 when empty)', [], (g, s) => g.set(s.outbox.oldestAgeSeconds ?? 0));
     gauge('sorter_link_up', '1 while the sorter is connected', [], (g, s) => g.set(s.link.up ? 1 : 0));
+    gauge('sorter_link_refusing', "1 while the sorter's telegrams are refused for a reason that will not pass by itself (GET /status: Sorter.RefusingBecause)", [], (g, s) => g.set(s.link.refusing ? 1 : 0));
     gauge('storage_pending_writes', 'Writes handed to the writer thread and not yet answered', [], (g, s) => g.set(s.storage.pendingWrites));
     gauge('storage_state', '1 for the storage state in force (Ok, Stalled: a lock or a slow disk, Failing)', ['state'], (g, s) => {
       for (const state of ['Ok', 'Stalled', 'Failing']) g.set({ state }, s.storage.state === state ? 1 : 0);

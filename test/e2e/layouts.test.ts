@@ -87,6 +87,96 @@ describe.each(['ewm-mfs', 's7-raw', 'v1'])('layout %s end to end', (layout) => {
   });
 });
 
+// A sorter without resynchronisation (acme-cb8: no SYNS, no VERIFY, no destination lights): its
+// numbering is taken up at each connect. From a fresh home, through a kill -9 of the service, a
+// restart of the sorter (numbering back to 1) and a wrap past Sequence.Last (99999): every item
+// sorted where the WCS said, nothing refused, and no pass without an assignment after the outage.
+describe('layout acme-cb8 (Resync none) end to end', () => {
+  let home: string;
+  let svc: ServiceProcess | undefined;
+  afterEach(async () => {
+    if (svc && svc.proc.exitCode === null && svc.proc.signalCode === null) await svc.stop();
+    svc = undefined;
+    removeHome(home);
+  });
+
+  it.each([
+    ['a fresh home, then a kill -9 of the service mid-stream', [], true],
+    ['a restart of the sorter mid-stream (numbering back to 1), its numbers wrapping past Sequence.Last first', ['--first-seq', '99970', '--restart-after', '4'], false],
+  ])('%s: 0 items lost, 0 passes without assignment beyond the outage', async (_, flags, kill) => {
+    const emu = await startEmulator([...emulatorFlags(9, 15, 'acme-cb8'), '--no-read-rate', '0', '--start-when-connected', '0', ...(flags as string[])]);
+    home = tempHome({ 'config.json': { TestMode: false, Port: await freePort(), Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port, Layout: 'acme-cb8', ...fast } } });
+    svc = await startServiceProcess(home);
+    const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
+    let outageEndsAt = 0;
+    if (kill) {
+      await sleep(3000);
+      await svc.stop('SIGKILL');
+      await sleep(300);
+      svc = await startServiceProcess(home, {}, 15000);
+      outageEndsAt = Date.now();
+    }
+    const emuStats = await emu.stats;
+    const wcs = await client.stop();
+    const status = (await call(svc.base, 'GET', '/status')).json;
+
+    // The sorter's side: every item went where the WCS said, everything it sent was acknowledged.
+    expect(emuStats.inducted).toBeGreaterThan(50);
+    expect(emuStats.rejected).toBe(0);
+    expect(emuStats.sorted_as_assigned).toBe(emuStats.inducted);
+    expect(emuStats.unacknowledged_at_exit).toBe(0);
+    expect(emuStats.naks_received).toBe(0);
+    expect(emuStats.connections).toBe(2);
+    // No pass without an assignment once the outage was over (the service back, or the sorter reconnected after its restart).
+    const outageEndS = kill ? (outageEndsAt - emuStats.inducting_since_ms) / 1000 + 1 : 4 + 1.5;
+    if (emuStats.last_pass_without_assignment_s !== null) expect(emuStats.last_pass_without_assignment_s).toBeLessThanOrEqual(outageEndS);
+    if (!kill) expect(emuStats.passes_without_assignment).toBe(0);
+    // The service's side (the sorter gone now, its run over): nothing refused, every REQUEST handed to the WCS.
+    expect(status.Sorter).toMatchObject({ State: 'Disconnected', RefusingBecause: null, NaksSent: 0 });
+    expect(status.Outbox.Depth).toBe(0);
+    const db = new Database(path.join(home, 'data/sorter.db'), { readonly: true });
+    const superseded = db.prepare("SELECT count(*) FROM delivered_history WHERE removed_reason = 'Superseded'").pluck().get() as number;
+    const lastSeqIn = db.prepare('SELECT last_seq_in FROM link_state').pluck().get() as number;
+    db.close();
+    expect(wcs.requests + superseded).toBeGreaterThanOrEqual(emuStats.requests);
+    expect(wcs.assignments_posted).toBeGreaterThanOrEqual(emuStats.inducted);
+    // The sorter's numbering as the store took it up: after its restart it counted again from 1.
+    if (!kill) expect(lastSeqIn).toBeLessThan(emuStats.requests + 1);
+  });
+});
+
+// A site's own layout written from the docs, as in issue 34: STX/ETX, a length counting the rest,
+// two-letter types, ACK and NAK telegrams of their own, window 3, LIFE every 2 s, latin1, no
+// resynchronisation. From a fresh home, through a restart of the sorter: every item sorted as
+// assigned and verified, nothing refused (before: every telegram NAKed CannotStore, forever).
+describe('a site layout without resynchronisation (issue 34) end to end', () => {
+  let home: string;
+  let svc: ServiceProcess | undefined;
+  afterEach(async () => {
+    if (svc && svc.proc.exitCode === null && svc.proc.signalCode === null) await svc.stop();
+    svc = undefined;
+    removeHome(home);
+  });
+
+  it('from a fresh home, through a restart of the sorter: 0 items lost, each REQUEST and VERIFY reaches the WCS, 0 NAKs', async () => {
+    const file = path.resolve(__dirname, '../fixtures/site-none-layout.json');
+    const emu = await startEmulator([...emulatorFlags(9, 15, file), '--no-read-rate', '0', '--start-when-connected', '0', '--restart-after', '4']);
+    home = tempHome({ 'config.json': { TestMode: false, Port: await freePort(), Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port, Layout: 'site-layout.json', ...fast } }, 'site-layout.json': JSON.parse(fs.readFileSync(file, 'utf8')) });
+    svc = await startServiceProcess(home);
+    const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
+    const emuStats = await emu.stats;
+    const wcs = await client.stop();
+    const status = (await call(svc.base, 'GET', '/status')).json;
+    expect(emuStats.inducted).toBeGreaterThan(50);
+    expect([emuStats.rejected, emuStats.naks_received, emuStats.unacknowledged_at_exit, emuStats.passes_without_assignment, emuStats.restarts]).toEqual([0, 0, 0, 0, 1]);
+    expect(emuStats.sorted_as_assigned).toBe(emuStats.inducted);
+    expect(status.Sorter).toMatchObject({ RefusingBecause: null, NaksSent: 0 });
+    // Each VERIFY and every REQUEST reached the WCS (one the sorter resent across its restart may come twice).
+    expect(wcs.verified.size).toBe(emuStats.inducted);
+    expect(wcs.requests + wcs.duplicate_requests).toBeGreaterThanOrEqual(emuStats.requests);
+  });
+});
+
 describe('a layout that cannot be used', () => {
   it('is refused at start-up with every problem named (exit 78), before anything is touched', () => {
     const layout = JSON.parse(fs.readFileSync(path.join(LAYOUTS, 'ewm-mfs.json'), 'utf8'));

@@ -32,6 +32,7 @@ function setup(memoMs = 0, now = () => performance.now()) {
     links: { accept: async (...a: Parameters<typeof links.accept>) => links.accept(...a) },
     dispatchers,
     uncommitted,
+    failingPeers: new Set<string>(),
     storage: { prompt: () => true },
     wake: new WakeMeter(),
     settings: { Sorter: { PeerName: 'PLC01' }, DropSupersededRequests: true, HandOutBeforeCommit: false },
@@ -207,6 +208,41 @@ describe.each([
     await expect(claim!.commit({ deliveredAt: 'T', clientAddress: '127.0.0.1' })).resolves.toBe(false);
     expect(queues.depth('sortation')).toBe(0);
     expect(ctx.db.prepare('SELECT count(*) FROM delivered_history').pluck().get()).toBe(0);
+    ctx.dispose();
+  });
+
+  it("once a commit has failed, the peer's messages are handed out only once committed, the resend marked (attempt 2), until a commit passes again", async () => {
+    const { ctx, dispatchers, deps, release } = gated();
+    const first = dispatchers.sortation.take(5000);
+    const failed = acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A'), arrivedAt: 0 });
+    const early = await first;
+    expect(early?.attempt).toBe(1); // handed out before its commit, which then fails
+    release(false);
+    await expect(failed).rejects.toThrow(/SQLITE_FULL/);
+    await early!.commit({ deliveredAt: 'T', clientAddress: '127.0.0.1' });
+    expect(deps.failingPeers.has('PLC01')).toBe(true);
+    // The sorter's resend: not handed out while its commit is under way.
+    const resendGates: Array<() => void> = [];
+    const commit = async (...a: Parameters<typeof deps.links.accept>) => {
+      await new Promise<void>((r) => resendGates.push(r));
+      return createLinkStore(ctx.db, createQueueStore(ctx.db)).accept(...a);
+    };
+    deps.links.accept = commit;
+    const second = dispatchers.sortation.take(5000);
+    const resend = acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A'), arrivedAt: 0, resent: true });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(dispatchers.sortation.waiting).toBe(1); // nothing handed out before the commit
+    resendGates.shift()!();
+    await resend;
+    const again = await second;
+    expect([again?.stored.message, again?.attempt]).toEqual([request('A'), 2]);
+    expect(deps.failingPeers.has('PLC01')).toBe(false);
+    // Commits pass again: the next message goes out before its commit, as before.
+    const third = dispatchers.sortation.take(5000);
+    const next = acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B'), arrivedAt: 0 });
+    expect((await third)?.stored.message).toEqual(request('B'));
+    resendGates.shift()!();
+    await next;
     ctx.dispose();
   });
 

@@ -19,7 +19,7 @@ export function fakeOutbox(refuse?: string): Pick<ServiceStores['outbox'], 'add'
 
 /** A link that says how an entry travels, and (`refusal`) what its layout cannot carry. */
 export const link = (delivery: 'Sent' | 'Queued', refusal: string | null = null): SorterLink => ({
-  status: () => ({ Connected: delivery === 'Sent', Address: 'plc:2000', Since: null, LastTelegramIn: null, LastTelegramOut: null }),
+  status: () => ({ Connected: delivery === 'Sent', Address: 'plc:2000', Since: null, LastTelegramIn: null, LastTelegramOut: null, State: delivery === 'Sent' ? 'Connected' : 'Disconnected', RefusingBecause: null }),
   recentTelegrams: () => [],
   offer: () => delivery,
   acknowledgesPromptly: () => false,

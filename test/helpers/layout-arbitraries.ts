@@ -8,7 +8,7 @@ import type { Field, Layout } from '../../lib/telegram/layout-table';
 import { LayoutCodec, type WireTelegram } from '../../lib/telegram/layout-codec';
 
 /** The layouts in layouts/, by name. */
-export const SHIPPED = ['v1', 'ewm-mfs', 's7-raw'] as const;
+export const SHIPPED = ['v1', 'ewm-mfs', 's7-raw', 'acme-cb8'] as const;
 export const shippedCodec = (name: string) => new LayoutCodec(loadLayout(path.join(__dirname, '../../layouts', `${name}.json`)));
 
 /** Characters a text field of this layout may hold. */

@@ -16,7 +16,7 @@ export const verify = encodeData('VERI', { MessageCode: 212, TrackID: '0004711',
 export function host(outbound: Outbound<string>[] = [], peer: { epoch: string | null; lastSeqIn: number; lastStopClean?: boolean } = { epoch: null, lastSeqIn: 0 }) {
   let now = 1_000;
   const wire: Telegram[] = [];
-  const delivered: Array<{ seq: number; after: number; resent: boolean; settle(ok: boolean | Error): void }> = [];
+  const delivered: Array<{ seq: number; after: number | null; resent: boolean; settle(ok: boolean | Error): void }> = [];
   const acked: string[] = [];
   const refused: string[] = [];
   const sessions: Array<[string, number]> = [];
@@ -103,7 +103,7 @@ export function sorterToHost(answer: (seq: number, attempt: number) => HostAnswe
         return Promise.resolve().then(() => {
           if (a === 'no function') throw new RefuseError(NakReason.UNEXPECTED, 'no function takes VERI');
           const last = kept.at(-1) ?? 0;
-          if (last !== after) throw new Error(`telegram ${t.seq} out of sequence: expected the last stored number to be ${after}, it is ${last}`);
+          if (after !== null && last !== after) throw new Error(`telegram ${t.seq} out of sequence: expected the last stored number to be ${after}, it is ${last}`);
           if (a === 'disk full') throw new Error('disk full');
           kept.push(t.seq);
         });

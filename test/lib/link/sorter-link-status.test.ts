@@ -12,6 +12,7 @@ const figures = {
   connections: { made: 3, lost: 2, failedAttempts: 8 },
   dropped: { assignments: 9, settings: 10 },
   inFlight: 11,
+  refusing: null,
 };
 
 describe('linkStatus', () => {
@@ -22,6 +23,8 @@ describe('linkStatus', () => {
       Since: '2026-01-02T03:04:05.000Z',
       LastTelegramIn: '2026-01-02T03:04:06.000Z',
       LastTelegramOut: null,
+      State: 'Connected',
+      RefusingBecause: null,
       TelegramsIn: 1,
       TelegramsOut: 2,
       Resends: 3,
@@ -38,6 +41,12 @@ describe('linkStatus', () => {
     });
     expect(linkStatus({ ...figures, connections: { made: 0, lost: 0, failedAttempts: 1 } }).Reconnects).toBe(0);
   });
+
+  it("says Refusing, and why, while the sorter's telegrams are refused for a reason that will not pass by itself; Disconnected whatever the reason when the link is down", () => {
+    const reason = 'acceptFromPeer failed: SQLITE_ERROR: no such table: sortation_queue';
+    expect(linkStatus({ ...figures, refusing: reason })).toMatchObject({ Connected: true, State: 'Refusing', RefusingBecause: reason });
+    expect(linkStatus({ ...figures, connected: false, refusing: reason })).toMatchObject({ Connected: false, State: 'Disconnected', RefusingBecause: reason });
+  });
 });
 
 describe('offlineLink', () => {
@@ -45,8 +54,8 @@ describe('offlineLink', () => {
     const link = offlineLink('10.0.0.5:2000');
     const status = link.status();
     expect(Object.keys(status)).toEqual(Object.keys(linkStatus(figures)));
-    expect(status).toMatchObject({ Connected: false, Address: '10.0.0.5:2000', Since: null, LastTelegramIn: null, LastTelegramOut: null });
-    expect(Object.values(status).slice(5).every((v) => v === 0)).toBe(true);
+    expect(status).toMatchObject({ Connected: false, Address: '10.0.0.5:2000', Since: null, LastTelegramIn: null, LastTelegramOut: null, State: 'Disconnected', RefusingBecause: null });
+    expect(Object.values(status).slice(7).every((v) => v === 0)).toBe(true);
     expect(link.recentTelegrams()).toEqual([]);
     expect(link.offer({} as Parameters<typeof link.offer>[0])).toBe('Queued');
     await expect(link.stop()).resolves.toBeUndefined();

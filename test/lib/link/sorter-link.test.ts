@@ -4,7 +4,8 @@
 // and removes it on the ACK, sends it again with the same number after a reconnect, and stops
 // for good. More cases against the same PLC: test/e2e/scripted-plc.test.ts.
 import { openReader } from '../../../db/connection';
-import { encodeContent, parseContent, sorterMessageData } from '../../../lib/telegram/codec';
+import Database from '../../../db/sqlite';
+import { encodeContent, encodeData, parseContent, sorterMessageData } from '../../../lib/telegram/codec';
 import type { InductDto } from '../../../model/messages';
 import { type ScriptedPlc, ack, scriptedPlc } from '../../helpers/scripted-plc';
 import { type TestService, testService } from '../../helpers/service';
@@ -65,6 +66,30 @@ it('acknowledges a data telegram only once it is committed; the message is in it
   // The message went through the telegram trigger: a waiting client gets it.
   const res = await t.server.inject('/sortation?timeOut=0');
   expect([res.statusCode, JSON.parse(res.payload).TrackID]).toEqual([210, '0004711']);
+});
+
+it("a number the store cannot take though the one before was kept (link_state edited behind its back) is refused with 03, not 04: State Refusing in /status and /metrics until one is stored again", async () => {
+  await start((tg, send) => tg.flag === 'D' && send(ack(tg)));
+  await until(() => plc.received.some((x) => x.type === 'SYNE'));
+  plc.toHost(encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: 0, type: 'SYNS', flag: 'D', data: encodeData('SYNS', { Epoch: 'PLCEPOCH0001', NextSeq: 1 }) }));
+  plc.toHost(fromPlc(1, induct));
+  await until(() => plc.received.some((x) => x.type === 'REQU' && x.flag === 'A'));
+  const db = new Database(t.service.databaseFile);
+  db.pragma('busy_timeout = 5000');
+  db.prepare('UPDATE link_state SET last_seq_in = 500').run();
+  db.close();
+  for (const seq of [2, 3]) plc.toHost(fromPlc(seq, { ...induct, TrackID: `000471${seq}` }));
+  await until(() => plc.received.filter((x) => x.type === 'REQU' && x.flag === 'N').length >= 2);
+  const naks = plc.received.filter((x) => x.type === 'REQU' && x.flag === 'N');
+  // 2 is refused for good (03); 3, numbered behind it, fails behind it first (04), then for good once resent.
+  expect(naks.map((x) => `${x.seq}:${x.data.slice(0, 2)}`)[0]).toBe('2:03');
+  expect(link().status()).toMatchObject({ Connected: true, State: 'Refusing', RefusingBecause: expect.stringMatching(/telegram 2 from PLC01 out of sequence: expected the last stored number to be 1, it is 500/) });
+  expect((await t.server.inject('/metrics')).payload).toMatch(/^sorter_integration_sorter_link_refusing 1$/m);
+  // The sorter restarts (a new epoch): its numbering is taken up again, and the state ends.
+  plc.toHost(encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: 0, type: 'SYNS', flag: 'D', data: encodeData('SYNS', { Epoch: 'PLCEPOCH0002', NextSeq: 1 }) }));
+  plc.toHost(fromPlc(1, { ...induct, TrackID: '0004719' }));
+  await until(() => link().status().State === 'Connected');
+  expect(link().status().RefusingBecause).toBeNull();
 });
 
 it('sends a POSTed assignment, and removes it from the outbox only on the ACK', async () => {

@@ -6,7 +6,7 @@ import { type MetricsSnapshot, Metrics } from '../../../lib/ops/metrics';
 const snapshot = (over: Partial<MetricsSnapshot> = {}): MetricsSnapshot => ({
   queues: { sortation: { ready: 3, unacked: 1, oldestAgeSeconds: 12.5, waitingClients: 2 }, destination: { ready: 0, unacked: 0, oldestAgeSeconds: null, waitingClients: 0 } },
   outbox: { depth: 4, oldestAgeSeconds: null },
-  link: { up: true, telegramsIn: 42, telegramsOut: 40, resends: 1, naksSent: 0, naksReceived: 2, duplicatesReceived: 0, reconnects: 3, connectionsLost: 3, connectAttemptsFailed: 5, droppedAssignments: 6, droppedSettings: 7 },
+  link: { up: true, refusing: false, telegramsIn: 42, telegramsOut: 40, resends: 1, naksSent: 0, naksReceived: 2, duplicatesReceived: 0, reconnects: 3, connectionsLost: 3, connectAttemptsFailed: 5, droppedAssignments: 6, droppedSettings: 7 },
   storage: { state: 'Stalled', pendingWrites: 9, syncs: 15, ackedBeforeSync: 4 },
   requestsRemoved: { Superseded: 10, Expired: 11 },
   redelivered: 12,
@@ -31,6 +31,7 @@ describe('Metrics', () => {
       'sorter_integration_dead_letters{queue="sortation"} 13',
       'sorter_integration_outbox_messages 4',
       'sorter_integration_sorter_link_up 1',
+      'sorter_integration_sorter_link_refusing 0',
       'sorter_integration_storage_pending_writes 9',
       'sorter_integration_storage_state{state="Ok"} 0',
       'sorter_integration_storage_state{state="Stalled"} 1',
