@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Checkpointer } from '../db/checkpointer';
 import { type Db, PAGE_SIZE, defaultMigrationsDir, openReader } from '../db/connection';
 import { readMigrations } from '../db/migrate';
-import { eventLoopMonitor } from './ops/health';
+import { EventLoopWatch } from './ops/event-loop';
 import { DecisionMeter } from './ops/latency';
 import { Metrics } from './ops/metrics';
 import { metricsSnapshot } from './ops/metrics-snapshot';
@@ -172,7 +172,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // Assigned once everything exists; the metrics read it at each scrape, and the telegram trigger
   // at each telegram (none can come before).
   let deps: Deps;
-  const metrics = new Metrics(() => metricsSnapshot(deps, clock()));
+  const eventLoop = new EventLoopWatch();
+  const metrics = new Metrics(() => metricsSnapshot(deps, clock()), eventLoop);
   const wire = layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter));
   // A sorter that may send only so many telegrams before their ACKs (one, in a stop-and-wait
   // layout) is never kept waiting by a commit window holding that many.
@@ -182,7 +183,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const { dispatchers, uncommitted, stopWatching } = queueDispatchers(stores, db, config, log, clock);
   const receive = telegramTrigger(options.manifest ?? loadManifest(), () => deps);
   const { link, traffic } = config.TestMode ? { link: offlineLink(null), traffic: undefined } : await sorterLink(options, stores, receive, clock, wire);
-  const eventLoop = eventLoopMonitor();
   let state: 'Running' | 'Stopping' = 'Running';
   const drain = () => {
     state = 'Stopping';
