@@ -12,7 +12,7 @@ import { itemTrace } from './ops/trace';
 import type { DeadLetterInfo } from '../db/dead-letter-store';
 import { type ServiceStores, serviceStores } from '../db/service-stores';
 import { Writer } from '../db/writer';
-import { watchExternalChanges } from './queue/change-watcher';
+import { type ExternalChangeWatch, watchExternalChanges } from './queue/change-watcher';
 import { EmptyTableMemo } from './queue/empty-table-memo';
 import { type Config, databaseFile } from './process/config';
 import { DeliveryTracker } from './queue/delivery';
@@ -116,7 +116,9 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
 
 /** The two queues' dispatchers, and the watch for rows other processes write. */
 function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Logger, clock: () => Date) {
+  let watch: ExternalChangeWatch | null = null;
   const options = {
+    onWaiting: () => watch?.waiting(),
     onStoreError: (err: unknown, stored: { id: number; queue: QueueName }) =>
       log.error({ err, queue: stored.queue, id: stored.id }, 'could not remove a delivered message (or move it to the dead letters); it stays claimed and the removal is tried again (a dead letter stays queued)'),
     maxDeliveries: config.MaxDeliveries,
@@ -128,7 +130,8 @@ function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Lo
   const uncommitted = new UncommittedMessages(stores.queues.lastId, new EmptyTableMemo(config.ExternalChangePollMs));
   const store = uncommitted.over({ head: stores.queues.head, remove: stores.queues.remove, deadLetter: stores.deadLetters.deadLetter });
   const dispatchers = { sortation: new QueueDispatcher('sortation', store, options), destination: new QueueDispatcher('destination', store, options) };
-  const stopWatching = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
+  watch = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
+  const stopWatching = watch.stop;
   return { dispatchers, uncommitted, stopWatching };
 }
 
