@@ -42,11 +42,12 @@ const walFileBytes = (): number => {
  * items/s with fsync +20 ms). So the writer runs them itself, between two transactions
  * (db/checkpointer.ts passes the request on).
  */
-function run(): void {
+function run(): boolean {
   let r = checkpoint('PASSIVE');
   for (let i = 1; i < PASSIVE_TRIES && r.log > r.checkpointed && r.busy === 0; i++) r = checkpoint('PASSIVE');
   const mode = checkpointNeeded(r.log * frameBytes, walFileBytes(), freeBytes(path.dirname(file)) ?? Infinity, limits);
   if (mode) parentPort!.postMessage({ mode });
+  return r.log === r.checkpointed && !mode;
 }
 
 /** Between two copies: only whether the WAL file endangers the disk (a TRUNCATE), from its size. */
@@ -54,21 +55,63 @@ function guard(): void {
   if (checkpointNeeded(0, walFileBytes(), freeBytes(path.dirname(file)) ?? Infinity, limits) === 'TRUNCATE') parentPort!.postMessage({ mode: 'TRUNCATE' });
 }
 
-/** Checks between two copies, and the one that copies. */
+/** Changes whenever another connection (the writer) commits. */
+const dataVersion = () => db.pragma('data_version', { simple: true }) as number;
+
+/**
+ * Checks between two copies, and the one that copies. Once a copy left nothing behind and a whole
+ * interval passed without a commit, the thread sleeps: no timer, only a watch on the WAL file
+ * (inotify), which the next commit's write ends. A WAL grows only by commits, so there is nothing
+ * to copy or guard meanwhile; looking every second regardless kept an idle service awake.
+ */
 const copyEvery = Math.max(1, Math.round(intervalMs / checkMs));
 let tick = 0;
-const timer = setInterval(() => {
+let seen = dataVersion();
+let copiedAll = false;
+let timer: NodeJS.Timeout | null = null;
+let watcher: fs.FSWatcher | null = null;
+
+function onTick(): void {
   try {
     tick += 1;
-    if (tick % copyEvery === 0) run();
-    else guard();
+    if (tick % copyEvery !== 0) return guard();
+    const version = dataVersion();
+    if (version === seen && copiedAll) return sleep();
+    seen = version;
+    copiedAll = run();
   } catch {
     // A full disk, a lock held elsewhere: tried again at the next interval; the hourly
     // housekeeping checkpoint reports failures.
+    copiedAll = false;
   }
-}, checkMs);
+}
+
+function sleep(): void {
+  if (timer) clearInterval(timer);
+  timer = null;
+  try {
+    watcher = fs.watch(`${file}-wal`, wake);
+    watcher.on('error', wake);
+  } catch {
+    return wake(); // no WAL file to watch: keep looking
+  }
+  // A commit between the last look and the watch is seen here rather than missed.
+  if (dataVersion() !== seen) wake();
+}
+
+function wake(): void {
+  watcher?.close();
+  watcher = null;
+  if (timer) return;
+  tick = 0;
+  copiedAll = false;
+  timer = setInterval(onTick, checkMs);
+}
+
+wake();
 parentPort!.on('message', () => {
-  clearInterval(timer);
+  if (timer) clearInterval(timer);
+  watcher?.close();
   db.close();
   parentPort!.close();
 });

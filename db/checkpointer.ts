@@ -1,5 +1,6 @@
 // The checkpointer: a thread that folds the WAL back into the database file every few seconds,
-// outside every commit, and watches every second that the WAL does not endanger the disk.
+// outside every commit, and watches every second that the WAL does not endanger the disk; while
+// nothing is written it sleeps (db/checkpoint-worker.ts).
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { projectRoot } from './root';
@@ -27,7 +28,8 @@ export type LockingCheckpoint = (mode: 'RESTART' | 'TRUNCATE', waitMs: number) =
  * write queued behind it, waited (measured at fsync +20 ms: decision p99 137 ms with it, 89 ms
  * without). The writer therefore turns it off, and this thread copies the WAL into the database
  * file every `intervalMs` (PASSIVE, no lock), looking every second between two copies whether the
- * WAL file endangers the disk. When the WAL must start over or be emptied
+ * WAL file endangers the disk, and sleeping once a copy left nothing and an interval passed
+ * without a commit, until the next commit writes the WAL. When the WAL must start over or be emptied
  * (db/wal-limits.ts), the thread asks, and the request goes to `locking`: the writer runs it
  * between two transactions, waiting `writerWaitMs` at most for readers. One at a time; after one
  * found a reader in the way (an operator's open read), none for `busyBackoffMs`.

@@ -27,4 +27,5 @@ export async function expireRequests(deps: ExpireRequestsDeps): Promise<HandlerR
   return ok({ Expired: expired, Before: before });
 }
 
-export const fn = scheduledFunction(expireRequests);
+/** Scheduled only in live mode with MaxRequestAgeSeconds set: otherwise its every-second run would do nothing. */
+export const fn = scheduledFunction(expireRequests, (deps: Pick<ExpireRequestsDeps, 'testMode' | 'settings'>) => !deps.testMode && deps.settings.MaxRequestAgeSeconds > 0);

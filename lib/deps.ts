@@ -45,8 +45,8 @@ export interface Deps {
   storage: { status(): StorageStatus; prompt(): boolean };
   /** The database's schema version, and the newest this version of the service knows. */
   schema: { applied: number; known: number };
-  /** The event loop's delay, for the liveness check. */
-  eventLoop: { delayP99Ms(): number };
+  /** The event loop's delay, for the liveness check; sampled from `busy` (a request, a telegram, a scheduled run) until a second of quiet. */
+  eventLoop: { delayP99Ms(): number; busy(): void };
   /** What happened to an item (GET /items/{TrackID}), read from the database. */
   items: { timeline(trackId: string): ItemTimeline | null };
   /** Prometheus metrics (GET /metrics), and the REQUEST-to-assignment meter. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Checkpointer } from '../db/checkpointer';
 import { type Db, PAGE_SIZE, defaultMigrationsDir, openReader } from '../db/connection';
 import { readMigrations } from '../db/migrate';
-import { eventLoopMonitor } from './ops/health';
+import { EventLoopWatch } from './ops/event-loop';
 import { DecisionMeter } from './ops/latency';
 import { Metrics } from './ops/metrics';
 import { metricsSnapshot } from './ops/metrics-snapshot';
@@ -12,7 +12,7 @@ import { itemTrace } from './ops/trace';
 import type { DeadLetterInfo } from '../db/dead-letter-store';
 import { type ServiceStores, serviceStores } from '../db/service-stores';
 import { Writer } from '../db/writer';
-import { watchExternalChanges } from './queue/change-watcher';
+import { type ExternalChangeWatch, watchExternalChanges } from './queue/change-watcher';
 import { EmptyTableMemo } from './queue/empty-table-memo';
 import { type Config, databaseFile } from './process/config';
 import { DeliveryTracker } from './queue/delivery';
@@ -119,7 +119,9 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
 
 /** The two queues' dispatchers, and the watch for rows other processes write. */
 function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Logger, clock: () => Date) {
+  let watch: ExternalChangeWatch | null = null;
   const options = {
+    onWaiting: () => watch?.waiting(),
     onStoreError: (err: unknown, stored: { id: number; queue: QueueName }) =>
       log.error({ err, queue: stored.queue, id: stored.id }, 'could not remove a delivered message (or move it to the dead letters); it stays claimed and the removal is tried again (a dead letter stays queued)'),
     maxDeliveries: config.MaxDeliveries,
@@ -131,7 +133,8 @@ function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Lo
   const uncommitted = new UncommittedMessages(stores.queues.lastId, new EmptyTableMemo(config.ExternalChangePollMs));
   const store = uncommitted.over({ head: stores.queues.head, remove: stores.queues.remove, deadLetter: stores.deadLetters.deadLetter });
   const dispatchers = { sortation: new QueueDispatcher('sortation', store, options), destination: new QueueDispatcher('destination', store, options) };
-  const stopWatching = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
+  watch = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
+  const stopWatching = watch.stop;
   return { dispatchers, uncommitted, stopWatching };
 }
 
@@ -175,7 +178,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // Assigned once everything exists; the metrics read it at each scrape, and the telegram trigger
   // at each telegram (none can come before).
   let deps: Deps;
-  const metrics = new Metrics(() => metricsSnapshot(deps, clock()));
+  const eventLoop = new EventLoopWatch();
+  const metrics = new Metrics(() => metricsSnapshot(deps, clock()), eventLoop);
   const wire = layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter));
   // A sorter that may send only so many telegrams before their ACKs (one, in a stop-and-wait
   // layout) is never kept waiting by a commit window holding that many.
@@ -185,7 +189,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const { dispatchers, uncommitted, stopWatching } = queueDispatchers(stores, db, config, log, clock);
   const receive = telegramTrigger(options.manifest ?? loadManifest(), () => deps);
   const { link, traffic } = config.TestMode ? { link: offlineLink(null), traffic: undefined } : await sorterLink(options, stores, receive, clock, wire);
-  const eventLoop = eventLoopMonitor();
   let state: 'Running' | 'Stopping' = 'Running';
   const drain = () => {
     state = 'Stopping';

@@ -48,7 +48,7 @@ export interface HttpBinding<E> {
 /** A function as the server, the scheduler and the sorter link run it, by trigger kind. */
 export type FunctionDefinition =
   | { kind: 'http'; binding: Omit<HttpBinding<unknown>, 'event'>; invoke(deps: Deps, request: HttpRequestView, input: FunctionInput): HandlerResult | Promise<HandlerResult> }
-  | { kind: 'schedule'; invoke(deps: Deps, input: FunctionInput): HandlerResult | Promise<HandlerResult> }
+  | { kind: 'schedule'; invoke(deps: Deps, input: FunctionInput): HandlerResult | Promise<HandlerResult>; runsWhen?(deps: Deps): boolean }
   | { kind: 'telegram'; invoke(deps: Deps, event: InboundMessage): HandlerResult | Promise<HandlerResult> };
 
 /** A function triggered by HTTP requests. */
@@ -56,9 +56,13 @@ export function httpFunction<E>(handler: Handler<E>, binding: HttpBinding<E>): F
   return { kind: 'http', binding, invoke: (deps, request, input) => handler(deps, binding.event(request, input)) };
 }
 
-/** A function triggered by a schedule; its event is its fixed input. */
-export function scheduledFunction(handler: Handler<FunctionInput>): FunctionDefinition {
-  return { kind: 'schedule', invoke: handler };
+/**
+ * A function triggered by a schedule; its event is its fixed input. `runsWhen`: whether the
+ * settings give it anything to do; a function they switch off is not scheduled at all, so that
+ * its cron does not wake an idle service (every second, for the REQUEST expiry).
+ */
+export function scheduledFunction<D = Deps>(handler: Handler<FunctionInput>, runsWhen?: (deps: D) => boolean): FunctionDefinition {
+  return { kind: 'schedule', invoke: handler, ...(runsWhen && { runsWhen: runsWhen as (deps: Deps) => boolean }) };
 }
 
 /** A function triggered by a data telegram from the sorter; it resolves once the message is kept. */

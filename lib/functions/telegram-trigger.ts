@@ -19,6 +19,8 @@ export function telegramTrigger(manifest: Manifest, deps: () => Deps): TelegramR
   return async (type, event) => {
     const f = byType.get(type);
     if (!f) throw new RefuseError(NakReason.UNEXPECTED, `no function takes ${type} (manifest.json)`);
-    await f.invoke(deps(), event);
+    const d = deps();
+    d.eventLoop.busy();
+    await f.invoke(d, event);
   };
 }

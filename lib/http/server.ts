@@ -59,6 +59,11 @@ export async function createServer(service: Service, options: ServerOptions = {}
   // Before the listener stops: clients holding a message whose read is not proven are asked.
   server.ext('onPreStop', () => deps.deliveries.drain());
 
+  // Every request is work: the event loop's delay is sampled from it (lib/ops/event-loop.ts).
+  server.ext('onRequest', (_request, h) => {
+    deps.eventLoop.busy();
+    return h.continue;
+  });
   recordResponses(server, deps);
   guardRequests(server, config);
   routeFunctions(server, options.manifest ?? loadManifest(), deps);

@@ -35,6 +35,12 @@ export class OutboundWindow<R> {
     return this.inflight.size;
   }
 
+  /** When the oldest telegram in flight is due to go again (ms, the session's clock; Infinity: none in flight). */
+  resendAt(): number {
+    const [oldest] = this.inflight.values();
+    return oldest ? oldest.sentAt + this.settings.ackTimeoutMs + 1 : Infinity;
+  }
+
   /** The handle of the data telegram in flight with this number, if any. */
   ref(seq: number): R | undefined {
     return this.inflight.get(seq)?.item.ref;

@@ -105,6 +105,17 @@ export class TelegramSession<R> {
     this.outbound.pump(thorough);
   }
 
+  /**
+   * When `tick` next has something to do (ms, the session's clock; Infinity: no connection): the
+   * resend of the oldest telegram in flight, our LIFE after a heartbeat of silence, the dead-peer
+   * rule. Each moves later with the traffic, so a timer armed for it finds at worst nothing due.
+   */
+  nextDueAt(): number {
+    if (!this.write) return Infinity;
+    const life = this.wire.life ? Math.min(this.lastOutAt + this.settings.heartbeatMs, this.lastBytesAt + 3 * this.settings.heartbeatMs) + 1 : Infinity;
+    return Math.min(life, this.outbound.resendAt());
+  }
+
   /** The timers: dead peer, resend, heartbeat. Returns 'dead' when the connection must be dropped. */
   tick(): 'dead' | undefined {
     if (!this.write) return undefined;

@@ -21,6 +21,13 @@ export type { InboundMessage } from './session-port';
 /** The first reconnect comes this soon; each further attempt without a valid telegram doubles it. */
 const INITIAL_BACKOFF_MS = 200;
 
+/**
+ * The session's timers are one timeout, armed for the next moment something is due (a resend, our
+ * LIFE, the dead-peer rule) rather than a tick every quarter of the ACK timeout, which woke an
+ * idle service four times a second; never sooner than this (ms) after the last.
+ */
+const MIN_TICK_MS = 20;
+
 /** How many of the latest telegrams the link remembers for the dashboard. */
 const RECENT_TELEGRAMS = 20;
 
@@ -66,7 +73,9 @@ export class TcpSorterLink implements SorterLink {
   private lastError: string | null = null;
   private readonly unreachable: ThrottledLog;
   private reconnectTimer: NodeJS.Timeout | null = null;
-  private readonly ticker: NodeJS.Timeout;
+  private ticker: NodeJS.Timeout | null = null;
+  /** When the armed tick fires (ms, the link's clock). */
+  private tickAt = Infinity;
   private readonly feed: OutboxFeed;
   private readonly session: TelegramSession<OutboxEntry>;
   /** Why the sorter's telegrams are refused for good (a failure that will not heal by itself), null while they are not. */
@@ -119,8 +128,6 @@ export class TcpSorterLink implements SorterLink {
       },
       { epoch: stored.peerEpoch, lastSeqIn: stored.lastSeqIn, lastStopClean: deps.lastStopClean },
     );
-    this.ticker = setInterval(() => this.tick(), Math.max(20, Math.min(timing.heartbeatMs, timing.ackTimeoutMs) / 4));
-    this.ticker.unref();
     this.connect();
   }
 
@@ -141,6 +148,7 @@ export class TcpSorterLink implements SorterLink {
   offer(entry: OutboxEntry, acknowledged?: () => void): DeliveryState {
     this.feed.offer(entry, this.session.connected, acknowledged);
     this.session.pump();
+    this.armTick();
     return this.session.inFlightRef(seqOfOutboxId(entry.id, this.wire.maxSequence))?.id === entry.id ? 'Sent' : 'Queued';
   }
 
@@ -154,7 +162,7 @@ export class TcpSorterLink implements SorterLink {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    clearInterval(this.ticker);
+    if (this.ticker) clearTimeout(this.ticker);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     const socket = this.socket;
     if (socket) {
@@ -178,6 +186,7 @@ export class TcpSorterLink implements SorterLink {
       if (socket !== this.socket) return;
       this.feed.arrivedAt = performance.now();
       this.session.receive(chunk);
+      this.armTick();
     });
     socket.on('error', (err: NodeJS.ErrnoException) => {
       this.lastError = err.code ?? err.message;
@@ -203,6 +212,7 @@ export class TcpSorterLink implements SorterLink {
       }
       socket.write(frame, 'latin1');
     });
+    this.armTick();
   }
 
   private onClose(socket: net.Socket): void {
@@ -226,10 +236,29 @@ export class TcpSorterLink implements SorterLink {
   }
 
   private tick(): void {
+    this.ticker = null;
+    this.tickAt = Infinity;
     if (this.session.tick() === 'dead') {
       this.deps.log[this.proven ? 'warn' : 'debug']({ silentMs: this.deps.clock().getTime() - this.session.lastInAt }, 'sorter link silent for 3 heartbeats: declared dead, reconnecting');
       this.socket?.destroy();
+      return;
     }
+    this.armTick();
+  }
+
+  /**
+   * Arm the tick for the session's next deadline, unless it is armed for sooner already. Called
+   * after whatever may bring one closer (a connection, a telegram in flight): cheap when it does not.
+   */
+  private armTick(): void {
+    if (this.stopping) return;
+    const due = this.session.nextDueAt();
+    if (due >= this.tickAt || due === Infinity) return;
+    if (this.ticker) clearTimeout(this.ticker);
+    const nowMs = this.deps.clock().getTime();
+    this.tickAt = Math.max(due, nowMs + MIN_TICK_MS);
+    this.ticker = setTimeout(() => this.tick(), this.tickAt - nowMs);
+    this.ticker.unref();
   }
 
   /**

@@ -1,7 +1,6 @@
 // Health checks for a watchdog or a load balancer: is the process alive, is the service ready to
 // do its job (database writable, schema applied, sorter link up in live mode). The body follows
 // the shape of the IETF health-check draft (application/health+json): a status and named checks.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { StorageStatus } from '../../db/storage-status';
 import type { SorterLinkStatus } from '../link/sorter-link-status';
 
@@ -71,18 +70,4 @@ export function problems(r: HealthReport): string[] {
   return Object.entries(r.checks)
     .filter(([, [c]]) => c.status !== 'pass')
     .map(([name, [c]]) => `${name}: ${c.output ?? c.status}`);
-}
-
-/** The event loop's delay (p99 since the last look), sampled every 20 ms. */
-export function eventLoopMonitor(): { delayP99Ms(): number; stop(): void } {
-  const h = monitorEventLoopDelay({ resolution: 20 });
-  h.enable();
-  return {
-    delayP99Ms() {
-      const ms = h.count > 0 ? h.percentile(99) / 1e6 : 0;
-      h.reset();
-      return ms;
-    },
-    stop: () => h.disable(),
-  };
 }

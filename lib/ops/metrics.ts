@@ -3,6 +3,7 @@
 // the queue metrics operators know: RabbitMQ's ready/unacked, SQS's visible/in flight, age of the
 // oldest message and empty receives.
 import client from 'prom-client';
+import { type DelaySummary, EventLoopWatch } from './event-loop';
 
 export const PREFIX = 'sorter_integration_';
 
@@ -54,8 +55,12 @@ export class Metrics {
   readonly wakeSeconds = new client.Histogram({ name: `${PREFIX}wake_latency_seconds`, help: 'From a sorter telegram arriving to the response handing its message to a client that was waiting for it', buckets: seconds, registers: [this.registry] });
   readonly decisionSeconds = new client.Histogram({ name: `${PREFIX}decision_latency_seconds`, help: 'From a REQUEST arriving from the sorter to the assignment for its TrackID accepted from the WCS', buckets: seconds, registers: [this.registry] });
 
-  constructor(snapshot: () => MetricsSnapshot) {
-    client.collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+  constructor(snapshot: () => MetricsSnapshot, eventLoop: EventLoopWatch = new EventLoopWatch()) {
+    // prom-client's event loop lag samples every 10 ms for ever, idle or not: its sampler is given
+    // a period it never reaches (24 days), and its figures come from the service's, which samples
+    // only while there is work (lib/ops/event-loop.ts).
+    client.collectDefaultMetrics({ register: this.registry, prefix: PREFIX, eventLoopMonitoringPrecision: 2 ** 31 - 1 });
+    eventLoopLag(this.registry, eventLoop.reader());
     const r = [this.registry];
     let current: MetricsSnapshot | null = null;
     // One snapshot per scrape, shared by every collector of that scrape.
@@ -101,5 +106,25 @@ export class Metrics {
         current = null;
       }
     };
+  }
+}
+
+/** prom-client's event loop delay figures (nodejs_eventloop_lag_min_seconds ...), read from `look` at each scrape. */
+function eventLoopLag(registry: client.Registry, look: () => DelaySummary): void {
+  const figures = { min: 'minimum', max: 'maximum', mean: 'mean of the', stddev: 'standard deviation of the', p50: '50th percentile of the', p90: '90th percentile of the', p99: '99th percentile of the' } as const;
+  let seen: DelaySummary | null = null;
+  for (const [figure, words] of Object.entries(figures) as Array<[keyof DelaySummary, string]>) {
+    const name = `${PREFIX}nodejs_eventloop_lag_${figure}_seconds`;
+    registry.removeSingleMetric(name);
+    new client.Gauge({
+      name,
+      help: `The ${words} recorded event loop delays (sampled while the service has work; 0 when it had none).`,
+      registers: [registry],
+      collect() {
+        // One look per scrape: the min's collector (the first) takes it, the others read it.
+        if (figure === 'min') seen = look();
+        this.set((seen ?? look())[figure] / 1000);
+      },
+    });
   }
 }

@@ -118,7 +118,7 @@ export const configSchema = Joi.object<Config>({
   DropSupersededRequests: Joi.boolean().default(true).description('Live mode: a REQUEST takes the older REQUESTs of the same TrackID (the item went round again) out of the queue, recorded in the history as Superseded'),
   MaxRequestAgeSeconds: Joi.number().min(0).max(86400).default(0).description('Live mode: REQUESTs waiting longer than this are taken out of the queue (history: Expired); 0 = never'),
   HistoryRetentionDays: Joi.number().integer().min(0).default(30).description('Days delivered messages stay in the history table'),
-  ExternalChangePollMs: Joi.number().integer().min(10).max(5000).default(100).description('How often waiting polls look for rows committed by other processes'),
+  ExternalChangePollMs: Joi.number().integer().min(10).max(5000).default(100).description('How often waiting polls look for rows committed by other processes while the database changes; backs off to 2 s while it does not'),
   MaxPayloadBytes: Joi.number().integer().min(256).max(1048576).default(16384).description('Largest accepted request body (413 beyond)'),
   ApiKeys: Joi.array().items(Joi.string().min(1)).default([]).description('If not empty, every API call needs one of these in X-API-Key'),
   TrustedProxies: Joi.array()

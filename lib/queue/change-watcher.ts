@@ -8,19 +8,59 @@ export interface Notifiable {
 }
 
 /**
- * Notices rows committed by other processes (an operator's sqlite3, a second process) while
- * somebody waits. `PRAGMA data_version` changes only when another connection commits, so our
- * own writes (already notified in-process) cost nothing here. When nobody waits, it does no I/O.
+ * The longest wait between two looks once the database has stopped changing (ms; or
+ * ExternalChangePollMs if that is longer). Looking every 100 ms for ever was most of what a
+ * service with its WCS waiting and nothing to do woke up for.
  */
-export function watchExternalChanges(db: Db, targets: Notifiable[], intervalMs: number): () => void {
+export const EXTERNAL_CHANGE_IDLE_MS = 2000;
+
+/** The watch: told when a client starts waiting, stopped at shutdown. */
+export interface ExternalChangeWatch {
+  /** A client waits now: look within `intervalMs` unless a look is already due. */
+  waiting(): void;
+  stop(): void;
+}
+
+/**
+ * Notices rows committed by other processes (an operator's sqlite3, a second process) while
+ * somebody waits. `PRAGMA data_version` changes when another connection commits: another process,
+ * or our own writer thread, whose commits are already notified in-process (a notify that finds
+ * nothing new costs one head query). It looks `intervalMs` after a client starts waiting and
+ * after each look that found a change; each look that finds none doubles the wait, up to
+ * `idleMs`. So while the service has traffic it looks every `intervalMs`, as before, and an idle
+ * one wakes every `idleMs`. It looks only while somebody waits; the next waiter starts it again.
+ */
+export function watchExternalChanges(db: Db, targets: Notifiable[], intervalMs: number, idleMs = Math.max(intervalMs, EXTERNAL_CHANGE_IDLE_MS)): ExternalChangeWatch {
   let last = db.pragma('data_version', { simple: true }) as number;
-  const timer = setInterval(() => {
+  let wait = intervalMs;
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  const arm = () => {
+    timer = setTimeout(look, wait);
+    timer.unref();
+  };
+  const look = () => {
+    timer = null;
     if (!targets.some((t) => t.waiting > 0)) return;
     const now = db.pragma('data_version', { simple: true }) as number;
-    if (now === last) return;
-    last = now;
-    for (const t of targets) if (t.waiting > 0) t.notify();
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+    if (now === last) wait = Math.min(wait * 2, idleMs);
+    else {
+      last = now;
+      wait = intervalMs;
+      for (const t of targets) if (t.waiting > 0) t.notify();
+    }
+    arm();
+  };
+  return {
+    waiting() {
+      if (timer || stopped) return;
+      wait = intervalMs;
+      arm();
+    },
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+    },
+  };
 }

@@ -69,6 +69,8 @@ export interface DispatcherOptions<Q extends QueueName> {
   maxDeliveries?: number;
   /** A message went to the dead letters. */
   onDeadLetter?: (stored: StoredMessage<Q>, info: DeadLetterInfo) => void;
+  /** A client started waiting (the change watcher looks for other processes' rows only while one does). */
+  onWaiting?: () => void;
   clock?: () => Date;
 }
 
@@ -96,7 +98,7 @@ export class QueueDispatcher<Q extends QueueName> {
     private readonly store: DispatchStore,
     options: DispatcherOptions<Q> = {},
   ) {
-    this.options = { onStoreError: () => {}, retryMs: 500, maxDeliveries: 0, onDeadLetter: () => {}, clock: () => new Date(), ...options };
+    this.options = { onStoreError: () => {}, retryMs: 500, maxDeliveries: 0, onDeadLetter: () => {}, onWaiting: () => {}, clock: () => new Date(), ...options };
   }
 
   /** Clients currently waiting. */
@@ -136,6 +138,7 @@ export class QueueDispatcher<Q extends QueueName> {
       this.waiters.push(waiter);
       waiter.timer = setTimeout(() => this.drop(waiter), timeoutMs);
       if (gone) waiter.unwatch = gone(() => this.drop(waiter));
+      this.options.onWaiting();
     });
   }
 

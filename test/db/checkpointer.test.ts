@@ -1,11 +1,13 @@
 // The checkpointer on a real SQLite file: the WAL does not keep growing, nor keep the space of a
-// spike, when the writer never pauses or a reader held it back for a while.
+// spike, when the writer never pauses or a reader held it back for a while; with nothing written
+// the thread sleeps, and the next commit wakes it.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from '../../db/sqlite';
 import { Checkpointer } from '../../db/checkpointer';
 import { PAGE_SIZE } from '../../db/connection';
+import { THREAD_NAMES } from '../../db/thread-name';
 import { Writer } from '../../db/writer';
 import type { VerifyDto } from '../../model/messages';
 
@@ -137,6 +139,44 @@ describe('Checkpointer', () => {
       expect(largest).toBeGreaterThan(limit);
       for (const end = Date.now() + 5_000; walSize() > limit && Date.now() < end; ) await sleep(50);
       expect(walSize()).toBeLessThanOrEqual(limit);
+    } finally {
+      await checkpointer.stop();
+      await writer.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  const onLinux = fs.existsSync('/proc/thread-self/comm') ? it : it.skip;
+  onLinux('sleeps once a copy left nothing behind and nothing was written (no wake-ups), and folds the next commit', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-checkpoint-'));
+    const file = path.join(dir, 'q.db');
+    const writer = await Writer.start({ file, synchronous: 'NORMAL', groupCommit: true });
+    const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), 50, { restartBytes: 1024 * 1048576, maxBytes: 1024 * 1048576, freeShare: 0, writerWaitMs: 20, busyBackoffMs: 200 });
+    // The checkpoint thread's voluntary context switches (each wake-up is one), from /proc.
+    const switches = () =>
+      fs
+        .readdirSync('/proc/self/task')
+        .filter((t) => fs.readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === THREAD_NAMES.checkpointer)
+        .reduce((n, t) => n + Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(fs.readFileSync(`/proc/self/task/${t}/status`, 'utf8'))![1]), 0);
+    // The wal-index: frames in the WAL (mxFrame, byte 16) and frames copied back (nBackfill, byte 96).
+    const frames = () => {
+      const shm = fs.readFileSync(`${file}-shm`);
+      return { inWal: shm.readUInt32LE(16), copied: shm.readUInt32LE(96) };
+    };
+    try {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => writer.run('enqueue', [[verify(String(i))], 'T'])));
+      for (const end = Date.now() + 5_000; frames().copied < frames().inWal && Date.now() < end; ) await sleep(20);
+      expect(frames().copied).toBe(frames().inWal);
+      await sleep(500); // two intervals without a commit: asleep
+      const before = switches();
+      await sleep(1000); // awake, it would look 20 times
+      expect(switches() - before).toBeLessThanOrEqual(2);
+      // A commit wakes it (its WAL write), and the frames are copied back.
+      await writer.run('enqueue', [[verify('after')], 'T']);
+      const written = frames().inWal;
+      expect(frames().copied).toBeLessThan(written);
+      for (const end = Date.now() + 5_000; frames().copied < written && Date.now() < end; ) await sleep(20);
+      expect(frames().copied).toBeGreaterThanOrEqual(written);
     } finally {
       await checkpointer.stop();
       await writer.close();

@@ -40,14 +40,15 @@ describe('TcpSorterLink against a scripted PLC', () => {
     expect(t.service.deps.link.status().Resends).toBe(2);
   });
 
-  it('sends an outbox entry nobody offered (written straight to the table) within a tick', async () => {
+  it('sends an outbox entry nobody offered (written straight to the table) within a heartbeat', async () => {
     await start((tg, send) => {
       if (tg.type === 'ASGN' && tg.flag === 'D') send(ack(tg));
     });
     await until(() => t.service.deps.link.status().Connected === true && plc.received.some((x) => x.type === 'SYNE'));
-    // The link reads the outbox when an entry is offered; the periodic tick also looks.
+    // The link reads the outbox when an entry is offered; its tick also looks, and it ticks at
+    // least once a heartbeat while connected (our LIFE after a heartbeat of silence: 1 s here).
     await t.service.writer.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: 'UNOFFERED', Destination: 'D1', Barcode: '' } }, null, new Date().toISOString()]);
-    await until(() => t.service.deps.outbox.depth() === 0, 1000); // not waiting for a reconnect's resync (3 s here)
+    await until(() => t.service.deps.outbox.depth() === 0, 2500); // not waiting for a reconnect's resync (3 s here)
     expect(plc.received.filter((x) => x.type === 'ASGN' && x.flag === 'D').map((x) => x.data)).toEqual([encodeData('ASGN', { TrackID: 'UNOFFERED', Barcode: '', Destination: 'D1' })]);
   });
 

@@ -1,6 +1,7 @@
 // The schedule trigger (lib/functions/schedule.ts) with node-cron's real clock: the manifest's
 // REQUEST expiry (every second) runs against a live-mode service on a real SQLite file, a
-// function that fails is logged and does not stop the others, and the stopper stops them all.
+// function that fails is logged and does not stop the others, and the stopper stops them all; a
+// function its settings switch off is not scheduled (its cron would only wake an idle service).
 import { type Manifest, loadManifest } from '../../../lib/functions/manifest';
 import { startSchedules } from '../../../lib/functions/schedule';
 import type { InductDto } from '../../../model/messages';
@@ -44,4 +45,31 @@ it('runs the manifest scheduled functions on their cron, logs one that fails, an
   await enqueueOld('OLD2');
   await new Promise((r) => setTimeout(r, 1300)); // past the next second's run, had it not stopped
   expect(queued()).toEqual(['NEW1', 'OLD2']);
+});
+
+it('does not schedule a function its settings switch off: the REQUEST expiry without MaxRequestAgeSeconds', async () => {
+  t = await testService({ TestMode: false, MaxRequestAgeSeconds: 0, Sorter: { Port: await freePort() } });
+  const project = loadManifest();
+  const manifest: Manifest = {
+    ...project,
+    functions: { ...project.functions, off: { handler: 'test/fixtures/functions/switched-off-schedule', description: 'never runs', events: [{ schedule: { cron: '* * * * * *' } }] } },
+  };
+  const { log, lines } = capturingLogger();
+  let expiries = 0;
+  const store = { ...t.service.deps.store, expireRequests: async () => (expiries++, 0) };
+  const stop = startSchedules(manifest, { ...t.service.deps, store, log });
+  try {
+    await new Promise((r) => setTimeout(r, 1300)); // past a second's run, had they been scheduled
+    expect(lines.filter((l) => l.msg === 'scheduled function off failed')).toEqual([]);
+    expect(expiries).toBe(0);
+  } finally {
+    stop();
+  }
+  // Switched on, the same expiry runs every second.
+  const on = startSchedules(manifest, { ...t.service.deps, settings: { ...t.service.deps.settings, MaxRequestAgeSeconds: 5 }, store, log });
+  try {
+    await until(() => expiries > 0, 3000, 'the expiry ran');
+  } finally {
+    on();
+  }
 });

@@ -1,6 +1,6 @@
 // The telegram trigger (lib/functions/telegram-trigger.ts): each data telegram type runs the
-// function the manifest binds to it, with the deps as they are at that telegram; a type no
-// function takes is refused with NAK 03.
+// function the manifest binds to it, with the deps as they are at that telegram, and counts as
+// work for the event loop's sampler; a type no function takes is refused with NAK 03.
 import type { Deps } from '../../../lib/deps';
 import type { Manifest } from '../../../lib/functions/manifest';
 import { telegramTrigger } from '../../../lib/functions/telegram-trigger';
@@ -17,7 +17,8 @@ const event = (seq: number, trackId: string): InboundMessage => ({ seq, after: s
 
 describe('telegramTrigger', () => {
   it("runs the bound function for each of its types, with the deps of the moment", async () => {
-    const deps: RecordingDeps = { seen: [], who: 'first' };
+    let busy = 0;
+    const deps: RecordingDeps & Pick<Deps, 'eventLoop'> = { seen: [], who: 'first', eventLoop: { delayP99Ms: () => 0, busy: () => void (busy += 1) } };
     const receive = telegramTrigger(manifest, () => deps as unknown as Deps);
     await receive('REQU', event(1, 'A'));
     deps.who = 'second';
@@ -26,6 +27,7 @@ describe('telegramTrigger', () => {
       { who: 'first', seq: 1, trackId: 'A' },
       { who: 'second', seq: 2, trackId: 'B' },
     ]);
+    expect(busy).toBe(2);
   });
 
   it('refuses a type no function takes with NAK 03, naming it', async () => {

@@ -4,7 +4,7 @@
 import { TelegramSession } from '../../../lib/link/session';
 import { PLC_RECEIVES, RefuseError } from '../../../lib/link/session-port';
 import { type Telegram, parseContent, parseNak } from '../../../lib/telegram/codec';
-import { connectedHost, flush, from, settings, verify } from '../../helpers/session-host';
+import { connectedHost, flush, from, host, settings, verify } from '../../helpers/session-host';
 
 describe('TelegramSession', () => {
   it('refuses with the code the side gives, with 02 for data that does not decode, with 03 for a type the peer does not send, with 01 for a bad header', async () => {
@@ -26,6 +26,41 @@ describe('TelegramSession', () => {
     expect(h.session.tick()).toBeUndefined();
     expect(h.take()).toEqual(['LIFED0']);
     h.advance(2000);
+    expect(h.session.tick()).toBe('dead');
+  });
+
+  it('says when a tick next has something to do: nothing before that moment, and at it the resend, the LIFE or the dead peer', () => {
+    const h = host([{ seq: 7, type: 'ASGN', data: 'x', ref: 'e7' }]);
+    expect(h.session.nextDueAt()).toBe(Infinity); // no connection: no timer
+    h.connect();
+    h.take();
+    // ASGN 7 in flight since 1,000: its resend is the first thing due (ACK timeout 200).
+    const now = () => h.advance(0);
+    /** The clock moved to `ms` before the next deadline. */
+    const dueAt = (ms: number) => h.advance(h.session.nextDueAt() - ms - now());
+    expect(h.session.nextDueAt()).toBe(1_000 + settings.ackTimeoutMs + 1);
+    dueAt(1);
+    h.session.tick();
+    expect(h.take()).toEqual([]);
+    dueAt(0);
+    h.session.tick();
+    expect(h.take()).toEqual(['ASGND7']);
+    h.session.receive(h.plc(7, 'ASGN', 'A'));
+    // Nothing in flight: our LIFE after a heartbeat of silence from our side.
+    expect(h.session.nextDueAt()).toBe(now() + settings.heartbeatMs + 1);
+    dueAt(1);
+    h.session.tick();
+    expect(h.take()).toEqual([]);
+    dueAt(0);
+    h.session.tick();
+    expect(h.take()).toEqual(['LIFED0']);
+    // Our LIFE goes again a heartbeat later; the peer, silent since its ACK, is dead three heartbeats after it.
+    dueAt(0);
+    expect(h.session.tick()).toBeUndefined();
+    expect(h.take()).toEqual(['LIFED0']);
+    dueAt(1);
+    expect(h.session.tick()).toBeUndefined();
+    dueAt(0);
     expect(h.session.tick()).toBe('dead');
   });
 

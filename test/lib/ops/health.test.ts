@@ -1,8 +1,8 @@
 // Health checks (lib/ops/health.ts): liveness from the event loop's delay, readiness from the
-// storage, the schema and the sorter link, the problems /status lists, and the event loop
-// monitor on this process's real event loop.
+// storage, the schema and the sorter link, and the problems /status lists (the event loop's
+// sampler: test/lib/ops/event-loop.test.ts).
 import type { StorageStatus } from '../../../db/storage-status';
-import { type HealthInputs, eventLoopMonitor, liveness, problems, readiness } from '../../../lib/ops/health';
+import { type HealthInputs, liveness, problems, readiness } from '../../../lib/ops/health';
 import { offlineLink } from '../../../lib/link/sorter-link-status';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
@@ -58,24 +58,5 @@ describe('readiness', () => {
     const r = readiness(inputs({ testMode: true, link: offlineLink(null).status() }));
     expect(r.status).toBe('pass');
     expect(r.checks['sorter:link'][0]).toMatchObject({ status: 'pass', observedValue: false, output: 'test mode: no sorter link' });
-  });
-});
-
-describe('eventLoopMonitor', () => {
-  it("sees the event loop held up, and starts over after each look", async () => {
-    const monitor = eventLoopMonitor();
-    try {
-      await new Promise((r) => setTimeout(r, 60));
-      monitor.delayP99Ms(); // the start-up's samples
-      await new Promise((r) => setTimeout(r, 60));
-      const busyUntil = Date.now() + 300;
-      while (Date.now() < busyUntil); // the event loop held for 300 ms
-      await new Promise((r) => setTimeout(r, 60));
-      expect(monitor.delayP99Ms()).toBeGreaterThanOrEqual(250);
-      await new Promise((r) => setTimeout(r, 200));
-      expect(monitor.delayP99Ms()).toBeLessThan(250);
-    } finally {
-      monitor.stop();
-    }
   });
 });

@@ -1,26 +1,96 @@
-// The change watcher: rows committed by another connection wake waiting polls.
+// The change watcher: rows committed by another connection wake waiting polls; it looks only
+// while a client waits, and less and less often while nothing changes.
 import Database from '../../../db/sqlite';
+import type { Db } from '../../../db/connection';
 import { watchExternalChanges } from '../../../lib/queue/change-watcher';
 import { freshDb } from '../../helpers/db';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const insert = (db: Db, trackId: string) => db.prepare(`INSERT INTO sortation_queue (type, message_code, track_id, barcode, received_at) VALUES ('VERIFY', 212, '${trackId}', '', 'T')`).run();
+
+/** The reader connection, counting its looks at data_version. */
+function counted(db: Db): { db: Db; looks: () => number } {
+  let looks = 0;
+  const pragma = db.pragma.bind(db);
+  db.pragma = ((source: string, options?: object) => (source === 'data_version' && (looks += 1), pragma(source, options as never))) as Db['pragma'];
+  return { db, looks: () => looks };
+}
 
 describe('watchExternalChanges', () => {
   it('notifies waiting targets when another connection commits, and only then', async () => {
     const ctx = freshDb();
     const target = { waiting: 1, notified: 0, notify() { this.notified += 1; } };
-    const stop = watchExternalChanges(ctx.db, [target], 20);
-    await new Promise((r) => setTimeout(r, 80));
+    const watch = watchExternalChanges(ctx.db, [target], 20, 20);
+    watch.waiting();
+    await sleep(80);
     expect(target.notified).toBe(0);
     const other = new Database(ctx.file);
-    other.prepare("INSERT INTO sortation_queue (type, message_code, track_id, barcode, received_at) VALUES ('VERIFY', 212, 'x', '', 'T')").run();
-    await new Promise((r) => setTimeout(r, 80));
+    insert(other, 'x');
+    await sleep(80);
     expect(target.notified).toBe(1);
     // Nobody waiting: no notification, even after another commit.
     target.waiting = 0;
-    other.prepare("INSERT INTO sortation_queue (type, message_code, track_id, barcode, received_at) VALUES ('VERIFY', 212, 'y', '', 'T')").run();
-    await new Promise((r) => setTimeout(r, 80));
+    insert(other, 'y');
+    await sleep(80);
     expect(target.notified).toBe(1);
-    stop();
+    watch.stop();
     other.close();
     ctx.dispose();
+  });
+
+  it('backs off while nothing changes, up to idleMs, and looks again within intervalMs after a change', async () => {
+    const ctx = freshDb();
+    const { db, looks } = counted(ctx.db);
+    const target = { waiting: 1, notified: 0, notify() { this.notified += 1; } };
+    const before = looks();
+    const watch = watchExternalChanges(db, [target], 10, 160);
+    watch.waiting();
+    try {
+      // 10, 20, 40, 80, 160, 160 ...: about 7 looks in 800 ms rather than 80.
+      await sleep(800);
+      const idle = looks() - before;
+      expect(idle).toBeGreaterThanOrEqual(4);
+      expect(idle).toBeLessThanOrEqual(9);
+      // A change is seen within idleMs, and the looks are quick again after it.
+      const other = new Database(ctx.file);
+      insert(other, 'x');
+      const committed = Date.now();
+      while (target.notified === 0 && Date.now() - committed < 1000) await sleep(5);
+      expect(target.notified).toBe(1);
+      expect(Date.now() - committed).toBeLessThan(160 + 100);
+      insert(other, 'y');
+      const again = Date.now();
+      while (target.notified === 1 && Date.now() - again < 1000) await sleep(2);
+      expect(target.notified).toBe(2);
+      expect(Date.now() - again).toBeLessThan(10 + 60);
+      other.close();
+    } finally {
+      watch.stop();
+      ctx.dispose();
+    }
+  });
+
+  it('does not look while nobody waits, and a new waiter starts it again at intervalMs', async () => {
+    const ctx = freshDb();
+    const { db, looks } = counted(ctx.db);
+    const target = { waiting: 0, notified: 0, notify() { this.notified += 1; } };
+    const watch = watchExternalChanges(db, [target], 10, 1000);
+    try {
+      const before = looks();
+      await sleep(100);
+      expect(looks()).toBe(before); // never armed: nobody waited
+      target.waiting = 1;
+      watch.waiting();
+      await sleep(30);
+      expect(looks()).toBeGreaterThan(before);
+      target.waiting = 0;
+      await sleep(100); // the look after the waiter left finds nobody and stops
+      const stopped = looks();
+      await sleep(200);
+      expect(looks()).toBe(stopped);
+    } finally {
+      watch.stop();
+      ctx.dispose();
+    }
   });
 });

@@ -1,0 +1,83 @@
+// The event loop's delay, sampled only while the service has work (lib/ops/event-loop.ts).
+import { EventLoopWatch, SAMPLE_AFTER_WORK_MS } from '../../../lib/ops/event-loop';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const holdLoop = (ms: number) => {
+  const until = Date.now() + ms;
+  while (Date.now() < until);
+};
+
+describe('EventLoopWatch', () => {
+  it('sees the event loop held up while there is work, and starts over after each look', async () => {
+    const watch = new EventLoopWatch();
+    try {
+      watch.busy();
+      await sleep(60);
+      watch.delayP99Ms(); // the start's samples
+      await sleep(60);
+      watch.busy();
+      holdLoop(300);
+      await sleep(60);
+      expect(watch.delayP99Ms()).toBeGreaterThanOrEqual(250);
+      await sleep(200);
+      expect(watch.delayP99Ms()).toBeLessThan(250);
+    } finally {
+      watch.stop();
+    }
+  });
+
+  it('does not sample an idle loop: a second after the last work it stops, and a look finds nothing', async () => {
+    let now = 0;
+    const watch = new EventLoopWatch(() => now);
+    try {
+      watch.busy();
+      await sleep(100);
+      expect(watch.delayP99Ms()).toBeGreaterThan(0); // sampling
+      now += SAMPLE_AFTER_WORK_MS + 1;
+      await sleep(SAMPLE_AFTER_WORK_MS + 50); // the quiet timer fires and finds a second without work
+      watch.delayP99Ms(); // the samples before it stopped
+      await sleep(150);
+      expect(watch.delayP99Ms()).toBe(0);
+      // Work again: sampled again, and the pause is not taken for a delay.
+      watch.busy();
+      await sleep(100);
+      const delay = watch.delayP99Ms();
+      expect(delay).toBeGreaterThan(0);
+      expect(delay).toBeLessThan(SAMPLE_AFTER_WORK_MS);
+    } finally {
+      watch.stop();
+    }
+  });
+
+  it('keeps sampling while work goes on, past the first second', async () => {
+    let now = 0;
+    const watch = new EventLoopWatch(() => now);
+    try {
+      watch.busy();
+      now += SAMPLE_AFTER_WORK_MS - 100;
+      watch.busy(); // more work before the second is over
+      await sleep(SAMPLE_AFTER_WORK_MS + 50);
+      watch.delayP99Ms();
+      await sleep(100);
+      expect(watch.delayP99Ms()).toBeGreaterThan(0);
+    } finally {
+      watch.stop();
+    }
+  });
+
+  it('gives each reader everything since its own last look', async () => {
+    const watch = new EventLoopWatch();
+    const metrics = watch.reader();
+    try {
+      watch.busy();
+      await sleep(60);
+      holdLoop(200);
+      await sleep(40);
+      expect(watch.delayP99Ms()).toBeGreaterThanOrEqual(150); // the health check's look ...
+      expect(metrics().max).toBeGreaterThanOrEqual(150); // ... leaves the metrics theirs
+      expect(metrics().max).toBeLessThan(150);
+    } finally {
+      watch.stop();
+    }
+  });
+});
