@@ -17,6 +17,7 @@ import { runWcsClient } from '../../examples/wcs-client';
 import { startEmulator } from '../helpers/emulator';
 import { removeHome, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
+import { acknowledgedTelegrams } from '../helpers/traffic-acks';
 import { itWhen, missingCommands } from '../helpers/tools';
 
 jest.setTimeout(90_000);
@@ -67,13 +68,8 @@ describe('a power cut that keeps nothing unsynced', () => {
     const wcs = await client.stop();
     const sorter = await emu.stop();
 
-    // What the service acknowledged to the sorter: its ACKs in the traffic log (a line may be
-    // missing at the very end, never one too many), each telegram once by its number and type.
-    const acked = { REQU: new Set<string>(), VERI: new Set<string>(), SCAN: new Set<string>() };
-    for (const line of fs.readFileSync(path.join(home, 'Service_PLC.log'), 'utf8').split('\n')) {
-      const m = / OUT <STX>\d{4}\S+ \S+ (\d{6})(REQU|VERI|SCAN)A<ETX>$/.exec(line);
-      if (m) acked[m[2] as keyof typeof acked].add(m[1]);
-    }
+    // What the service acknowledged to the sorter: its ACKs in the traffic log, each telegram once by its number and type.
+    const acked = acknowledgedTelegrams(home);
     expect(acked.REQU.size).toBeGreaterThan(30);
 
     // The files as the disk would have them: the database and WAL as they were at their last sync.

@@ -16,6 +16,7 @@ import { startEmulator } from '../helpers/emulator';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { itWhen, missingCommands } from '../helpers/tools';
+import { acknowledgedTelegrams } from '../helpers/traffic-acks';
 
 jest.setTimeout(120_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -56,16 +57,6 @@ function watchStorage(svc: ServiceProcess) {
   };
 }
 
-/** The telegrams the service acknowledged, from its traffic log: number per type. */
-function acknowledged(home: string): Record<'REQU' | 'VERI' | 'SCAN', Set<string>> {
-  const acked = { REQU: new Set<string>(), VERI: new Set<string>(), SCAN: new Set<string>() };
-  for (const line of fs.readFileSync(path.join(home, 'Service_PLC.log'), 'utf8').split('\n')) {
-    const m = / OUT <STX>\d{4}\S+ \S+ (\d{6})(REQU|VERI|SCAN)A<ETX>$/.exec(line);
-    if (m) acked[m[2] as keyof typeof acked].add(m[1]);
-  }
-  return acked;
-}
-
 /** How many telegrams of each type a database (or a copy of one) holds, queued or delivered. */
 function stored(dir: string) {
   const db = new Database(path.join(dir, 'sorter.db'));
@@ -93,13 +84,24 @@ describe('a disk that stalls for seconds', () => {
 
   const config = (port: number, extra: object = {}) => ({ TestMode: false, Port: 0, Host: '127.0.0.1', Synchronous: 'FULL', Sorter: { Host: '127.0.0.1', Port: port, TrafficLog: true }, ...extra });
 
-  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')('at 30 items/s every decision comes in time and nothing is lost, stalls and all', async () => {
-    const emu = await startEmulator(['--port', '0', '--rate', '30', '--duration', '10', '--seed', '3', '--capacity', '100000000', '--start-when-connected', '1000', '--drain-timeout', '5']);
-    home = tempHome({ 'config.json': config(emu.port) });
-    syncs = new SyncCounter(0, undefined, STALL);
+  /** The emulator at 30 items/s for `seconds`, the service on the stalling disk, /status watched, the reference client's `loops`. */
+  async function stalledLine(o: { seed: number; seconds: number; drainS: number; loops: number; extra?: object; snapshotDir?: string }) {
+    const emu = await startEmulator(['--port', '0', '--rate', '30', '--duration', String(o.seconds), '--seed', String(o.seed), '--capacity', '100000000', '--start-when-connected', '1000', '--drain-timeout', String(o.drainS)]);
+    home = tempHome({ 'config.json': config(emu.port, o.extra) });
+    syncs = new SyncCounter(0, o.snapshotDir, STALL);
     const svc = await startServiceProcess(home, syncs.env);
-    const watch = watchStorage(svc);
-    const client = runWcsClient({ base: svc.base, loops: 4, timeOut: 1 });
+    return { emu, svc, watch: watchStorage(svc), client: runWcsClient({ base: svc.base, loops: o.loops, timeOut: 1 }) };
+  }
+
+  /** Until the storage was seen stalled (and, with `early`, more than 20 telegrams acknowledged before their sync), 15 s at most. */
+  async function intoAStall(seen: StorageSeen, early: boolean): Promise<void> {
+    const until = Date.now() + 15_000;
+    while (Date.now() < until && !(seen.stalled && (!early || seen.ackedBeforeSync > 20))) await sleep(50);
+    expect(seen.stalled).toBe(true);
+  }
+
+  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')('at 30 items/s every decision comes in time and nothing is lost, stalls and all', async () => {
+    const { emu, svc, watch, client } = await stalledLine({ seed: 3, seconds: 10, drainS: 5, loops: 4 });
     const sorter = await emu.stats;
     const seen = await watch.stop();
     const wcs = await client.stop();
@@ -121,28 +123,21 @@ describe('a disk that stalls for seconds', () => {
     expect(stalls.every((l) => (l.syncMs as number) >= 1000 && l.level === 40)).toBe(true);
     expect(stalls.reduce((n, l) => n + (l.ackedBeforeSync as number), 0)).toBeGreaterThan(0);
     // Everything acknowledged is stored, once.
-    const acked = acknowledged(home);
+    const acked = acknowledgedTelegrams(home);
     const kept = stored(path.join(home, 'data'));
     expect(kept.REQU).toBe(acked.REQU.size);
     expect(kept.VERI).toBe(acked.VERI.size);
   });
 
   itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')('kill -9 during a stall loses nothing acknowledged: committed writes are in the page cache', async () => {
-    const emu = await startEmulator(['--port', '0', '--rate', '30', '--duration', '20', '--seed', '5', '--capacity', '100000000', '--start-when-connected', '1000', '--drain-timeout', '1']);
-    home = tempHome({ 'config.json': config(emu.port) });
-    syncs = new SyncCounter(0, undefined, STALL);
-    const svc = await startServiceProcess(home, syncs.env);
-    const watch = watchStorage(svc);
-    const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
-    // Into the second stall: the kill comes while a sync has been in flight for a while.
-    const until = Date.now() + 15_000;
-    while (Date.now() < until && !(watch.seen.stalled && watch.seen.ackedBeforeSync > 20)) await sleep(50);
-    expect(watch.seen.stalled).toBe(true);
+    const { emu, svc, watch, client } = await stalledLine({ seed: 5, seconds: 20, drainS: 1, loops: 2 });
+    // Into a stall: the kill comes while a sync has been in flight for a while.
+    await intoAStall(watch.seen, true);
     await svc.stop('SIGKILL');
     await watch.stop();
     await client.stop();
     await emu.stop();
-    const acked = acknowledged(home);
+    const acked = acknowledgedTelegrams(home);
     const kept = stored(path.join(home, 'data'));
     expect(kept.integrity).toBe('ok');
     expect(acked.REQU.size).toBeGreaterThan(30);
@@ -156,23 +151,16 @@ describe('a disk that stalls for seconds', () => {
       ? 'a power cut during a stall loses at most the telegrams acknowledged before their sync (AckUnsyncedAfterMs)'
       : 'a power cut during a stall loses nothing acknowledged with AckUnsyncedAfterMs null';
     itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')(title, async () => {
-      const emu = await startEmulator(['--port', '0', '--rate', '30', '--duration', '20', '--seed', '9', '--capacity', '100000000', '--start-when-connected', '1000', '--drain-timeout', '1']);
-      home = tempHome({ 'config.json': config(emu.port, early ? {} : { AckUnsyncedAfterMs: null }) });
       snapshots = fs.mkdtempSync(path.join(os.tmpdir(), 'stall-cut-'));
-      syncs = new SyncCounter(0, snapshots, STALL);
-      const svc = await startServiceProcess(home, syncs.env);
-      const watch = watchStorage(svc);
-      const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
-      const until = Date.now() + 15_000;
-      while (Date.now() < until && !(watch.seen.stalled && (!early || watch.seen.ackedBeforeSync > 20))) await sleep(50);
-      expect(watch.seen.stalled).toBe(true);
+      const { emu, svc, watch, client } = await stalledLine({ seed: 9, seconds: 20, drainS: 1, loops: 2, extra: early ? {} : { AckUnsyncedAfterMs: null }, snapshotDir: snapshots });
+      await intoAStall(watch.seen, early);
       await sleep(300);
       // The cut: the process goes at once, and the disk keeps only what its syncs made durable.
       await svc.stop('SIGKILL');
       const seen = await watch.stop();
       await client.stop();
       await emu.stop();
-      const acked = acknowledged(home);
+      const acked = acknowledgedTelegrams(home);
       const disk = fs.mkdtempSync(path.join(os.tmpdir(), 'stall-cut-disk-'));
       try {
         for (const f of ['sorter.db', 'sorter.db-wal']) if (fs.existsSync(path.join(snapshots, f))) fs.copyFileSync(path.join(snapshots, f), path.join(disk, f));
