@@ -26,10 +26,12 @@ describe('createCpuLimit where it is not allowed', () => {
       expect(createCpuLimit(25)).toBe(process.platform === 'linux' ? 'creating a cgroup needs root' : 'cgroups are Linux only');
       return;
     }
-    // As root: the built module in a child running as nobody.
+    // As root: the built module in a child running as nobody, with none of this process's
+    // preloads (NODE_OPTIONS: the other Node lines' addon loader logs to a folder nobody may write).
     const script = `process.stdout.write(String(require(${JSON.stringify(path.join(projectRoot, 'dist/bench/cpu-limit.js'))}).createCpuLimit(25)))`;
-    const r = spawnSync(process.execPath, ['-e', script], { uid: 65534, gid: 65534, encoding: 'utf8' });
-    expect(r.stdout).toBe('creating a cgroup needs root');
+    const env = { PATH: process.env.PATH ?? '' };
+    const r = spawnSync(process.execPath, ['-e', script], { uid: 65534, gid: 65534, encoding: 'utf8', env });
+    expect({ stdout: r.stdout, stderr: r.stderr }).toEqual({ stdout: 'creating a cgroup needs root', stderr: '' });
   });
 });
 
