@@ -22,7 +22,7 @@ export interface SorterMessageDeps {
   metrics: { messagesIn: { inc(labels: { queue: QueueName; type: string }): void } };
   decisions: { requested(trackId: string, at: number): void };
   settings: { Sorter: { PeerName: string }; DropSupersededRequests: boolean; HandOutBeforeCommit: boolean };
-  /** Commits go through promptly: no lock or stalled disk holds them up (db/writer.ts, prompt). */
+  /** Commits go through promptly: no lock or failing write holds them up (db/writer.ts, prompt). */
   storage: { prompt(): boolean };
   /** REQUESTs taken out of the queue without reaching a WCS, since start. */
   requestsRemoved: { Superseded: number; Expired: number };
@@ -46,8 +46,8 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
   if (event.message.Type === 'REQUEST') deps.decisions.requested(event.message.TrackID, event.arrivedAt);
   // Its id now, handed out early or not: a message handed out early holds one the writer must not give again.
   const given = deps.uncommitted.nextId(queue);
-  // Not while the storage is held up (a lock, a stalled disk): the WCS could not get its answer
-  // committed either. Nor while this peer's commits fail: each resend would reach the WCS again.
+  // Not while the storage is held up (a lock, a write that does not go through; a slow sync does
+  // not count, commits go on beside it): the WCS could not get its answer committed either. Nor while this peer's commits fail: each resend would reach the WCS again.
   const peer = deps.settings.Sorter.PeerName;
   const early = deps.settings.HandOutBeforeCommit && deps.storage.prompt() && !deps.failingPeers.has(peer) ? deps.uncommitted.add(queue, event.message as QueueMessages[typeof queue], at, given) : null;
   if (early) handOut(deps, queue, early.id, event, false);
