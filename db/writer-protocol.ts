@@ -39,7 +39,7 @@ export const enum Field {
   LastCommitUs = 2,
   Commits = 3,
   Writes = 4,
-  /** Disk syncs: commits made with one (Synchronous FULL and a durable command in the transaction), and syncs of the WAL for writes that owed one. */
+  /** Disk syncs of the WAL (beside the commits, or at a stop): for durable writes, and for writes that owed one. */
   SyncedCommits = 5,
   /** Date.now() when the sync of the WAL in flight began (it runs beside the writer, not in it), 0 when none is. */
   SyncSince = 6,

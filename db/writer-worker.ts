@@ -116,8 +116,9 @@ function begin(): void {
 /**
  * Commands that arrived while waiting for the lock join the transaction (group commit) as the
  * plan allows: a synced one takes the durable ones (and everything, when one must keep its
- * place); an unsynced one takes the unsynced ones up to the first durable one, since the safety
- * level cannot change inside a transaction and the order of writes is kept.
+ * place); an unsynced one takes the unsynced ones up to the first durable one, which waits in
+ * its commit window for company (a transaction that carries one starts a sync), and the order of
+ * writes is kept.
  */
 function join(batch: Held[], synced: boolean): void {
   for (const c of pending.splice(0)) (isOutsideTransaction(c.op) ? outside : queued).push(c);
