@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import { TelegramSession } from '../lib/link/session';
 import { type Outbound, PLC_RECEIVES, RefuseError, type SessionCounters } from '../lib/link/session-port';
-import type { Telegram, TelegramType } from '../lib/telegram/codec';
+import type { Telegram, TelegramType } from '../lib/telegram/telegram';
 import { type TelegramWire, defaultWire } from '../lib/telegram/wire';
 
 /** How the emulated PLC misbehaves, for fault tests. All off by default. */

@@ -1,7 +1,7 @@
 // The emulated sorter: inducts items, asks for and applies assignments, recirculates and rejects,
 // reports VERIFYs.
 import type { InductDto, VerifyDto } from '../model/messages';
-import type { Telegram } from '../lib/telegram/codec';
+import type { Telegram } from '../lib/telegram/telegram';
 import { type TelegramWire, defaultWire } from '../lib/telegram/wire';
 import type { PlcLink } from './plc-link';
 import { LatencyWindow } from '../lib/ops/latency';

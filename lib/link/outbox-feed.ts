@@ -4,7 +4,7 @@
 import { lastingFailure } from '../../db/lasting-failure';
 import type { OutboxEntry, OutboxReads } from '../../db/outbox-store';
 import type { Logger } from '../process/logger';
-import { MAX_SEQUENCE, type Telegram, TelegramError, type TelegramType } from '../telegram/codec';
+import { MAX_SEQUENCE, type Telegram, TelegramError, type TelegramType } from '../telegram/telegram';
 import { type TelegramWire, defaultWire } from '../telegram/wire';
 import type { InboundMessage, Outbound, Refusal, SessionPort } from './session-port';
 

@@ -1,7 +1,7 @@
 // The peer's half of a telegram session: its session (SYNS and its epoch), the numbering of its
 // data telegrams (the numbers it refused for good count as handled), repeats, and each
 // telegram's delivery to the port before its ACK (or NAK).
-import { NakReason, type Telegram, TelegramError, type TelegramType } from '../telegram/codec';
+import { NakReason, type Telegram, TelegramError, type TelegramType } from '../telegram/telegram';
 import type { TelegramWire } from '../telegram/wire';
 import { RefuseError, type SessionCounters, type SessionEvents, type SessionPort, isRepeat } from './session-port';
 

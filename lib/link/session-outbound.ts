@@ -1,7 +1,7 @@
 // Our half of a telegram session: the handshake that opens each connection (SYNS, the backlog,
 // SYNE), the window of data telegrams in flight, their resend after the ACK timeout, and the
 // peer's ACK or NAK of each.
-import type { Telegram, TelegramType } from '../telegram/codec';
+import type { Telegram, TelegramType } from '../telegram/telegram';
 import type { TelegramWire } from '../telegram/wire';
 import type { Outbound, SessionPort, SessionSettings } from './session-port';
 

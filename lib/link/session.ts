@@ -4,7 +4,7 @@
 // keeps the frames and the timers; our telegrams are lib/link/session-outbound.ts, the peer's
 // lib/link/session-inbound.ts.
 import type { Role, SessionCounters, SessionEvents, SessionPort, SessionSettings } from './session-port';
-import { NakReason, type Telegram, type TelegramType } from '../telegram/codec';
+import { NakReason, type Telegram, type TelegramType } from '../telegram/telegram';
 import { type TelegramWire, defaultWire } from '../telegram/wire';
 import { InboundNumbering, type InboundLine } from './session-inbound';
 import { OutboundWindow, type OutboundLine } from './session-outbound';

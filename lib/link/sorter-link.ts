@@ -8,7 +8,7 @@ import { ThrottledLog } from '../process/log-throttle';
 import { Recent } from './recent';
 import type { Logger } from '../process/logger';
 import type { DeliveryState, OutboundMessage } from '../../model/messages';
-import type { TelegramType } from '../telegram/codec';
+import type { TelegramType } from '../telegram/telegram';
 import { type TelegramWire, defaultWire } from '../telegram/wire';
 import type { TrafficLogWriter } from './traffic-log';
 import { OutboxFeed, type OutboxFeedDeps, seqOfOutboxId } from './outbox-feed';

@@ -1,5 +1,6 @@
-// The telegram codec: header, fixed-width data layouts, NAK data, and the sorter messages they
-// carry.
+// Protocol version 1 written by hand: header, fixed-width data, NAK data, and the sorter messages
+// they carry. The service speaks every layout through lib/layout/; this independent codec is the
+// benchmark's baseline and what tests use to craft and read telegrams without the layout engine.
 import {
   BatchDoorStatus,
   DestinationStatus,
@@ -8,32 +9,16 @@ import {
   isExactEnum,
 } from '../../model/enums';
 import { FieldWidth, PrintableAscii } from './fields';
+import { ETX, MAX_SEQUENCE, NakReason, STX, type Telegram, TelegramError, type TelegramFlag, type TelegramType, TelegramTypes, nextSequence } from './telegram';
+export { ETX, MAX_SEQUENCE, NakReason, STX, type Telegram, TelegramError, type TelegramFlag, type TelegramType, TelegramTypes, nextSequence };
 import type { Assignment, DestinationInfoDto, DestinationSetting, InductDto, VerifyDto } from '../../model/messages';
 
 /**
  * The sorter telegram codec (docs/sorter-protocol.md, protocol version 1): printable ASCII
  * between STX and ETX, a fixed 27-character header, then fixed-width data fields.
  */
-export const STX = '\x02';
-export const ETX = '\x03';
 export const HEADER_WIDTH = 27;
-export const MAX_SEQUENCE = 999999;
 
-/** Telegram types: sorter to service (REQU, VERI, SCAN), service to sorter (ASGN, DSET), both (LIFE, SYNS, SYNE). */
-export const TelegramTypes = ['REQU', 'VERI', 'SCAN', 'ASGN', 'DSET', 'LIFE', 'SYNS', 'SYNE'] as const;
-export type TelegramType = (typeof TelegramTypes)[number];
-/** D = data, A = acknowledgement, N = negative acknowledgement. */
-export type TelegramFlag = 'D' | 'A' | 'N';
-
-/** A parsed telegram: header fields plus the undecoded data part. */
-export interface Telegram {
-  sender: string;
-  receiver: string;
-  seq: number;
-  type: TelegramType;
-  flag: TelegramFlag;
-  data: string;
-}
 
 /** A field of a data layout: its width and how it is written. */
 type FieldKind = 'text' | 'int' | 'decimal' | 'enum';
@@ -68,17 +53,6 @@ export function dataWidth(type: TelegramType): number {
   return Layouts[type].reduce((sum, f) => sum + f.width, 0);
 }
 
-/** A decode or encode failure: which field, what was there, what was expected. */
-export class TelegramError extends Error {
-  constructor(
-    readonly field: string,
-    readonly value: string,
-    readonly expected: string,
-  ) {
-    super(`${field}: got ${JSON.stringify(value)}, expected ${expected}`);
-    this.name = 'TelegramError';
-  }
-}
 
 const pad = (s: string, width: number) => s + ' '.repeat(width - s.length);
 
@@ -196,7 +170,6 @@ export function outboundData(m: { kind: 'ASSIGNMENT'; body: Assignment } | { kin
 }
 
 /** Data of a negative acknowledgement: a 2-digit reason code and a 40-character text. */
-export const NakReason = { MALFORMED: 1, BAD_DATA: 2, UNEXPECTED: 3, CANNOT_STORE: 4 } as const;
 export const NAK_TEXT_WIDTH = 40;
 
 /** NAK data for a reason; the text is cut to its field (it is a diagnostic, not data). */
@@ -210,10 +183,6 @@ export function parseNak(data: string): { code: number; text: string } {
   return { code: Number(data.slice(0, 2)) || 0, text: data.slice(2).trimEnd() };
 }
 
-/** The sequence number after `seq`: 1..999999, wrapping to 1 (0 is never used). */
-export function nextSequence(seq: number): number {
-  return seq >= MAX_SEQUENCE ? 1 : seq + 1;
-}
 
 /** The sequence number in a telegram's header, even when the rest does not parse (0 if it is unreadable). */
 export function sequenceOf(content: string): number {

@@ -1,8 +1,7 @@
 // Cuts the sorter link's byte stream into STX...ETX frames and reports what it skips.
-import { ETX, STX } from './codec';
+import { type Decoded, ETX, STX } from './telegram';
+export type { Decoded };
 
-/** What the decoder found in the byte stream: a framed telegram, or bytes it had to skip. */
-export type Decoded = { kind: 'telegram'; content: string } | { kind: 'garbage'; bytes: string; reason: string };
 
 /** Longest content between STX and ETX: the 4-digit length field cannot say more. */
 export const MAX_CONTENT = 9999;

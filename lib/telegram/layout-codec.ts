@@ -1,5 +1,5 @@
 // The layout-driven codec: header and data of any layout (lib/telegram/layout.ts), as bytes.
-import { TelegramError } from './codec';
+import { TelegramError } from './telegram';
 import type { LogicalType } from './contract';
 import type { Field, Layout, TelegramSpec } from './layout-table';
 import { type FieldRules, charsetName, decodeField, encodeField, fieldRules, shownBytes, unpadded } from './layout-field-codec';

@@ -1,6 +1,6 @@
 // What the commissioning tool prints: a layout's telegram table, and a captured telegram decoded
 // field by field.
-import { TelegramError } from './codec';
+import { TelegramError } from './telegram';
 import { Contracts } from './contract';
 import type { Field, Layout, TelegramSpec } from './layout-table';
 import type { LayoutCodec, WireTelegram } from './layout-codec';

@@ -2,7 +2,7 @@
 // spare): the part of the layout codec (layout-codec.ts) that knows nothing of headers or telegram
 // types. Values that do not fit are refused with a TelegramError naming the field, never cut (a
 // NAK's text excepted: a diagnostic).
-import { TelegramError } from './codec';
+import { TelegramError } from './telegram';
 import { type Field, type Layout, charsetPattern } from './layout-table';
 import { readableBytes } from './layout-text';
 

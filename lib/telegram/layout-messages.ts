@@ -1,7 +1,7 @@
 // The contract's messages in and out of a layout's data: the sorter's REQUEST, VERIFY and SCAN,
 // the service's assignments and destination settings.
 import type { LogicalType } from './contract';
-import { TelegramError } from './codec';
+import { TelegramError } from './telegram';
 import type { LayoutCodec } from './layout-codec';
 import type { DestinationInfoDto, InductDto, OutboundMessage, VerifyDto } from '../../model/messages';
 

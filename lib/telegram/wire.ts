@@ -2,8 +2,8 @@
 // protocol's telegram types and D/A/N flags whatever the layout writes, NAK codes mapped both ways.
 import path from 'node:path';
 import { projectRoot } from '../process/paths';
-import type { Decoded } from './decoder';
-import { NakReason, type Telegram, TelegramError, type TelegramType } from './codec';
+import type { Decoded } from './telegram';
+import { NakReason, type Telegram, TelegramError, type TelegramType } from './telegram';
 import type { LogicalType } from './contract';
 import { loadLayout } from './layout-load';
 import type { Field, Layout } from './layout-table';

@@ -6,7 +6,7 @@ import readline from 'node:readline';
 import { parse } from 'csv-parse';
 import { DestinationStatus, LightColor, LightStatus, MessageType, isExactEnum } from '../../model/enums';
 import type { SorterMessage } from '../../model/messages';
-import { TelegramError } from '../telegram/codec';
+import { TelegramError } from '../telegram/telegram';
 import { type TelegramWire, defaultWire } from '../telegram/wire';
 import { parseTrafficLine } from '../link/traffic-log';
 
