@@ -6,8 +6,8 @@ import { commandLine } from '../lib/process/command-line';
 import { EnumDefaults, DestinationStatus, LightColor, LightStatus, parseEnum } from '../model/enums';
 import { LatencyWindow } from '../lib/ops/latency';
 import type { SorterMessage } from '../model/messages';
-import { type TelegramType, encodeFrame, encodeData, nextSequence, parseContent, sorterMessageOf } from '../lib/telegram/codec';
-import { TelegramDecoder } from '../lib/telegram/decoder';
+import { type TelegramType, encodeFrame, encodeData, nextSequence, parseContent, sorterMessageOf } from './v1-codec';
+import { TelegramDecoder } from './v1-decoder';
 
 /**
  * The benchmark's baseline: the same HTTP contract and the same telegram handling as the

@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from './sqlite';
-import { freeBytes } from './disk';
+import { freeBytes } from '../lib/host/disk';
 import { type WalLimits, checkpointNeeded } from './wal-limits';
-import { THREAD_NAMES, nameThisThread } from './thread-name';
+import { THREAD_NAMES, nameThisThread } from '../lib/host/thread-name';
 
 // It keeps the process's priority, as the writer does: a starved checkpoint would let the WAL grow.
 nameThisThread(THREAD_NAMES.checkpointer);

@@ -3,7 +3,7 @@
 // nothing is written it sleeps (db/checkpoint-worker.ts).
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { projectRoot } from './root';
+import { projectRoot } from '../lib/host/root';
 import { WAL_LIMITS, type WalLimits } from './wal-limits';
 
 /**

@@ -6,7 +6,7 @@ import { DEFAULT_TIMING, type Held, type Plan, planTransaction, wakeAt } from '.
 import { type Db, openDatabase } from './connection';
 import { RESERVED_IDS_AT_A_TIME, outboxWrites } from './outbox-store';
 import { type Command, type FromWriter, type WriterData, Cancel, Field, Phase } from './writer-protocol';
-import { THREAD_NAMES, nameThisThread } from './thread-name';
+import { THREAD_NAMES, nameThisThread } from '../lib/host/thread-name';
 
 // It keeps the process's priority (lib/main.ts lowers only the threads there before it starts): the sorter's ACKs wait for its commits.
 nameThisThread(THREAD_NAMES.writer);

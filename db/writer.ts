@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_TIMING } from './commit-plan';
-import { projectRoot } from './root';
+import { projectRoot } from '../lib/host/root';
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
 import { DEFAULT_STALL_MS, type StorageState, type StorageStatus, StorageMonitor } from './storage-status';
 import { POST_GROUP_MS, type RunOptions, type Unsynced, WriteFailed, WriteQueue, coalesceMs } from './write-queue';

@@ -5,7 +5,7 @@ import net from 'node:net';
 import { TelegramSession } from '../lib/link/session';
 import { type Outbound, PLC_RECEIVES, RefuseError, type SessionCounters } from '../lib/link/session-port';
 import type { Telegram, TelegramType } from '../lib/telegram/telegram';
-import { type TelegramWire, defaultWire } from '../lib/telegram/wire';
+import { type TelegramWire, defaultWire } from '../lib/layout/wire';
 
 /** How the emulated PLC misbehaves, for fault tests. All off by default. */
 export interface Misbehaviour {

@@ -2,12 +2,12 @@
 // reports VERIFYs.
 import type { InductDto, VerifyDto } from '../model/messages';
 import type { Telegram } from '../lib/telegram/telegram';
-import { type TelegramWire, defaultWire } from '../lib/telegram/wire';
+import { type TelegramWire, defaultWire } from '../lib/layout/wire';
 import type { PlcLink } from './plc-link';
 import { LatencyWindow } from '../lib/ops/latency';
 import { EmulatedDestinations } from './destinations';
 import { seededRandom } from './random';
-import type { SorterDto } from '../lib/telegram/layout-messages';
+import type { SorterDto } from '../lib/layout/messages';
 
 const TELEGRAM_OF = { REQUEST: 'REQU', VERIFY: 'VERI', SCAN: 'SCAN' } as const;
 

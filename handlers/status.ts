@@ -14,7 +14,7 @@ import { problems, readiness } from '../lib/ops/health';
 import { unauthorized } from '../lib/http/routes';
 import { statusDto } from '../lib/http/ops-schemas';
 import type { WakeMeter } from '../lib/ops/latency';
-import type { DeliveryStatus } from '../lib/queue/delivery';
+import type { DeliveryStatus } from '../lib/http/read-proof/delivery';
 import type { DeadLetterReads } from '../db/dead-letter-store';
 
 /** What the status handler needs. */

@@ -9,7 +9,7 @@ import type { Metrics } from './ops/metrics';
 import type { ItemTimeline } from './ops/trace';
 import type { Config } from './process/config';
 import type { Logger } from './process/logger';
-import type { DeliveryTracker } from './queue/delivery';
+import type { DeliveryTracker } from './http/read-proof/delivery';
 import type { QueueDispatcher } from './queue/dispatcher';
 import type { UncommittedMessages } from './queue/uncommitted';
 import type { ReplaySummary } from './testmode/seed';

@@ -14,8 +14,8 @@ import { createServer } from './http/server';
 import { createService } from './service';
 import { SystemdNotifier } from './process/systemd';
 import { lowerHelperThreadsAtStart } from './process/thread-priority';
-import { LayoutError } from './telegram/layout-load';
-import { narrowerThanContract, sorterLayout } from './telegram/site-layout';
+import { LayoutError } from './layout/load';
+import { narrowerThanContract, sorterLayout } from './layout/site-layout';
 
 /** Exit with `code` and one line on stderr when `run` throws one of `errors` (config, a second instance). */
 function orExit<T>(run: () => T, errors: Array<new (...a: never[]) => Error>, code: number): T {

@@ -2,7 +2,7 @@
 // delivery tracker, 503s with Retry-After.
 import Boom from '@hapi/boom';
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
-import type { DeliveryTracker } from '../queue/delivery';
+import type { DeliveryTracker } from './read-proof/delivery';
 import type { GoneWatch } from '../queue/dispatcher';
 import type { WakeMeter } from '../ops/latency';
 import type { SorterMessage } from '../../model/messages';
@@ -29,7 +29,7 @@ export interface ReplyContext {
 
 /**
  * The one place handler results become HTTP. A message response is handed to the delivery
- * tracker (lib/queue/delivery.ts), which removes the message from its queue once the client has
+ * tracker (lib/http/read-proof/delivery.ts), which removes the message from its queue once the client has
  * read it, or puts it back at the head.
  */
 export function reply(request: Request, h: ResponseToolkit, result: HandlerResult, context: ReplyContext): ResponseObject | symbol {
@@ -47,7 +47,7 @@ export function reply(request: Request, h: ResponseToolkit, result: HandlerResul
     }
     case 'message': {
       // A client known to be gone (or a connection we have closed) gets nothing written; a FIN that Node has not read yet is
-      // judged by the tracker after the write (lib/queue/delivery.ts). This response bypasses hapi's
+      // judged by the tracker after the write (lib/http/read-proof/delivery.ts). This response bypasses hapi's
       // asynchronous response pipeline so that the look, the tracking and the write are one
       // synchronous step.
       const { res, req } = request.raw;

@@ -5,7 +5,7 @@ import { lastingFailure } from '../../db/lasting-failure';
 import type { OutboxEntry, OutboxReads } from '../../db/outbox-store';
 import type { Logger } from '../process/logger';
 import { MAX_SEQUENCE, type Telegram, TelegramError, type TelegramType } from '../telegram/telegram';
-import { type TelegramWire, defaultWire } from '../telegram/wire';
+import { type TelegramWire, defaultWire } from '../layout/wire';
 import type { InboundMessage, Outbound, Refusal, SessionPort } from './session-port';
 
 /** Outbound data telegrams are numbered by their outbox id (1..max, the layout's), so a resend after a restart keeps its number. */

@@ -2,7 +2,7 @@
 // data telegrams (the numbers it refused for good count as handled), repeats, and each
 // telegram's delivery to the port before its ACK (or NAK).
 import { NakReason, type Telegram, TelegramError, type TelegramType } from '../telegram/telegram';
-import type { TelegramWire } from '../telegram/wire';
+import type { TelegramWire } from '../layout/wire';
 import { RefuseError, type SessionCounters, type SessionEvents, type SessionPort, isRepeat } from './session-port';
 
 /** What the inbound half needs of its session: its answers out, and which connection is up. */

@@ -2,7 +2,7 @@
 // port each end implements, the numbering rule for repeats, settings, events and counters.
 import type { SorterMessage } from '../../model/messages';
 import { MAX_SEQUENCE, type Telegram, type TelegramType } from '../telegram/telegram';
-import type { TelegramWire } from '../telegram/wire';
+import type { TelegramWire } from '../layout/wire';
 
 /** Numbers within this distance at or before the last accepted one are repeats, not new telegrams. */
 const REPEAT_WINDOW = 100_000;

@@ -5,7 +5,7 @@
 // lib/link/session-inbound.ts.
 import type { Role, SessionCounters, SessionEvents, SessionPort, SessionSettings } from './session-port';
 import { NakReason, type Telegram, type TelegramType } from '../telegram/telegram';
-import { type TelegramWire, defaultWire } from '../telegram/wire';
+import { type TelegramWire, defaultWire } from '../layout/wire';
 import { InboundNumbering, type InboundLine } from './session-inbound';
 import { OutboundWindow, type OutboundLine } from './session-outbound';
 

@@ -9,7 +9,7 @@ import { Recent } from './recent';
 import type { Logger } from '../process/logger';
 import type { DeliveryState, OutboundMessage } from '../../model/messages';
 import type { TelegramType } from '../telegram/telegram';
-import { type TelegramWire, defaultWire } from '../telegram/wire';
+import { type TelegramWire, defaultWire } from '../layout/wire';
 import type { TrafficLogWriter } from './traffic-log';
 import { OutboxFeed, type OutboxFeedDeps, seqOfOutboxId } from './outbox-feed';
 import { TelegramSession } from './session';

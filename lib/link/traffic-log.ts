@@ -1,7 +1,7 @@
 // Service_PLC.log: one line per telegram in and out, rotated by size; and its parser.
 import fs from 'node:fs';
 import path from 'node:path';
-import { freeBytes } from '../../db/disk';
+import { freeBytes } from '../host/disk';
 
 /**
  * One line of Service_PLC.log, the sorter link's traffic log (docs/traffic-log.md):

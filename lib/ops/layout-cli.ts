@@ -1,9 +1,9 @@
 // `npm run layout -- check FILE` and `npm run layout -- decode FILE TELEGRAM`: the commissioning
 // tool for a sorter's layout file (docs/telegram-layouts.md).
 import fs from 'node:fs';
-import { LayoutError, checkLayout, parseLayoutText } from '../telegram/layout-load';
-import { LayoutCodec } from '../telegram/layout-codec';
-import { describeTelegram, layoutTable, telegramBytes } from '../telegram/layout-describe';
+import { LayoutError, checkLayout, parseLayoutText } from '../layout/load';
+import { LayoutCodec } from '../layout/codec';
+import { describeTelegram, layoutTable, telegramBytes } from '../layout/describe';
 import { parseTrafficLine } from '../link/traffic-log';
 
 const USAGE = `usage: npm run layout -- check FILE

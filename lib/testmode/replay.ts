@@ -7,7 +7,7 @@ import { parse } from 'csv-parse';
 import { DestinationStatus, LightColor, LightStatus, MessageType, isExactEnum } from '../../model/enums';
 import type { SorterMessage } from '../../model/messages';
 import { TelegramError } from '../telegram/telegram';
-import { type TelegramWire, defaultWire } from '../telegram/wire';
+import { type TelegramWire, defaultWire } from '../layout/wire';
 import { parseTrafficLine } from '../link/traffic-log';
 
 /** The exact header of Service_PLC.csv, in order (spec section 1, "Test mode"). */

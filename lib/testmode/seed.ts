@@ -4,7 +4,7 @@ import type { QueueWrites } from '../../db/queue-writes';
 import type { Logger } from '../process/logger';
 import type { SorterMessage } from '../../model/messages';
 import { ReplayFileError, findReplayFile, readReplayFile } from './replay';
-import type { TelegramWire } from '../telegram/wire';
+import type { TelegramWire } from '../layout/wire';
 
 /** Skipped replay rows logged one by one; the rest are counted in one line. */
 const LOGGED_SKIPPED_ROWS = 20;

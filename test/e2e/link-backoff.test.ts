@@ -2,7 +2,7 @@
 // of a PLC that is off): the link's backoff grows to Sorter.ReconnectMaxMs, one connection
 // attempt per step, logged once with its cause; it is reset only when the peer speaks.
 import net from 'node:net';
-import { encodeFrame } from '../../lib/telegram/codec';
+import { encodeFrame } from '../../bench/v1-codec';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 

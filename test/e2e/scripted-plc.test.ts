@@ -2,7 +2,7 @@
 // hand: an independent check of the wire format, so a bug shared by both ends of the session
 // engine cannot hide behind the emulator.
 import Database from '../../db/sqlite';
-import { encodeContent, encodeData, nakData, sorterMessageData } from '../../lib/telegram/codec';
+import { encodeContent, encodeData, nakData, sorterMessageData } from '../../bench/v1-codec';
 import { seqOfOutboxId } from '../../lib/link/outbox-feed';
 import { type TestService, testService } from '../helpers/service';
 import { type ScriptedPlc, ack, scriptedPlc } from '../helpers/scripted-plc';

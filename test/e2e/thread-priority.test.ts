@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { removeHome, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
-import { THREAD_NAMES } from '../../db/thread-name';
+import { THREAD_NAMES } from '../../lib/host/thread-name';
 
 const linux = fs.existsSync('/proc/self/task');
 if (!linux) console.log('thread-priority.test: no /proc/self/task (not Linux): skipped');

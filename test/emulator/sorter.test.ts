@@ -1,7 +1,7 @@
 // The emulated sorter with a recording link in place of the PLC link: items, decisions, destinations.
 import type { PlcLink } from '../../emulator/plc-link';
 import { EmulatedSorter, defaultSorterOptions } from '../../emulator/sorter';
-import { decodeData, type TelegramType } from '../../lib/telegram/codec';
+import { decodeData, type TelegramType } from '../../bench/v1-codec';
 
 /** Run an emulated sorter with no host for a moment; return the telegrams it produced. */
 async function produced(seed: number): Promise<Array<{ type: TelegramType; data: string }>> {

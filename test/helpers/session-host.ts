@@ -3,7 +3,7 @@
 // host's back to back, the host keeping telegrams as the service does.
 import { TelegramSession } from '../../lib/link/session';
 import { HOST_RECEIVES, type Outbound, PLC_RECEIVES, RefuseError } from '../../lib/link/session-port';
-import { NakReason, type Telegram, TelegramError, type TelegramType, encodeData, encodeFrame, parseContent } from '../../lib/telegram/codec';
+import { NakReason, type Telegram, TelegramError, type TelegramType, encodeData, encodeFrame, parseContent } from '../../bench/v1-codec';
 
 /** Timing and window of the sessions under test. */
 export const settings = { heartbeatMs: 1000, ackTimeoutMs: 200, window: 2 };

@@ -2,7 +2,7 @@
 import { createOutboxStore } from '../../../db/outbox-store';
 import { OutboxFeed, seqOfOutboxId } from '../../../lib/link/outbox-feed';
 import type { InboundMessage } from '../../../lib/link/session-port';
-import { sorterMessageData } from '../../../lib/telegram/codec';
+import { sorterMessageData } from '../../../bench/v1-codec';
 import { createLogger } from '../../../lib/process/logger';
 import { freshDb } from '../../helpers/db';
 

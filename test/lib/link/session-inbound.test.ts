@@ -1,7 +1,7 @@
 // The peer's half of the telegram session, driven through the session with frames and a fake
 // clock: its epoch, the numbering of its telegrams, repeats, deliveries and their answers.
 import { RefuseError } from '../../../lib/link/session-port';
-import { NakReason, encodeData, parseNak } from '../../../lib/telegram/codec';
+import { NakReason, encodeData, parseNak } from '../../../bench/v1-codec';
 import { connectedHost, flush, host, sorterToHost, verify } from '../../helpers/session-host';
 
 describe('InboundNumbering (through TelegramSession)', () => {

@@ -8,8 +8,8 @@ import fc from 'fast-check';
 import { lastingFailure } from '../../../db/lasting-failure';
 import { TelegramSession } from '../../../lib/link/session';
 import { HOST_RECEIVES, type Outbound, PLC_RECEIVES } from '../../../lib/link/session-port';
-import { loadLayout } from '../../../lib/telegram/layout-load';
-import { TelegramWire } from '../../../lib/telegram/wire';
+import { loadLayout } from '../../../lib/layout/load';
+import { TelegramWire } from '../../../lib/layout/wire';
 
 const LAYOUTS = path.resolve(__dirname, '../../../layouts');
 const flush = () => new Promise((r) => setImmediate(r));

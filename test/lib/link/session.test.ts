@@ -3,7 +3,7 @@
 // session-inbound.test.ts.
 import { TelegramSession } from '../../../lib/link/session';
 import { PLC_RECEIVES, RefuseError } from '../../../lib/link/session-port';
-import { type Telegram, parseContent, parseNak } from '../../../lib/telegram/codec';
+import { type Telegram, parseContent, parseNak } from '../../../bench/v1-codec';
 import { connectedHost, flush, from, host, settings, verify } from '../../helpers/session-host';
 
 describe('TelegramSession', () => {

@@ -5,7 +5,7 @@
 // for good. More cases against the same PLC: test/e2e/scripted-plc.test.ts.
 import { openReader } from '../../../db/connection';
 import Database from '../../../db/sqlite';
-import { encodeContent, encodeData, parseContent, sorterMessageData } from '../../../lib/telegram/codec';
+import { encodeContent, encodeData, parseContent, sorterMessageData } from '../../../bench/v1-codec';
 import type { InductDto } from '../../../model/messages';
 import { type ScriptedPlc, ack, scriptedPlc } from '../../helpers/scripted-plc';
 import { type TestService, testService } from '../../helpers/service';
