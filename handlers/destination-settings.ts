@@ -6,7 +6,7 @@ import { httpFunction } from '../lib/functions/define';
 import type { HandlerResult } from '../lib/functions/results';
 import { postErrors, postEvent, postNotes } from '../lib/http/routes';
 import { destinationAck, destinationBody } from '../lib/http/message-schemas';
-import { type DefaultApplied, type ForwardDeps, forward } from './forward';
+import { type DefaultApplied, type ForwardDeps, forward } from '../lib/functions/forward';
 
 /** What the destination-settings handler needs. */
 export type DestinationSettingsDeps = ForwardDeps;

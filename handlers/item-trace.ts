@@ -3,7 +3,7 @@ import { httpFunction } from '../lib/functions/define';
 import { type HandlerResult, ok } from '../lib/functions/results';
 import { errorDto, unauthorized } from '../lib/http/routes';
 import { itemParams, itemTimelineDto } from '../lib/http/ops-schemas';
-import type { ItemTimeline } from '../lib/ops/trace';
+import type { ItemTimeline } from '../db/item-trace';
 
 /** What the item trace needs: the timeline reader over the database. */
 export interface ItemTraceDeps {

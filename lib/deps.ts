@@ -6,7 +6,7 @@ import type { QueueName } from '../model/messages';
 import type { SorterLink } from './link/sorter-link-status';
 import type { DecisionMeter, WakeMeter } from './ops/latency';
 import type { Metrics } from './ops/metrics';
-import type { ItemTimeline } from './ops/trace';
+import type { ItemTimeline } from '../db/item-trace';
 import type { Config } from './process/config';
 import type { Logger } from './process/logger';
 import type { DeliveryTracker } from './http/read-proof/delivery';

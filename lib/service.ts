@@ -8,7 +8,7 @@ import { EventLoopWatch } from './ops/event-loop';
 import { DecisionMeter } from './ops/latency';
 import { Metrics } from './ops/metrics';
 import { metricsSnapshot } from './ops/metrics-snapshot';
-import { itemTrace } from './ops/trace';
+import { itemTrace } from '../db/item-trace';
 import type { DeadLetterInfo } from '../db/dead-letter-store';
 import { type ServiceStores, serviceStores } from '../db/service-stores';
 import { Writer } from '../db/writer';

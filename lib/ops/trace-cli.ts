@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { openReader } from '../../db/connection';
 import { ConfigError, databaseFile, loadConfig, resolveHome } from '../process/config';
 import { projectRoot } from '../process/paths';
-import { itemTrace } from './trace';
+import { itemTrace } from '../../db/item-trace';
 
 function main(argv: string[]): number {
   const json = argv.includes('--json');

@@ -1,9 +1,9 @@
 // What both POSTs share: commit to the outbox (or not, in test mode), then offer to the sorter
 // link.
-import type { ServiceStores } from '../db/service-stores';
-import type { DeliveryState, OutboundMessage } from '../model/messages';
-import { type HandlerResult, ok, unavailable } from '../lib/functions/results';
-import type { SorterLink } from '../lib/link/sorter-link-status';
+import type { ServiceStores } from '../../db/service-stores';
+import type { DeliveryState, OutboundMessage } from '../../model/messages';
+import { type HandlerResult, ok, unavailable } from './results';
+import type { SorterLink } from '../link/sorter-link-status';
 
 /** What forwarding a message to the sorter needs. */
 export interface ForwardDeps {

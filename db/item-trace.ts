@@ -1,6 +1,6 @@
 // "What happened to item X": one timeline from the tables that record it (docs/operations.md).
 // Used by GET /items/{TrackID} and by `npm run trace`, on a read-only connection.
-import type { Db } from '../../db/connection';
+import type { Db } from './connection';
 
 /** One thing that happened to an item, at a time (ISO-8601 UTC). */
 export interface ItemEvent {

@@ -1,7 +1,7 @@
 // "What happened to item X": the timeline from the delivery history, the queue and the outbox
 // history (kept by the triggers of migration 006), through GET /items/{TrackID}.
-import type { InductDto } from '../../../model/messages';
-import { type TestService, testService } from '../../helpers/service';
+import type { InductDto } from '../../model/messages';
+import { type TestService, testService } from '../helpers/service';
 
 const request = (rc: number): InductDto => ({ Type: 'REQUEST', TrackID: '0004711', Barcode: 'B1', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: rc, Length: 1, Width: 1, Height: 1, Weight: 1 });
 const later = () => new Promise((r) => setTimeout(r, 5)); // each step in a millisecond of its own
