@@ -19,7 +19,7 @@ describe('manifest.json', () => {
     for (const t of scheduleTriggers(manifest)) expect(loadScheduledFunction(t.fn.handler).kind).toBe('schedule');
     for (const t of telegramTriggers(manifest)) expect(loadTelegramFunction(t.fn.handler).kind).toBe('telegram');
     expect(() => loadScheduledFunction('handlers/status')).toThrow(/handlers\/status is a http function, it cannot have a schedule trigger/);
-    expect(() => loadHttpFunction('handlers/forward')).toThrow(/does not export a function definition as fn/);
+    expect(() => loadHttpFunction('lib/functions/forward')).toThrow(/does not export a function definition as fn/);
   });
 
   it('refuses a bad manifest with every problem listed', () => {
