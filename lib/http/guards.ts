@@ -1,6 +1,9 @@
 // What every request passes before its route runs: who the client is (behind a trusted proxy),
 // well-formed HTTP/1.1, the API key, and input keys bound case-insensitively, each refused with a
 // JSON error that says why; and a connection we can still answer on, else nothing runs.
+import type { Socket } from 'node:net';
+import { replaceInput } from '../internals/hapi';
+import { destroySoon } from '../internals/node';
 import Boom from '@hapi/boom';
 import type Hapi from '@hapi/hapi';
 import type { Config } from '../process/config';
@@ -35,13 +38,13 @@ export const rawBodies = { parse: 'gunzip', output: 'data' } as const;
 function unanswerable(request: Hapi.Request): boolean {
   // A real socket; server.inject's stand-in has neither property.
   // (Not `req.destroyed`: Node destroys a request's stream once its body is read.)
-  const socket = request.raw.req.socket as { writableEnded?: boolean; destroyed?: boolean; destroySoon?(): void };
+  const socket = request.raw.req.socket as Partial<Socket>;
   if (socket.writableEnded !== true && socket.destroyed !== true) return false;
   // What the access log and the metrics record: nothing is sent.
   request.raw.res.statusCode = 499;
   // Our FIN is out: closed once what was written before it is flushed (the response this request
   // will never have would otherwise hold the connection open).
-  if (socket.writableEnded === true) socket.destroySoon?.();
+  if (socket.writableEnded === true) destroySoon(socket as Socket);
   return true;
 }
 
@@ -65,18 +68,16 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
     // Our last step before validation and the handler (the body is read by now): see `unanswerable`.
     if (unanswerable(request)) return h.abandon;
     const keys = request.route.settings.app as KeyLists | undefined;
-    // hapi's types mark these read-only; hapi's own validation assigns them the same way.
-    const writable = request as unknown as { query: unknown; payload: unknown };
-    if (keys?.query?.length) writable.query = canonicalKeys(request.query, keys.query, 'query');
+    if (keys?.query?.length) replaceInput(request, 'query', canonicalKeys(request.query, keys.query, 'query'));
     // The body as hapi read it (`rawBodies`), unzipped, at most MaxPayloadBytes: parsed here as hapi
     // would, and its text checked for a field given twice under the same spelling (JSON.parse keeps
     // the last of two equal keys, which must be refused like two spellings of one field are).
     if (Buffer.isBuffer(request.payload)) {
       const text = request.payload.toString('utf8');
-      writable.payload = parseJsonBody(text);
+      replaceInput(request, 'payload', parseJsonBody(text));
       if (keys?.payload?.length) refuseRepeatedKeys(text, keys.payload);
     }
-    if (keys?.payload?.length) writable.payload = canonicalKeys(request.payload, keys.payload, 'body');
+    if (keys?.payload?.length) replaceInput(request, 'payload', canonicalKeys(request.payload, keys.payload, 'body'));
     return h.continue;
   });
 }

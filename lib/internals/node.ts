@@ -1,7 +1,11 @@
-// The only places where the service reaches past Node's public API: what the delivery tracker
-// (lib/http/read-proof/delivery.ts) must see of a connection that Node's http server does not report. Each is
-// pinned by test/lib/internals/node.test.ts against real sockets, and CI runs that test on
-// every supported Node line: a Node release that changes one fails there, not in the field.
+// Every place where the service reaches past Node's public API, and nowhere else (lib/internals/hapi.ts
+// holds hapi's). What the delivery tracker (lib/http/read-proof/) must see of a connection that
+// Node's http server does not report; the response a socket is writing; a request's destroy()
+// taken over; a module put in require's cache before anything loads it. Each is pinned by
+// test/lib/internals/node.test.ts, and CI runs that test on every supported Node line
+// (.ci/node-lines): a Node release that changes one fails there, not in the field.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Module from 'node:module';
 import type { Socket } from 'node:net';
 
 /** What the handle's getpeername returns while the connection is up. */
@@ -52,4 +56,41 @@ export function interceptCloseAfterLastResponse(socket: Socket, instead: () => b
   own.destroySoon = () => {
     if (!instead()) original.call(socket);
   };
+}
+
+/** The response Node's http server is writing on this socket, if any (its `_httpMessage`). */
+export function responseInProgress(socket: Socket): ServerResponse | undefined {
+  return (socket as unknown as { _httpMessage?: ServerResponse })._httpMessage;
+}
+
+/** Close the socket once what was written is flushed (`destroySoon`, which net.Socket has but does not document). */
+export function destroySoon(socket: Socket): void {
+  (socket as unknown as Partial<WithDestroySoon>).destroySoon?.();
+}
+
+/**
+ * Take over `req.destroy()`: hapi's payload reader calls it at the size limit. `instead` gets the
+ * error and the original destroy, to call when it is done. An instance property shadows the
+ * prototype's method.
+ */
+export function takeOverDestroy(req: IncomingMessage, instead: (err: Error | undefined, destroy: (err?: Error) => void) => void): void {
+  const destroy = req.destroy.bind(req);
+  req.destroy = (err?: Error) => {
+    instead(err, destroy);
+    return req;
+  };
+}
+
+/**
+ * Put `exports` in require's cache as the module `id` resolves to, unless it is loaded already:
+ * whoever requires it later gets these exports and the module's own file is never evaluated.
+ */
+export function substituteModule(id: string, exports: object): void {
+  const resolved = require.resolve(id);
+  if (require.cache[resolved]) return;
+  const stub = new Module(resolved);
+  stub.filename = resolved;
+  stub.loaded = true;
+  stub.exports = exports;
+  require.cache[resolved] = stub;
 }

@@ -2,9 +2,11 @@
 // server closes a connection after its last response, what a socket's handle tells after the
 // peer's FIN and reset, and that an instance end() holds the close. CI runs this on every
 // supported Node line (.ci/node-lines): a Node release that changes one of them fails here.
+import { spawnSync } from 'node:child_process';
 import http from 'node:http';
+import path from 'node:path';
 import net from 'node:net';
-import { holdEnd, interceptCloseAfterLastResponse, peerHasReset } from '../../../lib/internals/node';
+import { destroySoon, holdEnd, interceptCloseAfterLastResponse, peerHasReset, responseInProgress, takeOverDestroy } from '../../../lib/internals/node';
 import { until } from '../../helpers/until';
 import { rawExchange } from '../../helpers/raw-http';
 
@@ -119,5 +121,80 @@ describe('what a socket tells after the peer has closed', () => {
     await serverFin; // released after 200 ms: Node's own end() went through then
     expect(ends).toEqual(['held']);
     await new Promise((r) => httpServer.close(r));
+  });
+});
+
+describe('the other places past the public API', () => {
+  it('responseInProgress is the response a socket is writing, and gone after it', async () => {
+    let seen: http.ServerResponse | undefined;
+    const server = http.createServer((req, res) => {
+      seen = responseInProgress(req.socket);
+      expect(seen).toBe(res);
+      res.end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as net.AddressInfo;
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        http.get({ port, host: '127.0.0.1', agent: false }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve(text));
+        }).on('error', reject);
+      });
+      expect(body).toBe('ok');
+      expect(seen).toBeDefined();
+    } finally {
+      server.close();
+    }
+  });
+
+  it('destroySoon closes a socket once what was written is flushed', async () => {
+    const server = net.createServer((socket) => {
+      socket.write('bye');
+      destroySoon(socket);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as net.AddressInfo;
+    try {
+      const got = await new Promise<string>((resolve) => {
+        let text = '';
+        const c = net.connect(port, '127.0.0.1');
+        c.on('data', (d) => (text += d.toString()));
+        c.on('close', () => resolve(text));
+      });
+      expect(got).toBe('bye');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('takeOverDestroy gets the call hapi makes, and the original destroy still works', () => {
+    const req = new http.IncomingMessage(new net.Socket());
+    const calls: (Error | undefined)[] = [];
+    takeOverDestroy(req, (err, destroy) => {
+      calls.push(err);
+      destroy(err);
+    });
+    const err = new Error('too large');
+    req.on('error', () => {});
+    req.destroy(err);
+    expect(calls).toEqual([err]);
+    expect(req.destroyed).toBe(true);
+  });
+
+  it('substituteModule answers require with the given exports, without evaluating the module', () => {
+    // In a plain Node process (jest keeps a module registry of its own): the compiled module, as production loads it.
+    const compiled = path.join(__dirname, '../../../dist/lib/internals/node.js');
+    const script = `
+      const { substituteModule } = require(${JSON.stringify(compiled)});
+      const exports = { marker: 'stub' };
+      substituteModule('swagger-ui-dist', exports);
+      substituteModule('swagger-ui-dist', { other: true });
+      const got = require('swagger-ui-dist');
+      process.stdout.write(JSON.stringify({ same: got === exports, evaluated: 'SwaggerUIBundle' in got }));`;
+    const r = spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '../../..'), encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({ same: true, evaluated: false });
   });
 });
