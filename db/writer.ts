@@ -16,7 +16,7 @@ import { type CommitTiming, type FromWriter, type WriterData, STATUS_FIELDS } fr
  * committed, since a WCS could not get its answers committed either (its POSTs would wait, then
  * 503). A slow or stalled sync does not count: commits go on beside it.
  */
-export const PROMPT_MS = 100;
+const PROMPT_MS = 100;
 
 /** How to start the writer. */
 export interface WriterOptions {

@@ -26,7 +26,7 @@ export function checkLayout(raw: unknown): { layout: Layout | null; draft: Layou
 }
 
 /** Validate a parsed layout file; throws LayoutError listing every problem. */
-export function validateLayout(raw: unknown, file = 'layout'): Layout {
+function validateLayout(raw: unknown, file = 'layout'): Layout {
   const { layout, problems } = checkLayout(raw);
   if (!layout || problems.length > 0) throw new LayoutError(file, problems);
   return layout;

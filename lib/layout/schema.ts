@@ -1,14 +1,14 @@
 // A layout file: one sorter's telegram set described as data (docs/telegram-layouts.md). Its
 // JSON shape and the joi schema that checks it; check.ts resolves it, load.ts loads it.
 import Joi from 'joi';
-import { LogicalTypes, type Direction, type LogicalType } from '../telegram/contract';
+import type { Direction, LogicalType } from '../telegram/contract';
 
 /** How a field is written on the wire. */
-export const FieldKinds = ['text', 'int', 'decimal', 'enum', 'bin', 'fixed', 'spare'] as const;
+const FieldKinds = ['text', 'int', 'decimal', 'enum', 'bin', 'fixed', 'spare'] as const;
 export type FieldKind = (typeof FieldKinds)[number];
 
 /** What a header field holds. */
-export const HeaderRoles = ['Length', 'Sender', 'Receiver', 'Sequence', 'Type', 'Handshake', 'Code'] as const;
+const HeaderRoles = ['Length', 'Sender', 'Receiver', 'Sequence', 'Type', 'Handshake', 'Code'] as const;
 export type HeaderRole = (typeof HeaderRoles)[number];
 
 /** One field as a layout file gives it (header or data). */
@@ -158,4 +158,3 @@ export const layoutSchema = Joi.object<LayoutFile>({
 }).prefs({ abortEarly: false, convert: false });
 
 /** Is this one of the protocol's telegram types? */
-export const isLogicalType = (t: string): t is LogicalType => (LogicalTypes as readonly string[]).includes(t);

@@ -9,7 +9,7 @@ import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 export const SAMPLE_AFTER_WORK_MS = 1000;
 
 /** The sampling interval while the loop has work (ms). */
-export const SAMPLE_RESOLUTION_MS = 20;
+const SAMPLE_RESOLUTION_MS = 20;
 
 /** What one reader saw since its last look (ms); 0 throughout when the loop had no work. */
 export interface DelaySummary {

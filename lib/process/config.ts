@@ -61,7 +61,7 @@ export interface SorterSettings {
 }
 
 /** Every setting, its default and its one-line meaning; docs/configuration.md's table mirrors this. */
-export const configSchema = Joi.object<Config>({
+const configSchema = Joi.object<Config>({
   TestMode: Joi.boolean().default(false).description('Replay Service_PLC.csv/.log instead of talking to a sorter'),
   Port: Joi.number().port().default(8081).description('HTTP listening port'),
   Host: Joi.string().default('0.0.0.0').description('HTTP listening address'),

@@ -12,7 +12,7 @@ export interface Notifiable {
  * ExternalChangePollMs if that is longer). Looking every 100 ms for ever was most of what a
  * service with its WCS waiting and nothing to do woke up for.
  */
-export const EXTERNAL_CHANGE_IDLE_MS = 2000;
+const EXTERNAL_CHANGE_IDLE_MS = 2000;
 
 /** The watch: told when a client starts waiting, stopped at shutdown. */
 export interface ExternalChangeWatch {

@@ -17,7 +17,7 @@ export const CSV_COLUMNS = [
 ] as const;
 
 /** Replay files in the service home, in order of preference (spec's table: CSV first). */
-export const REPLAY_FILES = ['Service_PLC.csv', 'Service_PLC.log'] as const;
+const REPLAY_FILES = ['Service_PLC.csv', 'Service_PLC.log'] as const;
 
 /** Why a row of a replay file was skipped. */
 export interface ReplayProblem {
