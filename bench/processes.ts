@@ -65,6 +65,9 @@ const urlOf = (line: string) => {
   }
 };
 
+/** Node's options for the service, as `npm start` and the systemd units run it (test/bench/run.test.ts holds them to it). */
+export const SERVICE_NODE_ARGS = ['--max-semi-space-size=4'];
+
 /**
  * Start a target for one run. A service target runs with the sync counter loaded (and its syncs
  * `delayMs` slower, stalling as `syncStall` says): `syncs` counts every fsync and fdatasync of the
@@ -87,7 +90,7 @@ export async function startTarget(target: Target, sorterPort: number, delayMs: n
     Sorter: { Host: '127.0.0.1', Port: sorterPort, TrafficLog: true, ...(serviceConfig?.Sorter as object | undefined) },
   };
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
-  const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [];
+  const prof = [...SERVICE_NODE_ARGS, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [])];
   const syncs = new SyncCounter(delayMs, undefined, syncStall);
   const intoCgroup = (proc: ChildProcess) => cpuLimit && proc.pid !== undefined && cpuLimit.add(proc.pid);
   const { proc, value } = await start(path.join(serviceRoot, 'dist', 'lib', 'main.js'), [], { SORTER_HOME: home, ...syncs.env, ...env }, urlOf, () => {}, prof, intoCgroup);
