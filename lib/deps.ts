@@ -28,6 +28,8 @@ export interface Deps {
   links: ServiceStores['links'];
   /** Messages handed out MaxDeliveries times without proof of the read, out of their queues. */
   deadLetters: ServiceStores['deadLetters'];
+  /** The latest state of every destination (the dashboard's board). */
+  board: ServiceStores['board'];
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   /** Messages from the sorter whose commit is under way, handed out already (HandOutBeforeCommit). */
   uncommitted: UncommittedMessages;

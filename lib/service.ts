@@ -208,6 +208,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     history: stores.history,
     links: stores.links,
     deadLetters: stores.deadLetters,
+    board: stores.board,
     dispatchers,
     uncommitted,
     failingPeers: new Set(),
