@@ -1,14 +1,15 @@
 // The dashboard's routes through server.inject: the page and its files open (no data in them),
 // the feed behind the API key, and the feed's content from a real database.
-import { csv, verifyRow } from '../helpers/home';
+import { csv, scanRow, verifyRow } from '../helpers/home';
+import { until } from '../helpers/until';
 import { type TestService, testService } from '../helpers/service';
 
 const KEY = 'dashboard-test-key';
-const replay = csv('REQUEST,210,IND02,0004711,00012345678901234567,320.5,210,95,1.25,2,,,,,', verifyRow('0004711', 'D017'));
+const replay = csv('REQUEST,210,IND02,0004711,00012345678901234567,320.5,210,95,1.25,2,,,,,', verifyRow('0004711', 'D017'), scanRow('D017', 'NotReady'));
 
 describe('the dashboard routes', () => {
   let t: TestService;
-  beforeEach(async () => (t = await testService({ TestMode: true, ApiKeys: [KEY] }, { 'Service_PLC.csv': replay })));
+  beforeEach(async () => (t = await testService({ TestMode: true, ApiKeys: [KEY], ChartSampleSeconds: 0.1 }, { 'Service_PLC.csv': replay })));
   afterEach(() => t.close());
 
   it('serves the page and its files without a key, with a content security policy, and nothing else from the folder', async () => {
@@ -42,7 +43,27 @@ describe('the dashboard routes', () => {
     const after = JSON.parse((await t.server.inject({ url: '/dashboard/data', headers })).payload);
     expect(after.Status['Sortation Q']).toBe(1);
     expect(after.Totals.Delivered).toEqual({ sortation: 1, destination: 0 });
-    expect(after.Deliveries).toEqual([expect.objectContaining({ Queue: 'sortation', Type: 'REQUEST', TrackID: '0004711', Destination: 'IND02', WaitedMs: expect.any(Number) })]);
+    // A REQUEST's induct location is not its destination.
+    expect(after.Deliveries).toEqual([expect.objectContaining({ Queue: 'sortation', Type: 'REQUEST', TrackID: '0004711', Destination: null, InductLocation: 'IND02', WaitedMs: expect.any(Number) })]);
     expect(Date.parse(after.Deliveries[0].DeliveredAt)).not.toBeNaN();
+  });
+
+  it('shows the board from the SCANs committed, and the last hour in samples with rates over their window', async () => {
+    const headers = { 'x-api-key': KEY };
+    const read = async () => JSON.parse((await t.server.inject({ url: '/dashboard/data', headers })).payload);
+    const first = await read();
+    expect(first.Board).toEqual([expect.objectContaining({ Destination: 'D017', DestinationStatus: 'NotReady', LightStatus: 'Off', LightColor: 'Off', ChangedBy: 'sorter', Wcs: null })]);
+    expect(first.LastHour).toMatchObject({ SampleSeconds: 0.1, LateDecisionMs: 1000 });
+    expect(first.Rates).toMatchObject({ In: { sortation: 0, destination: 0 }, Out: { sortation: 0, destination: 0 } });
+
+    expect((await t.server.inject({ url: '/sortation', headers })).statusCode).toBe(210);
+    await t.settled();
+    // Samples every 0.1 s: the delivery shows in one, and in the rates over the last minute.
+    await until(async () => (await read()).LastHour.Samples.some((x: { Out: { sortation: number } }) => x.Out.sortation > 0), 5_000, 'a sample with the delivery');
+    const later = await read();
+    expect(later.LastHour.Samples.length).toBeGreaterThanOrEqual(1);
+    expect(later.LastHour.Samples[later.LastHour.Samples.length - 1]).toMatchObject({ Depth: { sortation: 1, destination: 1 }, LinkUp: null, Decisions: 0, DecisionP50Ms: null });
+    expect(later.Rates.Out.sortation).toBeGreaterThan(0);
+    expect(later.Rates.Seconds).toBeGreaterThan(0);
   });
 });
