@@ -23,6 +23,8 @@ export async function readLastHour(sources: MetricsSources, metrics: Metrics, no
     requests: (await perQueue(metrics.messagesIn, 'REQUEST')).sortation,
     in: await perQueue(metrics.messagesIn),
     out: await perQueue(metrics.handedOut),
+    telegramsIn: snap.link.telegramsIn,
+    telegramsOut: snap.link.telegramsOut,
     // Waiting, as /status counts them: those being handed out are no longer waiting.
     depth: { sortation: snap.queues.sortation.ready, destination: snap.queues.destination.ready },
     oldestAgeSeconds: ages.length ? Math.max(...ages) : null,

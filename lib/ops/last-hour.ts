@@ -17,6 +17,9 @@ export interface Sample {
   /** Messages committed to each queue, and handed to a WCS client, a second. */
   In: PerQueue;
   Out: PerQueue;
+  /** Telegrams a second on the sorter link, received and sent (heartbeats and ACKs included). */
+  TelegramsIn: number;
+  TelegramsOut: number;
   /** Decisions (a REQUEST's arrival to its assignment) made in the interval, their p50/p99 (ms; null without any), and how many took longer than LateDecisionMs. */
   Decisions: number;
   DecisionP50Ms: number | null;
@@ -35,6 +38,8 @@ export interface Reading {
   requests: number;
   in: PerQueue;
   out: PerQueue;
+  telegramsIn: number;
+  telegramsOut: number;
   depth: PerQueue;
   oldestAgeSeconds: number | null;
   linkUp: boolean | null;
@@ -83,6 +88,8 @@ export class LastHour {
       Items: perSecond(r.requests, before.requests, s),
       In: { sortation: perSecond(r.in.sortation, before.in.sortation, s), destination: perSecond(r.in.destination, before.in.destination, s) },
       Out: { sortation: perSecond(r.out.sortation, before.out.sortation, s), destination: perSecond(r.out.destination, before.out.destination, s) },
+      TelegramsIn: perSecond(r.telegramsIn, before.telegramsIn, s),
+      TelegramsOut: perSecond(r.telegramsOut, before.telegramsOut, s),
       Decisions: decisions.length,
       DecisionP50Ms: percentile(decisions, 0.5),
       DecisionP99Ms: percentile(decisions, 0.99),
@@ -105,13 +112,15 @@ export class LastHour {
    * Messages a second in and out of each queue over the samples of the last `seconds` (the
    * dashboard's "Message rates"), and how many seconds they cover: 0 before the first sample.
    */
-  rates(seconds: number): { Seconds: number; In: PerQueue; Out: PerQueue; Items: number } {
+  rates(seconds: number): { Seconds: number; In: PerQueue; Out: PerQueue; Items: number; TelegramsIn: number; TelegramsOut: number } {
     let covered = 0;
-    const sum = { items: 0, in: { sortation: 0, destination: 0 }, out: { sortation: 0, destination: 0 } };
+    const sum = { items: 0, telegramsIn: 0, telegramsOut: 0, in: { sortation: 0, destination: 0 }, out: { sortation: 0, destination: 0 } };
     for (let i = this.samples_.length - 1; i >= 0 && covered < seconds - 0.001; i--) {
       const x = this.samples_[i];
       covered += x.Seconds;
       sum.items += x.Items * x.Seconds;
+      sum.telegramsIn += x.TelegramsIn * x.Seconds;
+      sum.telegramsOut += x.TelegramsOut * x.Seconds;
       for (const q of ['sortation', 'destination'] as const) {
         sum.in[q] += x.In[q] * x.Seconds;
         sum.out[q] += x.Out[q] * x.Seconds;
@@ -121,6 +130,8 @@ export class LastHour {
     return {
       Seconds: Math.round(covered * 10) / 10,
       Items: per(sum.items),
+      TelegramsIn: per(sum.telegramsIn),
+      TelegramsOut: per(sum.telegramsOut),
       In: { sortation: per(sum.in.sortation), destination: per(sum.in.destination) },
       Out: { sortation: per(sum.out.sortation), destination: per(sum.out.destination) },
     };

@@ -19,12 +19,20 @@ describe('the dashboard routes', () => {
     expect(page.headers['content-security-policy']).toMatch(/default-src 'self'/);
     // It tells the script to ask for the key before its first read.
     expect(page.payload).toContain('<body data-key-required="true">');
-    for (const [file, type] of [['dashboard.js', /javascript/], ['dashboard.css', /text\/css/]] as const) {
+    for (const [file, type] of [['dashboard.js', /javascript/], ['board.js', /javascript/], ['charts.js', /javascript/], ['dashboard.css', /text\/css/]] as const) {
       const res = await t.server.inject(`/dashboard/assets/${file}`);
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toMatch(type);
     }
-    for (const path of ['/dashboard/assets/..%2Fpackage.json', '/dashboard/assets/../package.json', '/dashboard/assets/nothing.js']) {
+    // The charting library from node_modules, those two files only.
+    for (const [file, type] of [['uPlot.iife.min.js', /javascript/], ['uPlot.min.css', /text\/css/]] as const) {
+      const res = await t.server.inject(`/dashboard/assets/vendor/${file}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(type);
+      expect(res.payload.length).toBeGreaterThan(1000);
+    }
+    expect(page.payload).toContain('src="/dashboard/assets/vendor/uPlot.iife.min.js"');
+    for (const path of ['/dashboard/assets/..%2Fpackage.json', '/dashboard/assets/../package.json', '/dashboard/assets/nothing.js', '/dashboard/assets/vendor/uPlot.cjs.js', '/dashboard/assets/vendor/..%2F..%2Fpackage.json', '/dashboard/assets/vendor/constructor']) {
       expect((await t.server.inject(path)).statusCode).toBeGreaterThanOrEqual(400);
     }
   });
