@@ -46,6 +46,8 @@
     const opts = {
       ...size(el),
       legend: { live: false },
+      // 24-hour clock and ISO dates, as the rest of the page.
+      fmtDate: (tpl) => uPlot.fmtDate(tpl.replace(/\{h\}/g, '{HH}').replace(/\{aa\}/g, '').replace('{M}/{D}/{YY}', '{YYYY}-{MM}-{DD}').replace('{M}/{D}', '{MM}-{DD}')),
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, right: { range: (u, min, max) => [0, Math.max(1, max)] }, ...def.scales },
       series: [{ label: 'time' }, ...def.series],
