@@ -157,13 +157,14 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
     const charts = path.join(SCREENSHOTS, 'dashboard-last-hour-1280.png');
     await page.locator('#last-hour').screenshot({ path: charts });
     await page.setViewportSize({ width: 800, height: 1280 });
-    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate('window.scrollTo(0, 0)');
     await page.waitForTimeout(300);
-    const fits = await page.evaluate(() => {
-      const table = document.querySelector('table.telegrams')!;
-      const panel = table.closest('.panel')!;
+    // In the page (a string: the tests are compiled without the DOM's types).
+    const fits = (await page.evaluate(`(() => {
+      const table = document.querySelector('table.telegrams');
+      const panel = table.closest('.panel');
       return { table: table.scrollWidth, panel: panel.clientWidth, scrolls: panel.scrollWidth > panel.clientWidth };
-    });
+    })()`)) as { table: number; panel: number; scrolls: boolean };
     expect(fits.scrolls).toBe(false);
     expect(fits.table).toBeLessThanOrEqual(fits.panel);
     const tablet = path.join(SCREENSHOTS, 'dashboard-800x1280.png');
