@@ -3,6 +3,7 @@
 // each write in its own immediate transaction.
 import type { Db } from './connection';
 import type { SorterMessage } from '../model/messages';
+import { destinationBoardWrites } from './destination-board-store';
 import { type SortationRow, type StoredMessage, historyPayload, messageColumns, messageDelete, messageInsert, sortationMessage } from './queue-rows';
 
 /** Who received a message, when, and how the read was proved: written to delivered_history as the message leaves. */
@@ -79,8 +80,16 @@ export function queueWrites(db: Db): QueueWrites {
   const insert = messageInsert(db);
   const deleteMessage = messageDelete(db);
   const insertHistory = historyInsert(db);
+  const board = destinationBoardWrites(db);
 
-  const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string, ids?: Array<number | null>): number[] => messages.map((m, i) => insert(m, receivedAt, ids?.[i] ?? null)));
+  // A SCAN also updates its destination's tile on the board, in the same commit.
+  const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string, ids?: Array<number | null>): number[] =>
+    messages.map((m, i) => {
+      const id = insert(m, receivedAt, ids?.[i] ?? null);
+      if (m.Type === 'SCAN') board.scanned(m, receivedAt);
+      return id;
+    }),
+  );
 
   const remove = db.transaction((stored: StoredMessage, delivery: Delivery): boolean => {
     if (deleteMessage(stored) === 0) return false;

@@ -1,6 +1,7 @@
 // The stores as the service uses them: reads on the main thread's connection, writes through the
 // writer thread.
 import type { Db } from './connection';
+import { type DestinationBoardReads, destinationBoardReads } from './destination-board-store';
 import { type DeadLetterReads, type DeadLetterWrites, deadLetterReads } from './dead-letter-store';
 import { type HistoryReads, type HistoryWrites, historyReads } from './history-store';
 import { type LinkReads, type LinkWrites, linkReads } from './link-store';
@@ -36,6 +37,8 @@ export interface ServiceStores {
   links: LinkReads & Committed<LinkWrites>;
   history: HistoryReads & Committed<HistoryWrites>;
   deadLetters: DeadLetterReads & Committed<DeadLetterWrites>;
+  /** The destinations board: written with the SCANs' and the settings' own writes, read here. */
+  board: DestinationBoardReads;
 }
 
 /** Assemble the service's stores from its read connection and its writer. */
@@ -80,5 +83,6 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
       deadLetter: (stored, info) => writer.run('deadLetter', [stored, info]),
       requeueDeadLetters: (ids) => writer.run('requeueDeadLetters', [ids]),
     },
+    board: destinationBoardReads(reader),
   };
 }

@@ -5,6 +5,7 @@ import type { StorageStatus } from '../db/storage-status';
 import type { QueueName } from '../model/messages';
 import type { SorterLink } from './link/sorter-link-status';
 import type { DecisionMeter, WakeMeter } from './ops/latency';
+import type { LastHour } from './ops/last-hour';
 import type { Metrics } from './ops/metrics';
 import type { ItemTimeline } from '../db/item-trace';
 import type { Config } from './process/config';
@@ -28,6 +29,8 @@ export interface Deps {
   links: ServiceStores['links'];
   /** Messages handed out MaxDeliveries times without proof of the read, out of their queues. */
   deadLetters: ServiceStores['deadLetters'];
+  /** The latest state of every destination (the dashboard's board). */
+  board: ServiceStores['board'];
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   /** Messages from the sorter whose commit is under way, handed out already (HandOutBeforeCommit). */
   uncommitted: UncommittedMessages;
@@ -52,6 +55,8 @@ export interface Deps {
   /** Prometheus metrics (GET /metrics), and the REQUEST-to-assignment meter. */
   metrics: Metrics;
   decisions: DecisionMeter;
+  /** The dashboard's last hour: samples every ChartSampleSeconds, in memory. */
+  lastHour: LastHour;
   log: Logger;
 }
 

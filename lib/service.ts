@@ -6,6 +6,8 @@ import { type Db, PAGE_SIZE, defaultMigrationsDir, openReader } from '../db/conn
 import { readMigrations } from '../db/migrate';
 import { EventLoopWatch } from './ops/event-loop';
 import { DecisionMeter } from './ops/latency';
+import { LastHour } from './ops/last-hour';
+import { readLastHour } from './ops/last-hour-reading';
 import { Metrics } from './ops/metrics';
 import { metricsSnapshot } from './ops/metrics-snapshot';
 import { itemTrace } from '../db/item-trace';
@@ -196,7 +198,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     dispatchers.destination.close();
   };
   deps = {
-    ...meters(metrics),
+    ...meters(metrics, config),
     testMode: config.TestMode,
     version: options.version,
     startedAt: clock(),
@@ -208,6 +210,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     history: stores.history,
     links: stores.links,
     deadLetters: stores.deadLetters,
+    board: stores.board,
     dispatchers,
     uncommitted,
     failingPeers: new Set(),
@@ -221,8 +224,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     items: { timeline: itemTrace(db) },
     log,
   };
+  const stopSampling = sampleLastHour(deps, config);
   const close = async () => {
     drain();
+    stopSampling();
     eventLoop.stop();
     stopWatching();
     // Responses already read commit their messages a moment later: let them, briefly.
@@ -236,9 +241,27 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   return { deps, db, writer, databaseFile: file, drain, close };
 }
 
-/** The metrics and the two latency meters that feed them. */
-function meters(metrics: Metrics) {
+/** The metrics, the two latency meters that feed them, and the last hour's samples. */
+function meters(metrics: Metrics, config: Config) {
   const wake = new WakeMeter();
   wake.observe = (ms) => metrics.wakeSeconds.observe(ms / 1000);
-  return { metrics, wake, decisions: new DecisionMeter((ms) => metrics.decisionSeconds.observe(ms / 1000)) };
+  const lastHour = new LastHour(config.LateDecisionMs);
+  const decisions = new DecisionMeter((ms) => {
+    metrics.decisionSeconds.observe(ms / 1000);
+    lastHour.decided(ms);
+  });
+  return { metrics, wake, decisions, lastHour };
+}
+
+/** Sample the last hour every ChartSampleSeconds (in memory only); returns its stop. */
+function sampleLastHour(deps: Deps, config: Config): () => void {
+  const sample = () => {
+    readLastHour(deps, deps.metrics, deps.clock(), deps.testMode)
+      .then((r) => deps.lastHour.record(r))
+      .catch((err) => deps.log.warn({ err }, 'the dashboard\'s last hour: a sample could not be read'));
+  };
+  sample();
+  const timer = setInterval(sample, config.ChartSampleSeconds * 1000);
+  timer.unref();
+  return () => clearInterval(timer);
 }

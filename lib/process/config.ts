@@ -39,6 +39,8 @@ export interface Config {
   TrustedProxies: string[];
   LogLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   AccessLog: 'all' | 'errors' | 'off';
+  ChartSampleSeconds: number;
+  LateDecisionMs: number;
   Sorter: SorterSettings;
 }
 
@@ -132,6 +134,8 @@ const configSchema = Joi.object<Config>({
     .description('Reverse proxies (addresses or CIDR blocks) whose X-Forwarded-For names the client in logs, the delivery history and the outbox; empty: the header is ignored'),
   LogLevel: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info').description('Log level (JSON lines on stdout)'),
   AccessLog: Joi.string().valid('all', 'errors', 'off').default('errors').description('Access log lines: all (every request, with a long poll\'s outcome), errors (status 400 and above), off'),
+  ChartSampleSeconds: Joi.number().min(0.1).max(60).default(10).description("The dashboard's last hour: one sample of rates, decision latency, queues and link every this many seconds, the last 360 kept in memory"),
+  LateDecisionMs: Joi.number().integer().min(1).max(60000).default(1000).description('A decision (a REQUEST to its assignment) slower than this counts as late in the dashboard\'s last hour'),
   Sorter: Joi.object({
     Host: Joi.string().default('127.0.0.1').description('Sorter PLC address'),
     Port: Joi.number().port().default(2000).description('Sorter PLC TCP port'),
