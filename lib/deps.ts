@@ -6,6 +6,7 @@ import type { QueueName } from '../model/messages';
 import type { SorterLink } from './link/sorter-link-status';
 import type { DecisionMeter, WakeMeter } from './ops/latency';
 import type { Metrics } from './ops/metrics';
+import type { StorageWatch } from './ops/storage-watch';
 import type { ItemTimeline } from './ops/trace';
 import type { Config } from './process/config';
 import type { Logger } from './process/logger';
@@ -41,6 +42,8 @@ export interface Deps {
   wake: WakeMeter;
   /** Decides when a handed-out message was read (Delivery setting); attached to the HTTP listener by the server. */
   deliveries: DeliveryTracker;
+  /** The disk: what the stores take, the history's size bound and the days that fit, the disk's free space. */
+  storageWatch: StorageWatch;
   /** The writer thread's state: committing, stalled (lock, disk) or failing. */
   storage: { status(): StorageStatus; prompt(): boolean };
   /** The database's schema version, and the newest this version of the service knows. */
