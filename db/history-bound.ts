@@ -1,6 +1,7 @@
 // The history bounded by size as well as by age: how much the database, its WAL and the traffic
 // log may take on the disk together, when the oldest history must go to stay within that, and how
 // many days of history fit at the current rate.
+import { WAL_CHECK_INTERVAL_MS } from './checkpointer';
 import { WAL_LIMITS, type WalLimits } from './wal-limits';
 import type { HistoryExtent } from './history-store';
 
@@ -138,5 +139,13 @@ export function walLimitsFor(boundBytes: number | null): WalLimits {
   return { ...WAL_LIMITS, restartBytes, maxBytes: 4 * restartBytes };
 }
 
-/** What the WAL may take under its limits: it starts over once it holds `restartBytes`, asked for within a second, so up to about twice that. */
-export const walAllowance = (limits: WalLimits): number => 2 * limits.restartBytes;
+/**
+ * What the WAL may take under its limits: it starts over once it holds `restartBytes`, and is
+ * emptied past `maxBytes`; between two looks of the checkpoint thread (and during a cut, between
+ * two chunks) it passes the first by what the traffic writes meanwhile. Four times the restart
+ * size: under a small bound its `maxBytes`, under the usual limits 64 MB.
+ */
+export const walAllowance = (limits: WalLimits): number => Math.min(limits.maxBytes, 4 * limits.restartBytes);
+
+/** How often the checkpoint thread looks at the WAL's size (ms): under a small bound four times a second, so that it passes its restart size by less. */
+export const walCheckMs = (limits: WalLimits): number => (limits.restartBytes < WAL_LIMITS.restartBytes ? 250 : WAL_CHECK_INTERVAL_MS);

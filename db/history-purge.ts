@@ -24,7 +24,13 @@ export interface PurgeDone {
  * Purge the history older than `cutoff` (ISO time), the oldest rows first, a chunk at a time with
  * a pause between two; `stopping` ends it between two chunks (the rest waits for the next run).
  */
-export async function purgeInChunks(history: { purgeDeliveredBefore(cutoff: string, limit: number): Promise<number> }, cutoff: string, stopping: () => boolean = () => false): Promise<PurgeDone> {
+export async function purgeInChunks(
+  history: { purgeDeliveredBefore(cutoff: string, limit: number): Promise<number> },
+  cutoff: string,
+  stopping: () => boolean = () => false,
+  /** After each chunk that purged rows, before the pause (the size bound makes the WAL start over here). */
+  afterChunk?: () => Promise<unknown>,
+): Promise<PurgeDone> {
   let purged = 0;
   let chunks = 0;
   const started = Date.now();
@@ -37,6 +43,7 @@ export async function purgeInChunks(history: { purgeDeliveredBefore(cutoff: stri
     // Nothing purged: nothing older is left. (Not "less than a chunk": a chunk is the oldest rows
     // by id, and an assignment posted before the cutoff but settled after it stays among them.)
     if (n === 0) break;
+    await afterChunk?.();
     // As long again as the chunk took (a slow disk), and never less than the pause.
     await new Promise((r) => setTimeout(r, Math.max(PURGE_PAUSE_MS, Date.now() - t)));
   }

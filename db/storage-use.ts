@@ -7,7 +7,8 @@ import type { Db } from './connection';
 import type { StorageMeasure } from './history-bound';
 import type { HistoryReads } from './history-store';
 
-const sizeOf = (file: string): number => {
+/** A file's size, 0 when it does not exist. */
+export const fileBytes = (file: string): number => {
   try {
     return fs.statSync(file).size;
   } catch {
@@ -24,7 +25,7 @@ export function rotatedFilesBytes(file: string): number {
   } catch {
     return 0;
   }
-  return names.filter((n) => n === base || (n.startsWith(`${base}.`) && /^\d+$/.test(n.slice(base.length + 1)))).reduce((sum, n) => sum + sizeOf(path.join(path.dirname(file), n)), 0);
+  return names.filter((n) => n === base || (n.startsWith(`${base}.`) && /^\d+$/.test(n.slice(base.length + 1)))).reduce((sum, n) => sum + fileBytes(path.join(path.dirname(file), n)), 0);
 }
 
 /** The file system that holds `dir`: its size and what an unprivileged writer may still use; nulls when unknown. */
@@ -48,8 +49,8 @@ export function usedDatabaseBytes(db: Db): number {
 export function measureStorage(db: Db, history: Pick<HistoryReads, 'extent'>, files: { database: string; trafficLog?: string }): StorageMeasure {
   const { sizeBytes, freeBytes } = fileSystemOf(path.dirname(files.database));
   return {
-    databaseBytes: sizeOf(files.database),
-    walBytes: sizeOf(`${files.database}-wal`),
+    databaseBytes: fileBytes(files.database),
+    walBytes: fileBytes(`${files.database}-wal`),
     trafficLogBytes: files.trafficLog ? rotatedFilesBytes(files.trafficLog) : 0,
     usedDatabaseBytes: usedDatabaseBytes(db),
     fileSystemBytes: sizeBytes,

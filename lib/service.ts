@@ -31,8 +31,8 @@ import type { Layout } from './telegram/layout-table';
 import { sorterLayout } from './telegram/site-layout';
 import { type TelegramWire, layoutWire } from './telegram/wire';
 import { WINDOW_MAX_WRITES } from '../db/commit-plan';
-import { type BoundSettings, walAllowance, walLimitsFor } from '../db/history-bound';
-import { fileSystemOf, measureStorage } from '../db/storage-use';
+import { type BoundSettings, walAllowance, walCheckMs, walLimitsFor } from '../db/history-bound';
+import { fileBytes, fileSystemOf, measureStorage } from '../db/storage-use';
 import { StorageWatch } from './ops/storage-watch';
 import type { Deps } from './deps';
 
@@ -111,7 +111,8 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
   });
   if (writer.status().ReadOnly) log.error({ database: file }, 'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)');
   // Under a small size bound the WAL starts over sooner, leaving the history its share (db/history-bound.ts).
-  const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), undefined, walLimitsFor(configuredBound(config, file)));
+  const walLimits = walLimitsFor(configuredBound(config, file));
+  const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), undefined, walLimits, walCheckMs(walLimits));
   const db = openReader(file);
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   log.info({ database: file, testMode: config.TestMode, pageSize }, 'queue database open');
@@ -139,7 +140,8 @@ function storageWatch(home: string, file: string, config: Config, db: Db, histor
     walAllowanceBytes: walAllowance(walLimitsFor(configuredBound(config, file))),
     trafficLogMaxBytes: trafficLog ? s.TrafficLogMaxBytes * (s.TrafficLogFiles + 1) : 0,
   };
-  return new StorageWatch(settings, () => measureStorage(db, history, { database: file, trafficLog }), (share) => history.timeAtShare(share), clock, log);
+  const restartBytes = walLimitsFor(configuredBound(config, file)).restartBytes;
+  return new StorageWatch(settings, () => measureStorage(db, history, { database: file, trafficLog }), (share) => history.timeAtShare(share), clock, log, () => fileBytes(`${file}-wal`) >= restartBytes);
 }
 
 /** The two queues' dispatchers, and the watch for rows other processes write. */

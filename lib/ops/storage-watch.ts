@@ -75,7 +75,14 @@ export class StorageWatch {
     private readonly timeAtShare: (share: number) => string | null,
     private readonly clock: () => Date,
     private readonly log: Logger,
+    /** The WAL holds its restart size or more (db/history-bound.ts, walLimitsFor). */
+    private readonly walPastRestart_: () => boolean = () => false,
   ) {}
+
+  /** The WAL file holds its restart size or more: a purge asks it to start over before its next chunk. */
+  walPastRestart(): boolean {
+    return this.walPastRestart_();
+  }
 
   /** Measure the disk now: the bound, the projection, the Low state, and the cutoff to purge to if the size bound is passed. */
   look(): StorageLook {
