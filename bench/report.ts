@@ -1,5 +1,6 @@
 // The benchmark's report (npm run bench, docs/performance.md): what one run measured, printed as a
 // table and summary lines, and the `BENCH {json}` line; the correctness check over every step.
+import { type HistorySize, describeHistorySize } from './history-size';
 import type { IdleResult } from './idle';
 import { type Target, describeTarget } from './processes';
 import type { PurgeWay } from './scale';
@@ -33,6 +34,8 @@ export interface ScaleResult {
 export interface Measured {
   results: Record<string, TargetResult>;
   site?: StepResult;
+  /** The site's history a day and the days that fit on its cards (--site-rate). */
+  history?: HistorySize;
   storage: StorageResult;
   purge?: PurgeResult;
   scale: ScaleResult;
@@ -97,6 +100,7 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
   if (site && siteRate !== null) {
     console.log(`\nsite at ${siteRate} items/s around the clock: ${site.diskKbPerCycle} KB/item from the process, ${site.deviceKbPerCycle ?? '-'} KB and ${site.deviceWritesPerCycle ?? '-'} writes/item at the device, ${site.syncsPerCycle} syncs/item: ${wear.processGb} GB a day from the process, ${wear.deviceGb ?? '-'} GB at the device; a ${EMMC.label} lasts about ${wear.years} years by the device's figure, ${wear.yearsByProcess} by the process's (its own write amplification not counted; the device's figure counts every process writing to that disk)`);
   }
+  if (m.history) console.log(describeHistorySize(m.history));
   if (slow20) {
     console.log(`\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`);
     if (stall && stallOf) console.log(`a ${stallOf.ms} ms sync stall every ${stallOf.everyS} s at 50/s (${stall.stalls ?? '-'} stalls): decision p50/p99/max ${stall.decisionP50} / ${stall.decisionP99} / ${stall.decisionMax} ms, late ${stall.late}, passes without assignment ${stall.passesWithoutAssignment}, rejected ${stall.rejected}, lost ${stall.lost}, duplicated ${stall.duplicated}`);
@@ -225,6 +229,10 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     site_device_gb_per_day: wear.deviceGb,
     site_emmc_32gb_100tbw_years: wear.years,
     site_emmc_32gb_100tbw_years_by_process: wear.yearsByProcess,
+    site_history_bytes_per_item: m.history?.bytesPerItem ?? null,
+    site_history_gb_per_day: m.history?.gbPerDay ?? null,
+    site_history_days_fit: m.history ? Object.fromEntries(m.history.cards.map((c) => [`${c.cardGb}gb`, c.daysFit])) : null,
+    site_history_retention_fits_from_gb: m.history?.retentionFitsFromGb ?? null,
     baseline_decision_p99_ms_at_50: base.at50.decisionP99,
     decision_p99_ms_at_max: svc.atMax?.decisionP99 ?? null,
     pop_1m_vs_empty: ratio(sc.popFull, sc.popEmpty),
