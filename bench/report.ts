@@ -24,7 +24,7 @@ export interface StorageResult {
   slow5: { max: number | null; ramp: StepResult[] };
   lock?: StepResult;
 }
-export type PurgeResult = { rows: number; fsyncDelayMs: number; one: PurgeWay; chunks: PurgeWay };
+export type PurgeResult = { rows: number; fsyncDelayMs: number; one: PurgeWay; chunks: PurgeWay; size?: PurgeWay };
 export interface ScaleResult {
   popEmpty: number;
   popFull: number;
@@ -71,9 +71,11 @@ const yearsOfLife = (gb: number | null, ratedBytes: number) => (gb === null || g
 export function correctness({ results, site, storage, purge }: Measured, siteRate: number | null) {
   const all = [...Object.values(results).flatMap((r) => [r.at50, ...r.ramp]), ...(site && siteRate !== 50 ? [site] : []), ...(storage.slow20 ? [storage.slow20] : []), ...(storage.stall ? [storage.stall] : []), ...storage.slow5.ramp, ...(storage.lock ? [storage.lock] : [])];
   const purgeWays = purge ? [purge.one, purge.chunks] : [];
-  const lost = all.reduce((s, r) => s + r.lost, 0) + purgeWays.reduce((s, w) => s + w.lost, 0);
-  const duplicated = all.reduce((s, r) => s + r.duplicated, 0) + purgeWays.reduce((s, w) => s + w.duplicated, 0);
-  const purgeWrong = purgeWays.some((w) => w.olderLeft !== 0 || w.purged !== purge!.one.purged || w.kept !== purge!.rows - purge!.one.purged);
+  // The size bound's cut finds its own cutoff: nothing older than it left, and the rows it took are gone.
+  const size = purge?.size ? [purge.size] : [];
+  const lost = all.reduce((s, r) => s + r.lost, 0) + [...purgeWays, ...size].reduce((s, w) => s + w.lost, 0);
+  const duplicated = all.reduce((s, r) => s + r.duplicated, 0) + [...purgeWays, ...size].reduce((s, w) => s + w.duplicated, 0);
+  const purgeWrong = purgeWays.some((w) => w.olderLeft !== 0 || w.purged !== purge!.one.purged || w.kept !== purge!.rows - purge!.one.purged) || size.some((w) => w.olderLeft !== 0 || w.purged === 0 || w.kept !== purge!.rows - w.purged);
   return { lost, duplicated, purgeWrong };
 }
 
@@ -113,6 +115,8 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
   if (purge) {
     const { one, chunks } = purge;
     console.log(`history purge, ${chunks.purged.toLocaleString('en')} rows, fsync +${purge.fsyncDelayMs} ms: a sorter message's commit p50/p99/max ${chunks.commitP50Ms} / ${chunks.commitP99Ms} / ${chunks.commitMaxMs} ms in chunks (${chunks.seconds} s; ${chunks.commitP99BeforeMs} ms p99 before), ${one.commitP50Ms} / ${one.commitP99Ms} / ${one.commitMaxMs} ms as one transaction (${one.seconds} s): max ${ratio(one.commitMaxMs, chunks.commitMaxMs)}x lower`);
+    const size = purge.size;
+    if (size) console.log(`the size bound's cut of ${size.purged.toLocaleString('en')} rows: a sorter message's commit p50/p99/max ${size.commitP50Ms} / ${size.commitP99Ms} / ${size.commitMaxMs} ms (${size.seconds} s; ${size.commitP99BeforeMs} ms p99 before)`);
   }
   const base = results.baseline;
   const svc = results.service;
@@ -148,6 +152,11 @@ function storageFields(storage: Measured['storage'], purge: Measured['purge']): 
     purge_commit_max_ms: purge?.chunks.commitMaxMs ?? null,
     purge_one_transaction_commit_p99_ms: purge?.one.commitP99Ms ?? null,
     purge_one_transaction_commit_max_ms: purge?.one.commitMaxMs ?? null,
+    purge_size_rows: purge?.size?.purged ?? null,
+    purge_size_seconds: purge?.size?.seconds ?? null,
+    purge_size_commit_p99_before_ms: purge?.size?.commitP99BeforeMs ?? null,
+    purge_size_commit_p99_ms: purge?.size?.commitP99Ms ?? null,
+    purge_size_commit_max_ms: purge?.size?.commitMaxMs ?? null,
   };
 }
 
