@@ -64,8 +64,9 @@ function runningTotals(total: (name: string, help: string, value: (s: MetricsSna
 
 /** The disk and the history's bounds as gauges (GET /status: Storage.Disk, Storage.History). */
 function diskGauges(gauge: (name: string, help: string, labelNames: string[], set: (g: client.Gauge, s: MetricsSnapshot) => void) => void): void {
-  // A figure not known (a file system that cannot be measured, a history too short to project) is left out.
-  const known = (g: client.Gauge, v: number | null | undefined) => (v === null || v === undefined ? g.reset() : g.set(v));
+  // A figure not known (a file system that cannot be measured, a history too short to project) is
+  // NaN: a gauge without labels is always exported, and 0 would say "nothing fits", "nothing free".
+  const known = (g: client.Gauge, v: number | null | undefined) => g.set(v ?? Number.NaN);
   gauge('storage_files_bytes', 'What the size bound counts, by file: the database, its WAL, the traffic log (Service_PLC.log and its rotated files)', ['file'], (g, s) => {
     g.reset();
     if (!s.disk) return;
@@ -77,8 +78,8 @@ function diskGauges(gauge: (name: string, help: string, labelNames: string[], se
   gauge('disk_free_bytes', "Free on the database's file system", [], (g, s) => known(g, s.disk?.freeBytes));
   gauge('disk_size_bytes', "The database's file system's size", [], (g, s) => known(g, s.disk?.sizeBytes));
   gauge('disk_low', "1 while the database's file system has less free than the reserve (GET /status: Storage.Disk.State Low): the disk is filling", [], (g, s) => g.set(s.disk?.low ? 1 : 0));
-  gauge('history_bytes_per_day', "The history's bytes a day at the rate it shows itself (absent while it spans less than 10 s)", [], (g, s) => known(g, s.disk?.historyBytesPerDay));
-  gauge('history_days_fit', 'Days of history the size bound holds at that rate (absent while unknown)', [], (g, s) => known(g, s.disk?.historyDaysFit));
+  gauge('history_bytes_per_day', "The history's bytes a day at the rate it shows itself (NaN while it spans less than 10 s)", [], (g, s) => known(g, s.disk?.historyBytesPerDay));
+  gauge('history_days_fit', 'Days of history the size bound holds at that rate (NaN while unknown)', [], (g, s) => known(g, s.disk?.historyDaysFit));
   gauge('history_retention_cut', '1 while the size bound cuts the history short of HistoryRetentionDays at the current rate', [], (g, s) => g.set(s.disk?.retentionCut ? 1 : 0));
 }
 
