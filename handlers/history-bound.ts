@@ -12,6 +12,8 @@ export interface HistoryBoundDeps {
   storageWatch: Pick<StorageWatch, 'look' | 'cut' | 'walPastRestart'>;
   /** 'Stopping' ends a cut between two chunks (the next look goes on). */
   state?: () => 'Running' | 'Stopping';
+  /** A cut is work: the event loop's delay is sampled while it runs (the look alone is not). */
+  eventLoop?: { busy(): void };
 }
 
 /** How long such a start-over may wait for readers (as the checkpoint thread's): after that the WAL goes on growing, and the next look counts it. */
@@ -21,6 +23,7 @@ const WAL_RESTART_WAIT_MS = 100;
 export async function historyBound(deps: HistoryBoundDeps): Promise<HandlerResult> {
   const look = deps.storageWatch.look();
   if (look.cutoff === null) return ok({ Cut: false, FilesBytes: look.bound.filesBytes, BoundBytes: look.bound.boundBytes });
+  deps.eventLoop?.busy();
   // Each chunk writes about as much WAL as the rows it deletes, faster than the checkpoint thread
   // looks (every second): the WAL starts over between two chunks once it holds its restart size,
   // so that a cut does not grow it past its share of the bound.
@@ -30,4 +33,5 @@ export async function historyBound(deps: HistoryBoundDeps): Promise<HandlerResul
   return ok({ Cut: true, PurgedHistoryRows: done.purged, Chunks: done.chunks, PurgeMs: done.ms, Cutoff: look.cutoff, FilesBytes: look.bound.filesBytes, BoundBytes: look.bound.boundBytes });
 }
 
-export const fn = scheduledFunction(historyBound);
+// Light: a look every 5 s must not keep an idle service's event loop sampler running.
+export const fn = scheduledFunction(historyBound, undefined, 'light');
