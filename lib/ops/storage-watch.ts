@@ -67,6 +67,7 @@ export class StorageWatch {
   private lastCut: HistoryCut | null = null;
   private ageUnmet = false;
   private low = false;
+  private noRoom = false;
 
   constructor(
     private readonly settings: BoundSettings,
@@ -150,8 +151,16 @@ export class StorageWatch {
     return { State: l.measure.freeBytes === null ? 'Unknown' : l.bound.diskLow ? 'Low' : 'Ok', FreeBytes: l.measure.freeBytes, SizeBytes: l.measure.fileSystemBytes, LowBelowBytes: l.bound.lowBelowBytes };
   }
 
-  /** One line when the age bound stops being met (or is met again), and when the disk turns Low (or Ok again). */
+  /** One line when the age bound stops being met (or is met again), when the disk turns Low (or Ok again), and when the bound leaves the history nothing. */
   private tellChanges(l: StorageLook): void {
+    // (A disk that other files fill is told as Low below, not here.)
+    const noRoom = l.bound.databaseBudgetBytes === 0 && l.bound.boundBy !== 'HistoryKeepFreeShare';
+    if (noRoom && !this.noRoom)
+      this.log.error(
+        { boundBytes: l.bound.boundBytes, boundBy: l.bound.boundBy, walAllowanceBytes: this.settings.walAllowanceBytes, trafficLogMaxBytes: this.settings.trafficLogMaxBytes },
+        `history: the size bound (${mb(l.bound.boundBytes)} by ${l.bound.boundBy}) leaves the database nothing beside the WAL (${mb(this.settings.walAllowanceBytes)}) and the traffic log (${mb(this.settings.trafficLogMaxBytes)} at its most): no history is kept. Raise HistoryMaxBytes, or lower Sorter.TrafficLogMaxBytes or Sorter.TrafficLogFiles`,
+      );
+    this.noRoom = noRoom;
     const p = l.projection;
     if (p && p.retentionMet === this.ageUnmet) {
       this.ageUnmet = !p.retentionMet;

@@ -65,6 +65,20 @@ describe('StorageWatch', () => {
     }
   });
 
+  it('a bound that leaves the history nothing beside the WAL and the traffic log: said once, as an error', () => {
+    const ctx = freshDb();
+    try {
+      const store = createHistoryStore(ctx.db);
+      const { log, lines } = capturingLogger();
+      const watch = new StorageWatch(settings({ maxBytes: 2 * 1048576, trafficLogMaxBytes: 60 * 1048576 }), () => measureStorage(ctx.db, store, { database: ctx.file }), (share) => store.timeAtShare(share), () => NOW, log);
+      watch.look();
+      watch.look();
+      expect(lines.filter((l) => l.level === 50).map((l) => l.msg)).toEqual([expect.stringMatching(/^history: the size bound \(2\.0 MB by HistoryMaxBytes\) leaves the database nothing beside the WAL .* no history is kept/)]);
+    } finally {
+      ctx.dispose();
+    }
+  });
+
   it('the disk Low below the reserve: said once as an error, Ok again once', () => {
     const ctx = freshDb();
     try {
