@@ -132,16 +132,17 @@ function configuredBound(config: Config, file: string): number | null {
 function storageWatch(home: string, file: string, config: Config, db: Db, history: ServiceStores['history'], log: Logger, clock: () => Date): StorageWatch {
   const s = config.Sorter;
   const trafficLog = !config.TestMode && s.TrafficLog ? path.join(home, 'Service_PLC.log') : undefined;
+  const walLimits = walLimitsFor(configuredBound(config, file));
   const settings: BoundSettings = {
     maxBytes: config.HistoryMaxBytes,
     maxDiskShare: config.HistoryMaxDiskShare,
     keepFreeShare: config.HistoryKeepFreeShare,
     retentionDays: config.HistoryRetentionDays,
-    walAllowanceBytes: walAllowance(walLimitsFor(configuredBound(config, file))),
+    walAllowanceBytes: walAllowance(walLimits),
     trafficLogMaxBytes: trafficLog ? s.TrafficLogMaxBytes * (s.TrafficLogFiles + 1) : 0,
   };
-  const restartBytes = walLimitsFor(configuredBound(config, file)).restartBytes;
-  return new StorageWatch(settings, () => measureStorage(db, history, { database: file, trafficLog }), (share) => history.timeAtShare(share), clock, log, () => fileBytes(`${file}-wal`) >= restartBytes);
+  const walPastRestart = () => fileBytes(`${file}-wal`) >= walLimits.restartBytes;
+  return new StorageWatch(settings, () => measureStorage(db, history, { database: file, trafficLog }), (share) => history.timeAtShare(share), clock, log, walPastRestart);
 }
 
 /** The two queues' dispatchers, and the watch for rows other processes write. */

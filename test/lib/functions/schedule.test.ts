@@ -77,6 +77,7 @@ it('does not schedule a function its settings switch off: the REQUEST expiry wit
 it('does not sample the event loop after a light function: the size bound looks every 5 s, an idle service stays asleep', async () => {
   t = await testService({ TestMode: false, Sorter: { Port: await freePort() } });
   const manifest: Manifest = {
+    ...loadManifest(),
     functions: {
       bound: { handler: 'handlers/history-bound', description: 'the size bound, every second here', events: [{ schedule: { cron: '* * * * * *' } }] },
       failing: { handler: 'test/fixtures/functions/failing-schedule', description: 'always fails', events: [{ schedule: { cron: '* * * * * *' } }] },
