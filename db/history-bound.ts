@@ -80,8 +80,12 @@ export const MIN_PROJECTION_SPAN_MS = 10_000;
 
 const DAY_MS = 86_400_000;
 
-/** The bound now, and the share of the history to cut to stay within it. */
-export function lookAtBound(s: BoundSettings, m: StorageMeasure): BoundLook {
+/**
+ * The bound now, and the share of the history to cut to stay within it until the next look:
+ * `aheadBytes` is what the database is expected to grow by meanwhile (what it grew since the last
+ * look), so that the cut comes before the pages in use pass the budget, not after.
+ */
+export function lookAtBound(s: BoundSettings, m: StorageMeasure, aheadBytes = 0): BoundLook {
   const filesBytes = m.databaseBytes + m.walBytes + m.trafficLogBytes;
   const size = m.fileSystemBytes;
   const keepFree = size !== null ? Math.floor(s.keepFreeShare * size) : null;
@@ -97,19 +101,21 @@ export function lookAtBound(s: BoundSettings, m: StorageMeasure): BoundLook {
   }
   if (boundBytes === null) return { boundBytes, boundBy, filesBytes, databaseBudgetBytes: null, cutShare: 0, diskLow, lowBelowBytes };
   const databaseBudgetBytes = Math.max(0, boundBytes - Math.max(m.walBytes, s.walAllowanceBytes) - Math.max(m.trafficLogBytes, s.trafficLogMaxBytes));
-  return { boundBytes, boundBy, filesBytes, databaseBudgetBytes, cutShare: cutShare(m.usedDatabaseBytes, databaseBudgetBytes, m.history.rows), diskLow, lowBelowBytes };
+  return { boundBytes, boundBy, filesBytes, databaseBudgetBytes, cutShare: cutShare(m.usedDatabaseBytes, databaseBudgetBytes, m.history.rows, aheadBytes), diskLow, lowBelowBytes };
 }
 
 /**
- * The share of the history's rows to purge, the oldest first, when the pages in use exceed the
- * budget: down to CUT_TO_SHARE of it. The rows' bytes are taken as the pages in use over the rows
- * (the queues' few pages counted in: a cut frees a little less than asked, and the next look
- * cuts again). A budget of nothing takes all of it.
+ * The share of the history's rows to purge, the oldest first, when the pages in use and what they
+ * will grow by until the next look (`aheadBytes`) exceed the budget: down to CUT_TO_SHARE of it,
+ * less that growth. The rows' bytes are taken as the pages in use over the rows (the queues' few
+ * pages counted in: a cut frees a little less than asked, and the next look cuts again). A budget
+ * of nothing takes all of it.
  */
-export function cutShare(usedBytes: number, budgetBytes: number, rows: number): number {
-  if (rows === 0 || usedBytes <= budgetBytes) return 0;
+export function cutShare(usedBytes: number, budgetBytes: number, rows: number, aheadBytes = 0): number {
+  const ahead = Math.max(0, aheadBytes);
+  if (rows === 0 || usedBytes + ahead <= budgetBytes) return 0;
   if (budgetBytes <= 0) return 1;
-  return Math.min(1, (usedBytes - budgetBytes * CUT_TO_SHARE) / usedBytes);
+  return Math.min(1, Math.max(0, usedBytes + ahead - budgetBytes * CUT_TO_SHARE) / usedBytes);
 }
 
 /** Days of history that fit in the budget at the history's own rate, and when the size bound begins to cut it short; null while it spans too little. */

@@ -89,7 +89,9 @@ export class StorageWatch {
   look(): StorageLook {
     const at = this.clock();
     const measure = this.measure();
-    const bound = lookAtBound(this.settings, measure);
+    // What the pages in use grew by since the last look (0 after a cut): as much again before the next.
+    const ahead = this.last ? Math.max(0, measure.usedDatabaseBytes - this.last.measure.usedDatabaseBytes) : 0;
+    const bound = lookAtBound(this.settings, measure, ahead);
     const projection = project(this.settings, measure, bound, at);
     const cutoff = bound.cutShare > 0 ? this.timeAtShare(bound.cutShare) : null;
     this.last = { at, measure, bound, projection, cutoff };

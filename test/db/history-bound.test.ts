@@ -122,12 +122,15 @@ describe('history bound', () => {
     expect(lookAtBound(settings({ maxBytes: GB }), { ...m, fileSystemBytes: null, freeBytes: null })).toMatchObject({ boundBytes: GB, boundBy: 'HistoryMaxBytes' });
   });
 
-  it('cuts nothing within the budget, down to 90% of it past it, and all of it when nothing fits', () => {
+  it('cuts nothing within the budget, down to 90% of it past it (ahead of the growth until the next look), and all of it when nothing fits', () => {
     expect(cutShare(900, 1000, 10)).toBe(0);
     expect(cutShare(1000, 1000, 10)).toBe(0);
     expect(cutShare(1200, 1000, 10)).toBeCloseTo(0.25, 6);
     expect(cutShare(1200, 0, 10)).toBe(1);
     expect(cutShare(1200, 1000, 0)).toBe(0);
+    // Growing 200 between two looks: cut already at 900, down to 90% less that growth.
+    expect(cutShare(900, 1000, 10, 200)).toBeCloseTo((900 + 200 - 900) / 900, 6);
+    expect(cutShare(700, 1000, 10, 200)).toBe(0);
   });
 
   it('projects the days that fit from the rate the history shows, and when the size bound begins to cut it short of the retention', () => {
