@@ -163,9 +163,11 @@ describeWhen(missingTmpfsMount(), 'the history bounded by size')('the history bo
     for (const t of verified.slice(-200)) expect(keptVerifies.has(t)).toBe(true);
     expect(keptVerifies.has(verified[0])).toBe(false);
     expect(h.oldest >= end.Storage.History.LastCut.Cutoff).toBe(true);
-    // Decisions no slower while the cuts ran than outside them.
+    // Decisions no slower while the cuts ran than outside them, but for what one chunk and one
+    // start-over of the WAL (a sync of the database file) may hold a commit up: 100 ms on a slow
+    // disk, against the sorter's decision window of seconds.
     expect(p99.duringCuts.n).toBeGreaterThan(10);
-    expect(p99.duringCuts.p99!).toBeLessThanOrEqual(Math.max(2 * p99.outsideCuts.p99!, p99.outsideCuts.p99! + 20));
+    expect(p99.duringCuts.p99!).toBeLessThanOrEqual(Math.max(2 * p99.outsideCuts.p99!, p99.outsideCuts.p99! + 100));
     // Low before the disk was full: said in /status and once in the log; the history bounded by the
     // free space; the database did not grow into the last MBs; Ok again once the space was back.
     expect(low.Storage.Disk).toMatchObject({ State: 'Low' });
