@@ -79,7 +79,8 @@ function diskGauges(gauge: (name: string, help: string, labelNames: string[], se
   gauge('disk_size_bytes', "The database's file system's size", [], (g, s) => known(g, s.disk?.sizeBytes));
   gauge('disk_low', "1 while the database's file system has less free than the reserve (GET /status: Storage.Disk.State Low): the disk is filling", [], (g, s) => g.set(s.disk?.low ? 1 : 0));
   gauge('history_bytes_per_day', "The history's bytes a day at the rate it shows itself (NaN while it spans less than 10 s)", [], (g, s) => known(g, s.disk?.historyBytesPerDay));
-  gauge('history_days_fit', 'Days of history the size bound holds at that rate (NaN while unknown)', [], (g, s) => known(g, s.disk?.historyDaysFit));
+  // In seconds, Prometheus's base unit (promtool's check): a day is 86,400.
+  gauge('history_fit_seconds', 'How long a history the size bound holds at that rate, in seconds (GET /status: Storage.History.DaysFit in days; NaN while unknown)', [], (g, s) => known(g, s.disk?.historyDaysFit == null ? null : Math.round(s.disk.historyDaysFit * 86_400)));
   gauge('history_retention_cut', '1 while the size bound cuts the history short of HistoryRetentionDays at the current rate', [], (g, s) => g.set(s.disk?.retentionCut ? 1 : 0));
 }
 

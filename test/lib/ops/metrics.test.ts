@@ -97,7 +97,7 @@ describe('Metrics: the disk and the history bounds', () => {
       'sorter_integration_disk_size_bytes 32000000000',
       'sorter_integration_disk_low 1',
       'sorter_integration_history_bytes_per_day 1400000000',
-      'sorter_integration_history_days_fit 9.05',
+      'sorter_integration_history_fit_seconds 781920',
       'sorter_integration_history_retention_cut 1',
       'sorter_integration_history_size_cuts_total 3',
       'sorter_integration_history_size_cut_rows_total 1234',
@@ -108,7 +108,7 @@ describe('Metrics: the disk and the history bounds', () => {
 
   it('says NaN for a figure not known (a history too short to project, a file system not measured), not 0', async () => {
     const lines = await samples(new Metrics(() => snapshot({ disk: { ...disk, historyDaysFit: null, historyBytesPerDay: null, freeBytes: null, low: false } })));
-    expect(lines.filter((l) => /_history_days_fit|_history_bytes_per_day|_disk_free_bytes/.test(l))).toEqual(['sorter_integration_disk_free_bytes Nan', 'sorter_integration_history_bytes_per_day Nan', 'sorter_integration_history_days_fit Nan']); // prom-client's spelling; Prometheus reads it as NaN
+    expect(lines.filter((l) => /_history_fit_seconds|_history_bytes_per_day|_disk_free_bytes/.test(l))).toEqual(['sorter_integration_disk_free_bytes Nan', 'sorter_integration_history_bytes_per_day Nan', 'sorter_integration_history_fit_seconds Nan']); // prom-client's spelling; Prometheus reads it as NaN
     expect(lines).toContain('sorter_integration_disk_low 0');
   });
 });
