@@ -16,6 +16,7 @@ import { type Target, allTargets, describeTarget, parseServiceConfig } from './p
 import { popMicros, purgeProbe, seedProbe } from './scale';
 import { type Measured, type PurgeResult, type ScaleResult, type StorageResult, type TargetResult, benchLine, correctness, printReport } from './report';
 import { type SyncStall, parseSyncStall } from './slow-disk';
+import { describeHistorySize, historySize, parseCards } from './history-size';
 import { type StepOptions, type StepResult, medianStep } from './step';
 
 const args = commandLine('bench', 'npm run bench -- [options]   (docs/performance.md, "Reproduce", says what each does; e.g. --sync-stall 1000/10, --service-cpu 25)', {
@@ -34,6 +35,7 @@ const args = commandLine('bench', 'npm run bench -- [options]   (docs/performanc
   'no-idle': { type: 'boolean', default: false },
   'service-root': { type: 'string' },
   'site-rate': { type: 'string' },
+  'card-gb': { type: 'string' },
   'service-config': { type: 'string' },
   'warmup-s': { type: 'string', default: '0' },
 });
@@ -77,6 +79,9 @@ if (siteRate === 0) {
   console.error('bench: --site-rate takes a positive number of items a second');
   process.exit(2);
 }
+
+/** The cards the site's history is projected on (--card-gb, with --site-rate): how many days of history fit on each. */
+const cardsGb = orExit('card-gb', parseCards(args['card-gb']));
 
 /** Settings for the service's config.json, as JSON (e.g. '{"CommitWindowMs":30}'): what a site would change. */
 const serviceConfig = parseServiceConfig('bench', args['service-config']);
@@ -211,8 +216,11 @@ async function main() {
     log('site:');
     site = siteRate === 50 ? results.service.at50 : await medianStep(ctx, 'service', siteRate, plan.seconds, mainPlanOptions('service'), `service at the site rate`);
   }
+  // What the site's history takes a day, and the days that fit on its card (docs/operations.md, "Sizing the card").
+  const history = siteRate !== null ? historySize(siteRate, cardsGb) : undefined;
+  if (history) log(`  ${describeHistorySize(history)}`);
   cpuLimit?.remove();
-  const measured: Measured = { results, site, storage: await measureStorage(), purge: await measurePurge(), scale: await measureScale(), idle: await measureIdle() };
+  const measured: Measured = { results, site, history, storage: await measureStorage(), purge: await measurePurge(), scale: await measureScale(), idle: await measureIdle() };
   const report = { quick, scaleRows: plan.scaleRows, siteRate, fsyncDelayMs, serviceConfig, warmupS, syncStall, serviceCpuPct: cpuLimit ? serviceCpuPct : null, serviceCpuSkipped: cpuLimitSkipped };
   printReport(measured, report, started);
   console.log(`BENCH ${JSON.stringify(benchLine(measured, report))}`);

@@ -60,10 +60,10 @@ export interface PurgeWay {
 
 /**
  * The hourly history purge under a 50/s stream of sorter messages, on `hours` hours of history at
- * 30 items/s, the oldest `purgeHours` purged: as one transaction (the baseline) and in chunks, in
- * a child process whose fsync takes `fsyncDelayMs` longer.
+ * 30 items/s, the oldest `purgeHours` purged: as one transaction (the baseline), in chunks, and as
+ * the size bound cuts them (about as many, the cutoff found by their share), in a child process whose fsync takes `fsyncDelayMs` longer.
  */
-export async function purgeProbe(hours: number, purgeHours: number, fsyncDelayMs: number): Promise<{ rows: number; one: PurgeWay; chunks: PurgeWay }> {
+export async function purgeProbe(hours: number, purgeHours: number, fsyncDelayMs: number): Promise<{ rows: number; one: PurgeWay; chunks: PurgeWay; size?: PurgeWay }> {
   const { value } = await start(dist('bench/purge-probe.js'), [String(hours), String(purgeHours)], slowFsyncEnv(fsyncDelayMs), (l) => (l.startsWith('{') ? JSON.parse(l) : undefined));
   return value;
 }

@@ -17,7 +17,7 @@ import { WAL_LIMITS, type WalLimits } from './wal-limits';
 const CHECKPOINT_INTERVAL_MS = 5000;
 
 /** How often the thread looks whether the WAL file endangers the disk (ms; at most the fold's interval). */
-const WAL_CHECK_INTERVAL_MS = 1000;
+export const WAL_CHECK_INTERVAL_MS = 1000;
 
 /** A checkpoint that needs the write lock, run by the writer between two transactions. */
 export type LockingCheckpoint = (mode: 'RESTART' | 'TRUNCATE', waitMs: number) => Promise<{ busy: boolean }>;

@@ -1,4 +1,5 @@
-// The delivered-message history: purge by age, and the WAL checkpoint housekeeping asks for.
+// The delivered-message history: its extent, the purge of its oldest rows, and the WAL checkpoint
+// housekeeping asks for.
 import type { Db } from './connection';
 
 /** Reading the delivered-message history. */
@@ -7,6 +8,22 @@ export interface HistoryReads {
   size(): number;
   /** The latest `limit` deliveries, newest first. */
   latest(limit: number): DeliverySeen[];
+  /** How many rows the history holds (from its ids, without counting them) and the time it spans. */
+  extent(): HistoryExtent;
+  /**
+   * The time before which about `share` (0..1) of the history's rows lie, the oldest first: the
+   * cutoff that makes the purge take that share (1: all of it). Null for an empty history.
+   */
+  timeAtShare(share: number): string | null;
+}
+
+/** The history's rows and span, read from the ends of its tables (a count would read them all). */
+export interface HistoryExtent {
+  /** Rows of delivered_history and outbox_history, from the range of their ids. */
+  rows: number;
+  /** The oldest and newest times it holds (delivered_history's delivered_at, else outbox_history's settled_at); null when empty. */
+  oldestAt: string | null;
+  newestAt: string | null;
 }
 
 /** A delivery as the dashboard shows it. */
@@ -44,7 +61,37 @@ export function historyReads(db: Db): HistoryReads {
     SELECT delivered_at AS DeliveredAt, queue AS Queue, type AS Type, track_id AS TrackID, destination AS Destination, client_address AS Client,
            CAST(round((julianday(delivered_at) - julianday(received_at)) * 86400000) AS INTEGER) AS WaitedMs
     FROM delivered_history ORDER BY id DESC LIMIT ?`);
-  return { size: () => size.get() as number, latest: (limit) => latest.all(limit) as DeliverySeen[] };
+  // Ids are given in the order of the rows' times and the purge takes the oldest, so the ids left
+  // are one range with few gaps: its length is the rows, read from the two ends of the B-tree.
+  const delivered = db.prepare(`SELECT min(id) AS first, max(id) AS last,
+    (SELECT delivered_at FROM delivered_history ORDER BY id LIMIT 1) AS oldest,
+    (SELECT delivered_at FROM delivered_history ORDER BY id DESC LIMIT 1) AS newest FROM delivered_history`);
+  const outbox = db.prepare(`SELECT min(outbox_id) AS first, max(outbox_id) AS last,
+    (SELECT settled_at FROM outbox_history ORDER BY outbox_id LIMIT 1) AS oldest,
+    (SELECT settled_at FROM outbox_history ORDER BY outbox_id DESC LIMIT 1) AS newest FROM outbox_history`);
+  const deliveredAt = db.prepare('SELECT delivered_at FROM delivered_history WHERE id >= ? ORDER BY id LIMIT 1').pluck();
+  const settledAt = db.prepare('SELECT settled_at FROM outbox_history WHERE outbox_id >= ? ORDER BY outbox_id LIMIT 1').pluck();
+  type Ends = { first: number | null; last: number | null; oldest: string | null; newest: string | null };
+  const span = (e: Ends) => (e.first === null || e.last === null ? 0 : e.last - e.first + 1);
+  return {
+    size: () => size.get() as number,
+    latest: (limit) => latest.all(limit) as DeliverySeen[],
+    extent() {
+      const d = delivered.get() as Ends;
+      const o = outbox.get() as Ends;
+      const ends = span(d) > 0 ? d : o;
+      return { rows: span(d) + span(o), oldestAt: ends.oldest, newestAt: ends.newest };
+    },
+    timeAtShare(share) {
+      const d = delivered.get() as Ends;
+      const [ends, at] = span(d) > 0 ? [d, deliveredAt] : [outbox.get() as Ends, settledAt];
+      if (ends.first === null || ends.last === null) return null;
+      // All of it: just after the newest row.
+      if (share >= 1) return ends.newest === null ? null : new Date(Date.parse(ends.newest) + 1).toISOString();
+      const id = ends.first + Math.floor(Math.max(0, share) * (ends.last - ends.first + 1));
+      return (at.get(id) as string | undefined) ?? null;
+    },
+  };
 }
 
 /** The history writes on an open, migrated database. */

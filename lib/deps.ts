@@ -7,6 +7,7 @@ import type { SorterLink } from './link/sorter-link-status';
 import type { DecisionMeter, WakeMeter } from './ops/latency';
 import type { LastHour } from './ops/last-hour';
 import type { Metrics } from './ops/metrics';
+import type { StorageWatch } from './ops/storage-watch';
 import type { ItemTimeline } from '../db/item-trace';
 import type { Config } from './process/config';
 import type { Logger } from './process/logger';
@@ -44,6 +45,8 @@ export interface Deps {
   wake: WakeMeter;
   /** Decides when a handed-out message was read (Delivery setting); attached to the HTTP listener by the server. */
   deliveries: DeliveryTracker;
+  /** The disk: what the stores take, the history's size bound and the days that fit, the disk's free space. */
+  storageWatch: StorageWatch;
   /** The writer thread's state: committing, stalled (lock, disk) or failing. */
   storage: { status(): StorageStatus; prompt(): boolean };
   /** The database's schema version, and the newest this version of the service knows. */

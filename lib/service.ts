@@ -33,6 +33,9 @@ import type { Layout } from './layout/table';
 import { sorterLayout } from './layout/site-layout';
 import { type TelegramWire, layoutWire } from './layout/wire';
 import { WINDOW_MAX_WRITES } from '../db/commit-plan';
+import { type BoundSettings, walAllowance, walCheckMs, walLimitsFor } from '../db/history-bound';
+import { fileBytes, fileSystemOf, measureStorage } from '../db/storage-use';
+import { StorageWatch } from './ops/storage-watch';
 import type { Deps } from './deps';
 
 export type { Deps } from './deps';
@@ -109,7 +112,9 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
     onState: (state, detail) => (state === 'Ok' ? log.info({ storage: state }, `storage: ${detail}`) : log.error({ storage: state, reason: detail }, `storage ${state.toLowerCase()}: ${detail}`)),
   });
   if (writer.status().ReadOnly) log.error({ database: file }, 'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)');
-  const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]));
+  // Under a small size bound the WAL starts over sooner, leaving the history its share (db/history-bound.ts).
+  const walLimits = walLimitsFor(configuredBound(config, file));
+  const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), undefined, walLimits, walCheckMs(walLimits));
   const db = openReader(file);
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   log.info({ database: file, testMode: config.TestMode, pageSize }, 'queue database open');
@@ -117,6 +122,29 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
     log.info({ pageSize, recommended: PAGE_SIZE }, `the queue database has ${pageSize}-byte pages, made before ${PAGE_SIZE} became the default: converting it writes fewer bytes per item to the disk (docs/operations.md, "Fewer writes for an existing database")`);
   }
   return { writer, checkpointer, db, stores: serviceStores(db, writer) };
+}
+
+/** The size bound as configured: HistoryMaxBytes, or HistoryMaxDiskShare of the database's file system (null: its size unknown). */
+function configuredBound(config: Config, file: string): number | null {
+  const { sizeBytes } = fileSystemOf(path.dirname(file));
+  return config.HistoryMaxBytes ?? (sizeBytes !== null ? Math.floor(config.HistoryMaxDiskShare * sizeBytes) : null);
+}
+
+/** The disk's watch: the database, its WAL and the traffic log (when kept) against the history's size bound. */
+function storageWatch(home: string, file: string, config: Config, db: Db, history: ServiceStores['history'], log: Logger, clock: () => Date): StorageWatch {
+  const s = config.Sorter;
+  const trafficLog = !config.TestMode && s.TrafficLog ? path.join(home, 'Service_PLC.log') : undefined;
+  const walLimits = walLimitsFor(configuredBound(config, file));
+  const settings: BoundSettings = {
+    maxBytes: config.HistoryMaxBytes,
+    maxDiskShare: config.HistoryMaxDiskShare,
+    keepFreeShare: config.HistoryKeepFreeShare,
+    retentionDays: config.HistoryRetentionDays,
+    walAllowanceBytes: walAllowance(walLimits),
+    trafficLogMaxBytes: trafficLog ? s.TrafficLogMaxBytes * (s.TrafficLogFiles + 1) : 0,
+  };
+  const walPastRestart = () => fileBytes(`${file}-wal`) >= walLimits.restartBytes;
+  return new StorageWatch(settings, () => measureStorage(db, history, { database: file, trafficLog }), (share) => history.timeAtShare(share), clock, log, walPastRestart);
 }
 
 /** The two queues' dispatchers, and the watch for rows other processes write. */
@@ -192,6 +220,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const receive = telegramTrigger(options.manifest ?? loadManifest(), () => deps);
   const { link, traffic } = config.TestMode ? { link: offlineLink(null), traffic: undefined } : await sorterLink(options, stores, receive, clock, wire);
   let state: 'Running' | 'Stopping' = 'Running';
+  // At start: what the stores take, and how many days of history fit at the rate the history shows.
+  const watch = storageWatch(options.home, file, config, db, stores.history, log, clock);
+  watch.logProjection('start');
   const drain = () => {
     state = 'Stopping';
     dispatchers.sortation.close();
@@ -219,6 +250,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     requestsRemoved: { Superseded: 0, Expired: 0 },
     deliveries: new DeliveryTracker({ mode: config.Delivery, visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000, closeGraceMs: config.DeliveryCloseGraceMs, clock }),
     storage: writer,
+    storageWatch: watch,
     schema: { applied: db.pragma('user_version', { simple: true }) as number, known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) },
     eventLoop,
     items: { timeline: itemTrace(db) },

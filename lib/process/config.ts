@@ -33,6 +33,9 @@ export interface Config {
   DropSupersededRequests: boolean;
   MaxRequestAgeSeconds: number;
   HistoryRetentionDays: number;
+  HistoryMaxBytes: number | null;
+  HistoryMaxDiskShare: number;
+  HistoryKeepFreeShare: number;
   ExternalChangePollMs: number;
   MaxPayloadBytes: number;
   ApiKeys: string[];
@@ -63,7 +66,7 @@ export interface SorterSettings {
 }
 
 /** Every setting, its default and its one-line meaning; docs/configuration.md's table mirrors this. */
-const configSchema = Joi.object<Config>({
+export const configSchema = Joi.object<Config>({
   TestMode: Joi.boolean().default(false).description('Replay Service_PLC.csv/.log instead of talking to a sorter'),
   Port: Joi.number().port().default(8081).description('HTTP listening port'),
   Host: Joi.string().default('0.0.0.0').description('HTTP listening address'),
@@ -120,6 +123,18 @@ const configSchema = Joi.object<Config>({
   DropSupersededRequests: Joi.boolean().default(true).description('Live mode: a REQUEST takes the older REQUESTs of the same TrackID (the item went round again) out of the queue, recorded in the history as Superseded'),
   MaxRequestAgeSeconds: Joi.number().min(0).max(86400).default(0).description('Live mode: REQUESTs waiting longer than this are taken out of the queue (history: Expired); 0 = never'),
   HistoryRetentionDays: Joi.number().integer().min(0).default(30).description('Days delivered messages stay in the history table'),
+  HistoryMaxBytes: Joi.number()
+    .integer()
+    .min(1048576)
+    .allow(null)
+    .default(null)
+    .description('The most the database, its WAL and the traffic log may take on the disk together (bytes): past it the oldest history goes first, whatever HistoryRetentionDays says. null: HistoryMaxDiskShare of the file system'),
+  HistoryMaxDiskShare: Joi.number().min(0.01).max(0.9).default(0.4).description('With HistoryMaxBytes null: the share of the file system (its size) the database, its WAL and the traffic log may take together'),
+  HistoryKeepFreeShare: Joi.number()
+    .min(0)
+    .max(0.5)
+    .default(0.1)
+    .description('The oldest history is also cut while less than this share of the file system would stay free (whatever takes the space); below it the disk is Low in GET /status. 0: no reserve'),
   ExternalChangePollMs: Joi.number().integer().min(10).max(5000).default(100).description('How often waiting polls look for rows committed by other processes while the database changes; backs off to 2 s while it does not'),
   MaxPayloadBytes: Joi.number().integer().min(256).max(1048576).default(16384).description('Largest accepted request body (413 beyond)'),
   ApiKeys: Joi.array().items(Joi.string().min(1)).default([]).description('If not empty, every API call needs one of these in X-API-Key'),

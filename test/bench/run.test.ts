@@ -35,10 +35,17 @@ describe('npm run bench, bad flags', () => {
     expect(r.stderr).toMatch(/--sync-stall <value>/);
   });
 
+  it('--card-gb that is not a list of sizes: exit 2 and what it takes', () => {
+    const r = bench('--card-gb', '16,big');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe('bench: --card-gb takes card sizes in GB, comma-separated (e.g. 16,32,64); got "16,big"');
+    expect(r.stdout).toBe('');
+  });
+
   it('--help lists the new options', () => {
     const r = bench('--help');
     expect(r.status).toBe(0);
-    for (const o of ['--sync-stall <value>', '--service-cpu <value>', '--no-idle']) expect(r.stdout).toContain(o);
+    for (const o of ['--sync-stall <value>', '--service-cpu <value>', '--no-idle', '--site-rate <value>', '--card-gb <value>']) expect(r.stdout).toContain(o);
   });
 });
 
