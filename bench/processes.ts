@@ -20,7 +20,8 @@ export const describeTarget: Record<Target, string> = {
 };
 
 export const dist = (p: string) => path.join(projectRoot, 'dist', p);
-export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** The middle value (the upper of the two middle ones for an even count); NaN for none. */
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Where the service comes from (another checkout, for before/after) and whether to profile it. */
@@ -94,11 +95,26 @@ export async function startTarget(target: Target, sorterPort: number, delayMs: n
   return { proc, base: value, home, syncs };
 }
 
+/** The figures of the emulator's EMULATOR {json} line that the bench reads (emulator/main.ts writes more). */
+export interface EmulatorStats {
+  inducted: number;
+  sorted_as_assigned: number;
+  recirculated: number;
+  rejected: number;
+  late_assignments: number;
+  connections: number;
+  unacknowledged_at_exit: number;
+  decision_p50_ms: number | null;
+  decision_p99_ms: number | null;
+  decision_max_ms?: number | null;
+  passes_without_assignment?: number;
+}
+
 /** The sorter emulator of one run: its port, and its EMULATOR {json} figures once it has ended. */
 export interface BenchEmulator {
   proc: ChildProcess;
   port: number;
-  stats: Promise<Record<string, number>>;
+  stats: Promise<EmulatorStats>;
 }
 
 /**
@@ -111,7 +127,7 @@ export async function startEmulator(rate: number, seconds: number, drainTimeoutS
     const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
     return m ? Number(m[1]) : undefined;
   }, (l) => l.startsWith('EMULATOR ') && (line = l));
-  const stats = new Promise<Record<string, number>>((resolve, reject) =>
+  const stats = new Promise<EmulatorStats>((resolve, reject) =>
     emu.proc.once('exit', (code) => (line ? resolve(JSON.parse(line.slice('EMULATOR '.length))) : reject(new Error(`the emulator ended (${code}) without its EMULATOR line`)))),
   );
   return { proc: emu.proc, port: emu.value, stats };
@@ -156,7 +172,7 @@ export function threadCount(pid: number): number {
 /** CPU time (user + system) a process has used so far, in ms. */
 export function cpuMs(pid: number): number {
   try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = (fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
   } catch {
     return Number.NaN;
@@ -189,7 +205,9 @@ export function deviceWrites(dir: string): { ios: number; bytes: number } | null
     const major = Math.floor(dev / 256) & 0xfff;
     const minor = (dev & 0xff) | ((Math.floor(dev / 4096) & 0xfff00));
     const f = fs.readFileSync(`/sys/dev/block/${major}:${minor}/stat`, 'utf8').trim().split(/\s+/).map(Number);
-    return { ios: f[4], bytes: f[6] * 512 }; // write I/Os, write sectors (always 512 bytes here)
+    const [ios, sectors] = [f[4], f[6]];
+    if (ios === undefined || sectors === undefined) return null;
+    return { ios, bytes: sectors * 512 }; // write I/Os, write sectors (always 512 bytes here)
   } catch {
     return null;
   }

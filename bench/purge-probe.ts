@@ -122,6 +122,7 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') 
 /** `node dist/bench/purge-probe.js HOURS PURGE_HOURS` (fsync delay from the environment: bench/slow-disk.ts). */
 async function main() {
   const [hours, purgeHours] = process.argv.slice(2).map(Number);
+  if (hours === undefined || purgeHours === undefined) throw new Error('usage: purge-probe HOURS PURGE_HOURS');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-purge-'));
   try {
     const source = path.join(dir, 'history.db');

@@ -31,7 +31,8 @@ export interface ScaleResult {
 }
 /** Everything one run measured. */
 export interface Measured {
-  results: Record<string, TargetResult>;
+  /** Per target; the baseline and the service are always measured (bench/run.ts checks `--targets`). */
+  results: Record<string, TargetResult> & { baseline: TargetResult; service: TargetResult };
   site?: StepResult;
   storage: StorageResult;
   purge?: PurgeResult;

@@ -194,7 +194,7 @@ function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsSt
     rejected: e.rejected,
     late: e.late_assignments,
     passesWithoutAssignment: e.passes_without_assignment ?? 0,
-    statusP99Ms: statusMs.length > 0 ? Math.round([...statusMs].sort((a, b) => a - b)[Math.floor(statusMs.length * 0.99)] * 10) / 10 : null,
+    statusP99Ms: statusMs.length > 0 ? Math.round(([...statusMs].sort((a, b) => a - b)[Math.floor(statusMs.length * 0.99)] ?? Number.NaN) * 10) / 10 : null,
     reconnects: Math.max(0, e.connections - 1),
   };
 }

@@ -135,9 +135,11 @@ export function planTransaction(pending: Held[], now: number, joining = false, t
   const syncedNow = (op: Command['op']) => isDurable(op) || (joining && owesSync(op));
   const durable = pending.filter((c) => syncedNow(c.op));
   const unsynced = pending.filter((c) => !syncedNow(c.op));
-  const heldLongEnough = unsynced.length >= HOLD_MAX_WRITES || (unsynced.length > 0 && now - unsynced[0].at >= timing.holdMs);
-  if (durable.length === 0) return heldLongEnough ? { batch: pending, rest: [], synced: false } : null;
-  if (!joining && durable.every((c) => waitsForCompany(c.op)) && durable.length < (timing.maxWrites ?? WINDOW_MAX_WRITES) && now - durable[0].at < timing.windowMs) return null;
+  const [firstUnsynced] = unsynced;
+  const [firstDurable] = durable;
+  const heldLongEnough = unsynced.length >= HOLD_MAX_WRITES || (firstUnsynced !== undefined && now - firstUnsynced.at >= timing.holdMs);
+  if (firstDurable === undefined) return heldLongEnough ? { batch: pending, rest: [], synced: false } : null;
+  if (!joining && durable.every((c) => waitsForCompany(c.op)) && durable.length < (timing.maxWrites ?? WINDOW_MAX_WRITES) && now - firstDurable.at < timing.windowMs) return null;
   if (heldLongEnough || durable.some((c) => !overtakes(c.op) || conflicts(c, unsynced))) {
     return { batch: pending, rest: [], synced: true };
   }

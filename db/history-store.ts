@@ -1,5 +1,6 @@
 // The delivered-message history: purge by age, and the WAL checkpoint housekeeping asks for.
 import type { Db } from './connection';
+import { walCheckpoint } from './wal-limits';
 
 /** Reading the delivered-message history. */
 export interface HistoryReads {
@@ -66,7 +67,7 @@ export function historyWrites(db: Db): HistoryWrites {
       const before = db.pragma('busy_timeout', { simple: true }) as number;
       if (waitMs !== undefined) db.pragma(`busy_timeout = ${Math.max(0, Math.floor(waitMs))}`);
       try {
-        const [row] = db.pragma(`wal_checkpoint(${mode === 'RESTART' ? 'RESTART' : 'TRUNCATE'})`) as Array<{ busy: number; log: number; checkpointed: number }>;
+        const row = walCheckpoint(db, mode === 'RESTART' ? 'RESTART' : 'TRUNCATE');
         return { busy: row.busy !== 0, walFrames: row.log, checkpointed: row.checkpointed };
       } finally {
         if (waitMs !== undefined) db.pragma(`busy_timeout = ${before}`);

@@ -98,6 +98,7 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
       throw new Error(`telegram ${seq} from ${peer} out of sequence: expected the last stored number to be ${after}, it is ${stored ?? 'missing'}`);
     }
     const [id] = queues.enqueue([message], at, [given]);
+    if (id === undefined) throw new Error('enqueue returned no id for the message');
     // A newer REQUEST for the item: the older ones can no longer be used by anybody.
     const superseded = dropSuperseded && message.Type === 'REQUEST' ? queues.supersede(message.TrackID, id, at) : 0;
     return { id, superseded };

@@ -238,14 +238,13 @@ export class WriteQueue {
    */
   private settleFrom(results: CommandResult[], from: number, now: number, waited: number[], committed: boolean, unsynced: ReadonlySet<number> | null): void {
     const to = Math.min(results.length, from + SETTLE_CHUNK);
-    for (let i = from; i < to; i++) {
-      const [seq, ok, value] = results[i];
+    for (const [seq, ok, value] of results.slice(from, to)) {
       const w = this.waiting.get(seq);
       if (!w) continue;
       this.waiting.delete(seq);
       if (w.timer) clearTimeout(w.timer);
       waited.push(now - w.at);
-      if (!ok) w.reject(new WriteFailed(w.op, value as string));
+      if (!ok) w.reject(new WriteFailed(w.op, value));
       else if (w.flag) w.resolve(this.unsynced(seq, value, w.flag));
       else if (unsynced?.has(seq)) this.awaitSync(seq, w, value);
       else w.resolve(value);

@@ -122,7 +122,7 @@ function chooseDestination(ready: Map<string, boolean>, trackId: string, barcode
   if (candidates.length === 0) return 'D001';
   let h = 0;
   for (const c of trackId) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-  return candidates[h % candidates.length];
+  return candidates[h % candidates.length] ?? 'D001';
 }
 
 /** What the client's loops share. */

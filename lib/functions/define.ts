@@ -28,6 +28,13 @@ export interface HttpRequestView {
   gone: GoneWatch;
 }
 
+/** A path parameter the binding's params schema requires, so present once the request is validated. */
+export function pathParam(request: HttpRequestView, name: string): string {
+  const value = request.params[name];
+  if (value === undefined) throw new Error(`path parameter ${name} is missing (the route's params schema requires it)`);
+  return value;
+}
+
 /** Documented responses by status code. */
 export type Responses = Record<number, { description: string; schema?: Joi.Schema }>;
 

@@ -53,18 +53,19 @@ const JSON_MEDIA = 'application/json';
 function documentSuccessRange(op: Operation, schemas: Record<string, Schema>): void {
   const responses = op.responses ?? {};
   const codes = Object.keys(responses).filter((code) => /^2\d\d$/.test(code) && Number(code) > 207);
-  const bodies = codes.map((code) => responses[code].content?.[JSON_MEDIA]?.schema).filter((s): s is Schema => s?.$ref !== undefined);
+  const bodies = codes.map((code) => responses[code]?.content?.[JSON_MEDIA]?.schema).filter((s): s is Schema & { $ref: string } => s?.$ref !== undefined);
   if (bodies.length === 0 || responses['2XX']) return;
   // Each body's Type is a required single-value enum ("REQUEST"): a discriminator tells typed clients (Java, C#) which model to read.
-  const typeOf = (s: Schema) => {
-    const model = schemas[refName(s.$ref!)];
+  const typeOf = (s: Schema & { $ref: string }) => {
+    const model = schemas[refName(s.$ref)];
     const type = model?.properties?.Type;
     return model?.required?.includes('Type') && type?.enum?.length === 1 ? String(type.enum[0]) : undefined;
   };
   const types = bodies.map(typeOf);
+  const [only] = bodies;
   const schema: Schema =
-    bodies.length === 1
-      ? { $ref: bodies[0].$ref }
+    bodies.length === 1 && only
+      ? { $ref: only.$ref }
       : {
           oneOf: bodies.map((s) => ({ $ref: s.$ref })),
           ...(types.every((t) => t !== undefined) && { discriminator: { propertyName: 'Type', mapping: Object.fromEntries(bodies.map((s, i) => [types[i], s.$ref])) } }),

@@ -29,7 +29,7 @@ export class LatencyWindow {
     const n = Math.min(this.count, this.samples.length);
     if (n === 0) return { P50Ms: null, P99Ms: null, Samples: 0 };
     const sorted = Array.from(this.samples.subarray(0, n)).sort((a, b) => a - b);
-    const at = (p: number) => Math.round(sorted[Math.min(n - 1, Math.floor(p * n))] * 100) / 100;
+    const at = (p: number) => Math.round((sorted[Math.min(n - 1, Math.floor(p * n))] ?? Number.NaN) * 100) / 100;
     return { P50Ms: at(0.5), P99Ms: at(0.99), Samples: this.count };
   }
 }

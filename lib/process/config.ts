@@ -214,7 +214,7 @@ export function databaseFile(home: string, config: Config): string {
 
 /** Why an entry of TrustedProxies is not an address or a CIDR block, or null when it is one. */
 export function trustedProxyProblem(entry: string): string | null {
-  const [address, bits, ...rest] = entry.split('/');
+  const [address = '', bits, ...rest] = entry.split('/');
   const family = net.isIP(address);
   if (family === 0 || rest.length > 0) return `"${entry}" is not an IP address or a CIDR block (e.g. 10.0.0.5 or 10.0.0.0/24)`;
   if (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))) return `"${entry}" has a prefix length that does not fit its address`;
