@@ -77,7 +77,7 @@ describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
     const got: string[] = [];
     for (let i = 0; i < 31; i++) {
       const { stdout } = await run('curl', ['-s', '-w', '\\n%{http_code}', `${s.svc.base}/sortation?timeOut=0`]);
-      const [body, code] = stdout.split('\n');
+      const [body = '', code] = stdout.split('\n');
       if (code === '212') got.push(JSON.parse(body).TrackID);
       else expect(code).toBe('204');
     }

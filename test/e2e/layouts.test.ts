@@ -91,7 +91,7 @@ describe.each(['ewm-mfs', 's7-raw', 'v1'])('layout %s end to end', (layout) => {
     // The kill -9 may have taken the lines gathered in its last FLUSH_MS (50 ms, one REQUEST at
     // 15 items/s; more if the timer ran late on a busy machine) with it.
     expect(requests.length).toBeGreaterThanOrEqual(emuStats.inducted - 3);
-    const first = parseTrafficLine(lines[0])!;
+    const first = parseTrafficLine(lines[0] ?? '')!;
     expect(formatTrafficLine(new Date(first.time), first.direction, wire.readable(wire.fromReadable(first.content)))).toBe(lines[0]);
   });
 });

@@ -45,7 +45,7 @@ async function run(seconds: number, env: NodeJS.ProcessEnv = {}, during?: (svc: 
   probe.kill();
   await new Promise((resolve) => probe.once('exit', resolve));
   const statusProbes = probed.split('\n').filter(Boolean).map((l) => {
-    const [at, ms] = l.split(' ').map(Number);
+    const [at = Number.NaN, ms = Number.NaN] = l.split(' ').map(Number);
     return { at, ms };
   });
   const wcs = await client.stop();
@@ -54,7 +54,7 @@ async function run(seconds: number, env: NodeJS.ProcessEnv = {}, during?: (svc: 
   /** The p99 of the /status probes asked between `from` and `to` (epoch ms). */
   const statusP99 = (from: number, to: number) => {
     const ms = statusProbes.filter((p) => p.at >= from && p.at <= to).map((p) => p.ms).sort((a, b) => a - b);
-    return { probes: ms.length, p99: ms[Math.floor(ms.length * 0.99)], max: ms[ms.length - 1] };
+    return { probes: ms.length, p99: ms[Math.floor(ms.length * 0.99)] ?? Number.NaN, max: ms.at(-1) ?? Number.NaN };
   };
   return { emu: emuStats, wcs, status, home, statusP99 };
 }

@@ -6,13 +6,18 @@ import { killAtFileEnd } from './children';
 
 const MAIN = path.resolve(__dirname, '../../dist/emulator/main.js');
 
+/** The `EMULATOR {json}` counters the tests read (emulator/main.ts writes them all, and more). */
+export type EmulatorStats = Record<string, number> & {
+  [counter in 'inducted' | 'requests' | 'verifies' | 'scans' | 'assignments' | 'rejected' | 'connections' | 'restarts' | 'unacknowledged_at_exit' | 'inducting_since_ms' | 'last_pass_without_assignment_s' | 'sorted_as_assigned' | 'passes_without_assignment' | 'naks_received' | 'duplicates_received']: number;
+};
+
 /** The emulator as a child process. */
 export interface EmulatorProcess {
   proc: ChildProcess;
   port: number;
   /** The `EMULATOR {json}` counters, once it has exited. */
-  stats: Promise<Record<string, number>>;
-  stop(): Promise<Record<string, number>>;
+  stats: Promise<EmulatorStats>;
+  stop(): Promise<EmulatorStats>;
 }
 
 /** Start `dist/emulator/main.js` with flags; resolves once it listens. */
@@ -21,8 +26,8 @@ export function startEmulator(args: string[]): Promise<EmulatorProcess> {
   killAtFileEnd(proc);
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
-  let resolveStats: (s: Record<string, number>) => void;
-  const stats = new Promise<Record<string, number>>((r) => (resolveStats = r));
+  let resolveStats: (s: EmulatorStats) => void;
+  const stats = new Promise<EmulatorStats>((r) => (resolveStats = r));
   return new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`emulator exited (${code}) before listening: ${stderr}`)));
     readline.createInterface({ input: proc.stdout! }).on('line', (line) => {

@@ -10,6 +10,7 @@ import { call } from '../../helpers/http';
 import { removeHome, tempHome } from '../../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../../helpers/process';
 import { SOAK, report, seed } from './scale';
+import { nth } from '../../helpers/nth';
 
 jest.setTimeout(120_000 * SOAK);
 
@@ -135,7 +136,7 @@ describe('10,000 generated telegrams at a live link', () => {
     const rnd = fc.sample(fc.integer({ min: 1, max: 200 }), { numRuns: items.length, seed });
     const flush = async () => {
       for (let i = 0; pending.length > 0; i++) {
-        const cut = Math.min(pending.length, rnd[i % rnd.length]);
+        const cut = Math.min(pending.length, nth(rnd, i % rnd.length));
         s.write(pending.slice(0, cut), 'latin1');
         pending = pending.slice(cut);
       }
@@ -160,7 +161,7 @@ describe('10,000 generated telegrams at a live link', () => {
           // only after its commit, which is the same ACK): acknowledged again, kept once.
           const acked = replies.filter((r) => r.flag === 'A' && sentValid.has(r.seq)).slice(-100);
           if (acked.length === 0) continue;
-          pending += sentValid.get(acked[i % acked.length].seq);
+          pending += sentValid.get(nth(acked, i % acked.length).seq);
           expected.repeats += 1;
           break;
         }

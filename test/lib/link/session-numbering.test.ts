@@ -10,6 +10,7 @@ import { TelegramSession } from '../../../lib/link/session';
 import { HOST_RECEIVES, type Outbound, PLC_RECEIVES } from '../../../lib/link/session-port';
 import { loadLayout } from '../../../lib/telegram/layout-load';
 import { TelegramWire } from '../../../lib/telegram/wire';
+import { nth } from '../../helpers/nth';
 
 const LAYOUTS = path.resolve(__dirname, '../../../layouts');
 const flush = () => new Promise((r) => setImmediate(r));
@@ -120,7 +121,7 @@ class Sorter {
     const settled = (seq: number, into: Set<number>) => {
       const i = this.pending.findIndex((p) => p.seq === seq);
       if (i < 0) return;
-      into.add(this.pending[i].item);
+      into.add(nth(this.pending, i).item);
       this.pending.splice(i, 1);
       if (i < this.sent) this.sent -= 1;
       if (i < this.backlog) this.backlog -= 1;
