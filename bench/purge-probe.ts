@@ -75,10 +75,10 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') 
   // Each message's commit: when it was sent and when its commit was reported.
   const commits: Array<{ sent: number; done: number }> = [];
   let n = 0;
-  let stop = false;
+  const stop = new AbortController();
   const pending: Array<Promise<unknown>> = [];
   const stream = (async () => {
-    while (!stop) {
+    while (!stop.signal.aborted) {
       const sent = performance.now();
       // The first ones warm the writer up: not counted.
       const counted = n >= 10;
@@ -97,7 +97,7 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') 
     purged = (result as { body: { PurgedHistoryRows: number } }).body.PurgedHistoryRows;
   }
   const seconds = (performance.now() - started) / 1000;
-  stop = true;
+  stop.abort();
   await stream;
   await Promise.all(pending);
   await writer.close();

@@ -22,7 +22,7 @@ type Database = BetterSqlite3.Database;
 // eslint-disable-next-line @typescript-eslint/no-namespace
 declare namespace Database {
   export type Database = BetterSqlite3.Database;
-  export type Statement<B extends unknown[] | {} = unknown[], R = unknown> = BetterSqlite3.Statement<B, R>;
+  export type Statement<B extends unknown[] | object = unknown[], R = unknown> = BetterSqlite3.Statement<B, R>;
   export type Options = BetterSqlite3.Options;
 }
 export default Database;

@@ -2,7 +2,7 @@
 // reports VERIFYs.
 import type { InductDto, VerifyDto } from '../model/messages';
 import type { Telegram } from '../lib/telegram/codec';
-import { type TelegramWire, defaultWire } from '../lib/telegram/wire';
+import type { TelegramWire } from '../lib/telegram/wire';
 import type { PlcLink } from './plc-link';
 import { LatencyWindow } from '../lib/ops/latency';
 import { EmulatedDestinations } from './destinations';
@@ -111,7 +111,7 @@ export class EmulatedSorter {
     private readonly o: SorterOptions,
   ) {
     this.random = seededRandom(o.seed);
-    this.wire = link.wire ?? defaultWire();
+    this.wire = link.wire;
     const width = this.wire.layout.telegrams.get('REQU')?.fields.find((f) => f.maps === 'InductLocation')?.width ?? 5;
     this.inductName = width >= 5 ? 'IND01' : `IND${'1'.padStart(Math.max(1, width - 3), '0')}`.slice(0, width);
     this.serial = Math.floor(this.random() * 1e6) * 1000;

@@ -65,7 +65,7 @@ async function main() {
   const client = runWcsClient({ base, loops: 2, timeOut: 2, durationMs: duration * 1000 + 3000 });
   const started = Date.now();
   const progress = setInterval(async () => {
-    const status = (await (await fetch(`${base}/status`)).json()) as Record<string, any>;
+    const status = (await (await fetch(`${base}/status`)).json()) as { 'Sortation Q': number; 'Destination Q': number; Outbox: { Depth: number }; Sorter: { Connected: boolean } };
     const s = client.stats;
     console.log(
       `t=${Math.round((Date.now() - started) / 1000)}s  requests ${s.requests}  assigned ${s.assignments_posted}  verified ${s.verifies}  scans ${s.scans}  ` +

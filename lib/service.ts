@@ -175,9 +175,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const { config, log } = options;
   const clock = options.clock ?? (() => new Date());
   const file = databaseFile(options.home, config);
-  // Assigned once everything exists; the metrics read it at each scrape, and the telegram trigger
-  // at each telegram (none can come before).
-  let deps: Deps;
   const eventLoop = new EventLoopWatch();
   const metrics = new Metrics(() => metricsSnapshot(deps, clock()), eventLoop);
   const wire = layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter));
@@ -195,7 +192,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     dispatchers.sortation.close();
     dispatchers.destination.close();
   };
-  deps = {
+  // Made once everything exists; the metrics (above) read it at each scrape, and the telegram
+  // trigger at each telegram (none can come before).
+  const deps: Deps = {
     ...meters(metrics),
     testMode: config.TestMode,
     version: options.version,

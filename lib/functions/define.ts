@@ -83,6 +83,8 @@ const isDefinition = (x: unknown): x is FunctionDefinition =>
 /** The function a manifest names (`handlers/status`): that module's `fn`. */
 function load(module: string): FunctionDefinition {
   // Relative to this file, so that it resolves to the compiled module in dist/ and to the source under jest.
+  // The module is named by manifest.json at run time: no static import can name it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const exported: unknown = require(path.join(__dirname, '../..', module)).fn;
   if (!isDefinition(exported)) throw new Error(`manifest.json: ${module} does not export a function definition as fn`);
   return exported;

@@ -67,16 +67,16 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
     const keys = request.route.settings.app as KeyLists | undefined;
     // hapi's types mark these read-only; hapi's own validation assigns them the same way.
     const writable = request as unknown as { query: unknown; payload: unknown };
-    if (keys?.query?.length) writable.query = canonicalKeys(request.query, keys.query, 'query');
+    if (keys?.query.length) writable.query = canonicalKeys(request.query, keys.query, 'query');
     // The body as hapi read it (`rawBodies`), unzipped, at most MaxPayloadBytes: parsed here as hapi
     // would, and its text checked for a field given twice under the same spelling (JSON.parse keeps
     // the last of two equal keys, which must be refused like two spellings of one field are).
     if (Buffer.isBuffer(request.payload)) {
       const text = request.payload.toString('utf8');
       writable.payload = parseJsonBody(text);
-      if (keys?.payload?.length) refuseRepeatedKeys(text, keys.payload);
+      if (keys?.payload.length) refuseRepeatedKeys(text, keys.payload);
     }
-    if (keys?.payload?.length) writable.payload = canonicalKeys(request.payload, keys.payload, 'body');
+    if (keys?.payload.length) writable.payload = canonicalKeys(request.payload, keys.payload, 'body');
     return h.continue;
   });
 }

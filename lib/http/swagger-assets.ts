@@ -10,6 +10,8 @@ import Module from 'node:module';
  */
 const id = require.resolve('swagger-ui-dist');
 if (!require.cache[id]) {
+  // Loaded only when the package is not in the cache yet (an import would always load it).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const getAbsoluteFSPath = require('swagger-ui-dist/absolute-path.js') as () => string;
   const stub = new Module(id);
   stub.filename = id;

@@ -164,7 +164,7 @@ export function parseContent(content: string): Telegram {
   if (!/^\d{6}$/.test(seq)) throw new TelegramError('Sequence', seq, '6 digits');
   const type = content.slice(22, 26) as TelegramType;
   if (!TelegramTypes.includes(type)) throw new TelegramError('Type', type, `one of ${TelegramTypes.join(', ')}`);
-  const flag = content[26] as TelegramFlag;
+  const flag = content.charAt(26);
   if (flag !== 'D' && flag !== 'A' && flag !== 'N') throw new TelegramError('Flag', flag, 'D, A or N');
   return { sender: content.slice(4, 10).trimEnd(), receiver: content.slice(10, 16).trimEnd(), seq: Number(seq), type, flag, data: content.slice(HEADER_WIDTH) };
 }

@@ -86,6 +86,8 @@ export function describeTelegram(codec: LayoutCodec, content: Buffer): { lines: 
   const layout = codec.layout;
   const lines: string[] = [`${content.length} bytes: ${readableBytes(content)}`, ''];
   let problem: string | null = null;
+  // Also called where the checker takes `problem` for still null (the row closures set it too).
+  const note = (p: string) => (problem ??= p);
   const row = (f: Field, base: number, outcome: () => unknown) => {
     const at = base + f.offset;
     const raw = content.subarray(at, at + f.width);
@@ -108,11 +110,11 @@ export function describeTelegram(codec: LayoutCodec, content: Buffer): { lines: 
   };
   lines.push(`  ${lpad('offset', 6)} ${lpad('width', 6)}  ${pad('field', 20)} ${pad('bytes', 44)} value`);
   for (const f of layout.header) row(f, 0, () => (f.role === 'Length' ? lengthValue(codec, f, content) : f.role === 'Type' ? typeValue(layout, codec.decodeField(f, content.subarray(f.offset, f.offset + f.width))) : codec.decodeField(f, content.subarray(f.offset, f.offset + f.width))));
-  let header: WireTelegram | null = null;
+  let header: WireTelegram | null;
   try {
     header = codec.parseContent(content);
   } catch (err) {
-    if (problem === null) problem = (err as Error).message;
+    note(err instanceof Error ? err.message : String(err));
     header = leniently(codec, content);
   }
   const spec = header ? dataSpec(layout, header) : null;

@@ -9,7 +9,7 @@ import { runWcsClient } from '../../examples/wcs-client';
 import { formatTrafficLine, parseTrafficLine } from '../../lib/link/traffic-log';
 import { loadLayout } from '../../lib/telegram/layout-load';
 import { TelegramWire } from '../../lib/telegram/wire';
-import { startEmulator } from '../helpers/emulator';
+import { type EmulatorStats, startEmulator } from '../helpers/emulator';
 import { call } from '../helpers/http';
 import { freePort } from '../helpers/net';
 import { removeHome, tempHome } from '../helpers/home';
@@ -30,7 +30,7 @@ async function killMidStream(svc: ServiceProcess, home: string): Promise<Service
 }
 
 /** The sorter's side: every item went where the WCS said, everything it sent was acknowledged, over two connections. */
-function expectSortedAsAssigned(emuStats: Record<string, number>): void {
+function expectSortedAsAssigned(emuStats: EmulatorStats): void {
   expect(emuStats.inducted).toBeGreaterThan(50);
   expect(emuStats.rejected).toBe(0);
   expect(emuStats.sorted_as_assigned).toBe(emuStats.inducted);

@@ -11,6 +11,7 @@ import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { itWhen, missingCommands, missingImmutable } from '../helpers/tools';
 import { killAtFileEnd } from '../helpers/children';
+import type { Json } from '../helpers/http';
 
 jest.setTimeout(120_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -77,7 +78,7 @@ describe('slow, locked and read-only storage', () => {
   itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), "locked storage (an operator's sqlite3)")("an operator's write lock held for 10 s under 50 items/s: /status answers at once, no reconnect, nothing lost, late only while held", async () => {
     let lockFrom = 0;
     let lockUntil = 0;
-    let seenDuringLock: any;
+    let seenDuringLock: Json;
     const r = await run(20, {}, async (svc, h) => {
       await sleep(5000);
       const sqlite: ChildProcess = spawn('sqlite3', [path.join(h, 'data/sorter.db')], { stdio: ['pipe', 'ignore', 'inherit'] });
@@ -104,7 +105,7 @@ describe('slow, locked and read-only storage', () => {
     const during = r.statusP99(lockFrom, lockUntil);
     const after = r.statusP99(lockUntil, lockUntil + 2000);
     const before = r.statusP99(lockFrom - 4000, lockFrom);
-    const lastMissed = r.emu.inducting_since_ms + r.emu.last_pass_without_assignment_s * 1000;
+    const lastMissed = r.emu.inducting_since_ms + (r.emu.last_pass_without_assignment_s ?? 0) * 1000;
     process.stderr.write(`STORAGE-LOCK ${JSON.stringify({ before_p99_ms: Math.round(before.p99), during_p99_ms: Math.round(during.p99), after_p99_ms: Math.round(after.p99), after_max_ms: Math.round(after.max), last_late_pass_after_unlock_ms: lastMissed - lockUntil })}\n`);
     expect([before.probes, during.probes, after.probes].map((n) => n > 15)).toEqual([true, true, true]);
     expect(during.p99).toBeLessThan(Math.max(50, 2 * before.p99));

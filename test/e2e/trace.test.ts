@@ -16,7 +16,7 @@ const TRACE = path.resolve(__dirname, '../../dist/lib/ops/trace-cli.js');
 
 describe('item trace: a sorted item, REQUEST, handed to the client, assignment acknowledged by the sorter, VERIFY at that destination', () => {
   let home: string;
-  let svc: ServiceProcess;
+  let svc: ServiceProcess | undefined;
   let trackId: string;
   let destination: string;
   let api: Reply;

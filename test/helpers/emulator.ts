@@ -3,13 +3,15 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { killAtFileEnd } from './children';
+import type { EmulatedSorter, SorterStats } from '../../emulator/sorter';
+import type { PlcLink } from '../../emulator/plc-link';
 
 const MAIN = path.resolve(__dirname, '../../dist/emulator/main.js');
 
-/** The `EMULATOR {json}` counters the tests read (emulator/main.ts writes them all, and more). */
-export type EmulatorStats = Record<string, number> & {
-  [counter in 'inducted' | 'requests' | 'verifies' | 'scans' | 'assignments' | 'rejected' | 'connections' | 'restarts' | 'unacknowledged_at_exit' | 'inducting_since_ms' | 'last_pass_without_assignment_s' | 'sorted_as_assigned' | 'passes_without_assignment' | 'naks_received' | 'duplicates_received']: number;
-};
+/** The `EMULATOR {json}` line's figures, as emulator/main.ts puts them together. */
+export type EmulatorStats = SorterStats &
+  ReturnType<EmulatedSorter['decisionSummary']> &
+  PlcLink['counters'] & { on_sorter_at_exit: number; unacknowledged_at_exit: number; oldest_unacknowledged_at_exit: number | null; seed: number; rate: number; inducting_since_ms: number };
 
 /** The emulator as a child process. */
 export interface EmulatorProcess {

@@ -56,6 +56,7 @@ const scan = fc
   .map((r) => ({ kind: 'SCAN' as const, queue: 'destination' as const, data: `00211${text(`D${r.dest}`.trimEnd(), 12)}${text(r.status, 8)}${text(r.light, 8)}${text(r.color, 8)}${num(r.button, 3)}${text(r.door, 6)}${text(r.label, 40)}` }));
 
 const badHeader = fc.oneof(
+  // eslint-disable-next-line no-control-regex -- a frame starts with STX, a control character
   fc.integer({ min: 0, max: 9999 }).map((len) => ({ kind: 'badHeader' as const, why: 'length', make: (seq: number) => frame(seq, 'LIFE', 'D', '').replace(/^\x02\d{4}/, `${STX}${num(len === 27 ? 28 : len, 4)}`) })),
   fc.constantFrom('XXXX', 'requ', '    ', 'RE U').map((type) => ({ kind: 'badHeader' as const, why: 'type', make: (seq: number) => frame(seq, type, 'D', '') })),
   fc.constantFrom('X', 'd', ' ', '0').map((flag) => ({ kind: 'badHeader' as const, why: 'flag', make: (seq: number) => frame(seq, 'LIFE', flag, '') })),

@@ -152,7 +152,7 @@ describe('the document itself', () => {
   it('gives every error its own example, the route\'s own', async () => {
     const doc = await getDoc(t);
     const example = (method: string, route: string, code: number) => {
-      const ref = (doc.paths[route]?.[method]?.responses as Record<string, { content: { 'application/json': { schema: { $ref: string } } } }> | undefined)?.[code]?.content['application/json'].schema.$ref;
+      const ref = (doc.paths[route]?.[method]?.responses as Record<string, { content: { 'application/json': { schema: { $ref: string } } } }> | undefined)?.[String(code)]?.content['application/json'].schema.$ref;
       const schema = doc.components.schemas[ref?.split('/').pop() ?? ''] as { properties: Record<string, { example: unknown }> } | undefined;
       return { statusCode: schema?.properties.statusCode?.example, message: schema?.properties.message?.example };
     };

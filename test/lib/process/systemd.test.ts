@@ -16,6 +16,8 @@ interface Receiver {
 }
 let unix: { createSocket(type: 'unix_dgram', onMessage: (buf: Buffer) => void): Receiver } | null = null;
 try {
+  // An optional dependency: the tests that need it are skipped where it is missing.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   unix = require('unix-dgram');
 } catch {
   // an optional dependency: compiled at npm install where python3, make and g++ are
