@@ -15,6 +15,11 @@ export interface KeyLists {
   payload: string[];
 }
 
+/** A route's key lists, if it has them (the function routes do; hapi-swagger's and the dashboard's have `{}`). */
+function keyListsOf(app: unknown): KeyLists | undefined {
+  return typeof app === 'object' && app !== null && 'query' in app && Array.isArray(app.query) && 'payload' in app && Array.isArray(app.payload) ? { query: app.query, payload: app.payload } : undefined;
+}
+
 /**
  * The payload settings the guards need of every route (lib/http/server.ts): hapi reads a body, and
  * unzips it, but leaves it as bytes; the guards parse it as JSON with its text at hand.
@@ -64,7 +69,7 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
   server.ext('onPostAuth', (request, h) => {
     // Our last step before validation and the handler (the body is read by now): see `unanswerable`.
     if (unanswerable(request)) return h.abandon;
-    const keys = request.route.settings.app as KeyLists | undefined;
+    const keys = keyListsOf(request.route.settings.app);
     // hapi's types mark these read-only; hapi's own validation assigns them the same way.
     const writable = request as unknown as { query: unknown; payload: unknown };
     if (keys?.query.length) writable.query = canonicalKeys(request.query, keys.query, 'query');
