@@ -114,7 +114,8 @@ function decodeField(spec: FieldSpec, raw: string): unknown {
       return Number(raw);
     case 'enum':
       if (trimmed === '' && spec.optional) return null;
-      if (!isExactEnum(spec.values!, trimmed)) throw new TelegramError(spec.name, trimmed, `one of ${spec.values!.join(', ')}`);
+      // An enum's spec lists its values (lib/telegram/fields.ts).
+      if (!isExactEnum(spec.values ?? [], trimmed)) throw new TelegramError(spec.name, trimmed, `one of ${(spec.values ?? []).join(', ')}`);
       return trimmed;
     default:
       if (trimmed === '' && !spec.optional) throw new TelegramError(spec.name, raw, 'a value');

@@ -1,7 +1,7 @@
 // The layout-driven codec: header and data of any layout (lib/telegram/layout.ts), as bytes.
 import { TelegramError } from './codec';
 import type { LogicalType } from './contract';
-import type { Field, Layout, TelegramSpec } from './layout-table';
+import { type Field, type Layout, type TelegramSpec, flagsOf } from './layout-table';
 import { type FieldRules, charsetName, decodeField, encodeField, fieldRules, shownBytes, unpadded } from './layout-field-codec';
 import { readableBytes } from './layout-text';
 
@@ -142,7 +142,7 @@ export class LayoutCodec {
           break;
         }
         case 'Handshake': {
-          const flags = handshake.flags!;
+          const flags = flagsOf(handshake);
           const flag = (['D', 'A', 'N'] as const).find((k) => flags[k] === String(value));
           if (!flag) throw new TelegramError(f.name, this.shown(raw(f)), `${flags.D}, ${flags.A} or ${flags.N}`);
           t.flag = flag;
@@ -174,7 +174,7 @@ export class LayoutCodec {
     }
     let text = '';
     if (textField) {
-      const last = textField === spec!.fields[spec!.fields.length - 1] && this.layout.framing.telegramLength === null;
+      const last = textField === spec?.fields.at(-1) && this.layout.framing.telegramLength === null;
       const raw = t.data.subarray(at(textField), last ? undefined : at(textField) + textField.width);
       text = unpadded(textField, raw.toString('latin1')).trimEnd();
       if (this.layout.binary) text = readableBytes(Buffer.from(text, 'latin1'));
@@ -209,7 +209,7 @@ export class LayoutCodec {
       case 'Type':
         return this.wireNumber(f, this.spec(t.type).code);
       case 'Handshake':
-        return this.wireNumber(f, this.layout.handshake.flags![t.flag]);
+        return this.wireNumber(f, flagsOf(this.layout.handshake)[t.flag]);
       case 'Code':
         return t.code ?? (f.kind === 'text' ? '' : 0);
       default:

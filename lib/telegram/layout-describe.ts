@@ -47,7 +47,7 @@ export function layoutTable(layout: Layout): string {
   lines.push(`framing    ${framed.join(', ')}; at most ${framing.maxLength} bytes between the framing characters`);
   lines.push(`characters ${layout.charset === 'ascii' ? 'printable ASCII' : 'printable Latin-1'}, fill ${fillName(layout.fill)}${layout.binary ? '; binary fields: the traffic log writes them in hex' : ''}`);
   lines.push(`sequence   ${roles.Sequence ? `"${roles.Sequence.name}" 1-${layout.sequence.last}, then 1; LIFE, SYNS and SYNE carry ${layout.sequence.control}` : 'none (one telegram at a time)'}`);
-  const flags = hs.flags ? ` in "${roles.Handshake!.name}" (data ${hs.flags.D}, ack ${hs.flags.A}, nak ${hs.flags.N})` : ' as ACK and NAK telegrams';
+  const flags = hs.flags ? ` in "${roles.Handshake?.name}" (data ${hs.flags.D}, ack ${hs.flags.A}, nak ${hs.flags.N})` : ' as ACK and NAK telegrams';
   const codes = Object.entries(hs.nakCodes).map(([k, v]) => `${k} ${v}`).join(', ');
   lines.push(`handshake  ${hs.ack === 'none' ? 'none: data telegrams are not acknowledged' : `an acknowledgement per data telegram${flags}, echoing the ${hs.echo}${roles.Code ? `; NAK code in "${roles.Code.name}"` : ''}`}`);
   lines.push(`           NAK codes: ${codes}; resend after ${hs.resendMs === null ? 'Sorter.AckTimeoutMs' : `${hs.resendMs} ms`}; window ${hs.window ?? 'Sorter.Window'}`);
@@ -147,7 +147,7 @@ function leniently(codec: LayoutCodec, content: Buffer): WireTelegram | null {
   const spec = byCode.get(String(read(roles.Type)));
   if (!spec) return null;
   const flagValue = String(read(roles.Handshake));
-  const flag = handshake.by === 'type' ? (spec.type === 'ACK' ? 'A' : spec.type === 'NAK' ? 'N' : 'D') : ((['D', 'A', 'N'] as const).find((k) => handshake.flags![k] === flagValue) ?? 'D');
+  const flag = handshake.by === 'type' ? (spec.type === 'ACK' ? 'A' : spec.type === 'NAK' ? 'N' : 'D') : ((['D', 'A', 'N'] as const).find((k) => handshake.flags?.[k] === flagValue) ?? 'D');
   return { sender: '', receiver: '', seq: 0, type: spec.type, flag, code: null, data: content.subarray(headerWidth) };
 }
 
