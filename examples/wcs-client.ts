@@ -75,7 +75,10 @@ export class RecentKeys {
   seen(key: string): boolean {
     if (this.keys.has(key)) return true;
     this.keys.add(key);
-    if (this.keys.size > this.limit) this.keys.delete(this.keys.values().next().value!);
+    if (this.keys.size > this.limit) {
+      const oldest = this.keys.values().next();
+      if (!oldest.done) this.keys.delete(oldest.value);
+    }
     return false;
   }
 }

@@ -94,8 +94,8 @@ export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
     }
     for (const r of outbox.all({ t: trackId }) as OutboxRow[]) {
       events.push({ Time: r.created_at, Event: 'AssignmentPosted', Text: `assignment to ${r.destination} posted by ${r.client_address ?? 'a client'}`, Destination: r.destination, Client: r.client_address });
-      if (r.fate === 'Acknowledged') events.push({ Time: r.settled_at!, Event: 'AssignmentAcknowledged', Text: `assignment to ${r.destination} acknowledged by the sorter`, Destination: r.destination });
-      else if (r.fate === 'Dropped') events.push({ Time: r.settled_at!, Event: 'AssignmentDropped', Text: `assignment to ${r.destination} dropped, not sent: ${r.reason}`, Destination: r.destination, Reason: r.reason ?? '' });
+      if (r.fate === 'Acknowledged') events.push({ Time: r.settled_at ?? r.created_at, Event: 'AssignmentAcknowledged', Text: `assignment to ${r.destination} acknowledged by the sorter`, Destination: r.destination });
+      else if (r.fate === 'Dropped') events.push({ Time: r.settled_at ?? r.created_at, Event: 'AssignmentDropped', Text: `assignment to ${r.destination} dropped, not sent: ${r.reason}`, Destination: r.destination, Reason: r.reason ?? '' });
       else events.push({ Time: r.created_at, Event: 'AssignmentQueued', Text: `assignment to ${r.destination} waiting for the sorter's acknowledgement`, Destination: r.destination });
     }
     if (events.length === 0) return null;
