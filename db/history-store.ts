@@ -40,12 +40,12 @@ export interface HistoryWrites {
 
 /** The history reads on an open, migrated database. */
 export function historyReads(db: Db): HistoryReads {
-  const size = db.prepare('SELECT count(*) FROM delivered_history').pluck();
-  const latest = db.prepare(`
+  const size = db.prepare<[], number>('SELECT count(*) FROM delivered_history').pluck();
+  const latest = db.prepare<[number], DeliverySeen>(`
     SELECT delivered_at AS DeliveredAt, queue AS Queue, type AS Type, track_id AS TrackID, destination AS Destination, client_address AS Client,
            CAST(round((julianday(delivered_at) - julianday(received_at)) * 86400000) AS INTEGER) AS WaitedMs
     FROM delivered_history ORDER BY id DESC LIMIT ?`);
-  return { size: () => size.get() as number, latest: (limit) => latest.all(limit) as DeliverySeen[] };
+  return { size: () => size.get() ?? 0, latest: (limit) => latest.all(limit) };
 }
 
 /** The history writes on an open, migrated database. */
