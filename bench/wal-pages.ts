@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runWcsClient } from '../examples/wcs-client';
-import Database from '../db/sqlite';
+import Database, { pragmaNumber } from '../db/sqlite';
 import { commandLine, nonNegative } from '../lib/process/command-line';
 import { parseServiceConfig, sleep, startEmulator, startTarget, writeBytes } from './processes';
 import { projectRoot } from '../lib/process/paths';
@@ -41,7 +41,7 @@ if (rate === 0 || seconds === 0) {
 function fileLayout(file: string): { pageSize: number; owner: Map<number, string>; historyBytes: number } {
   const db = new Database(file, { readonly: true });
   try {
-    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    const pageSize = pragmaNumber(db, 'page_size');
     const owner = new Map((db.prepare('SELECT pageno, name FROM dbstat').all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]));
     // What the history keeps of an item in the file: its tables' and their indexes' pages.
     const historyBytes = (db.prepare("SELECT sum(b.pgsize) AS bytes FROM dbstat b JOIN sqlite_schema s ON s.name = b.name WHERE s.tbl_name IN ('delivered_history', 'outbox_history')").get() as { bytes: number | null }).bytes ?? 0;

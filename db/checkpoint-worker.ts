@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from './sqlite';
+import Database, { pragmaNumber } from './sqlite';
 import { freeBytes } from './disk';
 import { type WalLimits, checkpointNeeded, walCheckpoint } from './wal-limits';
 import { THREAD_NAMES, nameThisThread } from './thread-name';
@@ -16,7 +16,7 @@ nameThisThread(THREAD_NAMES.checkpointer);
 const { file, intervalMs, checkMs, limits } = workerData as { file: string; intervalMs: number; checkMs: number; limits: WalLimits };
 const db = new Database(file, { fileMustExist: true });
 db.pragma('cache_size = -256'); // it copies pages through; a large cache would only cost memory
-const frameBytes = (db.pragma('page_size', { simple: true }) as number) + 24; // a WAL frame: page + header
+const frameBytes = pragmaNumber(db, 'page_size') + 24; // a WAL frame: page + header
 /** PASSIVE checkpoints in a row while the writer keeps adding frames. */
 const PASSIVE_TRIES = 3;
 
@@ -58,7 +58,7 @@ function guard(): void {
 }
 
 /** Changes whenever another connection (the writer) commits. */
-const dataVersion = () => db.pragma('data_version', { simple: true }) as number;
+const dataVersion = () => pragmaNumber(db, 'data_version');
 
 /**
  * Checks between two copies, and the one that copies. Once a copy left nothing behind and a whole

@@ -1,5 +1,6 @@
 // The delivered-message history: purge by age, and the WAL checkpoint housekeeping asks for.
 import type { Db } from './connection';
+import { pragmaNumber } from './sqlite';
 import { walCheckpoint } from './wal-limits';
 
 /** Reading the delivered-message history. */
@@ -64,7 +65,7 @@ export function historyWrites(db: Db): HistoryWrites {
   return {
     purgeDeliveredBefore: (cutoff, limit) => purgeDelivered.run({ cutoff, limit }).changes + purgeOutbox.run({ cutoff, limit }).changes,
     checkpoint(mode = 'TRUNCATE', waitMs) {
-      const before = db.pragma('busy_timeout', { simple: true }) as number;
+      const before = pragmaNumber(db, 'busy_timeout');
       if (waitMs !== undefined) db.pragma(`busy_timeout = ${Math.max(0, Math.floor(waitMs))}`);
       try {
         const row = walCheckpoint(db, mode === 'RESTART' ? 'RESTART' : 'TRUNCATE');

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { Checkpointer } from '../db/checkpointer';
 import { type Db, PAGE_SIZE, defaultMigrationsDir, openReader } from '../db/connection';
+import { pragmaNumber } from '../db/sqlite';
 import { readMigrations } from '../db/migrate';
 import { EventLoopWatch } from './ops/event-loop';
 import { DecisionMeter } from './ops/latency';
@@ -109,7 +110,7 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
   if (writer.status().ReadOnly) log.error({ database: file }, 'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)');
   const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]));
   const db = openReader(file);
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const pageSize = pragmaNumber(db, 'page_size');
   log.info({ database: file, testMode: config.TestMode, pageSize }, 'queue database open');
   if (pageSize > PAGE_SIZE) {
     log.info({ pageSize, recommended: PAGE_SIZE }, `the queue database has ${pageSize}-byte pages, made before ${PAGE_SIZE} became the default: converting it writes fewer bytes per item to the disk (docs/operations.md, "Fewer writes for an existing database")`);
@@ -215,7 +216,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     requestsRemoved: { Superseded: 0, Expired: 0 },
     deliveries: new DeliveryTracker({ mode: config.Delivery, visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000, closeGraceMs: config.DeliveryCloseGraceMs, clock }),
     storage: writer,
-    schema: { applied: db.pragma('user_version', { simple: true }) as number, known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) },
+    schema: { applied: pragmaNumber(db, 'user_version'), known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) },
     eventLoop,
     items: { timeline: itemTrace(db) },
     log,
