@@ -59,7 +59,7 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
   const checkKey = config.ApiKeys.length > 0 ? apiKeyCheck(config.ApiKeys) : null;
   server.ext('onRequest', (request, h) => {
     const { httpVersion, headers } = request.raw.req;
-    (request.app as { clientAddress?: string | null }).clientAddress = resolveClient(request.info.remoteAddress, headers['x-forwarded-for']);
+    request.app.clientAddress = resolveClient(request.info.remoteAddress, headers['x-forwarded-for']);
     if (httpVersion !== '1.0' && !headers.host) throw Boom.badRequest('the request is not valid HTTP/1.1: it has no Host header');
     answerOversizedChunkedBodies(request.raw.req);
     if (checkKey) checkKey(request);
