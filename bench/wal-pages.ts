@@ -21,6 +21,7 @@ import { parseServiceConfig, sleep, startEmulator, startTarget, writeBytes } fro
 import { projectRoot } from '../lib/process/paths';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 import { byBtree, readPageLog } from './page-log';
+import { errorMessage } from '../lib/process/errors';
 
 const args = commandLine('wal-pages', 'npm run wal-pages -- [options]   (docs/performance.md)', {
   rate: { type: 'string', default: '30' },
@@ -144,6 +145,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(`wal-pages: ${(err as Error).message}`);
+  console.error(`wal-pages: ${errorMessage(err)}`);
   process.exit(1);
 });

@@ -2,6 +2,7 @@
 // key.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
+import { errorMessage } from '../lib/process/errors';
 
 /**
  * A reference WCS client: the spec's "typical loop" (section 4), in plain TypeScript with
@@ -202,7 +203,7 @@ async function pollLoop(c: ClientState, queue: 'sortation' | 'destination', hand
       await handle(c, await c.request('GET', `/${queue}?timeOut=${c.timeOut}`));
     } catch (err) {
       c.stats.errors += 1;
-      c.log(`${queue}: ${(err as Error).message}`);
+      c.log(`${queue}: ${errorMessage(err)}`);
       await sleep(500);
     }
   }
@@ -264,7 +265,7 @@ if (require.main === module) {
       },
     }));
   } catch (err) {
-    fail((err as Error).message);
+    fail(errorMessage(err));
   }
   if (values.help) {
     process.stdout.write(usage);

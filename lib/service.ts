@@ -33,6 +33,7 @@ import { sorterLayout } from './telegram/site-layout';
 import { type TelegramWire, layoutWire } from './telegram/wire';
 import { WINDOW_MAX_WRITES } from '../db/commit-plan';
 import type { Deps } from './deps';
+import { errorCode } from './process/errors';
 
 export type { Deps } from './deps';
 
@@ -144,7 +145,7 @@ function trafficLog(home: string, s: Config['Sorter'], log: Logger): TrafficLogW
   if (!s.TrafficLog) return undefined;
   const file = path.join(home, 'Service_PLC.log');
   return new TrafficLogWriter(file, { maxBytes: s.TrafficLogMaxBytes, keep: s.TrafficLogFiles, minFreeBytes: s.TrafficLogMinFreeBytes }, {
-    failed: (err) => log.error({ err, file }, `traffic log: cannot write ${file} (${(err as NodeJS.ErrnoException).code ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`),
+    failed: (err) => log.error({ err, file }, `traffic log: cannot write ${file} (${errorCode(err) ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`),
     recovered: (dropped) => log.warn({ file, dropped }, `traffic log: writing ${file} again; ${dropped} telegram lines could not be logged meanwhile`),
     reserve: (paused, free, dropped) =>
       paused

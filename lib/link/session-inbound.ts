@@ -4,6 +4,7 @@
 import { NakReason, type Telegram, TelegramError, type TelegramType } from '../telegram/codec';
 import type { TelegramWire } from '../telegram/wire';
 import { RefuseError, type SessionCounters, type SessionEvents, type SessionPort, isRepeat } from './session-port';
+import { errorMessage } from '../process/errors';
 
 /** What the inbound half needs of its session: its answers out, and which connection is up. */
 export interface InboundLine {
@@ -96,7 +97,7 @@ export class InboundNumbering<R> {
     try {
       f = this.wire.decodeData('SYNS', t.data);
     } catch (err) {
-      return this.line.nak(t.seq, 'SYNS', NakReason.BAD_DATA, (err as Error).message, t);
+      return this.line.nak(t.seq, 'SYNS', NakReason.BAD_DATA, errorMessage(err), t);
     }
     if (f.Epoch !== this.peerEpoch) {
       // A new session of the peer (it restarted): its numbering starts afresh.

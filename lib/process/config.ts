@@ -7,6 +7,7 @@ import net from 'node:net';
 import { ACK_UNSYNCED_AFTER_MS, HOLD_MS, WINDOW_MS, WINDOW_MS_COMMITTED_ONLY } from '../../db/commit-plan';
 import { POST_GROUP_MS } from '../../db/write-queue';
 import { duplicateKeys } from './json-keys';
+import { errorCode, errorMessage } from './errors';
 
 /** Settings from config.json, after validation and defaults. Keys keep the spec's PascalCase. */
 export interface Config {
@@ -180,8 +181,8 @@ export function loadConfig(home: string): Config {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return validateConfig({}, file);
-    throw new ConfigError(file, [`cannot be read: ${(err as Error).message}`]);
+    if (errorCode(err) === 'ENOENT') return validateConfig({}, file);
+    throw new ConfigError(file, [`cannot be read: ${errorMessage(err)}`]);
   }
   let raw: unknown;
   // Editors on Windows save UTF-8 with a byte-order mark; it is not part of the JSON.
@@ -189,7 +190,7 @@ export function loadConfig(home: string): Config {
   try {
     raw = JSON.parse(json);
   } catch (err) {
-    throw new ConfigError(file, [`is not valid JSON: ${(err as Error).message}`]);
+    throw new ConfigError(file, [`is not valid JSON: ${errorMessage(err)}`]);
   }
   // JSON.parse keeps the last of two equal keys: a second "TestMode" could silently mean live mode.
   const twice = duplicateKeys(json);
