@@ -44,10 +44,10 @@ function buildHistory(file: string, hours: number): void {
 function countRows(file: string, cutoff: string) {
   const db = openReader(file);
   try {
-    const queued = db.prepare('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue').get() as { n: number; d: number };
-    const older = db.prepare('SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n').get({ c: cutoff }) as { n: number };
-    const kept = db.prepare('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n').get() as { n: number };
-    return { queued, older: older.n, kept: kept.n };
+    const queued = db.prepare<[], { n: number; d: number }>('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue').get() ?? { n: 0, d: 0 };
+    const older = db.prepare<{ c: string }, { n: number }>('SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n').get({ c: cutoff });
+    const kept = db.prepare<[], { n: number }>('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n').get();
+    return { queued, older: older?.n ?? 0, kept: kept?.n ?? 0 }; // each a count: always a row
   } finally {
     db.close();
   }

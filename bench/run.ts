@@ -38,12 +38,14 @@ const args = commandLine('bench', 'npm run bench -- [options]   (docs/performanc
   'warmup-s': { type: 'string', default: '0' },
 });
 const quick = args.quick!;
-const plan = quick
-  ? { runs: 1, seconds: 3, rates: [300, 1000], targets: ['baseline', 'service'] as Target[], scaleRows: 100_000, clientLoops: 8 }
-  : { runs: 3, seconds: 8, rates: [200, 500, 1000, 1500, 2000, 2500, 3000], targets: ['baseline', 'service', 'service-normal', 'service-nogroup'] as Target[], scaleRows: 1_000_000, clientLoops: 8 };
+const plan: { runs: number; seconds: number; rates: number[]; targets: Target[]; scaleRows: number; clientLoops: number } = quick
+  ? { runs: 1, seconds: 3, rates: [300, 1000], targets: ['baseline', 'service'], scaleRows: 100_000, clientLoops: 8 }
+  : { runs: 3, seconds: 8, rates: [200, 500, 1000, 1500, 2000, 2500, 3000], targets: ['baseline', 'service', 'service-normal', 'service-nogroup'], scaleRows: 1_000_000, clientLoops: 8 };
 if (args.targets) {
-  plan.targets = args.targets.split(',') as Target[];
-  const unknown = plan.targets.filter((t) => !allTargets.includes(t));
+  const named = args.targets.split(',');
+  const isTarget = (t: string): t is Target => (allTargets as readonly string[]).includes(t);
+  plan.targets = named.filter(isTarget);
+  const unknown = named.filter((t) => !isTarget(t));
   if (unknown.length > 0 || !plan.targets.includes('baseline') || !plan.targets.includes('service')) {
     console.error(`bench: --targets takes a comma-separated list of ${allTargets.join(', ')}, including baseline and service`);
     process.exit(2);

@@ -43,9 +43,9 @@ function fileLayout(file: string): { pageSize: number; owner: Map<number, string
   const db = new Database(file, { readonly: true });
   try {
     const pageSize = pragmaNumber(db, 'page_size');
-    const owner = new Map((db.prepare('SELECT pageno, name FROM dbstat').all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]));
+    const owner = new Map(db.prepare<[], { pageno: number; name: string }>('SELECT pageno, name FROM dbstat').all().map((r) => [r.pageno, r.name]));
     // What the history keeps of an item in the file: its tables' and their indexes' pages.
-    const historyBytes = (db.prepare("SELECT sum(b.pgsize) AS bytes FROM dbstat b JOIN sqlite_schema s ON s.name = b.name WHERE s.tbl_name IN ('delivered_history', 'outbox_history')").get() as { bytes: number | null }).bytes ?? 0;
+    const historyBytes = db.prepare<[], { bytes: number | null }>("SELECT sum(b.pgsize) AS bytes FROM dbstat b JOIN sqlite_schema s ON s.name = b.name WHERE s.tbl_name IN ('delivered_history', 'outbox_history')").get()?.bytes ?? 0;
     return { pageSize, owner, historyBytes };
   } finally {
     db.close();

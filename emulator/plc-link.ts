@@ -175,7 +175,12 @@ export class PlcLink {
 
   /** Start listening; resolves with the port. */
   listen(): Promise<number> {
-    return new Promise((resolve) => this.server.listen(this.o.port, this.o.host, () => resolve((this.server.address() as net.AddressInfo).port)));
+    return new Promise((resolve) =>
+      this.server.listen(this.o.port, this.o.host, () => {
+        const address = this.server.address(); // an AddressInfo: it listens on a host and port
+        resolve(typeof address === 'object' && address !== null ? address.port : this.o.port);
+      }),
+    );
   }
 
   /** Is a host connected? */

@@ -176,7 +176,7 @@ export class EmulatedSorter {
   /** A data telegram from the service: an assignment or destination settings. */
   onData(t: Telegram): void | { code: number; text: string } {
     const f = this.wire.decodeData(t.type, t.data);
-    if (t.type === 'ASGN') return this.onAssignment(f.TrackID as string, f.Destination as string);
+    if (t.type === 'ASGN') return this.onAssignment(String(f.TrackID), String(f.Destination));
     if (t.type === 'DSET') {
       this.stats.destination_settings += 1;
       return this.destinations.apply(f);

@@ -25,7 +25,8 @@ for (const name of ['duration', 'rate', 'seed', 'port'] as const) nonNegative('d
 const freePort = () =>
   new Promise<number>((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
+      const address = s.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
       s.close(() => resolve(port));
     });
   });

@@ -1,7 +1,7 @@
 // The telegram types of a layout file: each one's type, direction and code checked, its fields
 // laid after the header, and what they carry checked against the contract of its type.
 import { type Contract, type ContractField, Contracts, LogicalTypes, type LogicalType, requiredInbound } from './contract';
-import type { FieldKind, LayoutFile, TelegramDef } from './layout';
+import { type FieldKind, type LayoutFile, type TelegramDef, isLogicalType } from './layout';
 import { placeFields } from './layout-fields';
 import { type Field, type Layout, type TelegramSpec, mapOf, reverseOf, wireValueProblem } from './layout-table';
 
@@ -31,11 +31,11 @@ export function resolveTelegrams(ctx: TelegramContext): TelegramSet {
 function resolveTelegram(ctx: TelegramContext, set: TelegramSet, t: TelegramDef, i: number): void {
   const { file, roles, headerWidth, problems } = ctx;
   const where = `Telegrams[${i}] (${t.Type})`;
-  if (!(LogicalTypes as readonly string[]).includes(t.Type)) {
+  const type = t.Type;
+  if (!isLogicalType(type)) {
     problems.push(`Telegrams[${i}]: Type "${t.Type}" is not a telegram type; one of ${LogicalTypes.join(', ')}`);
     return;
   }
-  const type = t.Type as LogicalType;
   const contract = Contracts[type];
   if (set.telegrams.has(type)) problems.push(`${where}: ${type} is described twice`);
   if (t.Contract !== undefined && t.Contract !== contract.name) problems.push(`${where}: Contract "${t.Contract}" is not what ${type} carries (${contract.name})`);
