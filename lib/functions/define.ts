@@ -17,8 +17,8 @@ export type FunctionInput = Record<string, unknown>;
 /** What an HTTP trigger hands a binding: the validated request, without hapi. */
 export interface HttpRequestView {
   method: string;
-  /** Path parameters (validated by the binding's params schema). */
-  params: Record<string, string>;
+  /** Path parameters (validated by the binding's params schema); read them with pathParam. */
+  params: Record<string, unknown>;
   query: Record<string, unknown>;
   /** Request headers, lower-case names (those the binding's headers schema names are validated). */
   headers: Record<string, unknown>;
@@ -31,7 +31,7 @@ export interface HttpRequestView {
 /** A path parameter the binding's params schema requires, so present once the request is validated. */
 export function pathParam(request: HttpRequestView, name: string): string {
   const value = request.params[name];
-  if (value === undefined) throw new Error(`path parameter ${name} is missing (the route's params schema requires it)`);
+  if (typeof value !== 'string') throw new Error(`path parameter ${name} is missing (the route's params schema requires it)`);
   return value;
 }
 

@@ -101,8 +101,8 @@ export class InboundNumbering<R> {
     }
     if (f.Epoch !== this.peerEpoch) {
       // A new session of the peer (it restarted): its numbering starts afresh.
-      const next = f.NextSeq as number;
-      this.peerEpoch = f.Epoch as string;
+      const next = Number(f.NextSeq); // the SYNS fields: a number and a text (lib/telegram/contract.ts)
+      this.peerEpoch = String(f.Epoch);
       this.peerGen += 1;
       this.lastSeqIn = this.keptSeqIn = next > 1 ? next - 1 : 0;
       this.inOrderOnly = false;

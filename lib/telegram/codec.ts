@@ -86,7 +86,7 @@ function encodeField(spec: FieldSpec, value: unknown): string {
   let s: string;
   switch (spec.kind) {
     case 'int':
-      if (!Number.isInteger(value) || (value as number) < 0) throw new TelegramError(spec.name, String(value), 'a non-negative integer');
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new TelegramError(spec.name, String(value), 'a non-negative integer');
       s = String(value).padStart(spec.width, '0');
       break;
     case 'decimal':

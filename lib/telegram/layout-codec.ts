@@ -1,6 +1,7 @@
 // The layout-driven codec: header and data of any layout (lib/telegram/layout.ts), as bytes.
 import { TelegramError } from './codec';
 import type { LogicalType } from './contract';
+import { isLogicalType } from './layout';
 import { type Field, type Layout, type TelegramSpec, flagsOf } from './layout-table';
 import { type FieldRules, charsetName, decodeField, encodeField, fieldRules, shownBytes, unpadded } from './layout-field-codec';
 import { readableBytes } from './layout-text';
@@ -127,13 +128,13 @@ export class LayoutCodec {
       const value = this.decodeField(f, raw(f));
       switch (f.role) {
         case 'Sender':
-          t.sender = value as string;
+          t.sender = String(value); // a text field's value
           break;
         case 'Receiver':
-          t.receiver = value as string;
+          t.receiver = String(value);
           break;
         case 'Sequence':
-          t.seq = value as number;
+          t.seq = Number(value); // an int field's value
           break;
         case 'Type': {
           const spec = this.layout.byCode.get(String(value));
@@ -187,7 +188,7 @@ export class LayoutCodec {
     const f = this.layout.roles.Sequence;
     if (!f || content.length < f.offset + f.width) return 0;
     try {
-      return this.decodeField(f, content.subarray(f.offset, f.offset + f.width)) as number;
+      return Number(this.decodeField(f, content.subarray(f.offset, f.offset + f.width)));
     } catch {
       return 0;
     }
@@ -225,7 +226,7 @@ export class LayoutCodec {
   /** A type as an AckType field writes it: its code, or blank (0) for none (a telegram that did not parse). */
   private codeOf(f: Field, type: unknown): string | number {
     if (type === undefined || type === null) return f.kind === 'text' ? '' : 0;
-    const spec = this.layout.telegrams.get(type as LogicalType);
+    const spec = typeof type === 'string' && isLogicalType(type) ? this.layout.telegrams.get(type) : undefined;
     if (!spec) throw new TelegramError('AckType', String(type), 'a type this layout describes');
     return /^\d+$/.test(spec.code) ? Number(spec.code) : spec.code;
   }
