@@ -141,7 +141,7 @@ export function parseServiceConfig(command: string, text: string | undefined): R
   if (text === undefined) return undefined;
   try {
     const value: unknown = JSON.parse(text);
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    if (value && typeof value === 'object' && !Array.isArray(value)) return { ...value };
   } catch {
     // reported below
   }

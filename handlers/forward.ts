@@ -54,7 +54,7 @@ export async function forward(deps: ForwardDeps, message: OutboundMessage, clien
   try {
     await Promise.race([sorterHasIt, unsynced.durable]);
   } catch (err) {
-    return unavailable(`not accepted: the storage failed before the entry was durable, and the sorter has not acknowledged it (it may still reach the sorter); send it again: ${err instanceof Error ? err.message : String(err)}`);
+    return unavailable(`not accepted: the storage failed before the entry was durable, and the sorter has not acknowledged it (it may still reach the sorter); send it again: ${(err as Error).message}`);
   }
   return answer(delivery);
 }

@@ -118,7 +118,7 @@ export class TrafficLogWriter {
     try {
       if (this.size + line.length > this.maxBytes && this.size > 0) this.rotate();
     } catch (err) {
-      this.fail(err instanceof Error ? err : new Error(String(err)));
+      this.fail(err as Error);
       this.dropped += 1;
       return;
     }

@@ -5,6 +5,7 @@ import { Contracts } from './contract';
 import type { Field, Layout, TelegramSpec } from './layout-table';
 import type { LayoutCodec, WireTelegram } from './layout-codec';
 import { bytesOf, isHexDump, readableBytes } from './layout-text';
+import { errorMessage } from '../process/errors';
 
 const pad = (s: string | number, n: number) => String(s).padEnd(n);
 const lpad = (s: string | number, n: number) => String(s).padStart(n);
@@ -114,7 +115,7 @@ export function describeTelegram(codec: LayoutCodec, content: Buffer): { lines: 
   try {
     header = codec.parseContent(content);
   } catch (err) {
-    note(err instanceof Error ? err.message : String(err));
+    note(errorMessage(err));
     header = leniently(codec, content);
   }
   const spec = header ? dataSpec(layout, header) : null;
