@@ -107,7 +107,7 @@ function json(res: http.ServerResponse, code: number, body: unknown) {
 }
 
 const server = http.createServer(async (req, res) => {
-  const url = new URL(req.url!, 'http://x');
+  const url = new URL(req.url ?? '/', 'http://x');
   const name = url.pathname.slice(1);
   if (req.method === 'GET' && (name === 'sortation' || name === 'destination')) {
     const q = name;

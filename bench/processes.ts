@@ -38,18 +38,24 @@ export interface TargetOptions {
   cpuLimit?: CpuLimit;
 }
 
+/** A started child's pid (only a child that failed to spawn has none). */
+export function pidOf(proc: ChildProcess): number {
+  if (proc.pid === undefined) throw new Error('the child process has no pid: it did not start');
+  return proc.pid;
+}
+
 /**
  * Start a node child; resolve when a stdout line satisfies `ready` (returning its value).
  * `spawned` sees the process at once, before it has run its start-up (to put it in a cgroup).
  */
 export function start<T>(script: string, argv: string[], env: NodeJS.ProcessEnv, ready: (line: string) => T | undefined, onLine: (l: string) => void = () => {}, nodeArgs: string[] = [], spawned: (proc: ChildProcess) => void = () => {}): Promise<{ proc: ChildProcess; value: T }> {
-  const proc = spawn(process.execPath, [...nodeArgs, script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...nodeArgs, script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] as const });
   spawned(proc);
   let stderr = '';
-  proc.stderr!.on('data', (d) => (stderr += d));
+  proc.stderr.on('data', (d) => (stderr += d));
   return new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`${path.basename(script)} exited (${code}): ${stderr.slice(-500)}`)));
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+    readline.createInterface({ input: proc.stdout }).on('line', (line) => {
       onLine(line);
       const value = ready(line);
       if (value !== undefined) resolve({ proc, value });
@@ -215,10 +221,10 @@ export function deviceWrites(dir: string): { ios: number; bytes: number } | null
 
 /** Hold the database's write lock from an sqlite3 process, as an operator's open transaction does. */
 export async function holdWriteLock(file: string, forS: number): Promise<void> {
-  const sqlite = spawn('sqlite3', [file], { stdio: ['pipe', 'ignore', 'inherit'] });
-  sqlite.stdin!.write('.timeout 5000\nBEGIN IMMEDIATE;\nSELECT 1;\n');
+  const sqlite = spawn('sqlite3', [file], { stdio: ['pipe', 'ignore', 'inherit'] as const });
+  sqlite.stdin.write('.timeout 5000\nBEGIN IMMEDIATE;\nSELECT 1;\n');
   await sleep(forS * 1000);
-  sqlite.stdin!.end('COMMIT;\n');
+  sqlite.stdin.end('COMMIT;\n');
   await new Promise((r) => sqlite.once('exit', r));
 }
 

@@ -71,7 +71,7 @@ export function correctness({ results, site, storage, purge }: Measured, siteRat
   const purgeWays = purge ? [purge.one, purge.chunks] : [];
   const lost = all.reduce((s, r) => s + r.lost, 0) + purgeWays.reduce((s, w) => s + w.lost, 0);
   const duplicated = all.reduce((s, r) => s + r.duplicated, 0) + purgeWays.reduce((s, w) => s + w.duplicated, 0);
-  const purgeWrong = purgeWays.some((w) => w.olderLeft !== 0 || w.purged !== purge!.one.purged || w.kept !== purge!.rows - purge!.one.purged);
+  const purgeWrong = purge !== undefined && purgeWays.some((w) => w.olderLeft !== 0 || w.purged !== purge.one.purged || w.kept !== purge.rows - purge.one.purged);
   return { lost, duplicated, purgeWrong };
 }
 
@@ -172,8 +172,8 @@ function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportCon
   return {
     service_cpu_pct: c.serviceCpuPct ?? null,
     service_cpu_skipped: c.serviceCpuSkipped ?? null,
-    service_cpu_periods: sum((r) => r.throttling!.periods),
-    service_cpu_throttled_periods: sum((r) => r.throttling!.throttled),
+    service_cpu_periods: sum((r) => r.throttling?.periods ?? 0), // steps: those with throttling figures
+    service_cpu_throttled_periods: sum((r) => r.throttling?.throttled ?? 0),
     service_cpu_periods_at_50: svc.at50.throttling?.periods ?? null,
     service_cpu_throttled_periods_at_50: svc.at50.throttling?.throttled ?? null,
     service_cpu_used_pct_at_50: svc.at50.cpuPctOfCore,

@@ -37,7 +37,7 @@ const args = commandLine('bench', 'npm run bench -- [options]   (docs/performanc
   'service-config': { type: 'string' },
   'warmup-s': { type: 'string', default: '0' },
 });
-const quick = args.quick!;
+const quick = args.quick === true;
 const plan: { runs: number; seconds: number; rates: number[]; targets: Target[]; scaleRows: number; clientLoops: number } = quick
   ? { runs: 1, seconds: 3, rates: [300, 1000], targets: ['baseline', 'service'], scaleRows: 100_000, clientLoops: 8 }
   : { runs: 3, seconds: 8, rates: [200, 500, 1000, 1500, 2000, 2500, 3000], targets: ['baseline', 'service', 'service-normal', 'service-nogroup'], scaleRows: 1_000_000, clientLoops: 8 };

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { runWcsClient } from '../examples/wcs-client';
 import Database, { pragmaNumber } from '../db/sqlite';
 import { commandLine, nonNegative } from '../lib/process/command-line';
-import { parseServiceConfig, sleep, startEmulator, startTarget, writeBytes } from './processes';
+import { parseServiceConfig, pidOf, sleep, startEmulator, startTarget, writeBytes } from './processes';
 import { projectRoot } from '../lib/process/paths';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 import { byBtree, readPageLog } from './page-log';
@@ -79,22 +79,24 @@ function printSummary(r: { items: number; page_size: number; decision_p50_ms: nu
 async function run(logFile: string) {
   const emu = await startEmulator(rate, seconds, 60);
   const t = await startTarget('service', emu.port, fsyncDelayMs, { serviceRoot: projectRoot, serviceConfig, env: { SORTER_PAGELOG_FILE: logFile } });
+  const { syncs: counter, home } = t;
+  if (!counter || !home) throw new Error('wal-pages: a service target has its home and its sync counter');
   const client = runWcsClient({ base: t.base, loops: 4, timeOut: 1 });
   // From before the first item (the database is made and migrated by then) to after the last.
   await sleep(500);
   const from = fs.statSync(logFile).size;
-  const written0 = writeBytes(t.proc.pid!);
-  const syncs0 = t.syncs!.total();
+  const written0 = writeBytes(pidOf(t.proc));
+  const syncs0 = counter.total();
   const emuStats = await emu.stats;
   await sleep(1000); // the last VERIFY handed out and its removal committed
   const to = fs.statSync(logFile).size;
-  const written = writeBytes(t.proc.pid!) - written0;
-  const syncs = t.syncs!.total() - syncs0;
+  const written = writeBytes(pidOf(t.proc)) - written0;
+  const syncs = counter.total() - syncs0;
   const wcs = await client.stop();
   t.proc.kill('SIGTERM');
   await new Promise((r) => t.proc.once('exit', r));
-  t.syncs!.dispose();
-  return { emuStats, wcs, home: t.home!, from, to, written, syncs };
+  counter.dispose();
+  return { emuStats, wcs, home, from, to, written, syncs };
 }
 
 async function main() {

@@ -33,10 +33,10 @@ const freePort = () =>
 
 /** Start a node child and resolve with the first stdout line matching `ready`. */
 function start(args: string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean, onLine: (line: string) => void = () => {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] as const });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code}`)));
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
       onLine(line);
       if (ready(line)) resolve(child);
     });
@@ -54,7 +54,7 @@ async function main() {
 
   let emulatorSummary = '';
   const emulator = await start(
-    [path.join(projectRoot, 'dist/emulator/main.js'), '--port', String(sorterPort), '--rate', values.rate!, '--seed', values.seed!, '--duration', String(duration)],
+    [path.join(projectRoot, 'dist/emulator/main.js'), '--port', String(sorterPort), '--rate', values.rate, '--seed', values.seed, '--duration', String(duration)],
     {},
     (l) => l.startsWith('emulator listening'),
     (l) => l.startsWith('EMULATOR ') && (emulatorSummary = l),

@@ -272,11 +272,12 @@ if (require.main === module) {
     process.exit(0);
   }
   const count = (name: 'duration' | 'loops' | 'time-out') => {
-    const n = Number(values[name]);
-    return Number.isFinite(n) && n >= 0 && values[name]!.trim() !== '' ? n : fail(`--${name} must be a non-negative number, got ${JSON.stringify(values[name])}`);
+    const given = values[name];
+    const n = Number(given);
+    return Number.isFinite(n) && n >= 0 && given !== undefined && given.trim() !== '' ? n : fail(`--${name} must be a non-negative number, got ${JSON.stringify(values[name])}`);
   };
   const client = runWcsClient({
-    base: values.base!,
+    base: values.base ?? 'http://localhost:8081',
     loops: Math.max(1, Math.floor(count('loops'))),
     timeOut: count('time-out'),
     apiKey: values['api-key'],
