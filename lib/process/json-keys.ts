@@ -22,7 +22,7 @@ export function duplicateKeys(text: string): DuplicateKey[] {
       while (k < text.length && ' \t\r\n'.includes(text.charAt(k))) k++;
       const frame = stack[stack.length - 1];
       if (text[k] === ':' && frame?.keys) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        const key = String(JSON.parse(text.slice(i, j + 1))); // a JSON string token
         if (frame.keys.has(key)) found.push({ path: frame.path, key });
         frame.keys.add(key);
         frame.lastKey = key;

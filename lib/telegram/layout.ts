@@ -158,4 +158,4 @@ export const layoutSchema = Joi.object<LayoutFile>({
 }).prefs({ abortEarly: false, convert: false });
 
 /** Is this one of the protocol's telegram types? */
-export const isLogicalType = (t: string): t is LogicalType => (LogicalTypes as readonly string[]).includes(t);
+export const isLogicalType = (t: string): t is LogicalType => LogicalTypes.some((x) => x === t);
