@@ -97,7 +97,11 @@ function conflicts(c: Command, held: Command[]): boolean {
   if (c.op !== 'acceptFromPeer' || !c.args[5]) return false;
   const m = c.args[3] as { Type?: string; TrackID?: string };
   if (m.Type !== 'REQUEST') return false;
-  return held.some((h) => (h.op === 'deliver' || h.op === 'deadLetter') && (h.args[0] as StoredMessage).message.Type === 'REQUEST' && (h.args[0] as StoredMessage<'sortation'>).message.TrackID === m.TrackID);
+  return held.some((h) => {
+    if (h.op !== 'deliver' && h.op !== 'deadLetter') return false;
+    const { message } = h.args[0] as StoredMessage;
+    return message.Type === 'REQUEST' && message.TrackID === m.TrackID;
+  });
 }
 
 /** The next transaction: its commands in order, and whether it is synced; what stays pending. */
