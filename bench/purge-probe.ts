@@ -52,10 +52,10 @@ function buildHistory(file: string, hours: number): void {
 function countRows(file: string, cutoff: string) {
   const db = openReader(file);
   try {
-    const queued = db.prepare('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue').get() as { n: number; d: number };
-    const older = db.prepare('SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n').get({ c: cutoff }) as { n: number };
-    const kept = db.prepare('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n').get() as { n: number };
-    return { queued, older: older.n, kept: kept.n };
+    const queued = db.prepare<[], { n: number; d: number }>('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue').get() ?? { n: 0, d: 0 };
+    const older = db.prepare<{ c: string }, { n: number }>('SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n').get({ c: cutoff });
+    const kept = db.prepare<[], { n: number }>('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n').get();
+    return { queued, older: older?.n ?? 0, kept: kept?.n ?? 0 }; // each a count: always a row
   } finally {
     db.close();
   }
@@ -83,10 +83,10 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks' |
   // Each message's commit: when it was sent and when its commit was reported.
   const commits: Array<{ sent: number; done: number }> = [];
   let n = 0;
-  let stop = false;
+  const stop = new AbortController();
   const pending: Array<Promise<unknown>> = [];
   const stream = (async () => {
-    while (!stop) {
+    while (!stop.signal.aborted) {
       const sent = performance.now();
       // The first ones warm the writer up: not counted.
       const counted = n >= 10;
@@ -110,7 +110,7 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks' |
     purged = (result as { body: { PurgedHistoryRows: number } }).body.PurgedHistoryRows;
   }
   const seconds = (performance.now() - started) / 1000;
-  stop = true;
+  stop.abort();
   await stream;
   await Promise.all(pending);
   await writer.close();
@@ -155,6 +155,7 @@ async function sizeCut(file: string, writer: Writer, keepShare: number): Promise
 /** `node dist/bench/purge-probe.js HOURS PURGE_HOURS` (fsync delay from the environment: bench/slow-disk.ts). */
 async function main() {
   const [hours, purgeHours] = process.argv.slice(2).map(Number);
+  if (hours === undefined || purgeHours === undefined) throw new Error('usage: purge-probe HOURS PURGE_HOURS');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-purge-'));
   try {
     const source = path.join(dir, 'history.db');

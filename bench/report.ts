@@ -32,7 +32,8 @@ export interface ScaleResult {
 }
 /** Everything one run measured. */
 export interface Measured {
-  results: Record<string, TargetResult>;
+  /** Per target; the baseline and the service are always measured (bench/run.ts checks `--targets`). */
+  results: Record<string, TargetResult> & { baseline: TargetResult; service: TargetResult };
   site?: StepResult;
   /** The site's history a day and the days that fit on its cards (--site-rate). */
   history?: HistorySize;
@@ -75,7 +76,10 @@ export function correctness({ results, site, storage, purge }: Measured, siteRat
   const size = purge?.size ? [purge.size] : [];
   const lost = all.reduce((s, r) => s + r.lost, 0) + [...purgeWays, ...size].reduce((s, w) => s + w.lost, 0);
   const duplicated = all.reduce((s, r) => s + r.duplicated, 0) + [...purgeWays, ...size].reduce((s, w) => s + w.duplicated, 0);
-  const purgeWrong = purgeWays.some((w) => w.olderLeft !== 0 || w.purged !== purge!.one.purged || w.kept !== purge!.rows - purge!.one.purged) || size.some((w) => w.olderLeft !== 0 || w.purged === 0 || w.kept !== purge!.rows - w.purged);
+  const purgeWrong =
+    purge !== undefined &&
+    (purgeWays.some((w) => w.olderLeft !== 0 || w.purged !== purge.one.purged || w.kept !== purge.rows - purge.one.purged) ||
+      size.some((w) => w.olderLeft !== 0 || w.purged === 0 || w.kept !== purge.rows - w.purged));
   return { lost, duplicated, purgeWrong };
 }
 
@@ -184,8 +188,8 @@ function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportCon
   return {
     service_cpu_pct: c.serviceCpuPct ?? null,
     service_cpu_skipped: c.serviceCpuSkipped ?? null,
-    service_cpu_periods: sum((r) => r.throttling!.periods),
-    service_cpu_throttled_periods: sum((r) => r.throttling!.throttled),
+    service_cpu_periods: sum((r) => r.throttling?.periods ?? 0), // steps: those with throttling figures
+    service_cpu_throttled_periods: sum((r) => r.throttling?.throttled ?? 0),
     service_cpu_periods_at_50: svc.at50.throttling?.periods ?? null,
     service_cpu_throttled_periods_at_50: svc.at50.throttling?.throttled ?? null,
     service_cpu_used_pct_at_50: svc.at50.cpuPctOfCore,

@@ -60,7 +60,7 @@ function encodeField(spec: FieldSpec, value: unknown): string {
   let s: string;
   switch (spec.kind) {
     case 'int':
-      if (!Number.isInteger(value) || (value as number) < 0) throw new TelegramError(spec.name, String(value), 'a non-negative integer');
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new TelegramError(spec.name, String(value), 'a non-negative integer');
       s = String(value).padStart(spec.width, '0');
       break;
     case 'decimal':
@@ -88,7 +88,8 @@ function decodeField(spec: FieldSpec, raw: string): unknown {
       return Number(raw);
     case 'enum':
       if (trimmed === '' && spec.optional) return null;
-      if (!isExactEnum(spec.values!, trimmed)) throw new TelegramError(spec.name, trimmed, `one of ${spec.values!.join(', ')}`);
+      // An enum's spec lists its values (lib/telegram/fields.ts).
+      if (!isExactEnum(spec.values ?? [], trimmed)) throw new TelegramError(spec.name, trimmed, `one of ${(spec.values ?? []).join(', ')}`);
       return trimmed;
     default:
       if (trimmed === '' && !spec.optional) throw new TelegramError(spec.name, raw, 'a value');
@@ -138,7 +139,7 @@ export function parseContent(content: string): Telegram {
   if (!/^\d{6}$/.test(seq)) throw new TelegramError('Sequence', seq, '6 digits');
   const type = content.slice(22, 26) as TelegramType;
   if (!TelegramTypes.includes(type)) throw new TelegramError('Type', type, `one of ${TelegramTypes.join(', ')}`);
-  const flag = content[26] as TelegramFlag;
+  const flag = content.charAt(26);
   if (flag !== 'D' && flag !== 'A' && flag !== 'N') throw new TelegramError('Flag', flag, 'D, A or N');
   return { sender: content.slice(4, 10).trimEnd(), receiver: content.slice(10, 16).trimEnd(), seq: Number(seq), type, flag, data: content.slice(HEADER_WIDTH) };
 }

@@ -1,6 +1,8 @@
 // The delivered-message history: its extent, the purge of its oldest rows, and the WAL checkpoint
 // housekeeping asks for.
 import type { Db } from './connection';
+import { pragmaNumber } from './sqlite';
+import { walCheckpoint } from './wal-limits';
 
 /** Reading the delivered-message history. */
 export interface HistoryReads {
@@ -56,8 +58,8 @@ export interface HistoryWrites {
 
 /** The history reads on an open, migrated database. */
 export function historyReads(db: Db): HistoryReads {
-  const size = db.prepare('SELECT count(*) FROM delivered_history').pluck();
-  const latest = db.prepare(`
+  const size = db.prepare<[], number>('SELECT count(*) FROM delivered_history').pluck();
+  const latest = db.prepare<[number], DeliverySeen>(`
     SELECT delivered_at AS DeliveredAt, queue AS Queue, type AS Type, track_id AS TrackID, destination AS Destination, client_address AS Client,
            CAST(round((julianday(delivered_at) - julianday(received_at)) * 86400000) AS INTEGER) AS WaitedMs
     FROM delivered_history ORDER BY id DESC LIMIT ?`);
@@ -74,8 +76,8 @@ export function historyReads(db: Db): HistoryReads {
   type Ends = { first: number | null; last: number | null; oldest: string | null; newest: string | null };
   const span = (e: Ends) => (e.first === null || e.last === null ? 0 : e.last - e.first + 1);
   return {
-    size: () => size.get() as number,
-    latest: (limit) => latest.all(limit) as DeliverySeen[],
+    size: () => size.get() ?? 0,
+    latest: (limit) => latest.all(limit),
     extent() {
       const d = delivered.get() as Ends;
       const o = outbox.get() as Ends;
@@ -110,10 +112,10 @@ export function historyWrites(db: Db): HistoryWrites {
   return {
     purgeDeliveredBefore: (cutoff, limit) => purgeDelivered.run({ cutoff, limit }).changes + purgeOutbox.run({ cutoff, limit }).changes,
     checkpoint(mode = 'TRUNCATE', waitMs) {
-      const before = db.pragma('busy_timeout', { simple: true }) as number;
+      const before = pragmaNumber(db, 'busy_timeout');
       if (waitMs !== undefined) db.pragma(`busy_timeout = ${Math.max(0, Math.floor(waitMs))}`);
       try {
-        const [row] = db.pragma(`wal_checkpoint(${mode === 'RESTART' ? 'RESTART' : 'TRUNCATE'})`) as Array<{ busy: number; log: number; checkpointed: number }>;
+        const row = walCheckpoint(db, mode === 'RESTART' ? 'RESTART' : 'TRUNCATE');
         return { busy: row.busy !== 0, walFrames: row.log, checkpointed: row.checkpointed };
       } finally {
         if (waitMs !== undefined) db.pragma(`busy_timeout = ${before}`);

@@ -86,15 +86,15 @@ const toEntry = (row: OutboxRow): OutboxEntry => ({ id: row.id, message: toMessa
 
 /** The outbox reads on an open, migrated database. */
 export function outboxReads(db: Db): OutboxReads {
-  const peek = db.prepare('SELECT * FROM outbox ORDER BY id LIMIT ?');
-  const after = db.prepare('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?');
-  const depth = db.prepare('SELECT count(*) FROM outbox').pluck();
-  const lastId = db.prepare('SELECT coalesce(max(id), 0) FROM outbox').pluck();
+  const peek = db.prepare<[number], OutboxRow>('SELECT * FROM outbox ORDER BY id LIMIT ?');
+  const after = db.prepare<[number, number], OutboxRow>('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?');
+  const depth = db.prepare<[], number>('SELECT count(*) FROM outbox').pluck();
+  const lastId = db.prepare<[], number>('SELECT coalesce(max(id), 0) FROM outbox').pluck();
   return {
-    peek: (limit) => (peek.all(limit) as OutboxRow[]).map(toEntry),
-    after: (afterId, limit) => (after.all(afterId, limit) as OutboxRow[]).map(toEntry),
-    depth: () => depth.get() as number,
-    lastId: () => lastId.get() as number,
+    peek: (limit) => peek.all(limit).map(toEntry),
+    after: (afterId, limit) => after.all(afterId, limit).map(toEntry),
+    depth: () => depth.get() ?? 0, // count(*) always has its row
+    lastId: () => lastId.get() ?? 0,
   };
 }
 
@@ -106,7 +106,7 @@ export function outboxWrites(db: Db): OutboxWrites {
     VALUES (${nextId('outbox')}, @kind, @track_id, @barcode, @destination, @destination_status, @destination_text,
       @light_status, @light_color, @batch_door_status, @client_address, @created_at)`);
   const remove = db.prepare('DELETE FROM outbox WHERE id = ?');
-  const reserved = db.prepare('SELECT upto FROM outbox_reserved').pluck();
+  const reserved = db.prepare<[], number>('SELECT upto FROM outbox_reserved').pluck();
   const reserve = db.prepare('UPDATE outbox_reserved SET upto = ? WHERE upto < ?');
   const skip = db.prepare("UPDATE id_floors SET floor = (SELECT upto FROM outbox_reserved) WHERE name = 'outbox' AND floor < (SELECT upto FROM outbox_reserved)");
   const release = db.prepare(`UPDATE outbox_reserved SET upto = ${lastIdOf('outbox')}`);
@@ -138,7 +138,7 @@ export function outboxWrites(db: Db): OutboxWrites {
   return {
     add: (message, clientAddress, createdAt) => (message.kind === 'DESTINATION' ? addSetting(message, clientAddress, createdAt) : insertEntry(message, clientAddress, createdAt)),
     remove: (id) => remove.run(id).changes > 0,
-    reservedUpTo: () => reserved.get() as number,
+    reservedUpTo: () => reserved.get() ?? 0, // migrations/011 inserts its one row
     reserveUpTo: (id) => void reserve.run(id, id),
     skipReserved: () => void skip.run(),
     releaseReserved: () => void release.run(),

@@ -58,10 +58,10 @@ function historyInsert(db: Db): (stored: StoredMessage, delivery: Delivery, remo
  */
 function requestRemovals(db: Db, insertHistory: ReturnType<typeof historyInsert>) {
   const removeWithReason = (reason: 'Superseded' | 'Expired', where: string) => {
-    const select = db.prepare(`SELECT * FROM sortation_queue WHERE type = 'REQUEST' AND ${where} ORDER BY id`);
+    const select = db.prepare<Record<string, string | number>, SortationRow>(`SELECT * FROM sortation_queue WHERE type = 'REQUEST' AND ${where} ORDER BY id`);
     const remove = db.prepare(`DELETE FROM sortation_queue WHERE type = 'REQUEST' AND ${where}`);
     return (params: Record<string, string | number>, at: string): number => {
-      for (const row of select.all(params) as SortationRow[]) {
+      for (const row of select.all(params)) {
         insertHistory({ id: row.id, queue: 'sortation', message: sortationMessage(row), receivedAt: row.received_at }, { deliveredAt: at, clientAddress: null }, reason);
       }
       return remove.run(params).changes;

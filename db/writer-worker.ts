@@ -43,7 +43,11 @@ db.pragma('wal_autocheckpoint = 0');
 const commands = writeCommands(db);
 const outsideCommands = outsideTransactionCommands(db);
 // Each command in a savepoint of the batch's transaction: a failing one is undone alone.
-const inSavepoint = db.transaction((c: Command) => (commands as Record<string, (...a: unknown[]) => unknown>)[c.op](...c.args));
+const inSavepoint = db.transaction((c: Command) => {
+  const run = (commands as Record<string, ((...a: unknown[]) => unknown) | undefined>)[c.op];
+  if (!run) throw new Error(`unknown write command ${c.op}`);
+  return run(...c.args);
+});
 
 /** The outbox ids that may reach the sorter before their rows are synced (migrations/011). */
 const reservation = outboxWrites(db);

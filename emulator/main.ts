@@ -101,7 +101,7 @@ async function main() {
   // service and a WCS (the benchmark's) must not delay its telegrams, nor take the service's core.
   await lowerHelperThreadsAtStart(HELPER_THREAD_NICE);
   const sorterRef: { current?: EmulatedSorter } = {};
-  const link = linkOf((t) => sorterRef.current!.onData(t));
+  const link = linkOf((t) => sorterRef.current?.onData(t)); // set below, before the link connects
   const sorter = new EmulatedSorter(link, {
     rate: num('rate'),
     seed: num('seed'),

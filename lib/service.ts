@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { Checkpointer } from '../db/checkpointer';
 import { type Db, PAGE_SIZE, defaultMigrationsDir, openReader } from '../db/connection';
+import { pragmaNumber } from '../db/sqlite';
 import { readMigrations } from '../db/migrate';
 import { EventLoopWatch } from './ops/event-loop';
 import { DecisionMeter } from './ops/latency';
@@ -37,6 +38,7 @@ import { type BoundSettings, walAllowance, walCheckMs, walLimitsFor } from '../d
 import { fileBytes, fileSystemOf, measureStorage } from '../db/storage-use';
 import { StorageWatch } from './ops/storage-watch';
 import type { Deps } from './deps';
+import { errorCode } from './process/errors';
 
 export type { Deps } from './deps';
 
@@ -116,7 +118,7 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
   const walLimits = walLimitsFor(configuredBound(config, file));
   const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), undefined, walLimits, walCheckMs(walLimits));
   const db = openReader(file);
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const pageSize = pragmaNumber(db, 'page_size');
   log.info({ database: file, testMode: config.TestMode, pageSize }, 'queue database open');
   if (pageSize > PAGE_SIZE) {
     log.info({ pageSize, recommended: PAGE_SIZE }, `the queue database has ${pageSize}-byte pages, made before ${PAGE_SIZE} became the default: converting it writes fewer bytes per item to the disk (docs/operations.md, "Fewer writes for an existing database")`);
@@ -173,7 +175,7 @@ function trafficLog(home: string, s: Config['Sorter'], log: Logger): TrafficLogW
   if (!s.TrafficLog) return undefined;
   const file = path.join(home, 'Service_PLC.log');
   return new TrafficLogWriter(file, { maxBytes: s.TrafficLogMaxBytes, keep: s.TrafficLogFiles, minFreeBytes: s.TrafficLogMinFreeBytes }, {
-    failed: (err) => log.error({ err, file }, `traffic log: cannot write ${file} (${(err as NodeJS.ErrnoException).code ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`),
+    failed: (err) => log.error({ err, file }, `traffic log: cannot write ${file} (${errorCode(err) ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`),
     recovered: (dropped) => log.warn({ file, dropped }, `traffic log: writing ${file} again; ${dropped} telegram lines could not be logged meanwhile`),
     reserve: (paused, free, dropped) =>
       paused
@@ -205,9 +207,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const { config, log } = options;
   const clock = options.clock ?? (() => new Date());
   const file = databaseFile(options.home, config);
-  // Assigned once everything exists; the metrics read it at each scrape, and the telegram trigger
-  // at each telegram (none can come before).
-  let deps: Deps;
   const eventLoop = new EventLoopWatch();
   const metrics = new Metrics(() => metricsSnapshot(deps, clock()), eventLoop);
   const wire = layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter));
@@ -228,7 +227,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     dispatchers.sortation.close();
     dispatchers.destination.close();
   };
-  deps = {
+  // Made once everything exists; the metrics (above) read it at each scrape, and the telegram
+  // trigger at each telegram (none can come before).
+  const deps: Deps = {
     ...meters(metrics, config),
     testMode: config.TestMode,
     version: options.version,
@@ -251,7 +252,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     deliveries: new DeliveryTracker({ mode: config.Delivery, visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000, closeGraceMs: config.DeliveryCloseGraceMs, clock }),
     storage: writer,
     storageWatch: watch,
-    schema: { applied: db.pragma('user_version', { simple: true }) as number, known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) },
+    schema: { applied: pragmaNumber(db, 'user_version'), known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) },
     eventLoop,
     items: { timeline: itemTrace(db) },
     log,

@@ -17,8 +17,8 @@ export type FunctionInput = Record<string, unknown>;
 /** What an HTTP trigger hands a binding: the validated request, without hapi. */
 export interface HttpRequestView {
   method: string;
-  /** Path parameters (validated by the binding's params schema). */
-  params: Record<string, string>;
+  /** Path parameters (validated by the binding's params schema); read them with pathParam. */
+  params: Record<string, unknown>;
   query: Record<string, unknown>;
   /** Request headers, lower-case names (those the binding's headers schema names are validated). */
   headers: Record<string, unknown>;
@@ -26,6 +26,13 @@ export interface HttpRequestView {
   clientAddress: string | null;
   /** Tells when the client's connection closes before its response is written. */
   gone: GoneWatch;
+}
+
+/** A path parameter the binding's params schema requires, so present once the request is validated. */
+export function pathParam(request: HttpRequestView, name: string): string {
+  const value = request.params[name];
+  if (typeof value !== 'string') throw new Error(`path parameter ${name} is missing (the route's params schema requires it)`);
+  return value;
 }
 
 /** Documented responses by status code. */
@@ -79,6 +86,8 @@ const isDefinition = (x: unknown): x is FunctionDefinition =>
 /** The function a manifest names (`handlers/status`): that module's `fn`. */
 function load(module: string): FunctionDefinition {
   // Relative to this file, so that it resolves to the compiled module in dist/ and to the source under jest.
+  // The module is named by manifest.json at run time: no static import can name it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const exported: unknown = require(path.join(__dirname, '../..', module)).fn;
   if (!isDefinition(exported)) throw new Error(`manifest.json: ${module} does not export a function definition as fn`);
   return exported;

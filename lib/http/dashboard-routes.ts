@@ -2,7 +2,7 @@
 // which needs the API key like every route). Only this service's own files, nothing from elsewhere.
 import fs from 'node:fs';
 import path from 'node:path';
-import Boom from '@hapi/boom';
+import Boom, { isBoom } from '@hapi/boom';
 import type Hapi from '@hapi/hapi';
 import { projectRoot } from '../process/paths';
 
@@ -28,7 +28,7 @@ export function dashboardRoutes(server: Hapi.Server, keyRequired: boolean): void
   const page = fs.readFileSync(path.join(DASHBOARD_DIR, 'index.html'), 'utf8').replace('<body>', `<body data-key-required="${keyRequired}">`);
   const withHeaders = (request: Hapi.Request, h: Hapi.ResponseToolkit) => {
     const response = request.response;
-    if (!('isBoom' in response && response.isBoom)) for (const [name, value] of Object.entries(PAGE_HEADERS)) (response as Hapi.ResponseObject).header(name, value);
+    if (!isBoom(response)) for (const [name, value] of Object.entries(PAGE_HEADERS)) response.header(name, value);
     return h.continue;
   };
   server.route([

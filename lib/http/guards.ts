@@ -18,6 +18,11 @@ export interface KeyLists {
   payload: string[];
 }
 
+/** A route's key lists, if it has them (the function routes do; hapi-swagger's and the dashboard's have `{}`). */
+function keyListsOf(app: unknown): KeyLists | undefined {
+  return typeof app === 'object' && app !== null && 'query' in app && Array.isArray(app.query) && 'payload' in app && Array.isArray(app.payload) ? { query: app.query, payload: app.payload } : undefined;
+}
+
 /**
  * The payload settings the guards need of every route (lib/http/server.ts): hapi reads a body, and
  * unzips it, but leaves it as bytes; the guards parse it as JSON with its text at hand.
@@ -57,7 +62,7 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
   const checkKey = config.ApiKeys.length > 0 ? apiKeyCheck(config.ApiKeys) : null;
   server.ext('onRequest', (request, h) => {
     const { httpVersion, headers } = request.raw.req;
-    (request.app as { clientAddress?: string | null }).clientAddress = resolveClient(request.info.remoteAddress, headers['x-forwarded-for']);
+    request.app.clientAddress = resolveClient(request.info.remoteAddress, headers['x-forwarded-for']);
     if (httpVersion !== '1.0' && !headers.host) throw Boom.badRequest('the request is not valid HTTP/1.1: it has no Host header');
     answerOversizedChunkedBodies(request.raw.req);
     if (checkKey) checkKey(request);
@@ -67,17 +72,17 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
   server.ext('onPostAuth', (request, h) => {
     // Our last step before validation and the handler (the body is read by now): see `unanswerable`.
     if (unanswerable(request)) return h.abandon;
-    const keys = request.route.settings.app as KeyLists | undefined;
-    if (keys?.query?.length) replaceInput(request, 'query', canonicalKeys(request.query, keys.query, 'query'));
+    const keys = keyListsOf(request.route.settings.app);
+    if (keys?.query.length) replaceInput(request, 'query', canonicalKeys(request.query, keys.query, 'query'));
     // The body as hapi read it (`rawBodies`), unzipped, at most MaxPayloadBytes: parsed here as hapi
     // would, and its text checked for a field given twice under the same spelling (JSON.parse keeps
     // the last of two equal keys, which must be refused like two spellings of one field are).
     if (Buffer.isBuffer(request.payload)) {
       const text = request.payload.toString('utf8');
       replaceInput(request, 'payload', parseJsonBody(text));
-      if (keys?.payload?.length) refuseRepeatedKeys(text, keys.payload);
+      if (keys?.payload.length) refuseRepeatedKeys(text, keys.payload);
     }
-    if (keys?.payload?.length) replaceInput(request, 'payload', canonicalKeys(request.payload, keys.payload, 'body'));
+    if (keys?.payload.length) replaceInput(request, 'payload', canonicalKeys(request.payload, keys.payload, 'body'));
     return h.continue;
   });
 }

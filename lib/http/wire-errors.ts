@@ -31,6 +31,8 @@ export function answerOversizedChunkedBodies(req: IncomingMessage): void {
     });
     req.once('end', done);
     req.once('close', done);
+    // Typed as always set, but Node nulls a message's socket once it is detached from it.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
     req.socket?.once('close', done);
     req.resume();
   });

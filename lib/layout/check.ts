@@ -29,7 +29,8 @@ function headerRoles(problems: string[], header: Field[]): Roles {
       if (f.kind !== 'fixed' && f.kind !== 'spare') problems.push(`Header field "${f.name}" has no Role: give it one (${Object.keys(ROLE_KINDS).join(', ')}) or make it fixed or spare`);
       continue;
     }
-    if (roles[f.role]) problems.push(`Header: two fields have Role ${f.role} ("${roles[f.role]!.name}" and "${f.name}")`);
+    const earlier = roles[f.role];
+    if (earlier) problems.push(`Header: two fields have Role ${f.role} ("${earlier.name}" and "${f.name}")`);
     roles[f.role] = f;
     if (!ROLE_KINDS[f.role].includes(f.kind)) problems.push(`Header field "${f.name}" (Role ${f.role}) is ${f.kind}; it must be ${ROLE_KINDS[f.role].join(' or ')}`);
   }
@@ -117,9 +118,9 @@ function checkTelegramSet(problems: string[], file: LayoutFile, roles: Roles, te
 /** A field that echoes the answered type can hold the code of every type. */
 function checkAckTypes(problems: string[], file: LayoutFile, set: TelegramSet): void {
   for (const [at, f] of set.ackTypeFields) {
-    for (const code of set.byCode.keys()) {
+    for (const [code, spec] of set.byCode) {
       const problem = wireValueProblem(f, code, file.Charset);
-      if (problem) problems.push(`${at} (AckType) cannot hold the code of ${set.byCode.get(code)!.type}: ${problem}`);
+      if (problem) problems.push(`${at} (AckType) cannot hold the code of ${spec.type}: ${problem}`);
     }
   }
 }

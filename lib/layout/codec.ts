@@ -1,7 +1,8 @@
 // The layout-driven codec: header and data of any layout (lib/layout/schema.ts), as bytes.
 import { TelegramError } from '../telegram/telegram';
 import type { LogicalType } from '../telegram/contract';
-import type { Field, Layout, TelegramSpec } from './table';
+import { isLogicalType } from './schema';
+import { type Field, type Layout, type TelegramSpec, flagsOf } from './table';
 import { type FieldRules, charsetName, decodeField, encodeField, fieldRules, shownBytes, unpadded } from './field-codec';
 import { readableBytes } from './text';
 
@@ -127,13 +128,13 @@ export class LayoutCodec {
       const value = this.decodeField(f, raw(f));
       switch (f.role) {
         case 'Sender':
-          t.sender = value as string;
+          t.sender = String(value); // a text field's value
           break;
         case 'Receiver':
-          t.receiver = value as string;
+          t.receiver = String(value);
           break;
         case 'Sequence':
-          t.seq = value as number;
+          t.seq = Number(value); // an int field's value
           break;
         case 'Type': {
           const spec = this.layout.byCode.get(String(value));
@@ -142,7 +143,7 @@ export class LayoutCodec {
           break;
         }
         case 'Handshake': {
-          const flags = handshake.flags!;
+          const flags = flagsOf(handshake);
           const flag = (['D', 'A', 'N'] as const).find((k) => flags[k] === String(value));
           if (!flag) throw new TelegramError(f.name, this.shown(raw(f)), `${flags.D}, ${flags.A} or ${flags.N}`);
           t.flag = flag;
@@ -174,7 +175,7 @@ export class LayoutCodec {
     }
     let text = '';
     if (textField) {
-      const last = textField === spec!.fields[spec!.fields.length - 1] && this.layout.framing.telegramLength === null;
+      const last = textField === spec?.fields.at(-1) && this.layout.framing.telegramLength === null;
       const raw = t.data.subarray(at(textField), last ? undefined : at(textField) + textField.width);
       text = unpadded(textField, raw.toString('latin1')).trimEnd();
       if (this.layout.binary) text = readableBytes(Buffer.from(text, 'latin1'));
@@ -187,7 +188,7 @@ export class LayoutCodec {
     const f = this.layout.roles.Sequence;
     if (!f || content.length < f.offset + f.width) return 0;
     try {
-      return this.decodeField(f, content.subarray(f.offset, f.offset + f.width)) as number;
+      return Number(this.decodeField(f, content.subarray(f.offset, f.offset + f.width)));
     } catch {
       return 0;
     }
@@ -209,7 +210,7 @@ export class LayoutCodec {
       case 'Type':
         return this.wireNumber(f, this.spec(t.type).code);
       case 'Handshake':
-        return this.wireNumber(f, this.layout.handshake.flags![t.flag]);
+        return this.wireNumber(f, flagsOf(this.layout.handshake)[t.flag]);
       case 'Code':
         return t.code ?? (f.kind === 'text' ? '' : 0);
       default:
@@ -225,7 +226,7 @@ export class LayoutCodec {
   /** A type as an AckType field writes it: its code, or blank (0) for none (a telegram that did not parse). */
   private codeOf(f: Field, type: unknown): string | number {
     if (type === undefined || type === null) return f.kind === 'text' ? '' : 0;
-    const spec = this.layout.telegrams.get(type as LogicalType);
+    const spec = typeof type === 'string' && isLogicalType(type) ? this.layout.telegrams.get(type) : undefined;
     if (!spec) throw new TelegramError('AckType', String(type), 'a type this layout describes');
     return /^\d+$/.test(spec.code) ? Number(spec.code) : spec.code;
   }

@@ -5,6 +5,7 @@ import { Contracts } from '../telegram/contract';
 import type { Field, Layout, TelegramSpec } from './table';
 import type { LayoutCodec, WireTelegram } from './codec';
 import { bytesOf, isHexDump, readableBytes } from './text';
+import { errorMessage } from '../process/errors';
 
 const pad = (s: string | number, n: number) => String(s).padEnd(n);
 const lpad = (s: string | number, n: number) => String(s).padStart(n);
@@ -47,7 +48,7 @@ export function layoutTable(layout: Layout): string {
   lines.push(`framing    ${framed.join(', ')}; at most ${framing.maxLength} bytes between the framing characters`);
   lines.push(`characters ${layout.charset === 'ascii' ? 'printable ASCII' : 'printable Latin-1'}, fill ${fillName(layout.fill)}${layout.binary ? '; binary fields: the traffic log writes them in hex' : ''}`);
   lines.push(`sequence   ${roles.Sequence ? `"${roles.Sequence.name}" 1-${layout.sequence.last}, then 1; LIFE, SYNS and SYNE carry ${layout.sequence.control}` : 'none (one telegram at a time)'}`);
-  const flags = hs.flags ? ` in "${roles.Handshake!.name}" (data ${hs.flags.D}, ack ${hs.flags.A}, nak ${hs.flags.N})` : ' as ACK and NAK telegrams';
+  const flags = hs.flags ? ` in "${roles.Handshake?.name}" (data ${hs.flags.D}, ack ${hs.flags.A}, nak ${hs.flags.N})` : ' as ACK and NAK telegrams';
   const codes = Object.entries(hs.nakCodes).map(([k, v]) => `${k} ${v}`).join(', ');
   lines.push(`handshake  ${hs.ack === 'none' ? 'none: data telegrams are not acknowledged' : `an acknowledgement per data telegram${flags}, echoing the ${hs.echo}${roles.Code ? `; NAK code in "${roles.Code.name}"` : ''}`}`);
   lines.push(`           NAK codes: ${codes}; resend after ${hs.resendMs === null ? 'Sorter.AckTimeoutMs' : `${hs.resendMs} ms`}; window ${hs.window ?? 'Sorter.Window'}`);
@@ -86,6 +87,8 @@ export function describeTelegram(codec: LayoutCodec, content: Buffer): { lines: 
   const layout = codec.layout;
   const lines: string[] = [`${content.length} bytes: ${readableBytes(content)}`, ''];
   let problem: string | null = null;
+  // Also called where the checker takes `problem` for still null (the row closures set it too).
+  const note = (p: string) => (problem ??= p);
   const row = (f: Field, base: number, outcome: () => unknown) => {
     const at = base + f.offset;
     const raw = content.subarray(at, at + f.width);
@@ -108,11 +111,11 @@ export function describeTelegram(codec: LayoutCodec, content: Buffer): { lines: 
   };
   lines.push(`  ${lpad('offset', 6)} ${lpad('width', 6)}  ${pad('field', 20)} ${pad('bytes', 44)} value`);
   for (const f of layout.header) row(f, 0, () => (f.role === 'Length' ? lengthValue(codec, f, content) : f.role === 'Type' ? typeValue(layout, codec.decodeField(f, content.subarray(f.offset, f.offset + f.width))) : codec.decodeField(f, content.subarray(f.offset, f.offset + f.width))));
-  let header: WireTelegram | null = null;
+  let header: WireTelegram | null;
   try {
     header = codec.parseContent(content);
   } catch (err) {
-    if (problem === null) problem = (err as Error).message;
+    note(errorMessage(err));
     header = leniently(codec, content);
   }
   const spec = header ? dataSpec(layout, header) : null;
@@ -145,7 +148,7 @@ function leniently(codec: LayoutCodec, content: Buffer): WireTelegram | null {
   const spec = byCode.get(String(read(roles.Type)));
   if (!spec) return null;
   const flagValue = String(read(roles.Handshake));
-  const flag = handshake.by === 'type' ? (spec.type === 'ACK' ? 'A' : spec.type === 'NAK' ? 'N' : 'D') : ((['D', 'A', 'N'] as const).find((k) => handshake.flags![k] === flagValue) ?? 'D');
+  const flag = handshake.by === 'type' ? (spec.type === 'ACK' ? 'A' : spec.type === 'NAK' ? 'N' : 'D') : ((['D', 'A', 'N'] as const).find((k) => handshake.flags?.[k] === flagValue) ?? 'D');
   return { sender: '', receiver: '', seq: 0, type: spec.type, flag, code: null, data: content.subarray(headerWidth) };
 }
 

@@ -3,7 +3,7 @@
 // types. Values that do not fit are refused with a TelegramError naming the field, never cut (a
 // NAK's text excepted: a diagnostic).
 import { TelegramError } from '../telegram/telegram';
-import { type Field, type Layout, charsetPattern } from './table';
+import { type Field, type Layout, charsetPattern, constantOf, mapOf, reverseOf } from './table';
 import { readableBytes } from './text';
 
 /** What a field's bytes depend on besides the field itself: the layout's characters and its framing. */
@@ -41,7 +41,7 @@ export function encodeField(r: FieldRules, f: Field, value: unknown): Buffer {
   const out = Buffer.alloc(f.width, f.fill);
   switch (f.kind) {
     case 'fixed':
-      return Buffer.from(f.constant!);
+      return Buffer.from(constantOf(f));
     case 'spare':
       return out;
     case 'bin': {
@@ -70,10 +70,11 @@ export function encodeField(r: FieldRules, f: Field, value: unknown): Buffer {
       let s: string;
       if (f.kind === 'enum') {
         const wanted = value === undefined || value === '' ? null : (value as string | null);
-        const wire = f.reverse!.get(wanted);
+        const reverse = reverseOf(f);
+        const wire = reverse.get(wanted);
         if (wire !== undefined) s = wire;
         else if (wanted === null && !f.required) s = '';
-        else throw new TelegramError(f.name, String(value), `one of ${[...f.reverse!.keys()].filter((k) => k !== null).join(', ')}`);
+        else throw new TelegramError(f.name, String(value), `one of ${[...reverse.keys()].filter((k) => k !== null).join(', ')}`);
       } else {
         s = value === null || value === undefined ? '' : String(value);
         if (f.cut) s = diagnostic(r, f, s);
@@ -94,7 +95,7 @@ export function decodeField(r: FieldRules, f: Field, raw: Buffer): unknown {
     case 'spare':
       return undefined;
     case 'fixed':
-      if (!raw.equals(f.constant!)) throw new TelegramError(f.name, shownBytes(r, raw), `the constant ${readableBytes(f.constant!)}`);
+      if (!raw.equals(constantOf(f))) throw new TelegramError(f.name, shownBytes(r, raw), `the constant ${readableBytes(constantOf(f))}`);
       return undefined;
     case 'bin': {
       const n = raw.readUIntBE(0, f.width);
@@ -119,10 +120,11 @@ export function decodeField(r: FieldRules, f: Field, raw: Buffer): unknown {
       const s = unpadded(f, raw.toString('latin1'));
       if (!r.text.test(s)) throw new TelegramError(f.name, shownBytes(r, raw), charsetName(r.charset));
       if (f.kind === 'enum') {
-        const v = f.map!.get(s);
+        const map = mapOf(f);
+        const v = map.get(s);
         if (v !== undefined) return v;
         if (s === '' && !f.required) return null;
-        throw new TelegramError(f.name, s, `one of ${[...f.map!.keys()].join(', ')}`);
+        throw new TelegramError(f.name, s, `one of ${[...map.keys()].join(', ')}`);
       }
       if (s === '' && f.required) throw new TelegramError(f.name, raw.toString('latin1'), 'a value');
       return s;

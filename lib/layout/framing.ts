@@ -1,6 +1,6 @@
 // Cuts a byte stream into the telegrams of a layout, whatever the reads split or pack: by start
 // and end characters, by a fixed telegram length, or by the header's length field.
-import type { Field, Layout } from './table';
+import { type Field, type Layout, constantOf } from './table';
 
 /** What the framer found in the stream: a telegram's content (between the framing characters), or bytes it skipped. */
 export type Framed = { kind: 'telegram'; content: Buffer } | { kind: 'garbage'; bytes: Buffer; reason: string };
@@ -152,7 +152,7 @@ export class LayoutFramer {
     const { Type: type, Sequence: seq } = this.layout.roles;
     if (type && !this.knownType(type, at)) return false;
     if (seq?.kind === 'bin' && this.buffer.readUIntBE(at + seq.offset, seq.width) > this.layout.sequence.last) return false;
-    return this.layout.header.every((f) => f.kind !== 'fixed' || this.buffer.subarray(at + f.offset, at + f.offset + f.width).equals(f.constant!));
+    return this.layout.header.every((f) => f.kind !== 'fixed' || this.buffer.subarray(at + f.offset, at + f.offset + f.width).equals(constantOf(f)));
   }
 
   private knownType(f: Field, from: number): boolean {

@@ -5,6 +5,7 @@ import { duplicateKeys } from '../process/json-keys';
 import { type LayoutFile, layoutSchema } from './schema';
 import { resolveLayout } from './check';
 import type { Layout } from './table';
+import { errorMessage } from '../process/errors';
 
 /** Raised when a layout cannot be used; `message` lists every problem at once. */
 export class LayoutError extends Error {
@@ -39,7 +40,7 @@ export function parseLayoutText(text: string, file: string): unknown {
   try {
     raw = JSON.parse(json);
   } catch (err) {
-    throw new LayoutError(file, [`is not valid JSON: ${(err as Error).message}`]);
+    throw new LayoutError(file, [`is not valid JSON: ${errorMessage(err)}`]);
   }
   const twice = duplicateKeys(json);
   if (twice.length > 0) throw new LayoutError(file, twice.map((d) => `"${d.path ? `${d.path}.` : ''}${d.key}" is given more than once: give it once`));
@@ -52,7 +53,7 @@ export function loadLayout(file: string): Layout {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    throw new LayoutError(file, [`cannot be read: ${(err as Error).message}`]);
+    throw new LayoutError(file, [`cannot be read: ${errorMessage(err)}`]);
   }
   return validateLayout(parseLayoutText(text, file), file);
 }

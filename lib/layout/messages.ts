@@ -10,16 +10,15 @@ export type SorterDto = InductDto | VerifyDto | DestinationInfoDto;
 
 /** The queue message carried by a REQU, VERI or SCAN telegram's data; throws TelegramError naming the first bad field. */
 export function sorterMessageOf(codec: LayoutCodec, type: LogicalType, data: Buffer): SorterDto {
-  const f = type === 'REQU' || type === 'VERI' || type === 'SCAN' ? codec.decodeData(type, data) : null;
+  if (type !== 'REQU' && type !== 'VERI' && type !== 'SCAN') throw new TelegramError('Type', type, 'REQU, VERI or SCAN');
+  const f = codec.decodeData(type, data);
   switch (type) {
     case 'REQU':
-      return { Type: 'REQUEST', TrackID: f!.TrackID, Barcode: f!.Barcode, MessageCode: f!.MessageCode, InductLocation: f!.InductLocation, RecirculationCount: f!.RecirculationCount, Length: f!.Length, Width: f!.Width, Height: f!.Height, Weight: f!.Weight } as InductDto;
+      return { Type: 'REQUEST', TrackID: f.TrackID, Barcode: f.Barcode, MessageCode: f.MessageCode, InductLocation: f.InductLocation, RecirculationCount: f.RecirculationCount, Length: f.Length, Width: f.Width, Height: f.Height, Weight: f.Weight } as InductDto;
     case 'VERI':
-      return { Type: 'VERIFY', TrackID: f!.TrackID, Barcode: f!.Barcode, Destination: f!.Destination, MessageCode: f!.MessageCode } as VerifyDto;
+      return { Type: 'VERIFY', TrackID: f.TrackID, Barcode: f.Barcode, Destination: f.Destination, MessageCode: f.MessageCode } as VerifyDto;
     case 'SCAN':
-      return { Type: 'SCAN', Destination: f!.Destination, DestinationStatus: f!.DestinationStatus, DestinationText: f!.DestinationText, LightStatus: f!.LightStatus, LightColor: f!.LightColor, ButtonID: f!.ButtonID, MessageCode: f!.MessageCode, BatchDoorStatus: f!.BatchDoorStatus } as DestinationInfoDto;
-    default:
-      throw new TelegramError('Type', type, 'REQU, VERI or SCAN');
+      return { Type: 'SCAN', Destination: f.Destination, DestinationStatus: f.DestinationStatus, DestinationText: f.DestinationText, LightStatus: f.LightStatus, LightColor: f.LightColor, ButtonID: f.ButtonID, MessageCode: f.MessageCode, BatchDoorStatus: f.BatchDoorStatus } as DestinationInfoDto;
   }
 }
 

@@ -1,7 +1,7 @@
 // A layout file: one sorter's telegram set described as data (docs/telegram-layouts.md). Its
 // JSON shape and the joi schema that checks it; check.ts resolves it, load.ts loads it.
 import Joi from 'joi';
-import type { Direction, LogicalType } from '../telegram/contract';
+import { LogicalTypes, type Direction, type LogicalType } from '../telegram/contract';
 
 /** How a field is written on the wire. */
 const FieldKinds = ['text', 'int', 'decimal', 'enum', 'bin', 'fixed', 'spare'] as const;
@@ -158,3 +158,4 @@ export const layoutSchema = Joi.object<LayoutFile>({
 }).prefs({ abortEarly: false, convert: false });
 
 /** Is this one of the protocol's telegram types? */
+export const isLogicalType = (t: string): t is LogicalType => LogicalTypes.some((x) => x === t);

@@ -45,8 +45,9 @@ export function narrowerThanContract(layout: Layout): string[] {
   const lines: string[] = [];
   for (const type of ['ASGN', 'DSET'] as const) {
     for (const f of layout.telegrams.get(type)?.fields ?? []) {
-      if (!f.maps || !(f.maps in FieldWidth)) continue;
-      const contract = FieldWidth[f.maps as keyof typeof FieldWidth];
+      const widths: Readonly<Record<string, number>> = FieldWidth;
+      const contract = f.maps === undefined ? undefined : widths[f.maps];
+      if (contract === undefined) continue;
       if (f.kind === 'text' && f.width >= contract) continue;
       const takes = f.kind === 'text' ? `${f.width} characters` : `a ${f.kind} field of ${f.width} bytes`;
       lines.push(`layout ${layout.name}: ${type} carries "${f.maps}" in ${f.name}, ${takes}, where the HTTP contract allows ${contract} characters: a POST with a value that does not fit is answered 400`);

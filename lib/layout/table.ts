@@ -103,3 +103,27 @@ export function wireValueProblem(f: Pick<Field, 'kind' | 'width'>, value: string
 export function charsetPattern(charset: 'ascii' | 'latin1'): RegExp {
   return charset === 'ascii' ? /^[\x20-\x7e]*$/ : /^[\x20-\x7e\xa0-\xff]*$/;
 }
+
+/** A fixed field's bytes (layout-check.ts gives every fixed field its constant). */
+export function constantOf(f: Field): Buffer {
+  if (!f.constant) throw new Error(`layout field "${f.name}" is ${f.kind} without its constant bytes`);
+  return f.constant;
+}
+
+/** An enum field's wire values to contract values (layout-check.ts gives every enum field its map). */
+export function mapOf(f: Field): Map<string, string | null> {
+  if (!f.map) throw new Error(`layout field "${f.name}" is ${f.kind} without its map`);
+  return f.map;
+}
+
+/** An enum field's contract values to wire values (made with its map). */
+export function reverseOf(f: Field): Map<string | null, string> {
+  if (!f.reverse) throw new Error(`layout field "${f.name}" is ${f.kind} without its map`);
+  return f.reverse;
+}
+
+/** The Handshake field's values for data, ACK and NAK, in a layout whose handshake is by flag. */
+export function flagsOf(handshake: Layout['handshake']): { D: string; A: string; N: string } {
+  if (!handshake.flags) throw new Error('the layout has no handshake flags (its handshake is by telegram type)');
+  return handshake.flags;
+}

@@ -1,9 +1,9 @@
 // The telegram types of a layout file: each one's type, direction and code checked, its fields
 // laid after the header, and what they carry checked against the contract of its type.
 import { type Contract, type ContractField, Contracts, LogicalTypes, type LogicalType, requiredInbound } from '../telegram/contract';
-import type { FieldKind, LayoutFile, TelegramDef } from './schema';
+import { type FieldKind, type LayoutFile, type TelegramDef, isLogicalType } from './schema';
 import { placeFields } from './fields';
-import { type Field, type Layout, type TelegramSpec, wireValueProblem } from './table';
+import { type Field, type Layout, type TelegramSpec, mapOf, reverseOf, wireValueProblem } from './table';
 
 /** What checking a telegram type needs of the rest of the layout; its problems go to `problems`. */
 export interface TelegramContext {
@@ -31,11 +31,11 @@ export function resolveTelegrams(ctx: TelegramContext): TelegramSet {
 function resolveTelegram(ctx: TelegramContext, set: TelegramSet, t: TelegramDef, i: number): void {
   const { file, roles, headerWidth, problems } = ctx;
   const where = `Telegrams[${i}] (${t.Type})`;
-  if (!(LogicalTypes as readonly string[]).includes(t.Type)) {
+  const type = t.Type;
+  if (!isLogicalType(type)) {
     problems.push(`Telegrams[${i}]: Type "${t.Type}" is not a telegram type; one of ${LogicalTypes.join(', ')}`);
     return;
   }
-  const type = t.Type as LogicalType;
   const contract = Contracts[type];
   if (set.telegrams.has(type)) problems.push(`${where}: ${type} is described twice`);
   if (t.Contract !== undefined && t.Contract !== contract.name) problems.push(`${where}: Contract "${t.Contract}" is not what ${type} carries (${contract.name})`);
@@ -46,7 +46,8 @@ function resolveTelegram(ctx: TelegramContext, set: TelegramSet, t: TelegramDef,
     const problem = wireValueProblem(roles.Type, code, file.Charset);
     if (problem) problems.push(`${where}: Code ${problem} (the header's Type field)`);
   }
-  if (t.Code !== undefined && set.byCode.has(code)) problems.push(`${where}: Code "${code}" is already the code of ${set.byCode.get(code)!.type}`);
+  const earlier = set.byCode.get(code);
+  if (t.Code !== undefined && earlier) problems.push(`${where}: Code "${code}" is already the code of ${earlier.type}`);
   const placed = placeFields(problems, file, `${type}`, t.Fields, headerWidth);
   const spec: TelegramSpec = { type, code, direction: t.Direction, contract: contract.name, fields: placed.fields, dataWidth: placed.end - headerWidth, constants: { ...(t.Constants ?? {}) } };
   const mapped = checkMappedFields(problems, spec, set.ackTypeFields);
@@ -114,13 +115,15 @@ function carries(kind: FieldKind, c: ContractField, scaled: boolean): boolean {
 
 /** An enum's Map reaches only the contract's values; one the service sends has a wire value for each. */
 function checkEnumMap(problems: string[], at: string, type: LogicalType, c: ContractField, f: Field): void {
-  for (const value of f.map!.values()) {
-    if (value === null ? !c.nullable : !c.values!.includes(value)) problems.push(`${at}: Map value ${JSON.stringify(value)} is not one of ${c.values!.join(', ')}${c.nullable ? ' or null' : ''}`);
+  const values = c.values ?? []; // an enum's contract field lists its values (lib/telegram/contract.ts)
+  for (const value of mapOf(f).values()) {
+    if (value === null ? !c.nullable : !values.includes(value)) problems.push(`${at}: Map value ${JSON.stringify(value)} is not one of ${values.join(', ')}${c.nullable ? ' or null' : ''}`);
   }
   if (Contracts[type].direction !== 'FromSorter' && type !== 'ACK' && type !== 'NAK') {
-    const missing = c.values!.filter((v) => !f.reverse!.has(v));
+    const reverse = reverseOf(f);
+    const missing = values.filter((v) => !reverse.has(v));
     if (missing.length > 0) problems.push(`${at}: Map has no wire value for ${missing.join(', ')}, which the service sends`);
-    if (c.nullable && (f.kind === 'bin' ? !f.reverse!.has(null) : f.required)) problems.push(`${at}: ${f.maps} may be null, which ${f.kind === 'bin' ? 'needs a Map entry with the value null' : 'is sent blank: Required must be false'}`);
+    if (c.nullable && (f.kind === 'bin' ? !reverse.has(null) : f.required)) problems.push(`${at}: ${f.maps} may be null, which ${f.kind === 'bin' ? 'needs a Map entry with the value null' : 'is sent blank: Required must be false'}`);
   }
 }
 
@@ -130,7 +133,7 @@ function checkConstants(problems: string[], where: string, contract: Contract, c
     const c = contract.fields[key];
     if (!c) problems.push(`${where}: Constants.${key} is not a field of ${contract.name}`);
     else if (mapped.has(key)) problems.push(`${where}: Constants.${key} is also carried by a field`);
-    else if (value === null ? !c.nullable : c.kind === 'enum' ? !c.values!.includes(String(value)) : (typeof value === 'number') !== (c.kind !== 'string') || (c.kind === 'integer' && !Number.isInteger(value))) {
+    else if (value === null ? !c.nullable : c.kind === 'enum' ? !(c.values ?? []).includes(String(value)) : (typeof value === 'number') !== (c.kind !== 'string') || (c.kind === 'integer' && !Number.isInteger(value))) {
       problems.push(`${where}: Constants.${key} ${JSON.stringify(value)} is not a ${c.kind}${c.values ? ` (${c.values.join(', ')})` : ''}`);
     }
   }

@@ -10,7 +10,7 @@ const hex = (bytes: Buffer) => bytes.toString('hex').toUpperCase();
 export function readableBytes(bytes: Buffer): string {
   let out = '';
   for (let i = 0; i < bytes.length; ) {
-    const b = bytes[i];
+    const b = bytes.readUInt8(i);
     let n = 1;
     while (i + n < bytes.length && bytes[i + n] === b) n++;
     if (PRINTABLE(b)) {
@@ -51,7 +51,7 @@ export function bytesOf(readable: string): Buffer {
   const re = /<((?:[0-9A-Fa-f]{2})+)(?:\*(\d{1,5}))?>/g;
   let at = 0;
   for (let m = re.exec(readable); m; m = re.exec(readable)) {
-    const group = Buffer.from(m[1], 'hex');
+    const group = Buffer.from(m[1] ?? '', 'hex');
     parts.push(Buffer.from(readable.slice(at, m.index), 'latin1'), m[2] === undefined ? group : Buffer.alloc(group.length * Number(m[2]), group));
     at = m.index + m[0].length;
   }

@@ -14,7 +14,7 @@ import { bytesOf, readableTelegram } from './text';
 import type { OutboundMessage } from '../../model/messages';
 
 /** The session's refusal reasons (protocol version 1's codes) by the name a layout gives their codes. */
-const REASONS = { [NakReason.MALFORMED]: 'Malformed', [NakReason.BAD_DATA]: 'BadData', [NakReason.UNEXPECTED]: 'Unexpected', [NakReason.CANNOT_STORE]: 'CannotStore' } as const;
+const REASONS = new Map<number, keyof Layout['handshake']['nakCodes']>([[NakReason.MALFORMED, 'Malformed'], [NakReason.BAD_DATA, 'BadData'], [NakReason.UNEXPECTED, 'Unexpected'], [NakReason.CANNOT_STORE, 'CannotStore']]);
 const REASON_TEXT = { Malformed: 'malformed telegram', BadData: 'bad data', Unexpected: 'unexpected telegram', CannotStore: 'cannot store now' } as const;
 
 /** Numbers within this distance at or before the last accepted one are repeats (at most half the numbers). */
@@ -85,7 +85,7 @@ export class TelegramWire {
 
   /** The layout's code for one of the session's refusal reasons (others are the port's own codes). */
   nakCode(reason: number): number {
-    const name = REASONS[reason as keyof typeof REASONS];
+    const name = REASONS.get(reason);
     return name ? this.codes[name] : reason;
   }
 

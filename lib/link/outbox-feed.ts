@@ -87,12 +87,18 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
     while (out.length < max && (thorough || this.lastSentId < this.newestId)) {
       thorough = false;
       // Outbox ids are consecutive (one above the highest given, db/queue-rows.ts nextId, and a rolled-back insert takes none).
-      while (this.offered.length > 0 && this.offered[0].id <= this.lastSentId) this.offered.shift();
+      while ((this.offered[0]?.id ?? Infinity) <= this.lastSentId) this.offered.shift();
       const entries: OutboxEntry[] = [];
-      for (let id = this.lastSentId + 1; entries.length < max - out.length && this.offered[0]?.id === id; id++) entries.push(this.offered.shift()!);
+      for (let id = this.lastSentId + 1; entries.length < max - out.length; id++) {
+        const next = this.offered[0];
+        if (next?.id !== id) break;
+        entries.push(next);
+        this.offered.shift();
+      }
       if (entries.length === 0) entries.push(...this.deps.outbox.after(this.lastSentId, max - out.length));
-      if (entries.length === 0) break;
-      this.newestId = Math.max(this.newestId, entries[entries.length - 1].id);
+      const last = entries.at(-1);
+      if (!last) break;
+      this.newestId = Math.max(this.newestId, last.id);
       for (const entry of entries) {
         this.lastSentId = entry.id;
         const telegram = this.expired(entry, nowMs) ? null : this.encoded(entry, nowMs);

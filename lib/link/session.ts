@@ -8,6 +8,7 @@ import { NakReason, type Telegram, type TelegramType } from '../telegram/telegra
 import { type TelegramWire, defaultWire } from '../layout/wire';
 import { InboundNumbering, type InboundLine } from './session-inbound';
 import { OutboundWindow, type OutboundLine } from './session-outbound';
+import { errorMessage } from '../process/errors';
 
 /**
  * One end of a telegram session: framing through the wire of its layout (protocol version 1
@@ -159,7 +160,7 @@ export class TelegramSession<R> {
     try {
       t = this.wire.parseContent(content);
     } catch (err) {
-      return this.nak(this.wire.sequenceOf(content), 'LIFE', NakReason.MALFORMED, (err as Error).message);
+      return this.nak(this.wire.sequenceOf(content), 'LIFE', NakReason.MALFORMED, errorMessage(err));
     }
     this.events.validTelegram?.(t);
     if (t.flag === 'A') return this.outbound.acknowledged(t);

@@ -64,7 +64,7 @@ export class EventLoopWatch {
 
   /** A reader of its own (the metrics' event loop lag): each call returns what was seen since the call before. */
   reader(): () => DelaySummary {
-    const share = { held: null as DelaySummary | null };
+    const share: { held: DelaySummary | null } = { held: null };
     this.shares.push(share);
     return () => {
       this.drain();

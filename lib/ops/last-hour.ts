@@ -48,7 +48,10 @@ export interface Reading {
 /** How many decision latencies one interval keeps for its percentiles (at 30 items/s and 10 s: 300). */
 const DECISIONS_KEPT = 20_000;
 
-const percentile = (sorted: number[], p: number) => (sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] * 10) / 10 : null);
+const percentile = (sorted: number[], p: number) => {
+  const v = sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+  return v === undefined ? null : Math.round(v * 10) / 10;
+};
 const perSecond = (a: number, b: number, s: number) => Math.round((Math.max(0, a - b) / s) * 100) / 100;
 
 /**
@@ -115,8 +118,8 @@ export class LastHour {
   rates(seconds: number): { Seconds: number; In: PerQueue; Out: PerQueue; Items: number; TelegramsIn: number; TelegramsOut: number } {
     let covered = 0;
     const sum = { items: 0, telegramsIn: 0, telegramsOut: 0, in: { sortation: 0, destination: 0 }, out: { sortation: 0, destination: 0 } };
-    for (let i = this.samples_.length - 1; i >= 0 && covered < seconds - 0.001; i--) {
-      const x = this.samples_[i];
+    for (const x of [...this.samples_].reverse()) {
+      if (covered >= seconds - 0.001) break;
       covered += x.Seconds;
       sum.items += x.Items * x.Seconds;
       sum.telegramsIn += x.TelegramsIn * x.Seconds;

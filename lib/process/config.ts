@@ -7,6 +7,7 @@ import net from 'node:net';
 import { ACK_UNSYNCED_AFTER_MS, HOLD_MS, WINDOW_MS, WINDOW_MS_COMMITTED_ONLY } from '../../db/commit-plan';
 import { POST_GROUP_MS } from '../../db/write-queue';
 import { duplicateKeys } from './json-keys';
+import { errorCode, errorMessage } from './errors';
 
 /** Settings from config.json, after validation and defaults. Keys keep the spec's PascalCase. */
 export interface Config {
@@ -199,8 +200,8 @@ export function loadConfig(home: string): Config {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return validateConfig({}, file);
-    throw new ConfigError(file, [`cannot be read: ${(err as Error).message}`]);
+    if (errorCode(err) === 'ENOENT') return validateConfig({}, file);
+    throw new ConfigError(file, [`cannot be read: ${errorMessage(err)}`]);
   }
   let raw: unknown;
   // Editors on Windows save UTF-8 with a byte-order mark; it is not part of the JSON.
@@ -208,7 +209,7 @@ export function loadConfig(home: string): Config {
   try {
     raw = JSON.parse(json);
   } catch (err) {
-    throw new ConfigError(file, [`is not valid JSON: ${(err as Error).message}`]);
+    throw new ConfigError(file, [`is not valid JSON: ${errorMessage(err)}`]);
   }
   // JSON.parse keeps the last of two equal keys: a second "TestMode" could silently mean live mode.
   const twice = duplicateKeys(json);
@@ -233,7 +234,7 @@ export function databaseFile(home: string, config: Config): string {
 
 /** Why an entry of TrustedProxies is not an address or a CIDR block, or null when it is one. */
 export function trustedProxyProblem(entry: string): string | null {
-  const [address, bits, ...rest] = entry.split('/');
+  const [address = '', bits, ...rest] = entry.split('/');
   const family = net.isIP(address);
   if (family === 0 || rest.length > 0) return `"${entry}" is not an IP address or a CIDR block (e.g. 10.0.0.5 or 10.0.0.0/24)`;
   if (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))) return `"${entry}" has a prefix length that does not fit its address`;

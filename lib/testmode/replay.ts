@@ -34,7 +34,7 @@ type Column = (typeof CSV_COLUMNS)[number];
 /** A CSV record's fields, read by column name through COLUMN_INDEX (no object per row). */
 type Row = readonly string[];
 const COLUMN_INDEX = Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, i])) as Record<Column, number>;
-const field = (row: Row, column: Column): string => row[COLUMN_INDEX[column]];
+const field = (row: Row, column: Column): string => row[COLUMN_INDEX[column]] ?? ''; // rows of another column count are skipped before
 
 class RowError extends Error {
   constructor(readonly column: string, readonly value: string, readonly expected: string) {

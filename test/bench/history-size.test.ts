@@ -15,7 +15,7 @@ describe('bench: the history size', () => {
     // for the WAL and 60 MB for the traffic log (10 MB x 6 files).
     const [c16, c32] = cardTable(600, 30, [16, 32]);
     expect(c32).toEqual({ cardGb: 32, boundGb: 12.8, daysFit: Math.round(((12.8e9 - 64 * 1048576 - 60 * 1048576) / 1.5552e9) * 10) / 10 });
-    expect(c16.daysFit).toBeCloseTo(c32.daysFit / 2, 0);
+    expect(c16!.daysFit).toBeCloseTo(c32!.daysFit / 2, 0);
   });
 
   it('says the bytes, the GB a day, the days on each card and the smallest card that keeps the retention', () => {

@@ -166,7 +166,7 @@ describe('history bound', () => {
       expect(look.cutShare).toBeGreaterThan(0.3);
       const cutoff = history.timeAtShare(look.cutShare)!;
       const chunks: number[] = [];
-      const done = await purgeInChunks({ purgeDeliveredBefore: async (c, l) => (chunks.push(history.purgeDeliveredBefore(c, l)), chunks[chunks.length - 1]) }, cutoff);
+      const done = await purgeInChunks({ purgeDeliveredBefore: async (c, l) => (chunks.push(history.purgeDeliveredBefore(c, l)), chunks[chunks.length - 1]!) }, cutoff);
       expect(chunks.length).toBeGreaterThan(3);
       expect(Math.max(...chunks)).toBeLessThanOrEqual(2000);
       const after = measureStorage(ctx.db, history, { database: ctx.file });

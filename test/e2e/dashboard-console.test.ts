@@ -143,8 +143,8 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
     await until(async () => (await page.locator('#deliveries tr').count()) > 0, 10_000, 'deliveries');
     for (const row of await page.locator('#deliveries tr').all()) {
       const cells = await row.locator('td').allTextContents();
-      if (cells[2] === 'REQUEST') expect([cells[4].startsWith('IND'), cells[5]]).toEqual([true, '']);
-      if (cells[2] === 'VERIFY') expect([cells[4], cells[5].startsWith('D')]).toEqual(['', true]);
+      if (cells[2] === 'REQUEST') expect([cells[4]!.startsWith('IND'), cells[5]]).toEqual([true, '']);
+      if (cells[2] === 'VERIFY') expect([cells[4], cells[5]!.startsWith('D')]).toEqual(['', true]);
     }
   });
 

@@ -34,10 +34,12 @@ describeWhen(noChromium, 'the dashboard in headless Chromium')('the dashboard in
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-extensions'] });
   });
   afterAll(async () => {
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before making them */
     await browser?.close();
     await client?.stop();
     await emu?.stop();
     await svc?.stop();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     removeHome(home);
   });
 

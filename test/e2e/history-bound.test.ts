@@ -41,7 +41,7 @@ function files(home: string) {
 /** The p99 and the largest of some decision times (ms). */
 function summary(ms: number[]): { n: number; p99: number | null; max: number | null } {
   const sorted = [...ms].sort((x, y) => x - y);
-  return { n: sorted.length, p99: sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))] : null, max: sorted.length ? sorted[sorted.length - 1] : null };
+  return { n: sorted.length, p99: sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))] ?? null, max: sorted.at(-1) ?? null };
 }
 
 /** The distinct warnings and errors the service logged, with counts (for a failing run). */
@@ -131,8 +131,8 @@ describeWhen(missingTmpfsMount(), 'the history bounded by size')('the history bo
     const during: number[] = [];
     const outside: number[] = [];
     for (const [key, ms] of decisions) {
-      const at = Date.parse(key.split(' ')[0]);
-      (windows.some(([a, b]) => at >= a && at <= b) ? during : outside).push(ms);
+      const at = Date.parse(key.split(' ')[0]!);
+      (windows.some(([a, b]) => at >= a! && at <= b!) ? during : outside).push(ms);
     }
     const p99 = { duringCuts: summary(during), outsideCuts: summary(outside) };
     process.stdout.write(
@@ -161,7 +161,7 @@ describeWhen(missingTmpfsMount(), 'the history bounded by size')('the history bo
     expect(h.first).toBeGreaterThan(1);
     expect(h.n).toBe(h.last - h.first + 1);
     for (const t of verified.slice(-200)) expect(keptVerifies.has(t)).toBe(true);
-    expect(keptVerifies.has(verified[0])).toBe(false);
+    expect(keptVerifies.has(verified[0]!)).toBe(false);
     expect(h.oldest >= end.Storage.History.LastCut.Cutoff).toBe(true);
     // Decisions no slower while the cuts ran than outside them, but for what one chunk and one
     // start-over of the WAL (a sync of the database file) may hold a commit up: 100 ms on a slow

@@ -36,7 +36,7 @@ describe('TcpSorterLink against a scripted PLC', () => {
     const asgn = plc.received.filter((x) => x.type === 'ASGN');
     expect(asgn).toHaveLength(3);
     expect(new Set(asgn.map((x) => x.seq))).toEqual(new Set([seqOfOutboxId(res.OutboxID)]));
-    expect(asgn[0].data).toBe(encodeData('ASGN', { TrackID: '0004711', Barcode: '', Destination: 'D001' }));
+    expect(asgn[0]?.data).toBe(encodeData('ASGN', { TrackID: '0004711', Barcode: '', Destination: 'D001' }));
     expect(t.service.deps.link.status().Resends).toBe(2);
   });
 

@@ -23,7 +23,7 @@ function threadsOf(pid: number): Thread[] {
   return fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
     const dir = `/proc/${pid}/task/${tid}`;
     // Fields after "(comm) " start at field 3; the niceness is field 19.
-    const fields = fs.readFileSync(`${dir}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = fs.readFileSync(`${dir}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
     return { tid: Number(tid), name: fs.readFileSync(`${dir}/comm`, 'utf8').trim(), nice: Number(fields[16]) };
   });
 }

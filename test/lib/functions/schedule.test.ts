@@ -28,7 +28,7 @@ it('runs the manifest scheduled functions on their cron, logs one that fails, an
       failing: { handler: 'test/fixtures/functions/failing-schedule', description: 'always fails', events: [{ schedule: { cron: '* * * * * *' } }] },
     },
   };
-  expect(project.functions.expireRequests.events).toEqual([{ schedule: { cron: '* * * * * *' } }]);
+  expect(project.functions.expireRequests?.events).toEqual([{ schedule: { cron: '* * * * * *' } }]);
   const { log, lines } = capturingLogger();
   await enqueueOld('OLD1');
   await t.publish([induct('NEW1')]);

@@ -6,13 +6,14 @@ import { TelegramError } from '../../../bench/v1-codec';
 import type { Flag } from '../../../lib/layout/codec';
 import { LayoutFramer } from '../../../lib/layout/framing';
 import { SHIPPED, headerOf, shippedCodec, valuesOf } from '../../helpers/layout-arbitraries';
+import { nth } from '../../helpers/nth';
 
 /** Feed `stream` to a framer in reads of the given sizes; the contents it cuts out. */
 function frames(framer: LayoutFramer, stream: Buffer, cuts: number[]) {
   const out: Buffer[] = [];
   const garbage: string[] = [];
   for (let at = 0, i = 0; at < stream.length; i++) {
-    const chunk = stream.subarray(at, at + cuts[i % cuts.length]);
+    const chunk = stream.subarray(at, at + nth(cuts, i % cuts.length));
     at += chunk.length;
     for (const item of framer.push(chunk)) {
       if (item.kind === 'telegram') out.push(item.content);
@@ -41,7 +42,7 @@ describe.each(SHIPPED)('layout %s', (name) => {
         const { out, garbage } = frames(new LayoutFramer(layout), twice, cuts);
         expect(garbage).toEqual([]);
         expect(out).toHaveLength(2);
-        const t = codec.parseContent(out[1]);
+        const t = codec.parseContent(nth(out, 1));
         expect({ ...t, data: undefined }).toEqual({ ...wire, data: undefined });
         expect(codec.decodeData(type, t.data)).toEqual({ ...layout.telegrams.get(type)!.constants, ...values });
         if (t.data.length > data.length) expect(t.data.subarray(data.length).every((b) => b === layout.fill)).toBe(true);

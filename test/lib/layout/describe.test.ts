@@ -1,5 +1,6 @@
 // The commissioning tool's output: a layout's telegram table, and a captured telegram decoded
 // field by field with the first field that does not fit named.
+import fs from 'node:fs';
 import path from 'node:path';
 import { checkLayout, loadLayout } from '../../../lib/layout/load';
 import { LayoutCodec } from '../../../lib/layout/codec';
@@ -28,8 +29,7 @@ describe('layout table', () => {
   });
 
   it('is drawn for a layout with problems too, so the integrator sees where the offsets went wrong', () => {
-    const raw = require(layoutFile('ewm-mfs')) as { Telegrams: Array<{ Fields: Array<{ Offset?: number }> }> };
-    const broken = JSON.parse(JSON.stringify(raw));
+    const broken = JSON.parse(fs.readFileSync(layoutFile('ewm-mfs'), 'utf8'));
     broken.Telegrams[0].Fields[1].Offset = 30;
     const { draft, problems } = checkLayout(broken);
     expect(problems).toEqual(['REQU field "HUIDENT" at offset 30 overlaps the field before it, which ends at 37']);

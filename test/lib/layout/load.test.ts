@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LayoutError, checkLayout, loadLayout } from '../../../lib/layout/load';
+import { nth } from '../../helpers/nth';
 
 /** A small layout that is right: each test breaks one thing. */
 function base() {
@@ -66,8 +67,8 @@ describe('layout files', () => {
   });
 
   it('names overlapping fields and bytes no field describes', () => {
-    expect(problemsOf((l) => Object.assign(l.Telegrams[0].Fields[1], { Offset: 20 }))).toEqual([expect.stringMatching(/REQU field "Induct" at offset 20 overlaps the field before it, which ends at 23/)]);
-    expect(problemsOf((l) => Object.assign(l.Telegrams[0].Fields[1], { Offset: 25 }))).toEqual([expect.stringMatching(/bytes 23-24 described by no field/)]);
+    expect(problemsOf((l) => Object.assign(nth(nth(l.Telegrams, 0).Fields, 1), { Offset: 20 }))).toEqual([expect.stringMatching(/REQU field "Induct" at offset 20 overlaps the field before it, which ends at 23/)]);
+    expect(problemsOf((l) => Object.assign(nth(nth(l.Telegrams, 0).Fields, 1), { Offset: 25 }))).toEqual([expect.stringMatching(/bytes 23-24 described by no field/)]);
   });
 
   it('names a telegram longer than the fixed telegram length', () => {
@@ -78,8 +79,8 @@ describe('layout files', () => {
   it('names an unknown telegram type, a wrong direction and a contract that does not fit', () => {
     const problems = problemsOf((l) => {
       l.Telegrams.push({ Type: 'PING', Code: 'PING', Direction: 'Both', Fields: [] } as never);
-      l.Telegrams[1].Direction = 'FromSorter';
-      Object.assign(l.Telegrams[0], { Contract: 'VerifyDto' });
+      nth(l.Telegrams, 1).Direction = 'FromSorter';
+      Object.assign(nth(l.Telegrams, 0), { Contract: 'VerifyDto' });
     });
     expect(problems).toEqual(
       expect.arrayContaining([
@@ -92,8 +93,8 @@ describe('layout files', () => {
 
   it('names a field mapped to no contract field, or to one its type does not have, and contract fields nothing carries', () => {
     const problems = problemsOf((l) => {
-      l.Telegrams[0].Fields[1].Maps = 'InductLocaton';
-      delete (l.Telegrams[1].Fields[1] as { Maps?: string }).Maps;
+      nth(nth(l.Telegrams, 0).Fields, 1).Maps = 'InductLocaton';
+      delete (nth(nth(l.Telegrams, 1).Fields, 1) as { Maps?: string }).Maps;
     });
     expect(problems).toEqual([
       expect.stringMatching(/REQU field "Induct" maps "InductLocaton", which InductDto does not have \(TrackID, Barcode, MessageCode, InductLocation/),
@@ -104,7 +105,7 @@ describe('layout files', () => {
 
   it('names enum maps that do not reach the contract', () => {
     const problems = problemsOf((l) => {
-      Object.assign(l.Telegrams[2].Fields[0], { Map: { R: 'Redy' } });
+      Object.assign(nth(nth(l.Telegrams, 2).Fields, 0), { Map: { R: 'Redy' } });
     });
     expect(problems).toEqual([expect.stringMatching(/Map value "Redy" is not one of Ready, NotReady/), expect.stringMatching(/Map has no wire value for Ready, NotReady, which the service sends/)]);
   });
@@ -126,7 +127,7 @@ describe('layout files', () => {
   it('names widths that cannot hold their values', () => {
     const problems = problemsOf((l) => {
       l.Sequence.Last = 99999;
-      l.Telegrams[0].Code = 'REQUEST';
+      nth(l.Telegrams, 0).Code = 'REQUEST';
       l.Header[0] = { Name: 'Len', Role: 'Length', Kind: 'int', Width: 1 };
     });
     expect(problems).toEqual(
@@ -141,7 +142,7 @@ describe('layout files', () => {
   it('lists every problem of the shape at once, as for config.json', () => {
     const problems = problemsOf((l) => {
       Object.assign(l, { Charset: 'utf8', Resync: 'sometimes' });
-      Object.assign(l.Header[1], { Width: 0 });
+      Object.assign(nth(l.Header, 1), { Width: 0 });
     });
     expect(problems).toEqual(['"Charset" must be one of [ascii, latin1]', '"Header[1].Width" must be greater than or equal to 1', '"Resync" must be one of [SYNS, none]']);
   });

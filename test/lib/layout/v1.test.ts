@@ -10,6 +10,7 @@ import { LayoutCodec } from '../../../lib/layout/codec';
 import { LayoutFramer } from '../../../lib/layout/framing';
 import { outboundData, sorterMessageData, sorterMessageOf } from '../../../lib/layout/messages';
 import { BatchDoorStatus, DestinationStatus, LightColor, LightStatus } from '../../../model/enums';
+import { nth } from '../../helpers/nth';
 
 const codec = new LayoutCodec(loadLayout(path.join(__dirname, '../../../layouts/v1.json')));
 const bytes = (s: string) => Buffer.from(s, 'latin1');
@@ -165,7 +166,7 @@ describe('layouts/v1.json is protocol version 1', () => {
         const got: unknown[] = [];
         const want: unknown[] = [];
         for (let at = 0, i = 0; at < stream.length; i++) {
-          const chunk = stream.slice(at, at + cuts[i % cuts.length]);
+          const chunk = stream.slice(at, at + nth(cuts, i % cuts.length));
           at += chunk.length;
           want.push(...a.push(chunk));
           got.push(...b.push(bytes(chunk)).map((d) => (d.kind === 'telegram' ? { kind: d.kind, content: str(d.content) } : { kind: d.kind, bytes: str(d.bytes), reason: d.reason })));

@@ -21,8 +21,10 @@ const fromPlc = (seq: number, m: InductDto) => {
 let t: TestService;
 let plc: ScriptedPlc;
 afterEach(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- unset when a test failed before making them */
   await t?.close();
   await plc?.close();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 /** The PLC listening, and the service linked to it (timings short for the test). */

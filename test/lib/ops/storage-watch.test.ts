@@ -52,7 +52,7 @@ describe('StorageWatch', () => {
       expect(Date.parse(look.projection!.sizeCutsFrom!) - NOW.getTime()).toBeCloseTo(3 * 86_400_000, -7);
       const warnings = lines.filter((l) => l.level === 40);
       expect(warnings).toHaveLength(1);
-      expect(warnings[0].msg).toMatch(/^history: HistoryRetentionDays 30 cannot be met: at the current rate \([\d.]+ MB a day\) only 5\.0 days fit in the size bound/);
+      expect(warnings[0]!.msg).toMatch(/^history: HistoryRetentionDays 30 cannot be met: at the current rate \([\d.]+ MB a day\) only 5\.0 days fit in the size bound/);
       expect(lines.filter((l) => l.level === 30).map((l) => l.msg)).toEqual([expect.stringMatching(/^history: 5\.0 days fit in the size bound at the current rate .* HistoryRetentionDays 30 cannot be met: the size bound cuts the history from /)]);
       expect(bounded.status()).toMatchObject({ BoundBytes: s.maxBytes, BoundBy: 'HistoryMaxBytes', Rows: 5000, RetentionDays: 30, RetentionMet: false, MeasuredAt: NOW.toISOString() });
       // A shorter retention: met, said once.
