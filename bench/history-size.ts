@@ -10,8 +10,15 @@ import { createOutboxStore } from '../db/outbox-store';
 import { createQueueStore } from '../db/queue-store';
 import { usedDatabaseBytes } from '../db/storage-use';
 import { WAL_LIMITS } from '../db/wal-limits';
-import { configSchema } from '../lib/process/config';
+import { validateConfig } from '../lib/process/config';
 import type { InductDto, VerifyDto } from '../model/messages';
+
+/** The sortation queue's head: there is one, the item's two messages were just enqueued. */
+function headOf(queue: ReturnType<typeof createQueueStore>) {
+  const head = queue.head('sortation', []);
+  if (!head) throw new Error('history size: the sortation queue is empty after an enqueue');
+  return head;
+}
 
 /** The cards the table shows unless --card-gb names others. */
 export const DEFAULT_CARDS_GB = [16, 32, 64];
@@ -49,8 +56,8 @@ export function historyBytesPerItem(items: number): number {
       const request: InductDto = { Type: 'REQUEST', TrackID: t, Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 };
       const verify: VerifyDto = { Type: 'VERIFY', TrackID: t, Barcode: '4006381333931', Destination: 'D12', MessageCode: 212 };
       queue.enqueue([request, verify], at);
-      queue.remove(queue.head('sortation', [])!, { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
-      queue.remove(queue.head('sortation', [])!, { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
+      queue.remove(headOf(queue), { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
+      queue.remove(headOf(queue), { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
       outbox.remove(outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: t, Barcode: '4006381333931', Destination: 'D12' } }, '10.20.0.9', at));
     });
     for (let i = 0; i < items; i++) item(i);
@@ -64,7 +71,7 @@ export function historyBytesPerItem(items: number): number {
 
 /** The days of history at `bytesPerItem` and `rate` items/s around the clock that fit on each card under the default bound. */
 export function cardTable(bytesPerItem: number, rate: number, cardsGb: number[]): HistorySize['cards'] {
-  const defaults = configSchema.validate({}).value!;
+  const defaults = validateConfig({});
   const perDay = bytesPerItem * rate * 86_400;
   const settings = {
     maxBytes: null,
@@ -85,7 +92,7 @@ export function cardTable(bytesPerItem: number, rate: number, cardsGb: number[])
 /** Measure an item's history and project it for the site's rate and the cards. */
 export function historySize(siteRate: number, cardsGb: number[], items = 20_000): HistorySize {
   const bytesPerItem = historyBytesPerItem(items);
-  const retentionDays = configSchema.validate({}).value!.HistoryRetentionDays;
+  const retentionDays = validateConfig({}).HistoryRetentionDays;
   const steps = Array.from({ length: 128 }, (_, i) => (i + 1) * 8);
   const fits = cardTable(bytesPerItem, siteRate, steps).find((c) => c.daysFit >= retentionDays);
   return {

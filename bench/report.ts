@@ -204,6 +204,16 @@ function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportCon
   };
 }
 
+/** The history's size at the site's rate (--site-rate): its BENCH fields. */
+function historyFields(history: Measured['history']) {
+  return {
+    site_history_bytes_per_item: history?.bytesPerItem ?? null,
+    site_history_gb_per_day: history?.gbPerDay ?? null,
+    site_history_days_fit: history ? Object.fromEntries(history.cards.map((c) => [`${c.cardGb}gb`, c.daysFit])) : null,
+    site_history_retention_fits_from_gb: history?.retentionFitsFromGb ?? null,
+  };
+}
+
 /** The `BENCH {json}` line's fields (docs/performance.md, "Reproduce"). */
 export function benchLine(m: Measured, c: ReportContext): Record<string, unknown> {
   const { results, site, storage, purge, scale: sc } = m;
@@ -242,10 +252,7 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     site_device_gb_per_day: wear.deviceGb,
     site_emmc_32gb_100tbw_years: wear.years,
     site_emmc_32gb_100tbw_years_by_process: wear.yearsByProcess,
-    site_history_bytes_per_item: m.history?.bytesPerItem ?? null,
-    site_history_gb_per_day: m.history?.gbPerDay ?? null,
-    site_history_days_fit: m.history ? Object.fromEntries(m.history.cards.map((c) => [`${c.cardGb}gb`, c.daysFit])) : null,
-    site_history_retention_fits_from_gb: m.history?.retentionFitsFromGb ?? null,
+    ...historyFields(m.history),
     baseline_decision_p99_ms_at_50: base.at50.decisionP99,
     decision_p99_ms_at_max: svc.atMax?.decisionP99 ?? null,
     pop_1m_vs_empty: ratio(sc.popFull, sc.popEmpty),

@@ -66,10 +66,11 @@ const toTile = (r: BoardRow): DestinationTile => ({
   ButtonID: r.button_id,
   ChangedAt: r.changed_at,
   ChangedBy: r.changed_by,
+  // A WCS setting is written whole (all its columns or none): one missing is no setting.
   Wcs:
-    r.wcs_set_at === null
+    r.wcs_set_at === null || r.wcs_status === null || r.wcs_text === null || r.wcs_light_status === null || r.wcs_light_color === null
       ? null
-      : { DestinationStatus: r.wcs_status!, DestinationText: r.wcs_text!, LightStatus: r.wcs_light_status!, LightColor: r.wcs_light_color!, BatchDoorStatus: r.wcs_batch_door, SetAt: r.wcs_set_at, Agreement: r.agreement ?? 'Pending' },
+      : { DestinationStatus: r.wcs_status, DestinationText: r.wcs_text, LightStatus: r.wcs_light_status, LightColor: r.wcs_light_color, BatchDoorStatus: r.wcs_batch_door, SetAt: r.wcs_set_at, Agreement: r.agreement ?? 'Pending' },
 });
 
 /** The board's reads on an open, migrated database. */

@@ -258,20 +258,34 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     log,
   };
   const stopSampling = sampleLastHour(deps, config);
-  const close = async () => {
-    drain();
-    stopSampling();
-    eventLoop.stop();
-    stopWatching();
-    // Responses already read commit their messages a moment later: let them, briefly.
-    for (let i = 0; i < 200 && dispatchers.sortation.inFlight + dispatchers.destination.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    await link.stop();
-    await checkpointer.stop();
-    await writer.close();
-    await traffic?.close();
-    db.close();
-  };
+  const close = () => closeService({ drain, stopSampling, eventLoop, stopWatching, dispatchers, link, checkpointer, writer, traffic, db });
   return { deps, db, writer, databaseFile: file, drain, close };
+}
+
+/** Stop taking work, let the reads already answered commit (briefly), then stop every part, the storage last. */
+async function closeService(p: {
+  drain: () => void;
+  stopSampling: () => void;
+  eventLoop: EventLoopWatch;
+  stopWatching: () => void;
+  dispatchers: Deps['dispatchers'];
+  link: Deps['link'];
+  checkpointer: { stop(): Promise<void> };
+  writer: { close(): Promise<void> };
+  traffic: { close(): Promise<void> } | undefined;
+  db: { close(): unknown };
+}): Promise<void> {
+  p.drain();
+  p.stopSampling();
+  p.eventLoop.stop();
+  p.stopWatching();
+  // Responses already read commit their messages a moment later: let them, briefly.
+  for (let i = 0; i < 200 && p.dispatchers.sortation.inFlight + p.dispatchers.destination.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  await p.link.stop();
+  await p.checkpointer.stop();
+  await p.writer.close();
+  await p.traffic?.close();
+  p.db.close();
 }
 
 /** The metrics, the two latency meters that feed them, and the last hour's samples. */

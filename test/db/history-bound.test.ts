@@ -1,6 +1,7 @@
 // The history bounded by size on a real SQLite file: what the stores take, the share to cut, the
 // cutoff that takes it (the oldest first), freed pages reused, and the days that fit.
 import fs from 'node:fs';
+import path from 'node:path';
 import { type BoundSettings, CUT_TO_SHARE, cutShare, lookAtBound, project, walLimitsFor } from '../../db/history-bound';
 import { purgeInChunks } from '../../db/history-purge';
 import { createHistoryStore } from '../../db/history-store';
@@ -89,7 +90,7 @@ describe('history bound', () => {
   it('counts a rotated log by its files: the log and its numbered rotations, nothing else', () => {
     const ctx = freshDb();
     try {
-      const dir = require('node:path').dirname(ctx.file);
+      const dir = path.dirname(ctx.file);
       const log = `${dir}/Service_PLC.log`;
       fs.writeFileSync(log, 'x'.repeat(100));
       fs.writeFileSync(`${log}.1`, 'x'.repeat(50));

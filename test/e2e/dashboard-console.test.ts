@@ -50,10 +50,10 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
     await page.click('#key-form button');
   });
   afterAll(async () => {
-    await browser?.close();
-    await client?.stop();
-    await emu?.stop();
-    await svc?.stop();
+    await browser.close();
+    await client.stop();
+    await emu.stop();
+    await svc.stop();
     removeHome(home);
   });
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import Database from '../../db/sqlite';
 import { runWcsClient } from '../../examples/wcs-client';
 import { startEmulator } from '../helpers/emulator';
-import { call } from '../helpers/http';
+import { type Json, call } from '../helpers/http';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { until } from '../helpers/until';
 import { describeWhen, missingTmpfsMount } from '../helpers/tools';
@@ -91,7 +91,7 @@ describeWhen(missingTmpfsMount(), 'the history bounded by size')('the history bo
       for (const d of (await call(svc!.base, 'GET', '/dashboard/data')).json.Decisions as Array<{ At: string; Ms: number }>) decisions.set(`${d.At} ${d.Ms}`, d.Ms);
       return st;
     };
-    let s: Record<string, any> = {};
+    let s: Json = {};
     const started = Date.now();
     while (Date.now() - started < 60_000) {
       s = await gather();
@@ -150,7 +150,7 @@ describeWhen(missingTmpfsMount(), 'the history bounded by size')('the history bo
     expect(logs.filter((l) => /history: purged \d+ rows delivered before/.test(String(l.msg))).length).toBe(end.Storage.History.Cuts);
     // Never refused, nothing lost: every item went where the WCS said, every telegram acknowledged.
     expect(end.Sorter.NaksSent).toBe(0);
-    expect(emuStats.naks_received ?? 0).toBe(0);
+    expect(emuStats.naks_received).toBe(0);
     expect(emuStats.inducted).toBeGreaterThan(RATE * 20);
     expect(emuStats.sorted_as_assigned).toBe(emuStats.inducted);
     expect(emuStats.unacknowledged_at_exit).toBe(0);
