@@ -36,8 +36,6 @@ export interface OutboxFeedDeps {
  * in order.
  */
 export class OutboxFeed implements SessionPort<OutboxEntry> {
-  /** performance.now() when the bytes being decoded arrived (set by the link; wake latency). */
-  arrivedAt = 0;
   private lastSentId = 0;
   /** Entries offered since the last read, in id order. */
   private offered: OutboxEntry[] = [];
@@ -125,7 +123,7 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
 
   /** Decoded here (a bad field throws: NAK 02), committed by the telegram trigger. */
   deliver(t: Telegram, after: number | null, resent: boolean): Promise<void> {
-    return this.deps.receive(t.type, { seq: t.seq, after, message: this.wire.sorterMessageOf(t), arrivedAt: this.arrivedAt, resent });
+    return this.deps.receive(t.type, { seq: t.seq, after, message: this.wire.sorterMessageOf(t), arrivedAt: t.arrivedAt ?? performance.now(), resent });
   }
 
   /** A commit that failed for a reason a resend would meet again (db/lasting-failure.ts). */

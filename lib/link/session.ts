@@ -84,8 +84,8 @@ export class TelegramSession<R> {
     this.outbound.close();
   }
 
-  /** Bytes from the connection. */
-  receive(chunk: Buffer | string): void {
+  /** Bytes from the connection, and when they arrived (performance.now(); now if not given). */
+  receive(chunk: Buffer | string, arrivedAt = performance.now()): void {
     const now = this.clock();
     this.lastBytesAt = now;
     for (const item of this.decoder.push(chunk)) {
@@ -97,7 +97,7 @@ export class TelegramSession<R> {
       this.counters.telegramsIn += 1;
       this.lastInAt = now;
       this.events.telegram?.('IN', this.wire.readable(item.content), now);
-      this.onTelegram(item.content);
+      this.onTelegram(item.content, arrivedAt);
     }
   }
 
@@ -155,10 +155,11 @@ export class TelegramSession<R> {
     this.outbound.refused(t, code, text);
   }
 
-  private onTelegram(content: string): void {
+  private onTelegram(content: string, arrivedAt: number): void {
     let t: Telegram;
     try {
       t = this.wire.parseContent(content);
+      t.arrivedAt = arrivedAt;
     } catch (err) {
       return this.nak(this.wire.sequenceOf(content), 'LIFE', NakReason.MALFORMED, errorMessage(err));
     }

@@ -184,8 +184,7 @@ export class TcpSorterLink implements SorterLink {
     socket.on('connect', () => this.onConnect(socket));
     socket.on('data', (chunk) => {
       if (socket !== this.socket) return;
-      this.feed.arrivedAt = performance.now();
-      this.session.receive(chunk);
+      this.session.receive(chunk, performance.now());
       this.armTick();
     });
     socket.on('error', (err: NodeJS.ErrnoException) => {

@@ -22,6 +22,8 @@ export interface Telegram {
   type: TelegramType;
   flag: TelegramFlag;
   data: string;
+  /** An inbound telegram: when its bytes arrived (performance.now()), where decision and wake latencies start. */
+  arrivedAt?: number;
 }
 
 /** A decode or encode failure: which field, what was there, what was expected. */

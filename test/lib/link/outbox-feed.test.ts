@@ -85,8 +85,7 @@ describe('OutboxFeed', () => {
     const { ctx, f, received, peerSessions } = feed(now);
     const verify = { Type: 'VERIFY' as const, TrackID: '0000001', Barcode: 'B1', Destination: 'D001', MessageCode: 212 as const };
     const { type, data } = sorterMessageData(verify);
-    f.arrivedAt = 1234.5;
-    await f.deliver({ sender: 'PLC', receiver: 'HOST', seq: 7, type, flag: 'D', data }, 6, true);
+    await f.deliver({ sender: 'PLC', receiver: 'HOST', seq: 7, type, flag: 'D', data, arrivedAt: 1234.5 }, 6, true);
     expect(received).toEqual([['VERI', { seq: 7, after: 6, message: verify, arrivedAt: 1234.5, resent: true }]]);
     f.peerSession('P2', 41);
     expect(peerSessions).toEqual([['P2', 41]]);

@@ -22,6 +22,16 @@ describe('InboundNumbering (through TelegramSession)', () => {
     expect(h.session.counters.duplicatesReceived).toBe(2);
   });
 
+  it('hands the port each telegram with when its bytes arrived, as the link gave it', () => {
+    const h = connectedHost();
+    h.session.receive(h.plc(1, 'VERI', 'D', verify), 1234.5);
+    h.session.receive(h.plc(2, 'VERI', 'D', verify), 1240.25);
+    expect(h.delivered.map((d) => [d.seq, d.arrivedAt])).toEqual([
+      [1, 1234.5],
+      [2, 1240.25],
+    ]);
+  });
+
   it('marks as resent what the sorter sends before its first SYNE since the start, and the resend of a number refused with 04', async () => {
     const h = connectedHost();
     h.session.receive(h.plc(1, 'VERI', 'D', verify)); // unacknowledged when an earlier run stopped: it may have handed it out
