@@ -35,8 +35,8 @@ export interface DefaultApplied {
  */
 export async function forward(deps: ForwardDeps, message: OutboundMessage, clientAddress: string | null, defaults: DefaultApplied[]): Promise<HandlerResult> {
   if (deps.testMode) return ok({ Accepted: true, Delivery: 'NotSent', OutboxID: null, Message: message.body, DefaultsApplied: defaults });
-  const refused = deps.link.refuses(message);
-  if (refused) return ok({ statusCode: 400, error: 'Bad Request', message: refused }, 400);
+  const encoded = deps.link.encode(message);
+  if (encoded?.refused) return ok({ statusCode: 400, error: 'Bad Request', message: encoded.refused }, 400);
   const createdAt = deps.clock().toISOString();
   const beforeSync = deps.settings.DurableBySorterAck && deps.link.acknowledgesPromptly();
   const added = await deps.outbox.add(message, clientAddress, createdAt, { cancelAfterMs: deps.settings.CommitTimeoutMs, beforeSync });
@@ -44,13 +44,17 @@ export async function forward(deps: ForwardDeps, message: OutboundMessage, clien
   const entry = { id: added.value, message, createdAt };
   const answer = (delivery: DeliveryState) => ok({ Accepted: true, Delivery: delivery, OutboxID: added.value, Message: message.body, DefaultsApplied: defaults });
   const { unsynced } = added;
-  if (!unsynced) return answer(deps.link.offer(entry));
+  if (!unsynced) return answer(deps.link.offer(entry, undefined, encoded ?? undefined));
   let acknowledged!: () => void;
   const sorterHasIt = new Promise<void>((resolve) => (acknowledged = resolve));
-  const delivery = deps.link.offer(entry, () => {
-    unsynced.durableElsewhere();
-    acknowledged();
-  });
+  const delivery = deps.link.offer(
+    entry,
+    () => {
+      unsynced.durableElsewhere();
+      acknowledged();
+    },
+    encoded ?? undefined,
+  );
   try {
     await Promise.race([sorterHasIt, unsynced.durable]);
   } catch (err) {

@@ -39,7 +39,7 @@ export function sorterLayout(home: string, s: Pick<SorterSettings, 'Layout' | 'N
  * The fields of the layout's assignment and destination settings telegrams that take less than
  * the HTTP contract lets a WCS send (a text narrower than its width in docs/http-api.md, a
  * number for a text): one line each, logged at start-up. Such values are answered 400 naming the
- * field (TelegramWire.refusal), never written and then dropped.
+ * field (TelegramWire.encodeOutbound), never written and then dropped.
  */
 export function narrowerThanContract(layout: Layout): string[] {
   const lines: string[] = [];

@@ -30,6 +30,9 @@ const str = (b: Buffer) => b.toString('latin1');
  * sequence field sends one telegram at a time: the wire numbers what comes in itself and takes
  * an answer for the telegram it sent last.
  */
+/** An outbound message encoded for the sorter's layout, or why the layout cannot carry it. */
+export type OutboundEncoding = { telegram: { type: TelegramType; data: string }; refused: null } | { telegram: null; refused: string };
+
 export class TelegramWire {
   readonly codec: LayoutCodec;
   /** Data telegrams are numbered 1..maxSequence. */
@@ -194,21 +197,22 @@ export class TelegramWire {
   }
 
   /**
-   * Why this layout cannot carry an assignment or destination settings, naming the message's field
-   * and the layout's (`"Destination" does not fit ...`), or null if it can.
+   * An assignment or destination settings as this layout carries them, or why it cannot, naming
+   * the message's field and the layout's (`"Destination" does not fit ...`): encoded once, and the
+   * telegram kept for sending.
    */
-  refusal(m: OutboundMessage): string | null {
+  encodeOutbound(m: OutboundMessage): OutboundEncoding {
     try {
-      outboundData(this.codec, m);
-      return null;
+      return { telegram: this.outboundData(m), refused: null };
     } catch (err) {
       if (!(err instanceof TelegramError)) throw err;
       const type: LogicalType = m.kind === 'ASSIGNMENT' ? 'ASGN' : 'DSET';
       const field = this.layout.telegrams.get(type)?.fields.find((f) => f.name === err.field);
       const what = field?.maps ? `"${field.maps}" does not fit` : `${m.kind === 'ASSIGNMENT' ? 'an assignment' : 'destination settings'} do not fit`;
-      return `${what} the sorter's telegram layout ${this.layout.name}: its ${err.field} takes ${err.expected}, got ${JSON.stringify(err.value)}`;
+      return { telegram: null, refused: `${what} the sorter's telegram layout ${this.layout.name}: its ${err.field} takes ${err.expected}, got ${JSON.stringify(err.value)}` };
     }
   }
+
 
   /** The fields of the type a content's header names (for writing it readably), if it reads. */
   private fieldsOf(content: Buffer): Field[] | null {

@@ -35,8 +35,13 @@ export interface OutboxFeedDeps {
  * anything else (a resync after a reconnect, rows another process wrote) is read from the table
  * in order.
  */
+/** An outbox entry's telegram: its type and encoded data. */
+export type OutboundTelegram = { type: TelegramType; data: string };
+
 export class OutboxFeed implements SessionPort<OutboxEntry> {
   private lastSentId = 0;
+  /** The telegrams of entries offered already encoded (checked against the layout before the commit): not encoded again. */
+  private readonly encodedOnOffer = new WeakMap<OutboxEntry, OutboundTelegram>();
   /** Entries offered since the last read, in id order. */
   private offered: OutboxEntry[] = [];
   /** The newest outbox id known to exist (offered, or found at connect): past it, nothing to read. */
@@ -55,10 +60,13 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
    * A new entry is committed. `connected`: keep it in memory to send without reading it back.
    * `acknowledged`: called on the sorter's ACK of it (forgotten if it is refused or dropped).
    */
-  offer(entry: OutboxEntry, connected: boolean, acknowledged?: () => void): void {
+  offer(entry: OutboxEntry, connected: boolean, acknowledged?: () => void, telegram?: OutboundTelegram): void {
     this.newestId = Math.max(this.newestId, entry.id);
     if (acknowledged) this.listeners.set(entry.id, acknowledged);
-    if (connected && this.offered.length < this.deps.maxOffered) this.offered.push(entry);
+    if (connected && this.offered.length < this.deps.maxOffered) {
+      this.offered.push(entry);
+      if (telegram) this.encodedOnOffer.set(entry, telegram);
+    }
   }
 
   /** A connection is up: start again at the oldest unacknowledged entry, numbered `nextSeq` (0: none). */
@@ -148,7 +156,9 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   }
 
   /** The entry's telegram; one the sorter's layout cannot carry (a value wider than its field, a type it lacks) is dropped, never cut. */
-  private encoded(entry: OutboxEntry, nowMs: number): { type: TelegramType; data: string } | null {
+  private encoded(entry: OutboxEntry, nowMs: number): OutboundTelegram | null {
+    const ready = this.encodedOnOffer.get(entry);
+    if (ready) return ready;
     try {
       return this.wire.outboundData(entry.message);
     } catch (err) {

@@ -14,16 +14,21 @@ function narrowDestinations() {
   return new TelegramWire(layout!);
 }
 
-describe('TelegramWire.refusal', () => {
+describe('TelegramWire.encodeOutbound', () => {
   it('null for what the layout carries', () => {
-    expect(defaultWire().refusal({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D012345678AB', Barcode: '' } })).toBeNull();
+    const encoded = defaultWire().encodeOutbound({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D012345678AB', Barcode: '' } });
+    expect(encoded.refused).toBeNull();
+    expect(encoded.telegram?.type).toBe('ASGN');
+    expect(encoded.telegram?.data).toContain('D012345678AB');
   });
 
   it('names the message field, the layout and its field, what it takes and the value', () => {
     const wire = narrowDestinations();
-    expect(wire.refusal({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D015', Barcode: '' } })).toBeNull();
-    expect(wire.refusal({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'CHUTE-15', Barcode: '' } })).toBe(
-      `"Destination" does not fit the sorter's telegram layout ${wire.layout.name}: its Destination takes at most 4 characters, got "CHUTE-15"`,
-    );
+    expect(wire.encodeOutbound({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D015', Barcode: '' } }).refused).toBeNull();
+    expect(wire.encodeOutbound({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'CHUTE-15', Barcode: '' } })).toEqual({
+      telegram: null,
+      refused:
+        `"Destination" does not fit the sorter's telegram layout ${wire.layout.name}: its Destination takes at most 4 characters, got "CHUTE-15"`,
+    });
   });
 });

@@ -56,6 +56,23 @@ describe('OutboxFeed', () => {
     ctx.dispose();
   });
 
+  it('sends an offered entry with the telegram it was offered with, encoded once before its commit; one read back is encoded then', () => {
+    const now = { ms: Date.parse('2026-11-22T08:00:00Z') };
+    const { ctx, f, add } = feed(now);
+    f.restart();
+    const d = add('D', now.ms);
+    // A telegram that the layout would not make from this message: what is sent is what was offered.
+    f.offer(d, true, undefined, { type: 'ASGN', data: 'ENCODED-BEFORE-THE-COMMIT' });
+    expect(f.nextOutbound(2, false).map((o) => [o.ref.id, o.data])).toEqual([[d.id, 'ENCODED-BEFORE-THE-COMMIT']]);
+    // Read back after a reconnect: encoded from the message.
+    f.restart();
+    const [again] = f.nextOutbound(2, false);
+    expect(again?.ref.id).toBe(d.id);
+    expect(again?.data).not.toBe('ENCODED-BEFORE-THE-COMMIT');
+    expect(again?.data).toContain('D');
+    ctx.dispose();
+  });
+
   it('finds rows nobody offered only on the thorough look', () => {
     const now = { ms: Date.parse('2026-11-22T08:00:00Z') };
     const { ctx, f, add } = feed(now);
