@@ -78,7 +78,7 @@ export class TelegramWire {
   /** A stream decoder for one connection. */
   decoder(): { push(chunk: Buffer | string): Decoded[] } {
     const framer = new LayoutFramer(this.layout);
-    return { push: (chunk) => framer.push(chunk).map((d) => (d.kind === 'telegram' ? { kind: d.kind, content: str(d.content) } : { kind: d.kind, bytes: str(d.bytes), reason: d.reason })) };
+    return { push: (chunk) => framer.push(chunk).map((d) => (d.kind === 'telegram' ? { kind: d.kind, content: str(d.content), raw: d.content } : { kind: d.kind, bytes: str(d.bytes), reason: d.reason })) };
   }
 
   /** The sequence number after `seq`: 1..maxSequence, wrapping to 1. */
@@ -114,9 +114,9 @@ export class TelegramWire {
   }
 
   /** A telegram's content as the traffic log writes it: as it is, or a binary layout's readably. */
-  readable(content: string): string {
+  readable(content: string, raw?: Buffer): string {
     if (!this.layout.binary) return content;
-    const buf = bytes(content);
+    const buf = raw ?? bytes(content);
     return readableTelegram(this.layout, buf, (b) => this.fieldsOf(b));
   }
 
@@ -126,8 +126,8 @@ export class TelegramWire {
   }
 
   /** The header of a telegram's content, in protocol terms; throws TelegramError on any problem. */
-  parseContent(content: string): Telegram & { code?: number } {
-    const w = this.codec.parseContent(bytes(content));
+  parseContent(content: string, raw?: Buffer): Telegram & { code?: number } {
+    const w = this.codec.parseContent(raw ?? bytes(content));
     let type = w.type as TelegramType;
     if (w.type === 'ACK' || w.type === 'NAK') {
       const answered = this.codec.decodeData(w.type, w.data).AckType as LogicalType | null | undefined;
@@ -138,7 +138,7 @@ export class TelegramWire {
       if (w.flag !== 'D') seq = this.lastDataOut;
       else if (['REQU', 'VERI', 'SCAN', 'ASGN', 'DSET'].includes(type)) seq = this.lastDataIn = this.nextSequence(this.lastDataIn);
     }
-    return { sender: w.sender, receiver: w.receiver, seq, type, flag: w.flag, data: str(w.data), ...(w.code !== null && { code: w.code }) };
+    return { sender: w.sender, receiver: w.receiver, seq, type, flag: w.flag, data: str(w.data), dataBytes: w.data, ...(w.code !== null && { code: w.code }) };
   }
 
   /** The sequence number of a telegram, even when the rest does not parse (0 if it is unreadable). */
@@ -181,7 +181,7 @@ export class TelegramWire {
 
   /** The queue message a REQU, VERI or SCAN carries; throws TelegramError naming the first bad field. */
   sorterMessageOf(t: Telegram): SorterDto {
-    return sorterMessageOf(this.codec, t.type, bytes(t.data));
+    return sorterMessageOf(this.codec, t.type, t.dataBytes ?? bytes(t.data));
   }
 
   /** Type and data of the telegram that carries a sorter message (the emulator's side). */

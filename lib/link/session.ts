@@ -96,8 +96,8 @@ export class TelegramSession<R> {
       }
       this.counters.telegramsIn += 1;
       this.lastInAt = now;
-      this.events.telegram?.('IN', this.wire.readable(item.content), now);
-      this.onTelegram(item.content, arrivedAt);
+      this.events.telegram?.('IN', this.wire.readable(item.content, item.raw), now);
+      this.onTelegram(item.content, arrivedAt, item.raw);
     }
   }
 
@@ -155,10 +155,10 @@ export class TelegramSession<R> {
     this.outbound.refused(t, code, text);
   }
 
-  private onTelegram(content: string, arrivedAt: number): void {
+  private onTelegram(content: string, arrivedAt: number, raw?: Buffer): void {
     let t: Telegram;
     try {
-      t = this.wire.parseContent(content);
+      t = this.wire.parseContent(content, raw);
       t.arrivedAt = arrivedAt;
     } catch (err) {
       return this.nak(this.wire.sequenceOf(content), 'LIFE', NakReason.MALFORMED, errorMessage(err));

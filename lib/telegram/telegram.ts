@@ -24,6 +24,8 @@ export interface Telegram {
   data: string;
   /** An inbound telegram: when its bytes arrived (performance.now()), where decision and wake latencies start. */
   arrivedAt?: number;
+  /** An inbound telegram: its data as read from the connection (`data` is the same as a byte string), decoded from these once. */
+  dataBytes?: Buffer;
 }
 
 /** A decode or encode failure: which field, what was there, what was expected. */
@@ -46,5 +48,8 @@ export function nextSequence(seq: number): number {
   return seq >= MAX_SEQUENCE ? 1 : seq + 1;
 }
 
-/** What a frame decoder found in the byte stream: a framed telegram, or bytes it had to skip. */
-export type Decoded = { kind: 'telegram'; content: string } | { kind: 'garbage'; bytes: string; reason: string };
+/**
+ * What a frame decoder found in the byte stream: a framed telegram (its content as a byte string,
+ * and as the bytes read where the decoder has them), or bytes it had to skip.
+ */
+export type Decoded = { kind: 'telegram'; content: string; raw?: Buffer } | { kind: 'garbage'; bytes: string; reason: string };

@@ -32,3 +32,21 @@ describe('TelegramWire.encodeOutbound', () => {
     });
   });
 });
+
+describe('an inbound telegram, read once', () => {
+  it('keeps the bytes it was framed from: the header is parsed from them and its data decoded from them, not from a second copy', () => {
+    const wire = defaultWire();
+    const { type, data } = wire.sorterMessageData({ Type: 'VERIFY', TrackID: '0004711', Barcode: 'B1', Destination: 'D001', MessageCode: 212 });
+    const frame = wire.encodeFrame({ sender: 'PLC', receiver: 'HOST', seq: 5, type, flag: 'D', data });
+    const [item] = wire.decoder().push(Buffer.from(frame, 'latin1'));
+    if (item?.kind !== 'telegram' || !item.raw) throw new Error(`not framed with its bytes: ${JSON.stringify(item)}`);
+    const t = wire.parseContent(item.content, item.raw);
+    expect(t.dataBytes?.toString('latin1')).toBe(t.data);
+    // The message is decoded from dataBytes: change them, and the decoded message changes with them.
+    const bytes = t.dataBytes;
+    if (!bytes) throw new Error('no dataBytes');
+    const at = bytes.indexOf('D001');
+    bytes.write('D002', at, 'latin1');
+    expect(wire.sorterMessageOf(t)).toMatchObject({ Type: 'VERIFY', TrackID: '0004711', Destination: 'D002' });
+  });
+});
