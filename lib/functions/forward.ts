@@ -46,10 +46,12 @@ export async function forward(deps: ForwardDeps, message: OutboundMessage, clien
   const { unsynced } = added;
   if (!unsynced) return answer(deps.link.offer(entry, undefined, encoded ?? undefined));
   let acknowledged!: () => void;
+  const sorter = { acknowledged: false };
   const sorterHasIt = new Promise<void>((resolve) => (acknowledged = resolve));
   const delivery = deps.link.offer(
     entry,
     () => {
+      sorter.acknowledged = true;
       unsynced.durableElsewhere();
       acknowledged();
     },
@@ -60,5 +62,6 @@ export async function forward(deps: ForwardDeps, message: OutboundMessage, clien
   } catch (err) {
     return unavailable(`not accepted: the storage failed before the entry was durable, and the sorter has not acknowledged it (it may still reach the sorter); send it again: ${(err as Error).message}`);
   }
-  return answer(delivery);
+  // Queued behind others when offered, and acknowledged by now: it went out.
+  return answer(sorter.acknowledged ? 'Sent' : delivery);
 }

@@ -39,9 +39,11 @@ export interface SorterLink {
    */
   offer(entry: OutboxEntry, acknowledged?: () => void, encoded?: OutboundEncoding): DeliveryState;
   /**
-   * An entry offered now would likely be acknowledged within moments: the link is up, its layout
-   * acknowledges each telegram, and the window has room. A POST's entry may then be sent before its
-   * sync, and answered on the ACK (DurableBySorterAck).
+   * An entry offered now will be acknowledged by the sorter: the link is up and its layout
+   * acknowledges each telegram. A POST's entry may then be sent before its sync, and answered on
+   * the ACK or the sync, whichever comes first (DurableBySorterAck). A full window does not change
+   * that: the entry goes when the telegram before it is acknowledged, which a stalled disk does
+   * not delay, while the sync may be seconds away.
    */
   acknowledgesPromptly(): boolean;
   /**

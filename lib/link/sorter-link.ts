@@ -65,8 +65,6 @@ export class TcpSorterLink implements SorterLink {
   /** A peer that accepts and says nothing is logged once, until it speaks. */
   private silentLogged = false;
   private readonly wire: TelegramWire;
-  /** Data telegrams we may have unacknowledged: Sorter.Window, or fewer where the layout says so. */
-  private readonly window: number;
   /** Connections made after the first one; connections that were up and dropped; attempts that never connected. */
   private readonly connections = { made: 0, lost: 0, failedAttempts: 0 };
   /** Why the last connection attempt failed (ECONNREFUSED, EHOSTUNREACH, ...). */
@@ -95,7 +93,6 @@ export class TcpSorterLink implements SorterLink {
     if (!stored) throw new Error(`no link session with ${s.PeerName} in the database`);
     this.wire = deps.wire ?? defaultWire();
     const timing = this.wire.settings({ heartbeatMs: s.HeartbeatMs, ackTimeoutMs: s.AckTimeoutMs, window: s.Window });
-    this.window = timing.window;
     this.feed = new OutboxFeed({
       outbox: deps.outbox,
       drop: deps.links.drop,
@@ -153,7 +150,7 @@ export class TcpSorterLink implements SorterLink {
   }
 
   acknowledgesPromptly(): boolean {
-    return this.session.connected && this.wire.acks && this.session.inFlight < this.window;
+    return this.session.connected && this.wire.acks;
   }
 
   encode(message: OutboundMessage): OutboundEncoding {
