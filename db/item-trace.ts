@@ -58,6 +58,52 @@ interface OutboxRow {
   reason: string | null;
 }
 
+type Received = { type: string; received_at: string; destination: string | null };
+
+/** A REQUEST's or VERIFY's arrival from the sorter. */
+function receivedEvent(r: Received, rc: number | undefined): ItemEvent {
+  return r.type === 'REQUEST'
+    ? { Time: r.received_at, Event: 'RequestReceived', Text: `REQUEST from the sorter${rc !== undefined ? `, recirculation ${rc}` : ''}`, RecirculationCount: rc }
+    : { Time: r.received_at, Event: 'VerifyReceived', Text: `VERIFY from the sorter: reached ${r.destination}`, Destination: r.destination ?? undefined };
+}
+
+/** A message in the history: it arrived, and was handed to a WCS or taken out of its queue. */
+function deliveredEvents(r: DeliveredRow): ItemEvent[] {
+  const rc = r.type === 'REQUEST' ? (r.rc ?? undefined) : undefined;
+  if (r.removed_reason)
+    return [receivedEvent(r, rc), { Time: r.delivered_at, Event: 'RequestRemoved', Text: `REQUEST taken out of the queue: ${r.removed_reason}`, Reason: r.removed_reason, RecirculationCount: rc }];
+  const who = `${r.client_address ?? 'a client'}${r.attempt > 1 ? ` (delivery ${r.attempt})` : ''}`;
+  const event = r.type === 'REQUEST' ? 'RequestDelivered' : 'VerifyDelivered';
+  return [receivedEvent(r, rc), { Time: r.delivered_at, Event: event, Text: `${r.type} handed to ${who}`, Client: r.client_address, Attempt: r.attempt, ReadProof: r.read_proof, RecirculationCount: rc }];
+}
+
+/** A message still waiting in the sortation queue. */
+function queuedEvents(r: QueuedRow): ItemEvent[] {
+  const event = r.type === 'REQUEST' ? 'RequestWaiting' : 'VerifyWaiting';
+  return [receivedEvent(r, r.recirculation_count ?? undefined), { Time: r.received_at, Event: event, Text: `${r.type} waiting in the sortation queue for a WCS` }];
+}
+
+/** A message moved to the dead letters. */
+function deadEvents(r: DeadRow): ItemEvent[] {
+  const rc = r.type === 'REQUEST' ? (JSON.parse(r.payload) as { RecirculationCount?: number }).RecirculationCount : undefined;
+  const who = r.last_client_address ?? 'a client';
+  const Text = `${r.type} moved to the dead letters: handed out ${r.attempts} times without proof of the read, last to ${who}`;
+  const event = r.type === 'REQUEST' ? 'RequestDeadLettered' : 'VerifyDeadLettered';
+  return [receivedEvent(r, rc), { Time: r.dead_at, Event: event, Text, Client: r.last_client_address, Attempt: r.attempts, RecirculationCount: rc }];
+}
+
+/** An assignment: posted, then acknowledged, dropped, or still waiting for the sorter. */
+function assignmentEvents(r: OutboxRow): ItemEvent[] {
+  const posted: ItemEvent = { Time: r.created_at, Event: 'AssignmentPosted', Text: `assignment to ${r.destination} posted by ${r.client_address ?? 'a client'}`, Destination: r.destination, Client: r.client_address };
+  const settledAt = r.settled_at ?? r.created_at;
+  if (r.fate === 'Acknowledged') return [posted, { Time: settledAt, Event: 'AssignmentAcknowledged', Text: `assignment to ${r.destination} acknowledged by the sorter`, Destination: r.destination }];
+  if (r.fate === 'Dropped') return [posted, { Time: settledAt, Event: 'AssignmentDropped', Text: `assignment to ${r.destination} dropped, not sent: ${r.reason}`, Destination: r.destination, Reason: r.reason ?? '' }];
+  return [posted, { Time: r.created_at, Event: 'AssignmentQueued', Text: `assignment to ${r.destination} waiting for the sorter's acknowledgement`, Destination: r.destination }];
+}
+
+/** Oldest first; at the same instant, in the order an item lives through them. */
+const EVENT_ORDER = ['RequestReceived', 'RequestWaiting', 'RequestDelivered', 'RequestRemoved', 'RequestDeadLettered', 'AssignmentPosted', 'AssignmentQueued', 'AssignmentAcknowledged', 'AssignmentDropped', 'VerifyReceived', 'VerifyWaiting', 'VerifyDelivered', 'VerifyDeadLettered'];
+
 /** Reads an item's timeline from an open database (statements prepared once). */
 export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
   // delivered_messages: delivered_history with each body whole (migrations/012).
@@ -68,40 +114,14 @@ export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
     UNION ALL SELECT destination, client_address, created_at, 'Queued', NULL, NULL FROM outbox WHERE track_id = @t AND kind = 'ASSIGNMENT'`);
   const dead = db.prepare<[string], DeadRow>("SELECT type, destination, payload, received_at, dead_at, attempts, last_client_address FROM dead_letters WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')");
   return (trackId) => {
-    const events: ItemEvent[] = [];
-    const received = (r: { type: string; received_at: string; destination: string | null }, rc: number | undefined) =>
-      r.type === 'REQUEST'
-        ? events.push({ Time: r.received_at, Event: 'RequestReceived', Text: `REQUEST from the sorter${rc !== undefined ? `, recirculation ${rc}` : ''}`, RecirculationCount: rc })
-        : events.push({ Time: r.received_at, Event: 'VerifyReceived', Text: `VERIFY from the sorter: reached ${r.destination}`, Destination: r.destination ?? undefined });
-    for (const r of delivered.all(trackId)) {
-      const rc = r.type === 'REQUEST' ? (r.rc ?? undefined) : undefined;
-      received(r, rc);
-      if (r.removed_reason) events.push({ Time: r.delivered_at, Event: 'RequestRemoved', Text: `REQUEST taken out of the queue: ${r.removed_reason}`, Reason: r.removed_reason, RecirculationCount: rc });
-      else {
-        const who = `${r.client_address ?? 'a client'}${r.attempt > 1 ? ` (delivery ${r.attempt})` : ''}`;
-        events.push({ Time: r.delivered_at, Event: r.type === 'REQUEST' ? 'RequestDelivered' : 'VerifyDelivered', Text: `${r.type} handed to ${who}`, Client: r.client_address, Attempt: r.attempt, ReadProof: r.read_proof, RecirculationCount: rc });
-      }
-    }
-    for (const r of queued.all(trackId)) {
-      received(r, r.recirculation_count ?? undefined);
-      events.push({ Time: r.received_at, Event: r.type === 'REQUEST' ? 'RequestWaiting' : 'VerifyWaiting', Text: `${r.type} waiting in the sortation queue for a WCS` });
-    }
-    for (const r of dead.all(trackId)) {
-      const rc = r.type === 'REQUEST' ? (JSON.parse(r.payload) as { RecirculationCount?: number }).RecirculationCount : undefined;
-      received(r, rc);
-      const who = r.last_client_address ?? 'a client';
-      events.push({ Time: r.dead_at, Event: r.type === 'REQUEST' ? 'RequestDeadLettered' : 'VerifyDeadLettered', Text: `${r.type} moved to the dead letters: handed out ${r.attempts} times without proof of the read, last to ${who}`, Client: r.last_client_address, Attempt: r.attempts, RecirculationCount: rc });
-    }
-    for (const r of outbox.all({ t: trackId })) {
-      events.push({ Time: r.created_at, Event: 'AssignmentPosted', Text: `assignment to ${r.destination} posted by ${r.client_address ?? 'a client'}`, Destination: r.destination, Client: r.client_address });
-      if (r.fate === 'Acknowledged') events.push({ Time: r.settled_at ?? r.created_at, Event: 'AssignmentAcknowledged', Text: `assignment to ${r.destination} acknowledged by the sorter`, Destination: r.destination });
-      else if (r.fate === 'Dropped') events.push({ Time: r.settled_at ?? r.created_at, Event: 'AssignmentDropped', Text: `assignment to ${r.destination} dropped, not sent: ${r.reason}`, Destination: r.destination, Reason: r.reason ?? '' });
-      else events.push({ Time: r.created_at, Event: 'AssignmentQueued', Text: `assignment to ${r.destination} waiting for the sorter's acknowledgement`, Destination: r.destination });
-    }
+    const events = [
+      ...delivered.all(trackId).flatMap(deliveredEvents),
+      ...queued.all(trackId).flatMap(queuedEvents),
+      ...dead.all(trackId).flatMap(deadEvents),
+      ...outbox.all({ t: trackId }).flatMap(assignmentEvents),
+    ];
     if (events.length === 0) return null;
-    // Oldest first; at the same instant, in the order an item lives through them.
-    const order = ['RequestReceived', 'RequestWaiting', 'RequestDelivered', 'RequestRemoved', 'RequestDeadLettered', 'AssignmentPosted', 'AssignmentQueued', 'AssignmentAcknowledged', 'AssignmentDropped', 'VerifyReceived', 'VerifyWaiting', 'VerifyDelivered', 'VerifyDeadLettered'];
-    events.sort((a, b) => a.Time.localeCompare(b.Time) || order.indexOf(a.Event) - order.indexOf(b.Event));
+    events.sort((a, b) => a.Time.localeCompare(b.Time) || EVENT_ORDER.indexOf(a.Event) - EVENT_ORDER.indexOf(b.Event));
     return { TrackID: trackId, Events: events.map((e) => Object.fromEntries(Object.entries(e).filter(([, v]) => v !== undefined)) as unknown as ItemEvent) };
   };
 }
