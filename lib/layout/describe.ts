@@ -82,20 +82,26 @@ export function telegramBytes(layout: Layout, input: string, logged = false): Bu
   return bytes;
 }
 
-/** A captured telegram decoded field by field; `problem` names the first field that does not fit. */
-export function describeTelegram(codec: LayoutCodec, content: Buffer): { lines: string[]; problem: string | null } {
-  const layout = codec.layout;
-  const lines: string[] = [`${content.length} bytes: ${readableBytes(content)}`, ''];
-  let problem: string | null = null;
-  // Also called where the checker takes `problem` for still null (the row closures set it too).
-  const note = (p: string) => (problem ??= p);
-  const row = (f: Field, base: number, outcome: () => unknown) => {
-    const at = base + f.offset;
-    const raw = content.subarray(at, at + f.width);
+/** A description being written: its lines, and the first problem found. */
+class Description {
+  readonly lines: string[] = [];
+  problem: string | null = null;
+
+  constructor(private readonly content: Buffer) {}
+
+  /** The first problem is the one reported. */
+  note(p: string): void {
+    this.problem ??= p;
+  }
+
+  /** One field's line: its offset, width, bytes and value (`outcome` decodes it), or why it does not fit. */
+  row(f: Field, outcome: () => unknown): void {
+    const { content } = this;
+    const raw = content.subarray(f.offset, f.offset + f.width);
     let shown: string;
     if (raw.length < f.width) {
       shown = `MISSING: the telegram ends at ${content.length}`;
-      problem ??= `${f.name}: the telegram ends at byte ${content.length}, the field needs bytes ${at}-${at + f.width - 1}`;
+      this.note(`${f.name}: the telegram ends at byte ${content.length}, the field needs bytes ${f.offset}-${f.offset + f.width - 1}`);
     } else {
       try {
         const value = outcome();
@@ -103,35 +109,47 @@ export function describeTelegram(codec: LayoutCodec, content: Buffer): { lines: 
       } catch (err) {
         const message = err instanceof TelegramError ? err.message : String(err);
         shown = `DOES NOT FIT: expected ${err instanceof TelegramError ? err.expected : message}`;
-        problem ??= message;
+        this.note(message);
       }
     }
     const bytes = readableBytes(raw);
-    lines.push(`  ${lpad(at, 6)} ${lpad(f.width, 6)}  ${pad(f.name, 20)} ${pad(JSON.stringify(bytes.length > 40 ? `${bytes.slice(0, 37)}...` : bytes), 44)} ${shown}`);
-  };
-  lines.push(`  ${lpad('offset', 6)} ${lpad('width', 6)}  ${pad('field', 20)} ${pad('bytes', 44)} value`);
-  for (const f of layout.header) row(f, 0, () => (f.role === 'Length' ? lengthValue(codec, f, content) : f.role === 'Type' ? typeValue(layout, codec.decodeField(f, content.subarray(f.offset, f.offset + f.width))) : codec.decodeField(f, content.subarray(f.offset, f.offset + f.width))));
+    this.lines.push(`  ${lpad(f.offset, 6)} ${lpad(f.width, 6)}  ${pad(f.name, 20)} ${pad(JSON.stringify(bytes.length > 40 ? `${bytes.slice(0, 37)}...` : bytes), 44)} ${shown}`);
+  }
+}
+
+/** The data part's lines: each field of the type it holds, and what follows the last one. */
+function describeData(codec: LayoutCodec, content: Buffer, header: WireTelegram, spec: TelegramSpec, d: Description): void {
+  const layout = codec.layout;
+  d.lines.push('', `${spec.type} data (${header.flag === 'D' ? 'data telegram' : header.flag === 'A' ? 'acknowledgement' : 'negative acknowledgement'})`);
+  for (const f of spec.fields) d.row(f, () => codec.decodeField(f, content.subarray(f.offset, f.offset + f.width)));
+  const used = layout.headerWidth + spec.dataWidth;
+  if (content.length <= used) return;
+  const rest = content.subarray(used);
+  const padding = rest.every((b) => b === layout.fill);
+  if (layout.framing.telegramLength === null && !(header.flag !== 'D' && layout.handshake.echo === 'header')) d.note(`data: ${content.length - used} bytes after the last field of ${spec.type}`);
+  d.lines.push(`  ${lpad(used, 6)} ${lpad(rest.length, 6)}  ${pad(padding ? '(padding)' : '(after the last field)', 20)} ${JSON.stringify(readableBytes(rest.subarray(0, 24)) + (rest.length > 24 ? '...' : ''))}`);
+}
+
+/** A captured telegram decoded field by field; `problem` names the first field that does not fit. */
+export function describeTelegram(codec: LayoutCodec, content: Buffer): { lines: string[]; problem: string | null } {
+  const layout = codec.layout;
+  const d = new Description(content);
+  d.lines.push(`${content.length} bytes: ${readableBytes(content)}`, '');
+  d.lines.push(`  ${lpad('offset', 6)} ${lpad('width', 6)}  ${pad('field', 20)} ${pad('bytes', 44)} value`);
+  const valueOf = (f: Field) => codec.decodeField(f, content.subarray(f.offset, f.offset + f.width));
+  for (const f of layout.header) d.row(f, () => (f.role === 'Length' ? lengthValue(codec, f, content) : f.role === 'Type' ? typeValue(layout, valueOf(f)) : valueOf(f)));
   let header: WireTelegram | null;
   try {
     header = codec.parseContent(content);
   } catch (err) {
-    note(errorMessage(err));
+    d.note(errorMessage(err));
     header = leniently(codec, content);
   }
   const spec = header ? dataSpec(layout, header) : null;
-  if (header && spec) {
-    lines.push('', `${spec.type} data (${header.flag === 'D' ? 'data telegram' : header.flag === 'A' ? 'acknowledgement' : 'negative acknowledgement'})`);
-    for (const f of spec.fields) row(f, 0, () => codec.decodeField(f, content.subarray(f.offset, f.offset + f.width)));
-    const used = layout.headerWidth + spec.dataWidth;
-    if (content.length > used) {
-      const rest = content.subarray(used);
-      const padding = rest.every((b) => b === layout.fill);
-      if (layout.framing.telegramLength === null && !(header.flag !== 'D' && layout.handshake.echo === 'header')) problem ??= `data: ${content.length - used} bytes after the last field of ${spec.type}`;
-      lines.push(`  ${lpad(used, 6)} ${lpad(rest.length, 6)}  ${pad(padding ? '(padding)' : '(after the last field)', 20)} ${JSON.stringify(readableBytes(rest.subarray(0, 24)) + (rest.length > 24 ? '...' : ''))}`);
-    }
-  } else if (header) lines.push('', `${header.type} ${header.flag === 'A' ? 'acknowledgement' : ''}: no data`);
-  lines.push('', problem ? `first field that does not fit: ${problem}` : 'every field fits');
-  return { lines, problem };
+  if (header && spec) describeData(codec, content, header, spec, d);
+  else if (header) d.lines.push('', `${header.type} ${header.flag === 'A' ? 'acknowledgement' : ''}: no data`);
+  d.lines.push('', d.problem ? `first field that does not fit: ${d.problem}` : 'every field fits');
+  return { lines: d.lines, problem: d.problem };
 }
 
 /** The header as far as it reads, for showing the data of a telegram whose header has a problem (null: its type does not read). */
