@@ -22,32 +22,11 @@ export interface ReplaySummary {
 export type SeedTarget = { [K in 'clear' | 'enqueue']: (...args: Parameters<QueueWrites[K]>) => ReturnType<QueueWrites[K]> | Promise<ReturnType<QueueWrites[K]>> };
 
 /**
- * Test mode start-up: empty the test database's queues and load exactly the replay file's
- * messages, in file order, committing in batches so a million rows stay in flat memory. One
- * batch is committed while the next is read.
+ * The replay file's messages into the queues, in file order, in batches, one committed while the
+ * next is read; rows that do not parse are skipped (the first ones logged). A file that cannot be
+ * read ends the load: what was committed stays, and `summary.Error` says why.
  */
-export async function seedFromReplay(
-  home: string,
-  store: SeedTarget,
-  log: Logger,
-  now: () => Date,
-  batchSize = 5000,
-  /** The layout Service_PLC.log was written in (Sorter.Layout; default: protocol version 1). */
-  wire?: TelegramWire,
-): Promise<ReplaySummary> {
-  const file = findReplayFile(home);
-  const summary: ReplaySummary = { File: file ? path.basename(file) : null, RowsLoaded: 0, RowsSkipped: 0, Error: null };
-  try {
-    await store.clear();
-  } catch (err) {
-    summary.Error = `the test database cannot be emptied and seeded: ${errorMessage(err)}`;
-    log.error({ file: summary.File }, summary.Error);
-    return summary;
-  }
-  if (!file) {
-    log.warn({ home }, 'test mode: no Service_PLC.csv or Service_PLC.log in the service home; queues start empty');
-    return summary;
-  }
+async function loadRows(file: string, wire: TelegramWire | undefined, store: SeedTarget, log: Logger, now: () => Date, batchSize: number, summary: ReplaySummary): Promise<void> {
   let batch: SorterMessage[] = [];
   let committing: Promise<unknown> = Promise.resolve();
   const flush = async () => {
@@ -79,6 +58,36 @@ export async function seedFromReplay(
     summary.Error = err instanceof ReplayFileError ? err.message : `${summary.File} cannot be read: ${errorMessage(err)}`;
     log.error({ file: summary.File }, summary.Error);
   }
+}
+
+/**
+ * Test mode start-up: empty the test database's queues and load exactly the replay file's
+ * messages, in file order, committing in batches so a million rows stay in flat memory. One
+ * batch is committed while the next is read.
+ */
+export async function seedFromReplay(
+  home: string,
+  store: SeedTarget,
+  log: Logger,
+  now: () => Date,
+  batchSize = 5000,
+  /** The layout Service_PLC.log was written in (Sorter.Layout; default: protocol version 1). */
+  wire?: TelegramWire,
+): Promise<ReplaySummary> {
+  const file = findReplayFile(home);
+  const summary: ReplaySummary = { File: file ? path.basename(file) : null, RowsLoaded: 0, RowsSkipped: 0, Error: null };
+  try {
+    await store.clear();
+  } catch (err) {
+    summary.Error = `the test database cannot be emptied and seeded: ${errorMessage(err)}`;
+    log.error({ file: summary.File }, summary.Error);
+    return summary;
+  }
+  if (!file) {
+    log.warn({ home }, 'test mode: no Service_PLC.csv or Service_PLC.log in the service home; queues start empty');
+    return summary;
+  }
+  await loadRows(file, wire, store, log, now, batchSize, summary);
   if (summary.RowsSkipped > LOGGED_SKIPPED_ROWS) {
     log.warn({ file: summary.File, skipped: summary.RowsSkipped, logged: LOGGED_SKIPPED_ROWS }, `replay: ${summary.RowsSkipped - LOGGED_SKIPPED_ROWS} more rows skipped, not logged one by one (the first ${LOGGED_SKIPPED_ROWS} are above)`);
   }
