@@ -85,31 +85,50 @@ function meets(rule: KeyRule, v: unknown): boolean {
   return v.length <= rule.max && rule.patterns.every((p) => p.test(v));
 }
 
+/** What joi's describe() says of a schema, as far as the fast check reads it. */
+type Described = {
+  type: string;
+  flags?: Record<string, unknown>;
+  rules?: Array<{ name: string; args: Record<string, unknown> }>;
+  allow?: unknown[];
+  keys?: Record<string, Described>;
+  preferences?: unknown;
+  dependencies?: unknown[];
+  patterns?: unknown[];
+  renames?: unknown[];
+  invalid?: unknown[];
+  whens?: unknown[];
+};
+
+/** Only the flags the fast check knows: descriptions, labels, and `extra`. */
+const knownFlags = (flags: Record<string, unknown> | undefined, extra: string[]) => Object.keys(flags ?? {}).every((f) => ['description', 'label', ...extra].includes(f));
+
+/** One key's rule, or null if its schema says more than the fast check knows (then joi checks the object). */
+function keyRule(name: string, k: Described): KeyRule | null {
+  const presence = k.flags?.presence;
+  if ((presence !== undefined && presence !== 'required' && presence !== 'optional') || !knownFlags(k.flags, ['presence']) || k.invalid || k.whens) return null;
+  const required = presence === 'required';
+  if (k.type === 'any') return k.rules?.length || k.allow || k.preferences ? null : { name, required, any: true };
+  if (k.type !== 'string' || (k.allow ?? []).some((a) => a !== '' && a !== null)) return null;
+  let max = Infinity;
+  const patterns: RegExp[] = [];
+  for (const r of k.rules ?? []) {
+    if (r.name === 'max' && typeof r.args.limit === 'number' && r.args.encoding === undefined) max = r.args.limit;
+    else if (r.name === 'pattern' && !(r.args.options as { invert?: boolean } | undefined)?.invert) patterns.push(regexOf(r.args.regex as string));
+    else return null;
+  }
+  return { name, required, any: false, max, patterns, allowEmpty: (k.allow ?? []).includes(''), allowNull: (k.allow ?? []).includes(null) };
+}
+
 /** The key rules of an object schema that allows unknown keys and has only keys the fast check knows; else null. */
 function plainKeyRules(schema: Joi.ObjectSchema): KeyRule[] | null {
-  type Described = { type: string; flags?: Record<string, unknown>; rules?: Array<{ name: string; args: Record<string, unknown> }>; allow?: unknown[]; keys?: Record<string, Described>; preferences?: unknown; dependencies?: unknown[]; patterns?: unknown[]; renames?: unknown[]; invalid?: unknown[]; whens?: unknown[] };
   const d = schema.describe() as Described;
-  const known = (flags: Record<string, unknown> | undefined, extra: string[]) => Object.keys(flags ?? {}).every((f) => ['description', 'label', ...extra].includes(f));
-  if (d.flags?.unknown !== true || !known(d.flags, ['unknown']) || d.rules?.length || d.dependencies?.length || d.patterns?.length || d.renames?.length || d.preferences || d.allow || d.whens) return null;
+  if (d.flags?.unknown !== true || !knownFlags(d.flags, ['unknown']) || d.rules?.length || d.dependencies?.length || d.patterns?.length || d.renames?.length || d.preferences || d.allow || d.whens) return null;
   const rules: KeyRule[] = [];
   for (const [name, k] of Object.entries(d.keys ?? {})) {
-    const presence = k.flags?.presence;
-    if ((presence !== undefined && presence !== 'required' && presence !== 'optional') || !known(k.flags, ['presence']) || k.invalid || k.whens) return null;
-    const required = presence === 'required';
-    if (k.type === 'any') {
-      if (k.rules?.length || k.allow || k.preferences) return null;
-      rules.push({ name, required, any: true });
-      continue;
-    }
-    if (k.type !== 'string' || (k.allow ?? []).some((a) => a !== '' && a !== null)) return null;
-    let max = Infinity;
-    const patterns: RegExp[] = [];
-    for (const r of k.rules ?? []) {
-      if (r.name === 'max' && typeof r.args.limit === 'number' && r.args.encoding === undefined) max = r.args.limit;
-      else if (r.name === 'pattern' && !(r.args.options as { invert?: boolean } | undefined)?.invert) patterns.push(regexOf(r.args.regex as string));
-      else return null;
-    }
-    rules.push({ name, required, any: false, max, patterns, allowEmpty: (k.allow ?? []).includes(''), allowNull: (k.allow ?? []).includes(null) });
+    const rule = keyRule(name, k);
+    if (!rule) return null;
+    rules.push(rule);
   }
   return rules;
 }
