@@ -92,11 +92,31 @@ function siteWear(site: StepResult | undefined, siteRate: number | null) {
   return { processGb, deviceGb, years: yearsOfLife(deviceGb ?? processGb, EMMC.ratedBytes), yearsByProcess: yearsOfLife(processGb, EMMC.ratedBytes) };
 }
 
+/** The storage steps' lines: a slow disk, a stalling one, an operator's lock. */
+function printStorage(storage: Measured['storage']): void {
+  const { slow20, stall, stallOf, slow5, lock } = storage;
+  if (slow20) {
+    console.log(`\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`);
+    if (stall && stallOf) console.log(`a ${stallOf.ms} ms sync stall every ${stallOf.everyS} s at 50/s (${stall.stalls ?? '-'} stalls): decision p50/p99/max ${stall.decisionP50} / ${stall.decisionP99} / ${stall.decisionMax} ms, late ${stall.late}, passes without assignment ${stall.passesWithoutAssignment}, rejected ${stall.rejected}, lost ${stall.lost}, duplicated ${stall.duplicated}`);
+    if (slow5.max !== null) console.log(`fsync +5 ms: max sustained ${slow5.max} cycles/s`);
+    if (lock) console.log(`10 s write lock at 50/s: /status p99 ${lock.statusP99Ms} ms, reconnects ${lock.reconnects}, late ${lock.late}, rejected ${lock.rejected}`);
+  }
+}
+
+/** The purge probe's lines: in chunks, as one transaction, and the size bound's cut. */
+function printPurge(purge: Measured['purge']): void {
+  if (purge) {
+    const { one, chunks } = purge;
+    console.log(`history purge, ${chunks.purged.toLocaleString('en')} rows, fsync +${purge.fsyncDelayMs} ms: a sorter message's commit p50/p99/max ${chunks.commitP50Ms} / ${chunks.commitP99Ms} / ${chunks.commitMaxMs} ms in chunks (${chunks.seconds} s; ${chunks.commitP99BeforeMs} ms p99 before), ${one.commitP50Ms} / ${one.commitP99Ms} / ${one.commitMaxMs} ms as one transaction (${one.seconds} s): max ${ratio(one.commitMaxMs, chunks.commitMaxMs)}x lower`);
+    const size = purge.size;
+    if (size) console.log(`the size bound's cut of ${size.purged.toLocaleString('en')} rows: a sorter message's commit p50/p99/max ${size.commitP50Ms} / ${size.commitP99Ms} / ${size.commitMaxMs} ms (${size.seconds} s; ${size.commitP99BeforeMs} ms p99 before)`);
+  }
+}
+
 /** The table per target and the summary lines, on stdout. */
 export function printReport(m: Measured, c: ReportContext, started: number): void {
   const { results, site, storage, purge, scale: sc } = m;
   const { siteRate } = c;
-  const { slow20, stall, stallOf, slow5, lock } = storage;
   console.log('\n| target | max sustained cycles/s | decision p50/p99 ms @50/s | wake p50/p99 ms @50/s | decision p99 ms @max | CPU µs/cycle @max (target/emulator/client) | disk KB/cycle @50/s (process / device) | device writes/cycle @50/s | syncs/cycle @50/s | peak RSS MB |');
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const [target, r] of Object.entries(results)) {
@@ -107,21 +127,11 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
     console.log(`\nsite at ${siteRate} items/s around the clock: ${site.diskKbPerCycle} KB/item from the process, ${site.deviceKbPerCycle ?? '-'} KB and ${site.deviceWritesPerCycle ?? '-'} writes/item at the device, ${site.syncsPerCycle} syncs/item: ${wear.processGb} GB a day from the process, ${wear.deviceGb ?? '-'} GB at the device; a ${EMMC.label} lasts about ${wear.years} years by the device's figure, ${wear.yearsByProcess} by the process's (its own write amplification not counted; the device's figure counts every process writing to that disk)`);
   }
   if (m.history) console.log(describeHistorySize(m.history));
-  if (slow20) {
-    console.log(`\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`);
-    if (stall && stallOf) console.log(`a ${stallOf.ms} ms sync stall every ${stallOf.everyS} s at 50/s (${stall.stalls ?? '-'} stalls): decision p50/p99/max ${stall.decisionP50} / ${stall.decisionP99} / ${stall.decisionMax} ms, late ${stall.late}, passes without assignment ${stall.passesWithoutAssignment}, rejected ${stall.rejected}, lost ${stall.lost}, duplicated ${stall.duplicated}`);
-    if (slow5.max !== null) console.log(`fsync +5 ms: max sustained ${slow5.max} cycles/s`);
-    if (lock) console.log(`10 s write lock at 50/s: /status p99 ${lock.statusP99Ms} ms, reconnects ${lock.reconnects}, late ${lock.late}, rejected ${lock.rejected}`);
-  }
+  printStorage(storage);
   if (m.idle) console.log(`idle (sorter connected, 0 items/s, two long polls waiting, ${m.idle.seconds} s): ${m.idle.cpuPct}% of a core, ${m.idle.threads} threads, RSS ${m.idle.rssMb} MB (peak ${m.idle.peakRssMb})`);
   const svc50 = results.service.at50;
   console.log(`service at 50/s: ${svc50.cpuPctOfCore}% of a core, RSS peak ${svc50.rssMb} MB, ${svc50.rssEndMb} MB at the end${c.serviceCpuPct != null && svc50.throttling ? `; limited to ${c.serviceCpuPct}% of a core, throttled in ${svc50.throttling.throttled} of ${svc50.throttling.periods} periods` : ''}`);
-  if (purge) {
-    const { one, chunks } = purge;
-    console.log(`history purge, ${chunks.purged.toLocaleString('en')} rows, fsync +${purge.fsyncDelayMs} ms: a sorter message's commit p50/p99/max ${chunks.commitP50Ms} / ${chunks.commitP99Ms} / ${chunks.commitMaxMs} ms in chunks (${chunks.seconds} s; ${chunks.commitP99BeforeMs} ms p99 before), ${one.commitP50Ms} / ${one.commitP99Ms} / ${one.commitMaxMs} ms as one transaction (${one.seconds} s): max ${ratio(one.commitMaxMs, chunks.commitMaxMs)}x lower`);
-    const size = purge.size;
-    if (size) console.log(`the size bound's cut of ${size.purged.toLocaleString('en')} rows: a sorter message's commit p50/p99/max ${size.commitP50Ms} / ${size.commitP99Ms} / ${size.commitMaxMs} ms (${size.seconds} s; ${size.commitP99BeforeMs} ms p99 before)`);
-  }
+  printPurge(purge);
   const base = results.baseline;
   const svc = results.service;
   const { lost, duplicated } = correctness(m, siteRate);
@@ -204,6 +214,25 @@ function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportCon
   };
 }
 
+/** The site's rate (--site-rate): what it writes, its decisions, and the eMMC's life at it. */
+function siteFields(site: StepResult | undefined, siteRate: number | null) {
+  const wear = siteWear(site, siteRate);
+  return {
+    site_rate: siteRate,
+    site_disk_kb_per_item: site?.diskKbPerCycle ?? null,
+    site_device_kb_per_item: site?.deviceKbPerCycle ?? null,
+    site_device_writes_per_item: site?.deviceWritesPerCycle ?? null,
+    site_syncs_per_item: site?.syncsPerCycle ?? null,
+    site_decision_p99_ms: site?.decisionP99 ?? null,
+    site_late: site?.late ?? null,
+    site_passes_without_assignment: site?.passesWithoutAssignment ?? null,
+    site_process_gb_per_day: wear.processGb,
+    site_device_gb_per_day: wear.deviceGb,
+    site_emmc_32gb_100tbw_years: wear.years,
+    site_emmc_32gb_100tbw_years_by_process: wear.yearsByProcess,
+  };
+}
+
 /** The history's size at the site's rate (--site-rate): its BENCH fields. */
 function historyFields(history: Measured['history']) {
   return {
@@ -214,13 +243,35 @@ function historyFields(history: Measured['history']) {
   };
 }
 
+/** The `BENCH` line's `modes`: each target's own figures. */
+function modeFields(results: Measured['results']) {
+  return Object.fromEntries(
+    Object.entries(results).map(([k, r]) => [
+      k,
+      {
+        items_per_s: Math.round(r.max),
+        wake_p99_ms: r.at50.wakeP99,
+        decision_p99_ms_at_50: r.at50.decisionP99,
+        decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null,
+        cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null,
+        disk_kb_per_item_at_50: r.at50.diskKbPerCycle,
+        device_kb_per_item_at_50: r.at50.deviceKbPerCycle,
+        device_writes_per_item_at_50: r.at50.deviceWritesPerCycle,
+        syncs_per_item_at_50: r.at50.syncsPerCycle,
+        cpu_us_per_cycle_at_50: r.at50.cpuUsPerCycle.target,
+        late_at_50: r.at50.late,
+        passes_without_assignment_at_50: r.at50.passesWithoutAssignment,
+      },
+    ]),
+  );
+}
+
 /** The `BENCH {json}` line's fields (docs/performance.md, "Reproduce"). */
 export function benchLine(m: Measured, c: ReportContext): Record<string, unknown> {
   const { results, site, storage, purge, scale: sc } = m;
   const { quick, siteRate, fsyncDelayMs, serviceConfig, warmupS = 0, syncStall = null } = c;
   const base = results.baseline;
   const svc = results.service;
-  const wear = siteWear(site, siteRate);
   const { lost, duplicated } = correctness(m, siteRate);
   return {
     quick,
@@ -240,18 +291,7 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     device_kb_per_item_at_50: svc.at50.deviceKbPerCycle,
     device_writes_per_item_at_50: svc.at50.deviceWritesPerCycle,
     syncs_per_item_at_50: svc.at50.syncsPerCycle,
-    site_rate: siteRate,
-    site_disk_kb_per_item: site?.diskKbPerCycle ?? null,
-    site_device_kb_per_item: site?.deviceKbPerCycle ?? null,
-    site_device_writes_per_item: site?.deviceWritesPerCycle ?? null,
-    site_syncs_per_item: site?.syncsPerCycle ?? null,
-    site_decision_p99_ms: site?.decisionP99 ?? null,
-    site_late: site?.late ?? null,
-    site_passes_without_assignment: site?.passesWithoutAssignment ?? null,
-    site_process_gb_per_day: wear.processGb,
-    site_device_gb_per_day: wear.deviceGb,
-    site_emmc_32gb_100tbw_years: wear.years,
-    site_emmc_32gb_100tbw_years_by_process: wear.yearsByProcess,
+    ...siteFields(site, siteRate),
     ...historyFields(m.history),
     baseline_decision_p99_ms_at_50: base.at50.decisionP99,
     decision_p99_ms_at_max: svc.atMax?.decisionP99 ?? null,
@@ -271,6 +311,6 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     ...storageFields(storage, purge),
     ...cpuFields(svc, m.idle, c),
     baseline_broke_down: base.brokeDown,
-    modes: Object.fromEntries(Object.entries(results).map(([k, r]) => [k, { items_per_s: Math.round(r.max), wake_p99_ms: r.at50.wakeP99, decision_p99_ms_at_50: r.at50.decisionP99, decision_p99_ms_at_max: r.atMax?.decisionP99 ?? null, cpu_us_per_cycle_at_max: r.atMax?.cpuUsPerCycle.target ?? null, disk_kb_per_item_at_50: r.at50.diskKbPerCycle, device_kb_per_item_at_50: r.at50.deviceKbPerCycle, device_writes_per_item_at_50: r.at50.deviceWritesPerCycle, syncs_per_item_at_50: r.at50.syncsPerCycle, cpu_us_per_cycle_at_50: r.at50.cpuUsPerCycle.target, late_at_50: r.at50.late, passes_without_assignment_at_50: r.at50.passesWithoutAssignment }])),
+    modes: modeFields(results),
   };
 }
