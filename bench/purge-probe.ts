@@ -97,18 +97,7 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks' |
   await sleep(2000);
   const cutoff = at(purgeHours, 0);
   const started = performance.now();
-  let purged: number;
-  let sizeCutoff: string | null = null;
-  if (way === 'one') purged = await writer.run('purgeHistory', [cutoff, Number.MAX_SAFE_INTEGER]);
-  else if (way === 'size') {
-    const cut = await sizeCut(file, writer, (hours - purgeHours) / hours);
-    purged = cut.purged;
-    sizeCutoff = cut.cutoff;
-  } else {
-    const history = { purgeDeliveredBefore: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) };
-    const result = await housekeeping({ history, clock: () => new Date(Date.parse(cutoff) + 86400e3), settings: { HistoryRetentionDays: 1 }, log: createLogger('silent') });
-    purged = (result as { body: { PurgedHistoryRows: number } }).body.PurgedHistoryRows;
-  }
+  const { purged, sizeCutoff } = await purgeOneWay(way, file, writer, cutoff, (hours - purgeHours) / hours);
   const seconds = (performance.now() - started) / 1000;
   stop.abort();
   await stream;
@@ -130,6 +119,18 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks' |
     olderLeft: files.older,
     kept: files.kept,
   };
+}
+
+/** Purge the history older than `cutoff` one way: as one transaction, as housekeeping does in chunks, or by the size bound's cut keeping `keepShare`. */
+async function purgeOneWay(way: 'one' | 'chunks' | 'size', file: string, writer: Writer, cutoff: string, keepShare: number): Promise<{ purged: number; sizeCutoff: string | null }> {
+  if (way === 'one') return { purged: await writer.run('purgeHistory', [cutoff, Number.MAX_SAFE_INTEGER]), sizeCutoff: null };
+  if (way === 'size') {
+    const cut = await sizeCut(file, writer, keepShare);
+    return { purged: cut.purged, sizeCutoff: cut.cutoff };
+  }
+  const history = { purgeDeliveredBefore: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) };
+  const result = await housekeeping({ history, clock: () => new Date(Date.parse(cutoff) + 86400e3), settings: { HistoryRetentionDays: 1 }, log: createLogger('silent') });
+  return { purged: (result as { body: { PurgedHistoryRows: number } }).body.PurgedHistoryRows, sizeCutoff: null };
 }
 
 /**
