@@ -85,6 +85,16 @@ const SHOWN_DIFFERS = `destination_status IS NOT excluded.destination_status OR 
 const SCAN_DIFFERS_FROM_WCS = `wcs_status IS NOT excluded.destination_status OR wcs_text IS NOT excluded.destination_text
   OR wcs_light_status IS NOT excluded.light_status OR wcs_light_color IS NOT excluded.light_color OR wcs_batch_door IS NOT excluded.batch_door_status`;
 
+/** The columns a SCAN and a WCS setting both carry, for the statements' named parameters. */
+const lampColumns = (s: DestinationInfoDto | DestinationSetting) => ({
+  destination: s.Destination,
+  destination_status: s.DestinationStatus,
+  destination_text: s.DestinationText,
+  light_status: s.LightStatus,
+  light_color: s.LightColor,
+  batch_door_status: s.BatchDoorStatus,
+});
+
 /**
  * The board's writes on an open, migrated database. Each is one upsert that changes the row only
  * when something on it changes: a SCAN repeating what the board shows writes no page.
@@ -120,28 +130,10 @@ export function destinationBoardWrites(db: Db): DestinationBoardWrites {
       agreement = 'Pending'`);
   return {
     scanned(s, at) {
-      scan.run({
-        destination: s.Destination,
-        destination_status: s.DestinationStatus,
-        destination_text: s.DestinationText,
-        light_status: s.LightStatus,
-        light_color: s.LightColor,
-        batch_door_status: s.BatchDoorStatus,
-        button_id: s.ButtonID,
-        at,
-      });
+      scan.run({ ...lampColumns(s), button_id: s.ButtonID, at });
     },
     set(s, clientAddress, at) {
-      set.run({
-        destination: s.Destination,
-        destination_status: s.DestinationStatus,
-        destination_text: s.DestinationText,
-        light_status: s.LightStatus,
-        light_color: s.LightColor,
-        batch_door_status: s.BatchDoorStatus,
-        by: clientAddress ?? 'WCS',
-        at,
-      });
+      set.run({ ...lampColumns(s), by: clientAddress ?? 'WCS', at });
     },
   };
 }
