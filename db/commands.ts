@@ -1,4 +1,5 @@
 // The writer's commands: every write the service makes, by name, run by the writer thread.
+import { alarmWrites } from './alarm-store';
 import type { Db } from './connection';
 import { deadLetterWrites } from './dead-letter-store';
 import { historyWrites } from './history-store';
@@ -17,6 +18,7 @@ export function writeCommands(db: Db) {
   const link = linkWrites(db, queue);
   const history = historyWrites(db);
   const dead = deadLetterWrites(db);
+  const alarms = alarmWrites(db);
   return {
     /** Sorter messages into their queues (replay seeding, tests). */
     enqueue: queue.enqueue,
@@ -45,6 +47,11 @@ export function writeCommands(db: Db) {
     deadLetter: dead.deadLetter,
     /** Dead letters back to their queues (an operator's request). */
     requeueDeadLetters: dead.requeueDeadLetters,
+    /** An alarm raised, cleared, acknowledged, purged (lib/ops/alarms.ts). */
+    raiseAlarm: alarms.raiseAlarm,
+    clearAlarm: alarms.clearAlarm,
+    acknowledgeAlarm: alarms.acknowledgeAlarm,
+    purgeAlarms: alarms.purgeAlarmsBefore,
   };
 }
 
@@ -94,6 +101,12 @@ export const durable: Record<keyof Transactional, boolean> = {
   purgeHistory: false,
   supersedeRequests: false,
   expireRequests: false,
+  // Lost: the alarm is raised or cleared again by the next evaluation after the restart.
+  raiseAlarm: false,
+  clearAlarm: false,
+  purgeAlarms: false,
+  // An operator is told the acknowledgement is recorded.
+  acknowledgeAlarm: true,
 };
 
 /**
