@@ -10,6 +10,8 @@ export interface HousekeepingDeps {
   clock: () => Date;
   settings: { HistoryRetentionDays: number };
   log: Logger;
+  /** The alarm journal: alarms cleared before the cutoff go with the history. */
+  alarms?: { purgeClearedBefore(cutoff: string): Promise<number> };
   /** 'Stopping' ends a purge between two chunks (the rest waits for the next run). */
   state?: () => 'Running' | 'Stopping';
 }
@@ -48,6 +50,7 @@ export async function housekeeping(deps: HousekeepingDeps): Promise<HandlerResul
     // As long again as the chunk took (a slow disk), and never less than the pause.
     await new Promise((r) => setTimeout(r, Math.max(PURGE_PAUSE_MS, Date.now() - t)));
   }
+  purged += (await deps.alarms?.purgeClearedBefore(cutoff)) ?? 0;
   // Between transactions, waiting for readers only briefly: the writer commits nothing meanwhile.
   const checkpoint = await deps.history.checkpoint('TRUNCATE', CHECKPOINT_WAIT_MS);
   const result = { PurgedHistoryRows: purged, Chunks: chunks, PurgeMs: Date.now() - started, Cutoff: cutoff, Checkpoint: checkpoint };

@@ -16,6 +16,8 @@ import { statusDto } from '../lib/http/ops-schemas';
 import type { WakeMeter } from '../lib/ops/latency';
 import type { DeliveryStatus } from '../lib/queue/delivery';
 import type { DeadLetterReads } from '../db/dead-letter-store';
+import type { AlarmEntry } from '../db/alarm-store';
+import { withWhatToDo } from './alarms';
 
 /** What the status handler needs. */
 export interface StatusDeps {
@@ -37,6 +39,8 @@ export interface StatusDeps {
   deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
   storage: { status(): StorageStatus };
   schema: { applied: number; known: number };
+  /** The active alarms. */
+  alarms?: { list(): AlarmEntry[] };
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
@@ -90,6 +94,8 @@ export function statusOf(deps: StatusDeps) {
     WakeLatency: deps.wake.window.summary(),
     // The writer thread: Ok, Stalled (waiting for a lock or the disk) or Failing, with figures.
     Storage: deps.storage.status(),
+    // Raised by the service's own looks at these figures (docs/operations.md, "Alarms"); GET /alarms has the journal.
+    Alarms: (deps.alarms?.list() ?? []).map(withWhatToDo),
   };
 }
 

@@ -9,6 +9,7 @@ import type { Metrics } from './ops/metrics';
 import type { ItemTimeline } from './ops/trace';
 import type { Config } from './process/config';
 import type { Logger } from './process/logger';
+import type { AlarmMonitor } from './ops/alarms';
 import type { DeliveryTracker } from './queue/delivery';
 import type { QueueDispatcher } from './queue/dispatcher';
 import type { UncommittedMessages } from './queue/uncommitted';
@@ -53,5 +54,7 @@ export interface Deps {
   metrics: Metrics;
   decisions: DecisionMeter;
   log: Logger;
+  /** The alarms: raised and cleared by their conditions, acknowledged by operators. */
+  alarms: AlarmMonitor;
 }
 

@@ -4,7 +4,8 @@
 import Boom from '@hapi/boom';
 import type Hapi from '@hapi/hapi';
 import type { Config } from '../process/config';
-import { apiKeyCheck } from './auth';
+import type { ApiRole } from '../process/config';
+import { apiKeyCheck, checkRole } from './auth';
 import { clientAddressResolver } from './forwarded';
 import { canonicalKeys, parseJsonBody, refuseRepeatedKeys } from './input-keys';
 import { answerOversizedChunkedBodies } from './wire-errors';
@@ -13,6 +14,8 @@ import { answerOversizedChunkedBodies } from './wire-errors';
 export interface KeyLists {
   query: string[];
   payload: string[];
+  /** The role a key needs for the route (manifest.json, `access`); none: any known key. */
+  access?: ApiRole;
 }
 
 /**
@@ -57,7 +60,7 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
     (request.app as { clientAddress?: string | null }).clientAddress = resolveClient(request.info.remoteAddress, headers['x-forwarded-for']);
     if (httpVersion !== '1.0' && !headers.host) throw Boom.badRequest('the request is not valid HTTP/1.1: it has no Host header');
     answerOversizedChunkedBodies(request.raw.req);
-    if (checkKey) checkKey(request);
+    if (checkKey) (request.app as { caller?: unknown }).caller = checkKey(request);
     return h.continue;
   });
   // Bind input keys case-insensitively before validation runs (hapi validates after onPostAuth).
@@ -65,6 +68,8 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
     // Our last step before validation and the handler (the body is read by now): see `unanswerable`.
     if (unanswerable(request)) return h.abandon;
     const keys = request.route.settings.app as KeyLists | undefined;
+    // The route is known now: a key of the wrong role is refused before anything runs.
+    if (checkKey) checkRole((request.app as { caller?: Parameters<typeof checkRole>[0] }).caller, keys?.access, request.path);
     // hapi's types mark these read-only; hapi's own validation assigns them the same way.
     const writable = request as unknown as { query: unknown; payload: unknown };
     if (keys?.query?.length) writable.query = canonicalKeys(request.query, keys.query, 'query');
