@@ -59,7 +59,7 @@ export const ALARM_RULES: readonly AlarmRule[] = [
   {
     code: 'STORAGE_FAILING',
     severity: 'critical',
-    whatToDo: 'Writes to the queue database fail: read Storage.LastError in GET /status and the log; free the disk, fix the file\'s permissions, or restore the file (docs/operations.md, "Backups").',
+    whatToDo: 'Writes to the queue database fail: read Storage.LastError in GET /status and the log; free the disk, fix the file\'s permissions, or restore the file (docs/operations.md, "Backup while it runs").',
     check: (o) => (o.storage.state === 'Failing' ? `the storage is failing: ${o.storage.lastError ?? 'unknown error'}` : null),
   },
   {
