@@ -40,6 +40,9 @@ export class AlarmMonitor {
   private uncleanStart: boolean;
   /** Alarms raised, cleared or acknowledged lately, as they stand in memory (their rows may lag behind). */
   private readonly changed = new Map<number, AlarmEntry>();
+  /** Alarms whose journal writes were refused, by id, to be written again. */
+  private readonly unwritten = new Map<number, AlarmEntry>();
+  private rewriting: Promise<void> | null = null;
 
   constructor(private readonly options: AlarmMonitorOptions) {
     const now = options.clock().getTime();
@@ -110,6 +113,7 @@ export class AlarmMonitor {
     }
     // Codes no rule knows (left by another version): nothing will hold them up.
     for (const a of this.active.values()) if (!ruleOf(a.Code)) this.clear(a, o.now);
+    this.rewrite();
   }
 
   /**
@@ -126,7 +130,7 @@ export class AlarmMonitor {
       entry.AcknowledgedAt = at;
       entry.AcknowledgedBy = by;
       this.remember(entry);
-      this.write('acknowledgeAlarm', this.options.journal.acknowledgeAlarm(id, by, at));
+      this.write('acknowledgeAlarm', entry, this.options.journal.acknowledgeAlarm(id, by, at));
       this.options.log.info({ alarm: entry.Code, id, by }, `alarm ${entry.Code} (#${id}) acknowledged by ${by}`);
     }
     if (active && ruleOf(active.Code)?.clearsOnAck) {
@@ -158,7 +162,7 @@ export class AlarmMonitor {
     this.remember(entry);
     const whatToDo = ruleOf(code)?.whatToDo ?? '';
     this.options.log[severity === 'warning' ? 'warn' : 'error']({ alarm: code, severity, id: entry.Id, detail }, `alarm raised: ${code} (${severity}): ${detail}. What to do: ${whatToDo}`);
-    this.write('raiseAlarm', this.options.journal.raiseAlarm({ id: entry.Id, code, severity, detail, raisedAt: entry.RaisedAt }));
+    this.write('raiseAlarm', entry, this.options.journal.raiseAlarm({ id: entry.Id, code, severity, detail, raisedAt: entry.RaisedAt }));
   }
 
   private clear(entry: AlarmEntry, now: number): void {
@@ -166,7 +170,7 @@ export class AlarmMonitor {
     entry.ClearedAt = new Date(now).toISOString();
     this.remember(entry);
     this.options.log.info({ alarm: entry.Code, severity: entry.Severity, id: entry.Id, raisedAt: entry.RaisedAt }, `alarm cleared: ${entry.Code} after ${Math.round((now - Date.parse(entry.RaisedAt)) / 1000)} s`);
-    this.write('clearAlarm', this.options.journal.clearAlarm(entry.Id, entry.ClearedAt));
+    this.write('clearAlarm', entry, this.options.journal.clearAlarm(entry.Id, entry.ClearedAt));
   }
 
   /** Keep `entry` as it stands in memory for the journal's readers, the latest 200. */
@@ -176,9 +180,33 @@ export class AlarmMonitor {
     if (this.changed.size > 200) this.changed.delete(this.changed.keys().next().value!);
   }
 
-  /** A journal write: in memory the alarm stands whatever becomes of it (the storage may be what it is about). */
-  private write(op: string, written: Promise<unknown>): void {
-    written.catch((err: Error) => this.options.log.warn({ err, op }, `alarm journal: ${op} not written (${err.message}); the alarm stands in memory, /status and /metrics`));
+  /**
+   * A journal write. In memory the alarm stands whatever becomes of it (the storage may be what it
+   * is about); a write refused (a failing storage, a full disk) is tried again at the next looks,
+   * the whole row at once, until one is written.
+   */
+  private write(op: string, entry: AlarmEntry, written: Promise<unknown>): void {
+    written.catch((err: Error) => {
+      if (!this.unwritten.has(entry.Id)) this.options.log.warn({ err, op, alarm: entry.Code, id: entry.Id }, `alarm journal: ${op} of ${entry.Code} not written (${err.message}); the alarm stands in memory, /status and /metrics, and its row is written once the storage takes it`);
+      this.unwritten.set(entry.Id, entry);
+    });
+  }
+
+  /** Write again the rows whose writes were refused: each step is idempotent (the insert is ignored if the row exists, the clear and the acknowledgement keep the first). One attempt at a time. */
+  private rewrite(): void {
+    if (this.rewriting || this.unwritten.size === 0) return;
+    const entries = [...this.unwritten.values()];
+    const j = this.options.journal;
+    this.rewriting = (async () => {
+      for (const e of entries) {
+        await j.raiseAlarm({ id: e.Id, code: e.Code, severity: e.Severity, detail: e.Detail, raisedAt: e.RaisedAt });
+        if (e.ClearedAt) await j.clearAlarm(e.Id, e.ClearedAt);
+        if (e.AcknowledgedAt && e.AcknowledgedBy) await j.acknowledgeAlarm(e.Id, e.AcknowledgedBy, e.AcknowledgedAt);
+        this.unwritten.delete(e.Id);
+      }
+    })()
+      .catch(() => {}) // still refused: the next look tries again
+      .finally(() => (this.rewriting = null));
   }
 }
 

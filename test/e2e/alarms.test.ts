@@ -3,7 +3,9 @@
 // a WCS that is not there and then is, a client that never proves its reads, an operator's
 // sqlite3 holding the database, a restart after kill -9. Each raise and clear is checked in
 // GET /alarms (with times), /status, /metrics and the log (once each).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { runWcsClient } from '../../examples/wcs-client';
 import { killAtFileEnd } from '../helpers/children';
@@ -12,7 +14,7 @@ import { call } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { RawConnection } from '../helpers/raw-http';
-import { itWhen, missingCommands } from '../helpers/tools';
+import { describeWhen, itWhen, missingCommands, missingTmpfsMount } from '../helpers/tools';
 import { until } from '../helpers/until';
 
 jest.setTimeout(120_000);
@@ -220,5 +222,68 @@ describe('alarms raised and cleared by real faults', () => {
     svc = await startServiceProcess(dir);
     expect(await activeCodes(svc)).not.toContain('RESTART_AFTER_CRASH');
     expect((await journalOf(svc, 'RESTART_AFTER_CRASH')).length).toBe(1);
+  });
+});
+
+describeWhen(missingTmpfsMount(), 'a full disk')('alarms on a small disk of its own (a tmpfs)', () => {
+  let mnt: string;
+  let svc: ServiceProcess | undefined;
+  let emu: EmulatorProcess | undefined;
+  beforeAll(() => {
+    mnt = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-alarm-disk-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mnt]);
+  });
+  afterAll(async () => {
+    await emu?.stop();
+    if (svc && svc.proc.exitCode === null) await svc.stop();
+    execFileSync('umount', ['-l', mnt]);
+    fs.rmSync(mnt, { recursive: true, force: true });
+  });
+
+  it('nearly full: DISK_NEARLY_FULL; full: STORAGE_FAILING; space back: both clear, and the journal has both rows', async () => {
+    emu = await startEmulator(['--port', '0', '--rate', '20', '--seed', '3', '--capacity', '100000']);
+    const MB = 1048576;
+    fs.writeFileSync(path.join(mnt, 'config.json'), JSON.stringify({ TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: KEYS, Sorter: { Host: '127.0.0.1', Port: emu.port, TrafficLog: false }, Alarms: { ...ALARMS, MinFreeDiskBytes: 3 * MB, WcsPollSeconds: 0, QueueAgeSeconds: 0, LateDecisionMs: 0 } }));
+    svc = await startServiceProcess(mnt);
+    await sleep(1500);
+    expect(await activeCodes(svc)).not.toContain('DISK_NEARLY_FULL');
+    const free = () => {
+      const st = fs.statfsSync(mnt);
+      return st.bavail * st.bsize;
+    };
+    // Nearly full: 2 MB left.
+    const nearly = path.join(mnt, 'filler-1');
+    fs.writeFileSync(nearly, Buffer.alloc(Math.max(0, free() - 2 * MB)));
+    await waitAlarm(svc, 'DISK_NEARLY_FULL', true, 5000);
+    expect(await activeCodes(svc)).not.toContain('STORAGE_FAILING');
+    // Full: every byte.
+    const full = path.join(mnt, 'filler-2');
+    try {
+      execFileSync('dd', ['if=/dev/zero', `of=${full}`, 'bs=64k'], { stdio: 'ignore' });
+    } catch {
+      // "No space left on device": that is the point
+    }
+    await waitAlarm(svc, 'STORAGE_FAILING', true, 15_000);
+    const failing = (await alarms(svc)).Active.find((a) => a.Code === 'STORAGE_FAILING')!;
+    expect(failing.Severity).toBe('critical');
+    expect((await call(svc.base, 'GET', '/metrics', undefined, MONITOR)).text).toMatch(/^sorter_integration_alarm_active\{code="STORAGE_FAILING",severity="critical"\} 1$/m);
+    // Space back.
+    fs.rmSync(full);
+    fs.rmSync(nearly);
+    await waitAlarm(svc, 'STORAGE_FAILING', false, 15_000);
+    await waitAlarm(svc, 'DISK_NEARLY_FULL', false, 5000);
+    // The rows the full disk refused are written once it takes them again.
+    const Database = (await import('../../db/sqlite')).default;
+    await until(() => {
+      const db = new Database(path.join(mnt, 'data/sorter.db'), { readonly: true });
+      try {
+        const rows = db.prepare("SELECT code FROM alarm_journal WHERE code IN ('STORAGE_FAILING', 'DISK_NEARLY_FULL') AND cleared_at IS NOT NULL").all();
+        return rows.length === 2;
+      } finally {
+        db.close();
+      }
+    }, 10_000, 'both rows, cleared, in alarm_journal', 200);
+    for (const code of ['DISK_NEARLY_FULL', 'STORAGE_FAILING']) expect([code, logged(svc, code)]).toEqual([code, ['alarm raised', 'alarm cleared']]);
+    expect(svc.proc.exitCode).toBeNull();
   });
 });

@@ -137,6 +137,30 @@ describe('AlarmMonitor', () => {
     expect(second.m.list()[0].Id).toBe(2);
   });
 
+  it('a journal write the storage refuses is written again at a later look, the whole row', async () => {
+    let refuse = true;
+    const real = journal();
+    const refusing: AlarmJournal = { ...real, raiseAlarm: (a) => (refuse ? Promise.reject(new Error('database or disk is full')) : real.raiseAlarm(a)), clearAlarm: (...a) => (refuse ? Promise.reject(new Error('full')) : real.clearAlarm(...a)) };
+    const { log, lines } = capturingLogger('info');
+    let now = 5_000_000;
+    let seen = healthy();
+    const m = new AlarmMonitor({ settings, journal: refusing, observe: () => seen, uncleanStart: false, clock: () => new Date(now), log });
+    seen = { ...healthy(), storage: { state: 'Failing', since: now, waitingFor: null, lastError: 'database or disk is full' } };
+    m.evaluate();
+    await new Promise((r) => setImmediate(r));
+    now += 1000;
+    seen = healthy();
+    m.evaluate(); // cleared: refused too
+    await new Promise((r) => setImmediate(r));
+    expect(alarmReads(ctx.db).alarmJournal(new Date(0).toISOString(), 10)).toEqual([]);
+    expect(lines.filter((l) => /not written/.test(l.msg))).toHaveLength(1);
+    refuse = false;
+    now += 1000;
+    m.evaluate();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(alarmReads(ctx.db).alarmJournal(new Date(0).toISOString(), 10)).toEqual([expect.objectContaining({ Code: 'STORAGE_FAILING', RaisedAt: new Date(5_000_000).toISOString(), ClearedAt: new Date(5_001_000).toISOString() })]);
+  });
+
   it('one gauge series per active alarm, by code and severity', async () => {
     const { at, m } = monitor();
     const registry = new client.Registry();
