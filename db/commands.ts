@@ -101,12 +101,13 @@ export const durable: Record<keyof Transactional, boolean> = {
   purgeHistory: false,
   supersedeRequests: false,
   expireRequests: false,
-  // Lost: the alarm is raised or cleared again by the next evaluation after the restart.
-  raiseAlarm: false,
-  clearAlarm: false,
-  purgeAlarms: false,
-  // An operator is told the acknowledgement is recorded.
+  // The alarm journal is the operators' record of what went wrong, written a few times a day: a
+  // sync each costs nothing, and a power cut (what the journal may have to explain) keeps it.
+  raiseAlarm: true,
+  clearAlarm: true,
   acknowledgeAlarm: true,
+  // Housekeeping, done again at its next run.
+  purgeAlarms: false,
 };
 
 /**

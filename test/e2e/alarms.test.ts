@@ -203,6 +203,16 @@ describe('alarms raised and cleared by real faults', () => {
     expect(await activeCodes(svc)).toEqual([]);
     await waitAlarm(svc, 'SORTER_LINK_DOWN', true, 10_000);
     const before = (await alarms(svc)).Active.find((a) => a.Code === 'SORTER_LINK_DOWN')!;
+    // Its row is committed a moment after the answer that shows it (the journal is written by the writer thread).
+    const Database = (await import('../../db/sqlite')).default;
+    await until(() => {
+      const db = new Database(path.join(dir, 'data/sorter.db'), { readonly: true });
+      try {
+        return db.prepare('SELECT 1 FROM alarm_journal WHERE id = ?').get(before.Id) !== undefined;
+      } finally {
+        db.close();
+      }
+    }, 5000, 'the alarm row committed', 20);
     await svc.stop('SIGKILL');
     svc = await startServiceProcess(dir);
     const after = await alarms(svc);
