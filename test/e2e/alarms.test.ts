@@ -169,7 +169,10 @@ describe('alarms raised and cleared by real faults', () => {
     // Who did what is in the log by the key's name, never by the key.
     const lines = svc.logs.filter((l) => /acknowledged by shift-lead|sent back to their queues by shift-lead/.test(String(l.msg)));
     expect(lines.map((l) => l.by)).toEqual(['shift-lead', 'shift-lead']);
+    // The access log names the key of a refused request (AccessLog "errors": 400 and above).
+    expect(svc.logs.filter((l) => l.access === true && l.status === 403).map((l) => l.key)).toEqual(['prometheus', 'wcs-host']);
     expect(JSON.stringify(svc.logs)).not.toContain('operator-key');
+    expect(JSON.stringify(svc.logs)).not.toContain('monitor-key');
   });
 
   itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), "an operator's sqlite3")("an operator's sqlite3 holding BEGIN EXCLUSIVE while the sorter sends: STORAGE_STALLED, cleared once it lets go", async () => {
