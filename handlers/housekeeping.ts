@@ -50,6 +50,7 @@ export async function housekeeping(deps: HousekeepingDeps): Promise<HandlerResul
     // As long again as the chunk took (a slow disk), and never less than the pause.
     await new Promise((r) => setTimeout(r, Math.max(PURGE_PAUSE_MS, Date.now() - t)));
   }
+  // The alarm journal goes with the history (its rows count among the purged).
   purged += (await deps.alarms?.purgeClearedBefore(cutoff)) ?? 0;
   // Between transactions, waiting for readers only briefly: the writer commits nothing meanwhile.
   const checkpoint = await deps.history.checkpoint('TRUNCATE', CHECKPOINT_WAIT_MS);
