@@ -61,8 +61,8 @@ export class AlarmMonitor {
 
   /** Look every EvaluateSeconds (a timer that does not keep the process alive), and once now. */
   start(): this {
-    this.evaluate();
-    this.timer = setInterval(() => this.evaluate(), this.options.settings.EvaluateSeconds * 1000);
+    this.look();
+    this.timer = setInterval(() => this.look(), this.options.settings.EvaluateSeconds * 1000);
     this.timer.unref();
     return this;
   }
@@ -101,6 +101,19 @@ export class AlarmMonitor {
     for (let n = -1; n !== 0; purged += n) n = await this.options.journal.purgeAlarmsBefore(cutoff, 1000);
     return purged;
   }
+
+  /** A look from the timer: whatever fails in it (a read the database refuses) is logged, at most once a minute, and the next look tries again. */
+  private look(): void {
+    try {
+      this.evaluate();
+    } catch (err) {
+      const now = Date.now();
+      if (now - this.lastLookError >= 60_000) this.options.log.error({ err }, `alarms: a look at the conditions failed (${(err as Error).message}); trying again every ${this.options.settings.EvaluateSeconds} s`);
+      this.lastLookError = now;
+    }
+  }
+
+  private lastLookError = 0;
 
   /** Look at every condition once: raise what holds and is not raised, clear what is raised and no longer holds. */
   evaluate(): void {

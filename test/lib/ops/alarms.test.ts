@@ -161,6 +161,25 @@ describe('AlarmMonitor', () => {
     expect(alarmReads(ctx.db).alarmJournal(new Date(0).toISOString(), 10)).toEqual([expect.objectContaining({ Code: 'STORAGE_FAILING', RaisedAt: new Date(5_000_000).toISOString(), ClearedAt: new Date(5_001_000).toISOString() })]);
   });
 
+  it('a look that fails (a read the database refuses) is logged once, and the timer goes on', async () => {
+    const { log, lines } = capturingLogger('info');
+    let fail = true;
+    const s = { ...settings, EvaluateSeconds: 1 };
+    const m = new AlarmMonitor({ settings: s, journal: journal(), observe: () => { if (fail) throw new Error('SQLITE_BUSY: database is locked'); return healthy(); }, uncleanStart: false, clock: () => new Date(), log });
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick'] });
+    try {
+      m.start();
+      jest.advanceTimersByTime(3000);
+      expect(lines.filter((l) => /a look at the conditions failed/.test(l.msg))).toHaveLength(1);
+      fail = false;
+      jest.advanceTimersByTime(1000);
+      expect(m.list()).toEqual([]);
+    } finally {
+      m.stop();
+      jest.useRealTimers();
+    }
+  });
+
   it('one gauge series per active alarm, by code and severity', async () => {
     const { at, m } = monitor();
     const registry = new client.Registry();
