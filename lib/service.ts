@@ -32,8 +32,8 @@ import { sorterLayout } from './telegram/site-layout';
 import { type TelegramWire, layoutWire } from './telegram/wire';
 import { WINDOW_MAX_WRITES } from '../db/commit-plan';
 import type { Deps } from './deps';
-import { AlarmMonitor, alarmGauge } from './ops/alarms';
-import { freeBytes } from '../db/disk';
+import { type AlarmMonitor, alarmGauge } from './ops/alarms';
+import { alarmMonitor } from './ops/alarm-sources';
 
 export type { Deps } from './deps';
 
@@ -225,7 +225,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     // Set just below: the monitor reads the other deps.
     alarms: undefined as unknown as AlarmMonitor,
   };
-  deps.alarms = alarmMonitor(deps, stores, file, options.lastStopClean === false);
+  deps.alarms = alarmMonitor(deps, stores.alarms, file, options.lastStopClean === false);
   alarmGauge(metrics.registry, deps.alarms);
   const close = async () => {
     drain();
@@ -241,35 +241,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     db.close();
   };
   return { deps, db, writer, databaseFile: file, drain, close };
-}
-
-/** The alarm monitor over the running service, started (its first look now, then every EvaluateSeconds). */
-function alarmMonitor(deps: Deps, stores: ServiceStores, file: string, uncleanStart: boolean): AlarmMonitor {
-  const { settings } = deps;
-  const folder = path.dirname(file);
-  return new AlarmMonitor({
-    settings: settings.Alarms,
-    journal: stores.alarms,
-    uncleanStart,
-    clock: deps.clock,
-    log: deps.log,
-    observe(now) {
-      const link = deps.link.status();
-      const storage = deps.storage.status();
-      const age = (since: string | null | undefined) => (since ? Math.max(0, (now - Date.parse(since)) / 1000) : null);
-      return {
-        testMode: deps.testMode,
-        link: { connected: link.Connected, since: link.Since ? Date.parse(link.Since) : deps.startedAt.getTime() },
-        waitingClients: { sortation: deps.dispatchers.sortation.waiting, destination: deps.dispatchers.destination.waiting },
-        lateDecisions: settings.TestMode || settings.Alarms.LateDecisionMs === 0 ? 0 : deps.decisions.late(settings.Alarms.LateDecisionMs),
-        oldestAgeSeconds: { sortation: age(deps.store.oldestReceivedAt('sortation')), destination: age(deps.store.oldestReceivedAt('destination')) },
-        outboxOldestAgeSeconds: age(deps.outbox.peek(1)[0]?.createdAt),
-        deadLetters: deps.deadLetters.deadLetterCounts(),
-        storage: { state: storage.State, since: Date.parse(storage.Since), waitingFor: storage.WaitingFor, lastError: storage.LastError },
-        freeDiskBytes: settings.Alarms.MinFreeDiskBytes > 0 ? freeBytes(folder) : null,
-      };
-    },
-  }).start();
 }
 
 /** The metrics and the two latency meters that feed them. */

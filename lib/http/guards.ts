@@ -3,8 +3,7 @@
 // JSON error that says why; and a connection we can still answer on, else nothing runs.
 import Boom from '@hapi/boom';
 import type Hapi from '@hapi/hapi';
-import type { Config } from '../process/config';
-import type { ApiRole } from '../process/config';
+import type { ApiRole, Config } from '../process/config';
 import { apiKeyCheck, checkRole } from './auth';
 import { clientAddressResolver } from './forwarded';
 import { canonicalKeys, parseJsonBody, refuseRepeatedKeys } from './input-keys';

@@ -1,0 +1,35 @@
+// What the alarm monitor reads of the running service at each look: the link, the storage, the
+// queues, the outbox, the dead letters, the decisions, the disk. Built by lib/service.ts.
+import path from 'node:path';
+import { freeBytes } from '../../db/disk';
+import type { Deps } from '../deps';
+import { type AlarmJournal, AlarmMonitor } from './alarms';
+
+/** The alarm monitor over the running service, started (its first look now, then every EvaluateSeconds). */
+export function alarmMonitor(deps: Deps, journal: AlarmJournal, file: string, uncleanStart: boolean): AlarmMonitor {
+  const { settings } = deps;
+  const folder = path.dirname(file);
+  return new AlarmMonitor({
+    settings: settings.Alarms,
+    journal,
+    uncleanStart,
+    clock: deps.clock,
+    log: deps.log,
+    observe(now) {
+      const link = deps.link.status();
+      const storage = deps.storage.status();
+      const age = (since: string | null | undefined) => (since ? Math.max(0, (now - Date.parse(since)) / 1000) : null);
+      return {
+        testMode: deps.testMode,
+        link: { connected: link.Connected, since: link.Since ? Date.parse(link.Since) : deps.startedAt.getTime() },
+        waitingClients: { sortation: deps.dispatchers.sortation.waiting, destination: deps.dispatchers.destination.waiting },
+        lateDecisions: settings.TestMode || settings.Alarms.LateDecisionMs === 0 ? 0 : deps.decisions.late(settings.Alarms.LateDecisionMs),
+        oldestAgeSeconds: { sortation: age(deps.store.oldestReceivedAt('sortation')), destination: age(deps.store.oldestReceivedAt('destination')) },
+        outboxOldestAgeSeconds: age(deps.outbox.peek(1)[0]?.createdAt),
+        deadLetters: deps.deadLetters.deadLetterCounts(),
+        storage: { state: storage.State, since: Date.parse(storage.Since), waitingFor: storage.WaitingFor, lastError: storage.LastError },
+        freeDiskBytes: settings.Alarms.MinFreeDiskBytes > 0 ? freeBytes(folder) : null,
+      };
+    },
+  }).start();
+}
