@@ -21,7 +21,7 @@ jest.setTimeout(120_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Short thresholds, so that each fault raises its alarm within seconds. */
-const ALARMS = { EvaluateSeconds: 1, LinkDownSeconds: 2, SorterSilentSeconds: 3, WcsPollSeconds: 3, LateDecisionMs: 800, QueueAgeSeconds: 3, OutboxAgeSeconds: 2, StorageStalledSeconds: 2, ClearAfterSeconds: 2 };
+const ALARMS = { EvaluateSeconds: 1, LinkDownSeconds: 2, SorterSilentSeconds: 3, WcsPollSeconds: 3, LateDecisionMs: 1000, QueueAgeSeconds: 3, OutboxAgeSeconds: 2, StorageStalledSeconds: 2, ClearAfterSeconds: 2 };
 const KEYS = [
   { Name: 'wcs-host', Key: 'wcs-key', Role: 'wcs' },
   { Name: 'shift-lead', Key: 'operator-key', Role: 'operator' },
