@@ -20,6 +20,13 @@ import { until } from '../helpers/until';
 jest.setTimeout(120_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The first of `xs`, which must not be empty. */
+function first<T>(xs: readonly T[]): T {
+  const [x] = xs;
+  if (x === undefined) throw new Error('expected at least one');
+  return x;
+}
+
 /** Short thresholds, so that each fault raises its alarm within seconds. */
 const ALARMS = { EvaluateSeconds: 1, LinkDownSeconds: 2, SorterSilentSeconds: 3, WcsPollSeconds: 3, LateDecisionMs: 1000, QueueAgeSeconds: 3, OutboxAgeSeconds: 2, StorageStalledSeconds: 2, ClearAfterSeconds: 2 };
 const KEYS = [
@@ -110,7 +117,8 @@ describe('alarms raised and cleared by real faults', () => {
     for (const code of ['SORTER_SILENT', 'SORTER_LINK_DOWN', 'OUTBOX_UNACKNOWLEDGED']) {
       const rows = await journalOf(svc, code);
       expect([code, rows.length]).toEqual([code, 1]);
-      expect(Date.parse(rows[0].ClearedAt!)).toBeGreaterThan(Date.parse(rows[0].RaisedAt));
+      const row = first(rows);
+      expect(Date.parse(row.ClearedAt ?? '')).toBeGreaterThan(Date.parse(row.RaisedAt));
       expect([code, logged(svc, code)]).toEqual([code, ['alarm raised', 'alarm cleared']]);
     }
     expect((await call(svc.base, 'GET', '/metrics', undefined, MONITOR)).text).not.toMatch(/sorter_integration_alarm_active\{code="SORTER_LINK_DOWN"/);
@@ -151,7 +159,7 @@ describe('alarms raised and cleared by real faults', () => {
       await sleep(100);
     }
     await waitAlarm(svc, 'DEAD_LETTERS', true, 5000);
-    const [dead] = (await alarms(svc)).Active.filter((a) => a.Code === 'DEAD_LETTERS');
+    const dead = first((await alarms(svc)).Active.filter((a) => a.Code === 'DEAD_LETTERS'));
     expect(dead).toMatchObject({ Severity: 'warning', AcknowledgedBy: null, WhatToDo: expect.stringContaining('POST /dead-letters/requeue') });
 
     // A monitor may look, not acknowledge; the operator acknowledges, by name.
@@ -164,7 +172,7 @@ describe('alarms raised and cleared by real faults', () => {
     expect((await call(svc.base, 'POST', '/dead-letters/requeue', { All: true }, WCS)).status).toBe(403);
     expect((await call(svc.base, 'POST', '/dead-letters/requeue', { All: true }, OPERATOR)).json).toMatchObject({ Requeued: 1 });
     await waitAlarm(svc, 'DEAD_LETTERS', false, 5000);
-    const [row] = await journalOf(svc, 'DEAD_LETTERS');
+    const row = first(await journalOf(svc, 'DEAD_LETTERS'));
     expect(row).toMatchObject({ AcknowledgedBy: 'shift-lead', ClearedAt: expect.any(String) });
     // Who did what is in the log by the key's name, never by the key.
     const lines = svc.logs.filter((l) => /acknowledged by shift-lead|sent back to their queues by shift-lead/.test(String(l.msg)));
@@ -187,7 +195,7 @@ describe('alarms raised and cleared by real faults', () => {
       const raised = await waitAlarm(svc, 'STORAGE_STALLED', true, 15_000);
       // Stalled after 1 s (/status), the alarm StorageStalledSeconds later, seen within a look or two.
       expect(raised).toBeLessThanOrEqual((1 + ALARMS.StorageStalledSeconds + 2 * ALARMS.EvaluateSeconds + 2) * 1000);
-      const [stalled] = (await alarms(svc)).Active.filter((a) => a.Code === 'STORAGE_STALLED');
+      const stalled = first((await alarms(svc)).Active.filter((a) => a.Code === 'STORAGE_STALLED'));
       expect(stalled.Severity).toBe('critical');
     } finally {
       sqlite.stdin!.end('ROLLBACK;\n.quit\n');
@@ -196,7 +204,7 @@ describe('alarms raised and cleared by real faults', () => {
     await waitAlarm(svc, 'STORAGE_STALLED', false, 10_000);
     expect(logged(svc, 'STORAGE_STALLED')).toEqual(['alarm raised', 'alarm cleared']);
     // The journal has it too: its row was written once the storage moved again.
-    const [row] = await journalOf(svc, 'STORAGE_STALLED');
+    const row = first(await journalOf(svc, 'STORAGE_STALLED'));
     expect(row.ClearedAt).not.toBeNull();
   });
 

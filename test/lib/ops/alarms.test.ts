@@ -2,7 +2,7 @@
 // and a clock the test sets: each rule raised and cleared by its condition, logged once per raise
 // and clear, acknowledged once, and shown in /metrics.
 import client from 'prom-client';
-import { alarmReads, alarmWrites } from '../../../db/alarm-store';
+import { type AlarmEntry, alarmReads, alarmWrites } from '../../../db/alarm-store';
 import { validateConfig } from '../../../lib/process/config';
 import { type AlarmJournal, AlarmMonitor, alarmGauge } from '../../../lib/ops/alarms';
 import { ALARM_RULES } from '../../../lib/ops/alarm-rules';
@@ -10,6 +10,13 @@ import { freshDbEach } from '../../helpers/db';
 import { capturingLogger } from '../../helpers/log';
 
 const ctx = freshDbEach();
+
+/** The first of `xs`, which must not be empty. */
+function first<T>(xs: readonly T[]): T {
+  const [x] = xs;
+  if (x === undefined) throw new Error('expected at least one');
+  return x;
+}
 const settings = validateConfig({ Alarms: { LinkDownSeconds: 5, SorterSilentSeconds: 20, WcsPollSeconds: 30, LateDecisionMs: 2000, QueueAgeSeconds: 30, OutboxAgeSeconds: 10, StorageStalledSeconds: 5, MinFreeDiskBytes: 1000, ClearAfterSeconds: 10 } }).Alarms;
 
 /** The journal's writes as the writer would run them, synchronously here, as promises. */
@@ -107,14 +114,15 @@ describe('AlarmMonitor', () => {
     at(2000);
     const alarmLines = lines.filter((l) => l.alarm === 'DEAD_LETTERS');
     expect(alarmLines.map((l) => l.msg.split(':')[0])).toEqual(['alarm raised', 'alarm cleared']);
-    expect(alarmLines[0]).toMatchObject({ severity: 'warning', detail: '2 dead letters (2 sortation, 0 destination)' });
-    expect(alarmLines[0].msg).toContain('What to do: A client keeps taking messages');
+    expect(first(alarmLines)).toMatchObject({ severity: 'warning', detail: '2 dead letters (2 sortation, 0 destination)' });
+    expect(first(alarmLines).msg).toContain('What to do: A client keeps taking messages');
   });
 
   it('an acknowledgement records who and when once; RESTART_AFTER_CRASH clears with it; an unknown id is null', () => {
     const { at, m, lines } = monitor(true);
     expect(at(0, (o) => (o.deadLetters.sortation = 1))).toEqual(['DEAD_LETTERS', 'RESTART_AFTER_CRASH']);
-    const [dead, crash] = m.list();
+    const [dead, crash] = m.list() as [AlarmEntry, AlarmEntry];
+    expect(m.list()).toHaveLength(2);
     expect(m.acknowledge(dead.Id, 'shift-lead')).toMatchObject({ AcknowledgedBy: 'shift-lead', ClearedAt: null });
     expect(m.acknowledge(dead.Id, 'somebody-else')).toMatchObject({ AcknowledgedBy: 'shift-lead' });
     expect(m.acknowledge(crash.Id, 'shift-lead')).toMatchObject({ AcknowledgedBy: 'shift-lead', ClearedAt: expect.any(String) });
@@ -128,13 +136,13 @@ describe('AlarmMonitor', () => {
   });
 
   it('a restart takes over the alarms left active, clears them once their condition is gone, and gives new ids above the old', () => {
-    const first = monitor();
-    first.at(0, (o) => (o.deadLetters.sortation = 1));
+    const earlier = monitor();
+    earlier.at(0, (o) => (o.deadLetters.sortation = 1));
     const second = monitor();
     expect(second.m.list().map((a) => a.Code)).toEqual(['DEAD_LETTERS']);
     expect(second.at(0)).toEqual([]);
     expect(second.at(100, (o) => (o.storage.state = 'Failing'))).toEqual(['STORAGE_FAILING']);
-    expect(second.m.list()[0].Id).toBe(2);
+    expect(first(second.m.list()).Id).toBe(2);
   });
 
   it('a journal write the storage refuses is written again at a later look, the whole row', async () => {
