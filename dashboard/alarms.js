@@ -91,7 +91,8 @@
     if (document.body.dataset.keyRequired === 'true' && !sessionStorage.getItem(KEY_STORE)) return;
     try {
       const res = await fetch('/alarms?days=7', { headers: headers(), cache: 'no-store' });
-      if (res.status === 401 || res.status === 403) return problem(`The alarms cannot be read with this key (${res.status}): an operator or monitor key is needed.`);
+      if (res.status === 401 || res.status === 403)
+        return problem(`The alarms cannot be read with this key (${res.status}): an operator or monitor key is needed.`);
       const body = await res.json();
       if (res.status !== 200) return problem(`GET /alarms answered ${res.status}: ${body?.message ?? ''}`);
       problem('');

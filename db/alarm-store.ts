@@ -90,13 +90,17 @@ export function alarmReads(db: Db): AlarmReads {
 
 /** The journal's writes on an open, migrated database. */
 export function alarmWrites(db: Db): AlarmWrites {
-  const insert = db.prepare('INSERT OR IGNORE INTO alarm_journal (id, code, severity, detail, raised_at) VALUES (@id, @code, @severity, @detail, @raisedAt)');
+  const insert = db.prepare(
+    'INSERT OR IGNORE INTO alarm_journal (id, code, severity, detail, raised_at) VALUES (@id, @code, @severity, @detail, @raisedAt)',
+  );
   const clear = db.prepare('UPDATE alarm_journal SET cleared_at = @at WHERE id = @id AND cleared_at IS NULL');
   const exists = db.prepare('SELECT 1 FROM alarm_journal WHERE id = ?').pluck();
   // The first acknowledgement stands: a second operator's click does not rewrite who saw it first.
   const ack = db.prepare('UPDATE alarm_journal SET acked_at = @at, acked_by = @by WHERE id = @id AND acked_at IS NULL');
   // The newest row stays whatever its age: the next id is one above it (migrations/013).
-  const purge = db.prepare('DELETE FROM alarm_journal WHERE id IN (SELECT id FROM alarm_journal WHERE cleared_at < @cutoff AND id < (SELECT max(id) FROM alarm_journal) ORDER BY id LIMIT @limit)');
+  const purge = db.prepare(
+    'DELETE FROM alarm_journal WHERE id IN (SELECT id FROM alarm_journal WHERE cleared_at < @cutoff AND id < (SELECT max(id) FROM alarm_journal) ORDER BY id LIMIT @limit)',
+  );
   return {
     raiseAlarm: (alarm) => void insert.run(alarm),
     clearAlarm: (id, at) => void clear.run({ id, at }),

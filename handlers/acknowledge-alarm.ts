@@ -22,7 +22,15 @@ export interface AcknowledgeAlarmEvent {
 export function acknowledgeAlarm(deps: AcknowledgeAlarmDeps, event: AcknowledgeAlarmEvent): HandlerResult {
   const by = event.caller ?? `address ${event.clientAddress ?? 'unknown'}`;
   const alarm = deps.alarms.acknowledge(event.id, by);
-  if (!alarm) return ok({ statusCode: 404, error: 'Not Found', message: `no alarm ${event.id} in the journal (never raised, or purged after HistoryRetentionDays)` }, 404);
+  if (!alarm)
+    return ok(
+      {
+        statusCode: 404,
+        error: 'Not Found',
+        message: `no alarm ${event.id} in the journal (never raised, or purged after HistoryRetentionDays)`,
+      },
+      404,
+    );
   return ok({ Alarm: withWhatToDo(alarm) });
 }
 
@@ -34,7 +42,15 @@ export const fn = httpFunction(acknowledgeAlarm, {
   ],
   responses: () => ({
     200: { description: 'The alarm as it stands now', schema: alarmAckDto },
-    404: { description: 'No such alarm', schema: errorDto('AlarmNotFoundError', 404, 'Not Found', 'no alarm 12 in the journal (never raised, or purged after HistoryRetentionDays)') },
+    404: {
+      description: 'No such alarm',
+      schema: errorDto(
+        'AlarmNotFoundError',
+        404,
+        'Not Found',
+        'no alarm 12 in the journal (never raised, or purged after HistoryRetentionDays)',
+      ),
+    },
     401: unauthorized,
   }),
   event: (request) => ({ id: Number(request.params.id), caller: request.caller ?? null, clientAddress: request.clientAddress }),

@@ -16,7 +16,10 @@ export interface AlarmsDeps {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** An alarm with its runbook line, as the routes show it. */
-export const withWhatToDo = (a: AlarmEntry) => ({ ...a, WhatToDo: ruleOf(a.Code)?.whatToDo ?? 'No runbook line: raised by another version of the service.' });
+export const withWhatToDo = (a: AlarmEntry) => ({
+  ...a,
+  WhatToDo: ruleOf(a.Code)?.whatToDo ?? 'No runbook line: raised by another version of the service.',
+});
 
 /** The active alarms, oldest first, and the journal of `days`, newest first. */
 export function listAlarms(deps: AlarmsDeps, event: { days: number }): HandlerResult {
@@ -30,6 +33,10 @@ export const fn = httpFunction(listAlarms, {
     'Alarms are raised and cleared by the service itself, looked at every Alarms.EvaluateSeconds (docs/operations.md, "Alarms": every code, its threshold and what to do). The journal is the table alarm_journal, purged like the history after HistoryRetentionDays.',
     'POST /alarms/{id}/ack records who saw an alarm.',
   ],
-  responses: () => ({ 200: { description: 'Active alarms and the journal', schema: alarmsDto }, 400: badRequest('AlarmsQueryBadRequestError', '"days" must be a number'), 401: unauthorized }),
+  responses: () => ({
+    200: { description: 'Active alarms and the journal', schema: alarmsDto },
+    400: badRequest('AlarmsQueryBadRequestError', '"days" must be a number'),
+    401: unauthorized,
+  }),
   event: (request) => ({ days: request.query.days as number }),
 });

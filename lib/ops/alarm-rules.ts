@@ -44,14 +44,18 @@ const pollRule = (queue: QueueName, severity: AlarmSeverity): AlarmRule => ({
   code: `WCS_NOT_POLLING_${queue.toUpperCase()}`,
   severity,
   whatToDo: `The WCS has stopped asking GET /${queue}: check the WCS's interface job and the network between it and this service; the access log (AccessLog "all") shows who polls.`,
-  check: (o, s) => (over(o.pollAgeSeconds[queue], s.WcsPollSeconds) ? `no GET /${queue} for ${Math.round(o.pollAgeSeconds[queue])} s` : null),
+  check: (o, s) =>
+    over(o.pollAgeSeconds[queue], s.WcsPollSeconds) ? `no GET /${queue} for ${Math.round(o.pollAgeSeconds[queue])} s` : null,
 });
 
 const ageRule = (queue: QueueName, severity: AlarmSeverity): AlarmRule => ({
   code: `QUEUE_OLD_${queue.toUpperCase()}`,
   severity,
   whatToDo: `Messages wait in the ${queue} queue: is the WCS polling (WCS_NOT_POLLING_${queue.toUpperCase()}) and taking them as fast as they come? GET /status shows the depth and the waiting clients.`,
-  check: (o, s) => (!o.testMode && over(o.oldestAgeSeconds[queue], s.QueueAgeSeconds) ? `the oldest message in the ${queue} queue is ${Math.round(o.oldestAgeSeconds[queue]!)} s old` : null),
+  check: (o, s) =>
+    !o.testMode && over(o.oldestAgeSeconds[queue], s.QueueAgeSeconds)
+      ? `the oldest message in the ${queue} queue is ${Math.round(o.oldestAgeSeconds[queue] ?? 0)} s old`
+      : null,
 });
 
 /** Every alarm, in the order the dashboard lists them when several are raised together. */
@@ -59,34 +63,50 @@ export const ALARM_RULES: readonly AlarmRule[] = [
   {
     code: 'STORAGE_FAILING',
     severity: 'critical',
-    whatToDo: 'Writes to the queue database fail: read Storage.LastError in GET /status and the log; free the disk, fix the file\'s permissions, or restore the file (docs/operations.md, "Backup while it runs").',
+    whatToDo:
+      'Writes to the queue database fail: read Storage.LastError in GET /status and the log; free the disk, fix the file\'s permissions, or restore the file (docs/operations.md, "Backup while it runs").',
     check: (o) => (o.storage.state === 'Failing' ? `the storage is failing: ${o.storage.lastError ?? 'unknown error'}` : null),
   },
   {
     code: 'STORAGE_STALLED',
     severity: 'critical',
-    whatToDo: 'Commits are held up: if WaitingFor is Lock, end the other process holding the database (an operator\'s sqlite3 in a transaction, a backup); if Disk, check the disk\'s health and load.',
-    check: (o, s) => (o.storage.state === 'Stalled' && over(o.now - o.storage.since, s.StorageStalledSeconds * 1000) ? `commits held up for ${secs(o.now - o.storage.since)}, waiting for the ${(o.storage.waitingFor ?? 'disk').toLowerCase()}` : null),
+    whatToDo:
+      "Commits are held up: if WaitingFor is Lock, end the other process holding the database (an operator's sqlite3 in a transaction, a backup); if Disk, check the disk's health and load.",
+    check: (o, s) =>
+      o.storage.state === 'Stalled' && over(o.now - o.storage.since, s.StorageStalledSeconds * 1000)
+        ? `commits held up for ${secs(o.now - o.storage.since)}, waiting for the ${(o.storage.waitingFor ?? 'disk').toLowerCase()}`
+        : null,
   },
   {
     code: 'DISK_NEARLY_FULL',
     severity: 'major',
-    whatToDo: "Free space on the database's file system: remove old files, rotated traffic logs or backups there, or shorten HistoryRetentionDays; the service stops taking messages when the disk is full.",
-    check: (o, s) => (s.MinFreeDiskBytes > 0 && o.freeDiskBytes !== null && o.freeDiskBytes < s.MinFreeDiskBytes ? `${mb(o.freeDiskBytes)} free on the database's disk, below ${mb(s.MinFreeDiskBytes)}` : null),
+    whatToDo:
+      "Free space on the database's file system: remove old files, rotated traffic logs or backups there, or shorten HistoryRetentionDays; the service stops taking messages when the disk is full.",
+    check: (o, s) =>
+      s.MinFreeDiskBytes > 0 && o.freeDiskBytes !== null && o.freeDiskBytes < s.MinFreeDiskBytes
+        ? `${mb(o.freeDiskBytes)} free on the database's disk, below ${mb(s.MinFreeDiskBytes)}`
+        : null,
   },
   {
     code: 'SORTER_LINK_DOWN',
     severity: 'critical',
-    whatToDo: "The sorter's PLC is not connected: check that it is powered and running, the cable and switch, and Sorter.Host and Sorter.Port; the log says whether connecting is refused or times out.",
-    check: (o, s) => (!o.testMode && !o.link.connected && over(o.now - o.link.since, s.LinkDownSeconds * 1000) ? `the sorter has been disconnected for ${secs(o.now - o.link.since)}` : null),
+    whatToDo:
+      "The sorter's PLC is not connected: check that it is powered and running, the cable and switch, and Sorter.Host and Sorter.Port; the log says whether connecting is refused or times out.",
+    check: (o, s) =>
+      !o.testMode && !o.link.connected && over(o.now - o.link.since, s.LinkDownSeconds * 1000)
+        ? `the sorter has been disconnected for ${secs(o.now - o.link.since)}`
+        : null,
   },
   {
     code: 'SORTER_SILENT',
     severity: 'warning',
-    whatToDo: 'The link is up but the sorter sends no items: is the sorter stopped, in manual mode or on a break? If it runs, check its induction and scanners.',
+    whatToDo:
+      'The link is up but the sorter sends no items: is the sorter stopped, in manual mode or on a break? If it runs, check its induction and scanners.',
     check: (o, s) => {
       const since = Math.max(o.lastSorterMessageAt, o.link.since);
-      return !o.testMode && o.link.connected && over(o.now - since, s.SorterSilentSeconds * 1000) ? `connected, but no REQUEST, VERIFY or SCAN for ${secs(o.now - since)}` : null;
+      return !o.testMode && o.link.connected && over(o.now - since, s.SorterSilentSeconds * 1000)
+        ? `connected, but no REQUEST, VERIFY or SCAN for ${secs(o.now - since)}`
+        : null;
     },
   },
   pollRule('sortation', 'critical'),
@@ -94,21 +114,30 @@ export const ALARM_RULES: readonly AlarmRule[] = [
   {
     code: 'DECISIONS_LATE',
     severity: 'major',
-    whatToDo: 'REQUESTs went unanswered past LateDecisionMs, so items go round or to the reject chute: check that the WCS polls and posts its assignments promptly (GET /status DecisionLatency, the dashboard\'s decision chart).',
-    check: (o, s) => (!o.testMode && s.LateDecisionMs > 0 && o.lateDecisionAt !== null && o.now - o.lateDecisionAt < Math.max(s.ClearAfterSeconds * 1000, 1) ? `REQUESTs without an assignment ${s.LateDecisionMs} ms after they arrived (${o.lateDecisions} in the last look)` : null),
+    whatToDo:
+      "REQUESTs went unanswered past LateDecisionMs, so items go round or to the reject chute: check that the WCS polls and posts its assignments promptly (GET /status DecisionLatency, the dashboard's decision chart).",
+    check: (o, s) =>
+      !o.testMode && s.LateDecisionMs > 0 && o.lateDecisionAt !== null && o.now - o.lateDecisionAt < Math.max(s.ClearAfterSeconds * 1000, 1)
+        ? `REQUESTs without an assignment ${s.LateDecisionMs} ms after they arrived (${o.lateDecisions} in the last look)`
+        : null,
   },
   ageRule('sortation', 'major'),
   ageRule('destination', 'warning'),
   {
     code: 'OUTBOX_UNACKNOWLEDGED',
     severity: 'major',
-    whatToDo: "Assignments wait for the sorter's acknowledgement: see SORTER_LINK_DOWN, and the log for NAKs or refused telegrams; entries older than Sorter.AssignmentTtlSeconds are dropped.",
-    check: (o, s) => (!o.testMode && over(o.outboxOldestAgeSeconds, s.OutboxAgeSeconds) ? `an outbox entry has waited ${Math.round(o.outboxOldestAgeSeconds!)} s for the sorter's acknowledgement` : null),
+    whatToDo:
+      "Assignments wait for the sorter's acknowledgement: see SORTER_LINK_DOWN, and the log for NAKs or refused telegrams; entries older than Sorter.AssignmentTtlSeconds are dropped.",
+    check: (o, s) =>
+      !o.testMode && over(o.outboxOldestAgeSeconds, s.OutboxAgeSeconds)
+        ? `an outbox entry has waited ${Math.round(o.outboxOldestAgeSeconds ?? 0)} s for the sorter's acknowledgement`
+        : null,
   },
   {
     code: 'DEAD_LETTERS',
     severity: 'warning',
-    whatToDo: 'A client keeps taking messages without proving its read: fix the client (docs/queue-semantics.md, "Dead letters"), then send them back with POST /dead-letters/requeue.',
+    whatToDo:
+      'A client keeps taking messages without proving its read: fix the client (docs/queue-semantics.md, "Dead letters"), then send them back with POST /dead-letters/requeue.',
     check: (o) => {
       const n = o.deadLetters.sortation + o.deadLetters.destination;
       return n > 0 ? `${n} dead letters (${o.deadLetters.sortation} sortation, ${o.deadLetters.destination} destination)` : null;
@@ -117,7 +146,8 @@ export const ALARM_RULES: readonly AlarmRule[] = [
   {
     code: 'RESTART_AFTER_CRASH',
     severity: 'warning',
-    whatToDo: 'The service did not stop cleanly last time (a crash, kill -9, a power cut): read the log before the restart for why; messages may have been handed out twice (marked). Acknowledging clears it.',
+    whatToDo:
+      'The service did not stop cleanly last time (a crash, kill -9, a power cut): read the log before the restart for why; messages may have been handed out twice (marked). Acknowledging clears it.',
     clearsOnAck: true,
     check: (o) => (o.uncleanStart ? 'the run before this one did not stop cleanly' : null),
   },

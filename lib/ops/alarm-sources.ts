@@ -24,7 +24,10 @@ export function alarmMonitor(deps: Deps, journal: AlarmJournal, file: string, un
         link: { connected: link.Connected, since: link.Since ? Date.parse(link.Since) : deps.startedAt.getTime() },
         waitingClients: { sortation: deps.dispatchers.sortation.waiting, destination: deps.dispatchers.destination.waiting },
         lateDecisions: settings.TestMode || settings.Alarms.LateDecisionMs === 0 ? 0 : deps.decisions.late(settings.Alarms.LateDecisionMs),
-        oldestAgeSeconds: { sortation: age(deps.store.oldestReceivedAt('sortation')), destination: age(deps.store.oldestReceivedAt('destination')) },
+        oldestAgeSeconds: {
+          sortation: age(deps.store.oldestReceivedAt('sortation')),
+          destination: age(deps.store.oldestReceivedAt('destination')),
+        },
         outboxOldestAgeSeconds: age(deps.outbox.peek(1)[0]?.createdAt),
         deadLetters: deps.deadLetters.deadLetterCounts(),
         storage: { state: storage.State, since: Date.parse(storage.Since), waitingFor: storage.WaitingFor, lastError: storage.LastError },

@@ -19,7 +19,13 @@ export interface AlarmMonitorOptions {
   settings: AlarmSettings;
   journal: AlarmJournal;
   /** The observations the monitor does not keep itself (read from the running service). */
-  observe(now: number): Omit<AlarmObservations, 'now' | 'lastSorterMessageAt' | 'pollAgeSeconds' | 'lateDecisionAt' | 'lateDecisions' | 'uncleanStart'> & { waitingClients: Record<QueueName, number>; lateDecisions: number };
+  observe(now: number): Omit<
+    AlarmObservations,
+    'now' | 'lastSorterMessageAt' | 'pollAgeSeconds' | 'lateDecisionAt' | 'lateDecisions' | 'uncleanStart'
+  > & {
+    waitingClients: Record<QueueName, number>;
+    lateDecisions: number;
+  };
   /** The run before did not stop cleanly (lib/process/instance-lock.ts). */
   uncleanStart: boolean;
   clock: () => Date;
@@ -108,7 +114,11 @@ export class AlarmMonitor {
       this.evaluate();
     } catch (err) {
       const now = Date.now();
-      if (now - this.lastLookError >= 60_000) this.options.log.error({ err }, `alarms: a look at the conditions failed (${(err as Error).message}); trying again every ${this.options.settings.EvaluateSeconds} s`);
+      if (now - this.lastLookError >= 60_000)
+        this.options.log.error(
+          { err },
+          `alarms: a look at the conditions failed (${(err as Error).message}); trying again every ${this.options.settings.EvaluateSeconds} s`,
+        );
       this.lastLookError = now;
     }
   }
@@ -170,11 +180,23 @@ export class AlarmMonitor {
   }
 
   private raise(code: string, severity: AlarmEntry['Severity'], detail: string, now: number): void {
-    const entry: AlarmEntry = { Id: this.nextId++, Code: code, Severity: severity, Detail: detail, RaisedAt: new Date(now).toISOString(), ClearedAt: null, AcknowledgedAt: null, AcknowledgedBy: null };
+    const entry: AlarmEntry = {
+      Id: this.nextId++,
+      Code: code,
+      Severity: severity,
+      Detail: detail,
+      RaisedAt: new Date(now).toISOString(),
+      ClearedAt: null,
+      AcknowledgedAt: null,
+      AcknowledgedBy: null,
+    };
     this.active.set(code, entry);
     this.remember(entry);
     const whatToDo = ruleOf(code)?.whatToDo ?? '';
-    this.options.log[severity === 'warning' ? 'warn' : 'error']({ alarm: code, severity, id: entry.Id, detail }, `alarm raised: ${code} (${severity}): ${detail}. What to do: ${whatToDo}`);
+    this.options.log[severity === 'warning' ? 'warn' : 'error'](
+      { alarm: code, severity, id: entry.Id, detail },
+      `alarm raised: ${code} (${severity}): ${detail}. What to do: ${whatToDo}`,
+    );
     this.write('raiseAlarm', entry, this.options.journal.raiseAlarm({ id: entry.Id, code, severity, detail, raisedAt: entry.RaisedAt }));
   }
 
@@ -182,7 +204,10 @@ export class AlarmMonitor {
     this.active.delete(entry.Code);
     entry.ClearedAt = new Date(now).toISOString();
     this.remember(entry);
-    this.options.log.info({ alarm: entry.Code, severity: entry.Severity, id: entry.Id, raisedAt: entry.RaisedAt }, `alarm cleared: ${entry.Code} after ${Math.round((now - Date.parse(entry.RaisedAt)) / 1000)} s`);
+    this.options.log.info(
+      { alarm: entry.Code, severity: entry.Severity, id: entry.Id, raisedAt: entry.RaisedAt },
+      `alarm cleared: ${entry.Code} after ${Math.round((now - Date.parse(entry.RaisedAt)) / 1000)} s`,
+    );
     this.write('clearAlarm', entry, this.options.journal.clearAlarm(entry.Id, entry.ClearedAt));
   }
 
@@ -190,7 +215,8 @@ export class AlarmMonitor {
   private remember(entry: AlarmEntry): void {
     this.changed.delete(entry.Id);
     this.changed.set(entry.Id, entry);
-    if (this.changed.size > 200) this.changed.delete(this.changed.keys().next().value!);
+    const oldest = this.changed.keys().next();
+    if (this.changed.size > 200 && !oldest.done) this.changed.delete(oldest.value);
   }
 
   /**
@@ -200,7 +226,11 @@ export class AlarmMonitor {
    */
   private write(op: string, entry: AlarmEntry, written: Promise<unknown>): void {
     written.catch((err: Error) => {
-      if (!this.unwritten.has(entry.Id)) this.options.log.warn({ err, op, alarm: entry.Code, id: entry.Id }, `alarm journal: ${op} of ${entry.Code} not written (${err.message}); the alarm stands in memory, /status and /metrics, and its row is written once the storage takes it`);
+      if (!this.unwritten.has(entry.Id))
+        this.options.log.warn(
+          { err, op, alarm: entry.Code, id: entry.Id },
+          `alarm journal: ${op} of ${entry.Code} not written (${err.message}); the alarm stands in memory, /status and /metrics, and its row is written once the storage takes it`,
+        );
       this.unwritten.set(entry.Id, entry);
     });
   }

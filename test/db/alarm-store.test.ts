@@ -17,10 +17,21 @@ describe('alarm journal', () => {
     expect(writes.acknowledgeAlarm(1, 'someone-else', T(6))).toBe(true);
     writes.clearAlarm(1, T(9));
     writes.clearAlarm(1, T(20));
-    expect(reads.alarm(1)).toEqual({ Id: 1, Code: 'SORTER_LINK_DOWN', Severity: 'critical', Detail: 'down 12 s', RaisedAt: T(0), ClearedAt: T(9), AcknowledgedAt: T(5), AcknowledgedBy: 'shift-lead' });
+    expect(reads.alarm(1)).toEqual({
+      Id: 1,
+      Code: 'SORTER_LINK_DOWN',
+      Severity: 'critical',
+      Detail: 'down 12 s',
+      RaisedAt: T(0),
+      ClearedAt: T(9),
+      AcknowledgedAt: T(5),
+      AcknowledgedBy: 'shift-lead',
+    });
     expect(reads.openAlarms()).toEqual([]);
     expect(writes.acknowledgeAlarm(7, 'x', T(9))).toBe(false);
-    expect(ctx.db.prepare('SELECT code, acked_by, cleared_at FROM alarm_journal').all()).toEqual([{ code: 'SORTER_LINK_DOWN', acked_by: 'shift-lead', cleared_at: T(9) }]);
+    expect(ctx.db.prepare('SELECT code, acked_by, cleared_at FROM alarm_journal').all()).toEqual([
+      { code: 'SORTER_LINK_DOWN', acked_by: 'shift-lead', cleared_at: T(9) },
+    ]);
   });
 
   it('the journal holds what was raised since a time and what is still active, newest first; a purge takes cleared rows only and keeps the newest, so ids go on above it', () => {

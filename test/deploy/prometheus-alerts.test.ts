@@ -25,6 +25,7 @@ describe('the Prometheus alert rules', () => {
   it("carry a code for each of the service's alarms (a queue's two alarms share one rule with a queue label)", () => {
     const text = fs.readFileSync(path.join(DIR, 'alerts.yml'), 'utf8');
     const codes = new Set([...text.matchAll(/code: ([A-Z_]+)/g)].map((m) => m[1]));
-    for (const rule of ALARM_RULES) expect([rule.code, codes.has(rule.code.replace(/_(SORTATION|DESTINATION)$/, ''))]).toEqual([rule.code, true]);
+    for (const rule of ALARM_RULES)
+      expect([rule.code, codes.has(rule.code.replace(/_(SORTATION|DESTINATION)$/, ''))]).toEqual([rule.code, true]);
   });
 });

@@ -19,9 +19,20 @@ const KEYS = [
   { Name: 'prometheus', Key: 'monitor-key', Role: 'monitor' },
 ];
 // Only the link's alarm: the others are switched off (0), so that the banner holds it alone.
-const ALARMS = { EvaluateSeconds: 1, LinkDownSeconds: 3, SorterSilentSeconds: 0, WcsPollSeconds: 0, LateDecisionMs: 0, QueueAgeSeconds: 0, OutboxAgeSeconds: 0, MinFreeDiskBytes: 0 };
+const ALARMS = {
+  EvaluateSeconds: 1,
+  LinkDownSeconds: 3,
+  SorterSilentSeconds: 0,
+  WcsPollSeconds: 0,
+  LateDecisionMs: 0,
+  QueueAgeSeconds: 0,
+  OutboxAgeSeconds: 0,
+  MinFreeDiskBytes: 0,
+};
 
-const noChromium: Missing = fs.existsSync(CHROMIUM) ? {} : { chromium: `apt-get install chromium, or set CHROMIUM_PATH; looked for ${CHROMIUM}` };
+const noChromium: Missing = fs.existsSync(CHROMIUM)
+  ? {}
+  : { chromium: `apt-get install chromium, or set CHROMIUM_PATH; looked for ${CHROMIUM}` };
 
 describeWhen(noChromium, 'the dashboard alarms in headless Chromium')('the dashboard alarms in headless Chromium', () => {
   let home: string;
@@ -33,14 +44,36 @@ describeWhen(noChromium, 'the dashboard alarms in headless Chromium')('the dashb
   beforeAll(async () => {
     emu = await startEmulator(['--port', '0', '--rate', '2', '--seed', '5']);
     port = emu.port;
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: KEYS, Alarms: ALARMS, Sorter: { Host: '127.0.0.1', Port: port, ReconnectMaxMs: 500 } } });
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: 0,
+        Host: '127.0.0.1',
+        ApiKeys: KEYS,
+        Alarms: ALARMS,
+        Sorter: { Host: '127.0.0.1', Port: port, ReconnectMaxMs: 500 },
+      },
+    });
     svc = await startServiceProcess(home);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-extensions'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+        '--no-first-run',
+        '--disable-extensions',
+      ],
+    });
   });
   afterAll(async () => {
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before making them */
     await browser?.close();
     await emu?.stop();
     await svc?.stop();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     removeHome(home);
   });
 
@@ -57,7 +90,12 @@ describeWhen(noChromium, 'the dashboard alarms in headless Chromium')('the dashb
     await page.locator('#key-form').waitFor({ state: 'visible' });
     await page.fill('#key', 'operator-key');
     await page.click('#key-form button');
-    await until(async () => (await page.locator('#link-state').textContent()) === 'connected', 15_000, 'the page shows the sorter connected', 200);
+    await until(
+      async () => (await page.locator('#link-state').textContent()) === 'connected',
+      15_000,
+      'the page shows the sorter connected',
+      200,
+    );
     expect(await page.locator('#alarm-banner').isVisible()).toBe(false);
 
     // The sorter stops.
@@ -76,7 +114,12 @@ describeWhen(noChromium, 'the dashboard alarms in headless Chromium')('the dashb
     // The shift lead acknowledges it: the banner goes, the journal says who and when.
     await item.locator('button.ack').click();
     await page.locator('#alarm-banner').waitFor({ state: 'hidden', timeout: 10_000 });
-    await until(async () => /shift-lead, \d/.test((await journalRow(page).locator('td.acked').textContent()) ?? ''), 10_000, 'the journal names who acknowledged it', 200);
+    await until(
+      async () => /shift-lead, \d/.test((await journalRow(page).locator('td.acked').textContent()) ?? ''),
+      10_000,
+      'the journal names who acknowledged it',
+      200,
+    );
     const api = (await call(svc.base, 'GET', '/alarms', undefined, { 'x-api-key': 'monitor-key' })).json;
     const alarm = api.Active.find((a: { Code: string }) => a.Code === 'SORTER_LINK_DOWN');
     expect(alarm).toMatchObject({ AcknowledgedBy: 'shift-lead', AcknowledgedAt: expect.any(String), ClearedAt: null });
@@ -84,7 +127,12 @@ describeWhen(noChromium, 'the dashboard alarms in headless Chromium')('the dashb
 
     // The sorter is back: the alarm clears, the journal keeps it.
     emu = await startEmulator(['--port', String(port), '--rate', '2', '--seed', '6']);
-    await until(async () => /^cleared/.test((await journalRow(page).textContent()) ?? ''), 15_000, 'the journal shows the alarm cleared', 200);
+    await until(
+      async () => /^cleared/.test((await journalRow(page).textContent()) ?? ''),
+      15_000,
+      'the journal shows the alarm cleared',
+      200,
+    );
     expect(await page.locator('#alarm-banner').isVisible()).toBe(false);
     expect(await journalRow(page).textContent()).toContain('shift-lead');
     expect(problems).toEqual([]);
@@ -96,7 +144,12 @@ describeWhen(noChromium, 'the dashboard alarms in headless Chromium')('the dashb
     await page.goto(`${svc.base}/dashboard`);
     await page.fill('#key', 'monitor-key');
     await page.click('#key-form button');
-    await until(async () => /operator key/.test((await page.locator('#key-error').textContent()) ?? ''), 15_000, 'the page asks for an operator key', 200);
+    await until(
+      async () => /operator key/.test((await page.locator('#key-error').textContent()) ?? ''),
+      15_000,
+      'the page asks for an operator key',
+      200,
+    );
     expect(await page.locator('#updated').textContent()).toBe('never');
     await page.close();
   });

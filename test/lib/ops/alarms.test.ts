@@ -17,12 +17,30 @@ function first<T>(xs: readonly T[]): T {
   if (x === undefined) throw new Error('expected at least one');
   return x;
 }
-const settings = validateConfig({ Alarms: { LinkDownSeconds: 5, SorterSilentSeconds: 20, WcsPollSeconds: 30, LateDecisionMs: 2000, QueueAgeSeconds: 30, OutboxAgeSeconds: 10, StorageStalledSeconds: 5, MinFreeDiskBytes: 1000, ClearAfterSeconds: 10 } }).Alarms;
+const settings = validateConfig({
+  Alarms: {
+    LinkDownSeconds: 5,
+    SorterSilentSeconds: 20,
+    WcsPollSeconds: 30,
+    LateDecisionMs: 2000,
+    QueueAgeSeconds: 30,
+    OutboxAgeSeconds: 10,
+    StorageStalledSeconds: 5,
+    MinFreeDiskBytes: 1000,
+    ClearAfterSeconds: 10,
+  },
+}).Alarms;
 
 /** The journal's writes as the writer would run them, synchronously here, as promises. */
 function journal(): AlarmJournal {
   const w = alarmWrites(ctx.db);
-  return { ...alarmReads(ctx.db), raiseAlarm: async (a) => w.raiseAlarm(a), clearAlarm: async (...a) => w.clearAlarm(...a), acknowledgeAlarm: async (...a) => w.acknowledgeAlarm(...a), purgeAlarmsBefore: async (...a) => w.purgeAlarmsBefore(...a) };
+  return {
+    ...alarmReads(ctx.db),
+    raiseAlarm: async (a) => w.raiseAlarm(a),
+    clearAlarm: async (...a) => w.clearAlarm(...a),
+    acknowledgeAlarm: async (...a) => w.acknowledgeAlarm(...a),
+    purgeAlarmsBefore: async (...a) => w.purgeAlarmsBefore(...a),
+  };
 }
 
 const healthy = () => ({
@@ -69,12 +87,10 @@ describe('AlarmMonitor', () => {
       ['STORAGE_STALLED', 5000, (o) => (o.storage = { state: 'Stalled', since: 1_000_000, waitingFor: 'Lock', lastError: null })],
       ['DISK_NEARLY_FULL', 0, (o) => (o.freeDiskBytes = 999)],
     ];
-    let t = 100;
     for (const [code, after, change] of cases) {
       if (after > 0) expect([code, at(after - 100, change)]).toEqual([code, []]);
-      t = after;
-      expect([code, at(t, change)]).toEqual([code, [code]]);
-      expect([code, at(t + 100)]).toEqual([code, []]);
+      expect([code, at(after, change)]).toEqual([code, [code]]);
+      expect([code, at(after + 100)]).toEqual([code, []]);
     }
     const journal = m.journal(new Date(0).toISOString());
     expect(journal.map((a) => a.Code).sort()).toEqual(cases.map((c) => c[0]).sort());
@@ -104,7 +120,18 @@ describe('AlarmMonitor', () => {
 
   it('test mode: no sorter, no decision or queue-age alarms; the storage and dead letters still count', () => {
     const { at } = monitor();
-    expect(at(60_000, (o) => Object.assign(o, { testMode: true, link: { connected: false, since: 0 }, lateDecisions: 5, oldestAgeSeconds: { sortation: 999, destination: 999 }, outboxOldestAgeSeconds: 999, deadLetters: { sortation: 1, destination: 0 } }))).toEqual(['DEAD_LETTERS']);
+    expect(
+      at(60_000, (o) =>
+        Object.assign(o, {
+          testMode: true,
+          link: { connected: false, since: 0 },
+          lateDecisions: 5,
+          oldestAgeSeconds: { sortation: 999, destination: 999 },
+          outboxOldestAgeSeconds: 999,
+          deadLetters: { sortation: 1, destination: 0 },
+        }),
+      ),
+    ).toEqual(['DEAD_LETTERS']);
   });
 
   it('logs each raise and each clear once, with the code, severity and what to do', () => {
@@ -128,7 +155,10 @@ describe('AlarmMonitor', () => {
     expect(m.acknowledge(crash.Id, 'shift-lead')).toMatchObject({ AcknowledgedBy: 'shift-lead', ClearedAt: expect.any(String) });
     expect(at(1000, (o) => (o.deadLetters.sortation = 1))).toEqual(['DEAD_LETTERS']);
     expect(m.acknowledge(999, 'x')).toBeNull();
-    expect(lines.filter((l) => /acknowledged by/.test(l.msg)).map((l) => l.msg)).toEqual([`alarm DEAD_LETTERS (#${dead.Id}) acknowledged by shift-lead`, `alarm RESTART_AFTER_CRASH (#${crash.Id}) acknowledged by shift-lead`]);
+    expect(lines.filter((l) => /acknowledged by/.test(l.msg)).map((l) => l.msg)).toEqual([
+      `alarm DEAD_LETTERS (#${dead.Id}) acknowledged by shift-lead`,
+      `alarm RESTART_AFTER_CRASH (#${crash.Id}) acknowledged by shift-lead`,
+    ]);
     // A cleared alarm can be acknowledged from the journal.
     at(2000);
     expect(m.acknowledge(crash.Id, 'late-comer')).toMatchObject({ AcknowledgedBy: 'shift-lead' });
@@ -148,7 +178,11 @@ describe('AlarmMonitor', () => {
   it('a journal write the storage refuses is written again at a later look, the whole row', async () => {
     let refuse = true;
     const real = journal();
-    const refusing: AlarmJournal = { ...real, raiseAlarm: (a) => (refuse ? Promise.reject(new Error('database or disk is full')) : real.raiseAlarm(a)), clearAlarm: (...a) => (refuse ? Promise.reject(new Error('full')) : real.clearAlarm(...a)) };
+    const refusing: AlarmJournal = {
+      ...real,
+      raiseAlarm: (a) => (refuse ? Promise.reject(new Error('database or disk is full')) : real.raiseAlarm(a)),
+      clearAlarm: (...a) => (refuse ? Promise.reject(new Error('full')) : real.clearAlarm(...a)),
+    };
     const { log, lines } = capturingLogger('info');
     let now = 5_000_000;
     let seen = healthy();
@@ -166,14 +200,30 @@ describe('AlarmMonitor', () => {
     now += 1000;
     m.evaluate();
     await new Promise((r) => setTimeout(r, 10));
-    expect(alarmReads(ctx.db).alarmJournal(new Date(0).toISOString(), 10)).toEqual([expect.objectContaining({ Code: 'STORAGE_FAILING', RaisedAt: new Date(5_000_000).toISOString(), ClearedAt: new Date(5_001_000).toISOString() })]);
+    expect(alarmReads(ctx.db).alarmJournal(new Date(0).toISOString(), 10)).toEqual([
+      expect.objectContaining({
+        Code: 'STORAGE_FAILING',
+        RaisedAt: new Date(5_000_000).toISOString(),
+        ClearedAt: new Date(5_001_000).toISOString(),
+      }),
+    ]);
   });
 
   it('a look that fails (a read the database refuses) is logged once, and the timer goes on', async () => {
     const { log, lines } = capturingLogger('info');
     let fail = true;
     const s = { ...settings, EvaluateSeconds: 1 };
-    const m = new AlarmMonitor({ settings: s, journal: journal(), observe: () => { if (fail) throw new Error('SQLITE_BUSY: database is locked'); return healthy(); }, uncleanStart: false, clock: () => new Date(), log });
+    const m = new AlarmMonitor({
+      settings: s,
+      journal: journal(),
+      observe: () => {
+        if (fail) throw new Error('SQLITE_BUSY: database is locked');
+        return healthy();
+      },
+      uncleanStart: false,
+      clock: () => new Date(),
+      log,
+    });
     jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick'] });
     try {
       m.start();
@@ -192,7 +242,12 @@ describe('AlarmMonitor', () => {
     const { at, m } = monitor();
     const registry = new client.Registry();
     alarmGauge(registry, m);
-    at(0, (o) => Object.assign(o, { deadLetters: { sortation: 1, destination: 0 }, storage: { state: 'Failing', since: 0, waitingFor: null, lastError: 'x' } }));
+    at(0, (o) =>
+      Object.assign(o, {
+        deadLetters: { sortation: 1, destination: 0 },
+        storage: { state: 'Failing', since: 0, waitingFor: null, lastError: 'x' },
+      }),
+    );
     const text = await registry.metrics();
     expect(text).toContain('sorter_integration_alarm_active{code="STORAGE_FAILING",severity="critical"} 1');
     expect(text).toContain('sorter_integration_alarm_active{code="DEAD_LETTERS",severity="warning"} 1');
