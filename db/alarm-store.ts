@@ -1,4 +1,4 @@
-// The alarm journal (migrations/013-alarm-journal.sql): alarms raised, cleared and acknowledged.
+// The alarm journal (migrations/*-alarm-journal.sql): alarms raised, cleared and acknowledged.
 import type { Db } from './connection';
 
 /** How bad an alarm is: critical stops sorting, major degrades it, warning wants a look. */
@@ -97,7 +97,7 @@ export function alarmWrites(db: Db): AlarmWrites {
   const exists = db.prepare('SELECT 1 FROM alarm_journal WHERE id = ?').pluck();
   // The first acknowledgement stands: a second operator's click does not rewrite who saw it first.
   const ack = db.prepare('UPDATE alarm_journal SET acked_at = @at, acked_by = @by WHERE id = @id AND acked_at IS NULL');
-  // The newest row stays whatever its age: the next id is one above it (migrations/013).
+  // The newest row stays whatever its age: the next id is one above it (see the alarm journal migration).
   const purge = db.prepare(
     'DELETE FROM alarm_journal WHERE id IN (SELECT id FROM alarm_journal WHERE cleared_at < @cutoff AND id < (SELECT max(id) FROM alarm_journal) ORDER BY id LIMIT @limit)',
   );
