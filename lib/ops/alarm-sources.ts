@@ -1,9 +1,19 @@
 // What the alarm monitor reads of the running service at each look: the link, the storage, the
 // queues, the outbox, the dead letters, the decisions, the disk. Built by lib/service.ts.
+import fs from 'node:fs';
 import path from 'node:path';
-import { freeBytes } from '../../db/disk';
 import type { Deps } from '../deps';
 import { type AlarmJournal, AlarmMonitor } from './alarms';
+
+/** Bytes an unprivileged writer may still use on the file system of `dir`; null when unknown. */
+function freeBytes(dir: string): number | null {
+  try {
+    const s = fs.statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return null;
+  }
+}
 
 /** The alarm monitor over the running service, started (its first look now, then every EvaluateSeconds). */
 export function alarmMonitor(deps: Deps, journal: AlarmJournal, file: string, uncleanStart: boolean): AlarmMonitor {
