@@ -6,8 +6,8 @@ import { commandLine } from '../lib/process/command-line';
 import { EnumDefaults, DestinationStatus, LightColor, LightStatus, parseEnum } from '../model/enums';
 import { LatencyWindow } from '../lib/ops/latency';
 import type { SorterMessage } from '../model/messages';
-import { type TelegramType, encodeFrame, encodeData, nextSequence, parseContent, sorterMessageOf } from '../lib/telegram/codec';
-import { TelegramDecoder } from '../lib/telegram/decoder';
+import { type TelegramType, encodeFrame, encodeData, nextSequence, parseContent, sorterMessageOf } from './v1-codec';
+import { TelegramDecoder } from './v1-decoder';
 
 /**
  * The benchmark's baseline: the same HTTP contract and the same telegram handling as the
@@ -25,8 +25,8 @@ interface Waiter {
   res: http.ServerResponse;
   timer: NodeJS.Timeout;
 }
-const queues = { sortation: [] as Queued[], destination: [] as Queued[] };
-const waiters = { sortation: [] as Waiter[], destination: [] as Waiter[] };
+const queues: Record<'sortation' | 'destination', Queued[]> = { sortation: [], destination: [] };
+const waiters: Record<'sortation' | 'destination', Waiter[]> = { sortation: [], destination: [] };
 const wake = new LatencyWindow();
 const codes = { REQUEST: 210, VERIFY: 212, SCAN: 211 } as const;
 
@@ -107,10 +107,10 @@ function json(res: http.ServerResponse, code: number, body: unknown) {
 }
 
 const server = http.createServer(async (req, res) => {
-  const url = new URL(req.url!, 'http://x');
+  const url = new URL(req.url ?? '/', 'http://x');
   const name = url.pathname.slice(1);
   if (req.method === 'GET' && (name === 'sortation' || name === 'destination')) {
-    const q = name as 'sortation' | 'destination';
+    const q = name;
     const timeOut = Math.min(30, Math.max(0, Math.trunc(Number(url.searchParams.get('timeOut') ?? 0) || 0)));
     const next = waiters[q].length === 0 ? queues[q].shift() : undefined;
     if (next) return deliver(res, next);
@@ -159,7 +159,8 @@ const server = http.createServer(async (req, res) => {
 });
 server.keepAliveTimeout = 5000;
 server.listen(Number(values.port), '127.0.0.1', () => {
-  const { port } = server.address() as net.AddressInfo;
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : Number(values.port);
   process.stdout.write(`${JSON.stringify({ msg: 'baseline listening', url: `http://127.0.0.1:${port}` })}\n`);
 });
 process.once('SIGTERM', () => process.exit(0));

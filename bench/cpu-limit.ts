@@ -2,6 +2,7 @@
 // moved into it use PCT% of one core, on cgroup v2 (cpu.max) or v1 (the cpu controller's CFS quota).
 import fs from 'node:fs';
 import path from 'node:path';
+import { errorCode, errorMessage } from '../lib/process/errors';
 
 /** How often the kernel hands out the quota (µs): 10 ms, so that a throttled service waits milliseconds, as on a slow core, not a 100 ms slice. */
 const PERIOD_US = 10_000;
@@ -95,7 +96,7 @@ export function createCpuLimit(pct: number, name = `sorter-bench-${process.pid}`
     }
   } catch (err) {
     if (fs.existsSync(dir)) fs.rmdirSync(dir);
-    return `cannot set up the cgroup ${dir}: ${(err as Error).message}`;
+    return `cannot set up the cgroup ${dir}: ${errorMessage(err)}`;
   }
   let removed = false;
   return {
@@ -124,10 +125,10 @@ export function createCpuLimit(pct: number, name = `sorter-bench-${process.pid}`
           fs.rmdirSync(dir);
           return;
         } catch (err) {
-          const code = (err as NodeJS.ErrnoException).code;
+          const code = errorCode(err);
           if (code === 'ENOENT') return;
           if (code !== 'EBUSY' || attempt === 20) {
-            process.stderr.write(`could not remove the cgroup ${dir}: ${(err as Error).message}\n`);
+            process.stderr.write(`could not remove the cgroup ${dir}: ${errorMessage(err)}\n`);
             return;
           }
           Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);

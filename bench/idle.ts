@@ -2,7 +2,7 @@
 // waiting in long polls. What it costs then is what an edge box pays all night.
 import fs from 'node:fs';
 import { runWcsClient } from '../examples/wcs-client';
-import { type TargetOptions, cpuMs, rssMb, sleep, startEmulator, startTarget, threadCount } from './processes';
+import { type TargetOptions, cpuMs, pidOf, rssMb, sleep, startEmulator, startTarget, threadCount } from './processes';
 
 /** What the idle service used: CPU as a percentage of one core, its threads and its memory. */
 export interface IdleResult {
@@ -30,7 +30,7 @@ const POLL_TIMEOUT_S = 30;
 export async function idleProbe(options: TargetOptions, seconds: number): Promise<IdleResult> {
   const emu = await startEmulator(0, SETTLE_S + seconds + 30, 1);
   const t = await startTarget('service', emu.port, 0, options);
-  const pid = t.proc.pid!;
+  const pid = pidOf(t.proc);
   const client = runWcsClient({ base: t.base, loops: 1, timeOut: POLL_TIMEOUT_S });
   try {
     await sleep(SETTLE_S * 1000);

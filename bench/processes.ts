@@ -20,7 +20,8 @@ export const describeTarget: Record<Target, string> = {
 };
 
 export const dist = (p: string) => path.join(projectRoot, 'dist', p);
-export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** The middle value (the upper of the two middle ones for an even count); NaN for none. */
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Where the service comes from (another checkout, for before/after) and whether to profile it. */
@@ -37,18 +38,24 @@ export interface TargetOptions {
   cpuLimit?: CpuLimit;
 }
 
+/** A started child's pid (only a child that failed to spawn has none). */
+export function pidOf(proc: ChildProcess): number {
+  if (proc.pid === undefined) throw new Error('the child process has no pid: it did not start');
+  return proc.pid;
+}
+
 /**
  * Start a node child; resolve when a stdout line satisfies `ready` (returning its value).
  * `spawned` sees the process at once, before it has run its start-up (to put it in a cgroup).
  */
 export function start<T>(script: string, argv: string[], env: NodeJS.ProcessEnv, ready: (line: string) => T | undefined, onLine: (l: string) => void = () => {}, nodeArgs: string[] = [], spawned: (proc: ChildProcess) => void = () => {}): Promise<{ proc: ChildProcess; value: T }> {
-  const proc = spawn(process.execPath, [...nodeArgs, script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...nodeArgs, script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] as const });
   spawned(proc);
   let stderr = '';
-  proc.stderr!.on('data', (d) => (stderr += d));
+  proc.stderr.on('data', (d) => (stderr += d));
   return new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`${path.basename(script)} exited (${code}): ${stderr.slice(-500)}`)));
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+    readline.createInterface({ input: proc.stdout }).on('line', (line) => {
       onLine(line);
       const value = ready(line);
       if (value !== undefined) resolve({ proc, value });
@@ -64,6 +71,9 @@ const urlOf = (line: string) => {
     return undefined;
   }
 };
+
+/** Node's options for the service, as `npm start` and the systemd units run it (test/bench/run.test.ts holds them to it). */
+export const SERVICE_NODE_ARGS = ['--max-semi-space-size=4'];
 
 /**
  * Start a target for one run. A service target runs with the sync counter loaded (and its syncs
@@ -87,18 +97,33 @@ export async function startTarget(target: Target, sorterPort: number, delayMs: n
     Sorter: { Host: '127.0.0.1', Port: sorterPort, TrafficLog: true, ...(serviceConfig?.Sorter as object | undefined) },
   };
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
-  const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [];
+  const prof = [...SERVICE_NODE_ARGS, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [])];
   const syncs = new SyncCounter(delayMs, undefined, syncStall);
   const intoCgroup = (proc: ChildProcess) => cpuLimit && proc.pid !== undefined && cpuLimit.add(proc.pid);
   const { proc, value } = await start(path.join(serviceRoot, 'dist', 'lib', 'main.js'), [], { SORTER_HOME: home, ...syncs.env, ...env }, urlOf, () => {}, prof, intoCgroup);
   return { proc, base: value, home, syncs };
 }
 
+/** The figures of the emulator's EMULATOR {json} line that the bench reads (emulator/main.ts writes more). */
+export interface EmulatorStats {
+  inducted: number;
+  sorted_as_assigned: number;
+  recirculated: number;
+  rejected: number;
+  late_assignments: number;
+  connections: number;
+  unacknowledged_at_exit: number;
+  decision_p50_ms: number | null;
+  decision_p99_ms: number | null;
+  decision_max_ms?: number | null;
+  passes_without_assignment?: number;
+}
+
 /** The sorter emulator of one run: its port, and its EMULATOR {json} figures once it has ended. */
 export interface BenchEmulator {
   proc: ChildProcess;
   port: number;
-  stats: Promise<Record<string, number>>;
+  stats: Promise<EmulatorStats>;
 }
 
 /**
@@ -111,7 +136,7 @@ export async function startEmulator(rate: number, seconds: number, drainTimeoutS
     const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
     return m ? Number(m[1]) : undefined;
   }, (l) => l.startsWith('EMULATOR ') && (line = l));
-  const stats = new Promise<Record<string, number>>((resolve, reject) =>
+  const stats = new Promise<EmulatorStats>((resolve, reject) =>
     emu.proc.once('exit', (code) => (line ? resolve(JSON.parse(line.slice('EMULATOR '.length))) : reject(new Error(`the emulator ended (${code}) without its EMULATOR line`)))),
   );
   return { proc: emu.proc, port: emu.value, stats };
@@ -125,7 +150,7 @@ export function parseServiceConfig(command: string, text: string | undefined): R
   if (text === undefined) return undefined;
   try {
     const value: unknown = JSON.parse(text);
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    if (value && typeof value === 'object' && !Array.isArray(value)) return { ...value };
   } catch {
     // reported below
   }
@@ -156,7 +181,7 @@ export function threadCount(pid: number): number {
 /** CPU time (user + system) a process has used so far, in ms. */
 export function cpuMs(pid: number): number {
   try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = (fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
   } catch {
     return Number.NaN;
@@ -189,7 +214,9 @@ export function deviceWrites(dir: string): { ios: number; bytes: number } | null
     const major = Math.floor(dev / 256) & 0xfff;
     const minor = (dev & 0xff) | ((Math.floor(dev / 4096) & 0xfff00));
     const f = fs.readFileSync(`/sys/dev/block/${major}:${minor}/stat`, 'utf8').trim().split(/\s+/).map(Number);
-    return { ios: f[4], bytes: f[6] * 512 }; // write I/Os, write sectors (always 512 bytes here)
+    const [ios, sectors] = [f[4], f[6]];
+    if (ios === undefined || sectors === undefined) return null;
+    return { ios, bytes: sectors * 512 }; // write I/Os, write sectors (always 512 bytes here)
   } catch {
     return null;
   }
@@ -197,10 +224,10 @@ export function deviceWrites(dir: string): { ios: number; bytes: number } | null
 
 /** Hold the database's write lock from an sqlite3 process, as an operator's open transaction does. */
 export async function holdWriteLock(file: string, forS: number): Promise<void> {
-  const sqlite = spawn('sqlite3', [file], { stdio: ['pipe', 'ignore', 'inherit'] });
-  sqlite.stdin!.write('.timeout 5000\nBEGIN IMMEDIATE;\nSELECT 1;\n');
+  const sqlite = spawn('sqlite3', [file], { stdio: ['pipe', 'ignore', 'inherit'] as const });
+  sqlite.stdin.write('.timeout 5000\nBEGIN IMMEDIATE;\nSELECT 1;\n');
   await sleep(forS * 1000);
-  sqlite.stdin!.end('COMMIT;\n');
+  sqlite.stdin.end('COMMIT;\n');
   await new Promise((r) => sqlite.once('exit', r));
 }
 

@@ -1,14 +1,22 @@
 // Child process of the benchmark: what the hourly history purge costs the sorter's messages.
 // A database with HOURS hours of history at 30 items/s; a stream of single enqueues at 50/s
 // through the real writer thread (as the sorter's telegrams arrive); the oldest hours purged
-// once as one transaction (the baseline: how it was done before 2026-11-24) and once as
-// housekeeping does it, in chunks, each on its own copy of the database. Prints one JSON line.
+// once as one transaction (the baseline: how it was done before 2026-11-24), once as
+// housekeeping does it, in chunks, and once as the size bound does (handlers/history-bound.ts: a
+// bound that holds the newer hours, the cut in the same chunks, the WAL started over between two
+// once it holds 16 MB), each on its own copy of the database. Prints one JSON line.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase, openReader } from '../db/connection';
 import { Writer } from '../db/writer';
 import { housekeeping } from '../handlers/housekeeping';
+import { historyBound } from '../handlers/history-bound';
+import { CUT_TO_SHARE, walAllowance } from '../db/history-bound';
+import { historyReads } from '../db/history-store';
+import { measureStorage, usedDatabaseBytes } from '../db/storage-use';
+import { WAL_LIMITS } from '../db/wal-limits';
+import { StorageWatch } from '../lib/ops/storage-watch';
 import { LatencyWindow } from '../lib/ops/latency';
 import { createLogger } from '../lib/process/logger';
 import { sleep } from './processes';
@@ -44,10 +52,10 @@ function buildHistory(file: string, hours: number): void {
 function countRows(file: string, cutoff: string) {
   const db = openReader(file);
   try {
-    const queued = db.prepare('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue').get() as { n: number; d: number };
-    const older = db.prepare('SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n').get({ c: cutoff }) as { n: number };
-    const kept = db.prepare('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n').get() as { n: number };
-    return { queued, older: older.n, kept: kept.n };
+    const queued = db.prepare<[], { n: number; d: number }>('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue').get() ?? { n: 0, d: 0 };
+    const older = db.prepare<{ c: string }, { n: number }>('SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n').get({ c: cutoff });
+    const kept = db.prepare<[], { n: number }>('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n').get();
+    return { queued, older: older?.n ?? 0, kept: kept?.n ?? 0 }; // each a count: always a row
   } finally {
     db.close();
   }
@@ -70,15 +78,15 @@ function splitAtPurge(commits: Array<{ sent: number; done: number }>, started: n
 }
 
 /** Purge the hours before `purgeHours` while 50 enqueues a second go through the writer; their commit times. */
-async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') {
+async function measure(file: string, purgeHours: number, way: 'one' | 'chunks' | 'size', hours: number) {
   const writer = await Writer.start({ file, synchronous: 'FULL', groupCommit: true });
   // Each message's commit: when it was sent and when its commit was reported.
   const commits: Array<{ sent: number; done: number }> = [];
   let n = 0;
-  let stop = false;
+  const stop = new AbortController();
   const pending: Array<Promise<unknown>> = [];
   const stream = (async () => {
-    while (!stop) {
+    while (!stop.signal.aborted) {
       const sent = performance.now();
       // The first ones warm the writer up: not counted.
       const counted = n >= 10;
@@ -90,18 +98,23 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') 
   const cutoff = at(purgeHours, 0);
   const started = performance.now();
   let purged: number;
+  let sizeCutoff: string | null = null;
   if (way === 'one') purged = await writer.run('purgeHistory', [cutoff, Number.MAX_SAFE_INTEGER]);
-  else {
+  else if (way === 'size') {
+    const cut = await sizeCut(file, writer, (hours - purgeHours) / hours);
+    purged = cut.purged;
+    sizeCutoff = cut.cutoff;
+  } else {
     const history = { purgeDeliveredBefore: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) };
     const result = await housekeeping({ history, clock: () => new Date(Date.parse(cutoff) + 86400e3), settings: { HistoryRetentionDays: 1 }, log: createLogger('silent') });
     purged = (result as { body: { PurgedHistoryRows: number } }).body.PurgedHistoryRows;
   }
   const seconds = (performance.now() - started) / 1000;
-  stop = true;
+  stop.abort();
   await stream;
   await Promise.all(pending);
   await writer.close();
-  const files = countRows(file, cutoff);
+  const files = countRows(file, sizeCutoff ?? cutoff);
   const { before: b, during: d, maxDuring } = splitAtPurge(commits, started);
   const r = (x: number) => Math.round(x * 10) / 10;
   return {
@@ -119,18 +132,39 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') 
   };
 }
 
+/**
+ * The size bound's cut through the real handler and watch: a bound (HistoryMaxBytes) that holds
+ * `keepShare` of the history's pages in use (over CUT_TO_SHARE, so that the cut leaves that share).
+ */
+async function sizeCut(file: string, writer: Writer, keepShare: number): Promise<{ purged: number; cutoff: string | null }> {
+  const reader = openReader(file);
+  try {
+    const reads = historyReads(reader);
+    const used = usedDatabaseBytes(reader);
+    const limits = WAL_LIMITS;
+    const settings = { maxBytes: Math.round((used * keepShare) / CUT_TO_SHARE + walAllowance(limits)), maxDiskShare: 0.4, keepFreeShare: 0, retentionDays: 30, walAllowanceBytes: walAllowance(limits), trafficLogMaxBytes: 0 };
+    const watch = new StorageWatch(settings, () => measureStorage(reader, reads, { database: file }), (share) => reads.timeAtShare(share), () => new Date(), createLogger('silent'), () => fs.statSync(`${file}-wal`).size >= limits.restartBytes);
+    const history = { purgeDeliveredBefore: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: (m?: 'TRUNCATE' | 'RESTART', w?: number) => writer.run('checkpoint', [m, w]) };
+    const result = (await historyBound({ history, storageWatch: watch })) as { body: { PurgedHistoryRows?: number; Cutoff?: string } };
+    return { purged: result.body.PurgedHistoryRows ?? 0, cutoff: result.body.Cutoff ?? null };
+  } finally {
+    reader.close();
+  }
+}
+
 /** `node dist/bench/purge-probe.js HOURS PURGE_HOURS` (fsync delay from the environment: bench/slow-disk.ts). */
 async function main() {
   const [hours, purgeHours] = process.argv.slice(2).map(Number);
+  if (hours === undefined || purgeHours === undefined) throw new Error('usage: purge-probe HOURS PURGE_HOURS');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-purge-'));
   try {
     const source = path.join(dir, 'history.db');
     buildHistory(source, hours);
     const result: Record<string, unknown> = { hours, purgeHours, rows: hours * ITEMS_PER_HOUR * 3, dbMb: Math.round(fs.statSync(source).size / 1e6) };
-    for (const way of ['one', 'chunks'] as const) {
+    for (const way of ['one', 'chunks', 'size'] as const) {
       const file = path.join(dir, `${way}.db`);
       fs.copyFileSync(source, file);
-      result[way] = await measure(file, purgeHours, way);
+      result[way] = await measure(file, purgeHours, way, hours);
       for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
     }
     process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,5 +1,6 @@
 // The benchmark's report (npm run bench, docs/performance.md): what one run measured, printed as a
 // table and summary lines, and the `BENCH {json}` line; the correctness check over every step.
+import { type HistorySize, describeHistorySize } from './history-size';
 import type { IdleResult } from './idle';
 import { type Target, describeTarget } from './processes';
 import type { PurgeWay } from './scale';
@@ -23,7 +24,7 @@ export interface StorageResult {
   slow5: { max: number | null; ramp: StepResult[] };
   lock?: StepResult;
 }
-export type PurgeResult = { rows: number; fsyncDelayMs: number; one: PurgeWay; chunks: PurgeWay };
+export type PurgeResult = { rows: number; fsyncDelayMs: number; one: PurgeWay; chunks: PurgeWay; size?: PurgeWay };
 export interface ScaleResult {
   popEmpty: number;
   popFull: number;
@@ -31,8 +32,11 @@ export interface ScaleResult {
 }
 /** Everything one run measured. */
 export interface Measured {
-  results: Record<string, TargetResult>;
+  /** Per target; the baseline and the service are always measured (bench/run.ts checks `--targets`). */
+  results: Record<string, TargetResult> & { baseline: TargetResult; service: TargetResult };
   site?: StepResult;
+  /** The site's history a day and the days that fit on its cards (--site-rate). */
+  history?: HistorySize;
   storage: StorageResult;
   purge?: PurgeResult;
   scale: ScaleResult;
@@ -68,9 +72,14 @@ const yearsOfLife = (gb: number | null, ratedBytes: number) => (gb === null || g
 export function correctness({ results, site, storage, purge }: Measured, siteRate: number | null) {
   const all = [...Object.values(results).flatMap((r) => [r.at50, ...r.ramp]), ...(site && siteRate !== 50 ? [site] : []), ...(storage.slow20 ? [storage.slow20] : []), ...(storage.stall ? [storage.stall] : []), ...storage.slow5.ramp, ...(storage.lock ? [storage.lock] : [])];
   const purgeWays = purge ? [purge.one, purge.chunks] : [];
-  const lost = all.reduce((s, r) => s + r.lost, 0) + purgeWays.reduce((s, w) => s + w.lost, 0);
-  const duplicated = all.reduce((s, r) => s + r.duplicated, 0) + purgeWays.reduce((s, w) => s + w.duplicated, 0);
-  const purgeWrong = purgeWays.some((w) => w.olderLeft !== 0 || w.purged !== purge!.one.purged || w.kept !== purge!.rows - purge!.one.purged);
+  // The size bound's cut finds its own cutoff: nothing older than it left, and the rows it took are gone.
+  const size = purge?.size ? [purge.size] : [];
+  const lost = all.reduce((s, r) => s + r.lost, 0) + [...purgeWays, ...size].reduce((s, w) => s + w.lost, 0);
+  const duplicated = all.reduce((s, r) => s + r.duplicated, 0) + [...purgeWays, ...size].reduce((s, w) => s + w.duplicated, 0);
+  const purgeWrong =
+    purge !== undefined &&
+    (purgeWays.some((w) => w.olderLeft !== 0 || w.purged !== purge.one.purged || w.kept !== purge.rows - purge.one.purged) ||
+      size.some((w) => w.olderLeft !== 0 || w.purged === 0 || w.kept !== purge.rows - w.purged));
   return { lost, duplicated, purgeWrong };
 }
 
@@ -97,6 +106,7 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
   if (site && siteRate !== null) {
     console.log(`\nsite at ${siteRate} items/s around the clock: ${site.diskKbPerCycle} KB/item from the process, ${site.deviceKbPerCycle ?? '-'} KB and ${site.deviceWritesPerCycle ?? '-'} writes/item at the device, ${site.syncsPerCycle} syncs/item: ${wear.processGb} GB a day from the process, ${wear.deviceGb ?? '-'} GB at the device; a ${EMMC.label} lasts about ${wear.years} years by the device's figure, ${wear.yearsByProcess} by the process's (its own write amplification not counted; the device's figure counts every process writing to that disk)`);
   }
+  if (m.history) console.log(describeHistorySize(m.history));
   if (slow20) {
     console.log(`\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`);
     if (stall && stallOf) console.log(`a ${stallOf.ms} ms sync stall every ${stallOf.everyS} s at 50/s (${stall.stalls ?? '-'} stalls): decision p50/p99/max ${stall.decisionP50} / ${stall.decisionP99} / ${stall.decisionMax} ms, late ${stall.late}, passes without assignment ${stall.passesWithoutAssignment}, rejected ${stall.rejected}, lost ${stall.lost}, duplicated ${stall.duplicated}`);
@@ -109,6 +119,8 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
   if (purge) {
     const { one, chunks } = purge;
     console.log(`history purge, ${chunks.purged.toLocaleString('en')} rows, fsync +${purge.fsyncDelayMs} ms: a sorter message's commit p50/p99/max ${chunks.commitP50Ms} / ${chunks.commitP99Ms} / ${chunks.commitMaxMs} ms in chunks (${chunks.seconds} s; ${chunks.commitP99BeforeMs} ms p99 before), ${one.commitP50Ms} / ${one.commitP99Ms} / ${one.commitMaxMs} ms as one transaction (${one.seconds} s): max ${ratio(one.commitMaxMs, chunks.commitMaxMs)}x lower`);
+    const size = purge.size;
+    if (size) console.log(`the size bound's cut of ${size.purged.toLocaleString('en')} rows: a sorter message's commit p50/p99/max ${size.commitP50Ms} / ${size.commitP99Ms} / ${size.commitMaxMs} ms (${size.seconds} s; ${size.commitP99BeforeMs} ms p99 before)`);
   }
   const base = results.baseline;
   const svc = results.service;
@@ -144,6 +156,11 @@ function storageFields(storage: Measured['storage'], purge: Measured['purge']): 
     purge_commit_max_ms: purge?.chunks.commitMaxMs ?? null,
     purge_one_transaction_commit_p99_ms: purge?.one.commitP99Ms ?? null,
     purge_one_transaction_commit_max_ms: purge?.one.commitMaxMs ?? null,
+    purge_size_rows: purge?.size?.purged ?? null,
+    purge_size_seconds: purge?.size?.seconds ?? null,
+    purge_size_commit_p99_before_ms: purge?.size?.commitP99BeforeMs ?? null,
+    purge_size_commit_p99_ms: purge?.size?.commitP99Ms ?? null,
+    purge_size_commit_max_ms: purge?.size?.commitMaxMs ?? null,
   };
 }
 
@@ -171,8 +188,8 @@ function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportCon
   return {
     service_cpu_pct: c.serviceCpuPct ?? null,
     service_cpu_skipped: c.serviceCpuSkipped ?? null,
-    service_cpu_periods: sum((r) => r.throttling!.periods),
-    service_cpu_throttled_periods: sum((r) => r.throttling!.throttled),
+    service_cpu_periods: sum((r) => r.throttling?.periods ?? 0), // steps: those with throttling figures
+    service_cpu_throttled_periods: sum((r) => r.throttling?.throttled ?? 0),
     service_cpu_periods_at_50: svc.at50.throttling?.periods ?? null,
     service_cpu_throttled_periods_at_50: svc.at50.throttling?.throttled ?? null,
     service_cpu_used_pct_at_50: svc.at50.cpuPctOfCore,
@@ -184,6 +201,16 @@ function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportCon
     idle_threads: idle?.threads ?? null,
     idle_rss_mb: idle?.rssMb ?? null,
     idle_peak_rss_mb: idle?.peakRssMb ?? null,
+  };
+}
+
+/** The history's size at the site's rate (--site-rate): its BENCH fields. */
+function historyFields(history: Measured['history']) {
+  return {
+    site_history_bytes_per_item: history?.bytesPerItem ?? null,
+    site_history_gb_per_day: history?.gbPerDay ?? null,
+    site_history_days_fit: history ? Object.fromEntries(history.cards.map((c) => [`${c.cardGb}gb`, c.daysFit])) : null,
+    site_history_retention_fits_from_gb: history?.retentionFitsFromGb ?? null,
   };
 }
 
@@ -225,6 +252,7 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     site_device_gb_per_day: wear.deviceGb,
     site_emmc_32gb_100tbw_years: wear.years,
     site_emmc_32gb_100tbw_years_by_process: wear.yearsByProcess,
+    ...historyFields(m.history),
     baseline_decision_p99_ms_at_50: base.at50.decisionP99,
     decision_p99_ms_at_max: svc.atMax?.decisionP99 ?? null,
     pop_1m_vs_empty: ratio(sc.popFull, sc.popEmpty),

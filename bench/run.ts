@@ -16,6 +16,7 @@ import { type Target, allTargets, describeTarget, parseServiceConfig } from './p
 import { popMicros, purgeProbe, seedProbe } from './scale';
 import { type Measured, type PurgeResult, type ScaleResult, type StorageResult, type TargetResult, benchLine, correctness, printReport } from './report';
 import { type SyncStall, parseSyncStall } from './slow-disk';
+import { describeHistorySize, historySize, parseCards } from './history-size';
 import { type StepOptions, type StepResult, medianStep } from './step';
 
 const args = commandLine('bench', 'npm run bench -- [options]   (docs/performance.md, "Reproduce", says what each does; e.g. --sync-stall 1000/10, --service-cpu 25)', {
@@ -34,16 +35,19 @@ const args = commandLine('bench', 'npm run bench -- [options]   (docs/performanc
   'no-idle': { type: 'boolean', default: false },
   'service-root': { type: 'string' },
   'site-rate': { type: 'string' },
+  'card-gb': { type: 'string' },
   'service-config': { type: 'string' },
   'warmup-s': { type: 'string', default: '0' },
 });
-const quick = args.quick!;
-const plan = quick
-  ? { runs: 1, seconds: 3, rates: [300, 1000], targets: ['baseline', 'service'] as Target[], scaleRows: 100_000, clientLoops: 8 }
-  : { runs: 3, seconds: 8, rates: [200, 500, 1000, 1500, 2000, 2500, 3000], targets: ['baseline', 'service', 'service-normal', 'service-nogroup'] as Target[], scaleRows: 1_000_000, clientLoops: 8 };
+const quick = args.quick === true;
+const plan: { runs: number; seconds: number; rates: number[]; targets: Target[]; scaleRows: number; clientLoops: number } = quick
+  ? { runs: 1, seconds: 3, rates: [300, 1000], targets: ['baseline', 'service'], scaleRows: 100_000, clientLoops: 8 }
+  : { runs: 3, seconds: 8, rates: [200, 500, 1000, 1500, 2000, 2500, 3000], targets: ['baseline', 'service', 'service-normal', 'service-nogroup'], scaleRows: 1_000_000, clientLoops: 8 };
 if (args.targets) {
-  plan.targets = args.targets.split(',') as Target[];
-  const unknown = plan.targets.filter((t) => !allTargets.includes(t));
+  const named = args.targets.split(',');
+  const isTarget = (t: string): t is Target => (allTargets as readonly string[]).includes(t);
+  plan.targets = named.filter(isTarget);
+  const unknown = named.filter((t) => !isTarget(t));
   if (unknown.length > 0 || !plan.targets.includes('baseline') || !plan.targets.includes('service')) {
     console.error(`bench: --targets takes a comma-separated list of ${allTargets.join(', ')}, including baseline and service`);
     process.exit(2);
@@ -77,6 +81,9 @@ if (siteRate === 0) {
   console.error('bench: --site-rate takes a positive number of items a second');
   process.exit(2);
 }
+
+/** The cards the site's history is projected on (--card-gb, with --site-rate): how many days of history fit on each. */
+const cardsGb = orExit('card-gb', parseCards(args['card-gb']));
 
 /** Settings for the service's config.json, as JSON (e.g. '{"CommitWindowMs":30}'): what a site would change. */
 const serviceConfig = parseServiceConfig('bench', args['service-config']);
@@ -112,16 +119,16 @@ async function measureTarget(target: Target): Promise<TargetResult> {
   const at50 = await medianStep(ctx, target, 50, plan.seconds, options);
   const ramp: StepResult[] = [];
   const rates = [...plan.rates];
-  for (let i = 0; i < rates.length; i++) {
-    const r = await medianStep(ctx, target, rates[i], plan.seconds, options);
+  // entries() reads the length at each step: a rate pushed below is still visited.
+  for (const [i, rate] of rates.entries()) {
+    const r = await medianStep(ctx, target, rate, plan.seconds, options);
     ramp.push(r);
     if (!r.sustained) break;
     // The baseline's ramp goes on until it breaks down too, so that the throughput ratio is
     // a measurement, not an upper bound (full runs; the quick one is a smoke test).
-    if (target === 'baseline' && !quick && i === rates.length - 1 && rates[i] < 20_000) rates.push(Math.max(Math.round((rates[i] * 1.5) / 500) * 500, Math.ceil(rates[i] * 1.5)));
+    if (target === 'baseline' && !quick && i === rates.length - 1 && rate < 20_000) rates.push(Math.max(Math.round((rate * 1.5) / 500) * 500, Math.ceil(rate * 1.5)));
   }
-  const sustained = ramp.filter((r) => r.sustained);
-  const best = sustained.length > 0 ? sustained[sustained.length - 1] : undefined;
+  const best = ramp.filter((r) => r.sustained).at(-1);
   return { ramp, at50, max: best ? best.cyclesPerS : 0, atMax: best, brokeDown: ramp.some((r) => !r.sustained) };
 }
 
@@ -144,7 +151,8 @@ async function measureStorage(): Promise<StorageResult> {
     if (!r.sustained) break;
   }
   const ok = storage.slow5.ramp.filter((r) => r.sustained);
-  storage.slow5.max = ok.length > 0 ? Math.round(ok[ok.length - 1].cyclesPerS) : 0;
+  const fastest = ok.at(-1);
+  storage.slow5.max = fastest ? Math.round(fastest.cyclesPerS) : 0;
   storage.lock = await medianStep(ctx, 'service', 50, 20, { lock: { afterS: 5, forS: 10 } }, 'service, 10 s write lock');
   return storage;
 }
@@ -204,15 +212,21 @@ async function main() {
   if (serviceCpuPct !== null) setUpCpuLimit(serviceCpuPct);
   if (serviceConfig) log(`the service targets run with ${JSON.stringify(serviceConfig)} in their config.json (--service-config)`);
   if (serviceRoot !== projectRoot) log(`service from ${serviceRoot} (--service-root)`);
-  const results: Record<string, TargetResult> = {};
-  for (const target of plan.targets) results[target] = await measureTarget(target);
+  const measuredTargets: Record<string, TargetResult> = {};
+  for (const target of plan.targets) measuredTargets[target] = await measureTarget(target);
+  const { baseline, service } = measuredTargets;
+  if (!baseline || !service) throw new Error('bench: the plan measures the baseline and the service');
+  const results = { ...measuredTargets, baseline, service };
   let site: StepResult | undefined;
   if (siteRate !== null) {
     log('site:');
     site = siteRate === 50 ? results.service.at50 : await medianStep(ctx, 'service', siteRate, plan.seconds, mainPlanOptions('service'), `service at the site rate`);
   }
+  // What the site's history takes a day, and the days that fit on its card (docs/operations.md, "Sizing the card").
+  const history = siteRate !== null ? historySize(siteRate, cardsGb) : undefined;
+  if (history) log(`  ${describeHistorySize(history)}`);
   cpuLimit?.remove();
-  const measured: Measured = { results, site, storage: await measureStorage(), purge: await measurePurge(), scale: await measureScale(), idle: await measureIdle() };
+  const measured: Measured = { results, site, history, storage: await measureStorage(), purge: await measurePurge(), scale: await measureScale(), idle: await measureIdle() };
   const report = { quick, scaleRows: plan.scaleRows, siteRate, fsyncDelayMs, serviceConfig, warmupS, syncStall, serviceCpuPct: cpuLimit ? serviceCpuPct : null, serviceCpuSkipped: cpuLimitSkipped };
   printReport(measured, report, started);
   console.log(`BENCH ${JSON.stringify(benchLine(measured, report))}`);

@@ -21,7 +21,8 @@ export function popMicros(rows: number): number {
   for (let i = 0; i < 2000; i++) {
     const t0 = performance.now();
     const head = store.head('sortation', []);
-    store.remove(head!, { deliveredAt: 'T', clientAddress: null });
+    if (!head) throw new Error('scale: the queue ran empty before its 2,000 pops');
+    store.remove(head, { deliveredAt: 'T', clientAddress: null });
     samples.push((performance.now() - t0) * 1000);
   }
   db.close();
@@ -60,10 +61,10 @@ export interface PurgeWay {
 
 /**
  * The hourly history purge under a 50/s stream of sorter messages, on `hours` hours of history at
- * 30 items/s, the oldest `purgeHours` purged: as one transaction (the baseline) and in chunks, in
- * a child process whose fsync takes `fsyncDelayMs` longer.
+ * 30 items/s, the oldest `purgeHours` purged: as one transaction (the baseline), in chunks, and as
+ * the size bound cuts them (about as many, the cutoff found by their share), in a child process whose fsync takes `fsyncDelayMs` longer.
  */
-export async function purgeProbe(hours: number, purgeHours: number, fsyncDelayMs: number): Promise<{ rows: number; one: PurgeWay; chunks: PurgeWay }> {
+export async function purgeProbe(hours: number, purgeHours: number, fsyncDelayMs: number): Promise<{ rows: number; one: PurgeWay; chunks: PurgeWay; size?: PurgeWay }> {
   const { value } = await start(dist('bench/purge-probe.js'), [String(hours), String(purgeHours)], slowFsyncEnv(fsyncDelayMs), (l) => (l.startsWith('{') ? JSON.parse(l) : undefined));
   return value;
 }

@@ -8,6 +8,7 @@ import { seedFromReplay } from '../lib/testmode/seed';
 /** `node dist/bench/seed-probe.js HOME`: seed HOME's replay file into a fresh database; print time and peak memory. */
 async function main() {
   const home = process.argv[2];
+  if (home === undefined) throw new Error('usage: seed-probe HOME');
   const db = openDatabase(path.join(home, 'data/probe.db'));
   const store = createQueueStore(db);
   const started = performance.now();

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { type WcsStats, runWcsClient } from '../examples/wcs-client';
 import type { CpuLimit, Throttling } from './cpu-limit';
 import type { SyncStall } from './slow-disk';
-import { type BenchEmulator, type Target, type TargetOptions, cpuMs, describeTarget, deviceWrites, holdWriteLock, median, rssMb, sleep, startEmulator, startTarget, writeBytes } from './processes';
+import { type BenchEmulator, type Target, type TargetOptions, cpuMs, describeTarget, deviceWrites, holdWriteLock, median, pidOf, rssMb, sleep, startEmulator, startTarget, writeBytes } from './processes';
 
 /** What every step shares: the plan's runs and client loops, the service to run, where to log. */
 export interface StepContext extends TargetOptions {
@@ -111,17 +111,17 @@ function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined):
   const t0 = performance.now();
   const throttling = cpuLimit?.throttling();
   const stalls = t.syncs?.read().stalls ?? null;
-  const targetCpu = cpuMs(t.proc.pid!);
-  const written = writeBytes(t.proc.pid!);
+  const targetCpu = cpuMs(pidOf(t.proc));
+  const written = writeBytes(pidOf(t.proc));
   const device = t.home ? deviceWrites(t.home) : null;
   const syncs = t.syncs?.total() ?? null;
   const clientCpu = process.cpuUsage();
-  const emuStart = cpuMs(emu.proc.pid!);
+  const emuStart = cpuMs(pidOf(emu.proc));
   let emuCpu = emuStart;
   let peakRssMb = 0;
-  const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, rssMb(t.proc.pid!))), 200);
+  const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, rssMb(pidOf(t.proc)))), 200);
   const emuWatch = setInterval(() => {
-    const now = cpuMs(emu.proc.pid!);
+    const now = cpuMs(pidOf(emu.proc));
     if (!Number.isNaN(now)) emuCpu = now;
   }, 100);
   return {
@@ -133,12 +133,12 @@ function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined):
       const stalls1 = t.syncs?.read().stalls ?? null;
       const throttling1 = cpuLimit?.throttling();
       const client = process.cpuUsage(clientCpu);
-      const endRssMb = rssMb(t.proc.pid!);
+      const endRssMb = rssMb(pidOf(t.proc));
       return {
-        targetCpuMs: cpuMs(t.proc.pid!) - targetCpu,
+        targetCpuMs: cpuMs(pidOf(t.proc)) - targetCpu,
         emulatorCpuMs: emuCpu - emuStart,
         clientCpuUs: client.user + client.system,
-        targetWritten: writeBytes(t.proc.pid!) - written,
+        targetWritten: writeBytes(pidOf(t.proc)) - written,
         device: device && device1 ? { ios: device1.ios - device.ios, bytes: device1.bytes - device.bytes } : null,
         syncs: syncs !== null && syncs1 !== null ? syncs1 - syncs : null,
         stalls: stalls !== null && stalls1 !== null ? stalls1 - stalls : null,
@@ -194,7 +194,7 @@ function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsSt
     rejected: e.rejected,
     late: e.late_assignments,
     passesWithoutAssignment: e.passes_without_assignment ?? 0,
-    statusP99Ms: statusMs.length > 0 ? Math.round([...statusMs].sort((a, b) => a - b)[Math.floor(statusMs.length * 0.99)] * 10) / 10 : null,
+    statusP99Ms: statusMs.length > 0 ? Math.round(([...statusMs].sort((a, b) => a - b)[Math.floor(statusMs.length * 0.99)] ?? Number.NaN) * 10) / 10 : null,
     reconnects: Math.max(0, e.connections - 1),
   };
 }
@@ -211,7 +211,9 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   // Items inducted before the window: their REQUEST reached the client within milliseconds (their VERIFY comes a decision window later, in the window).
   const cyclesBefore = warmupS > 0 ? client.stats.requests : 0;
   const prober = options.lock ? statusProber(t.base) : null;
-  const locked = options.lock && t.home ? sleep(options.lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(t.home!, 'data/sorter.db'), options.lock!.forS)) : undefined;
+  const { lock } = options;
+  const home = t.home;
+  const locked = lock && home ? sleep(lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(home, 'data/sorter.db'), lock.forS)) : undefined;
   const measuring = meters(t, emu, target === 'baseline' ? undefined : options.cpuLimit);
   const e = await emu.stats;
   await locked;

@@ -15,12 +15,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runWcsClient } from '../examples/wcs-client';
-import Database from '../db/sqlite';
+import Database, { pragmaNumber } from '../db/sqlite';
 import { commandLine, nonNegative } from '../lib/process/command-line';
-import { parseServiceConfig, sleep, startEmulator, startTarget, writeBytes } from './processes';
+import { parseServiceConfig, pidOf, sleep, startEmulator, startTarget, writeBytes } from './processes';
 import { projectRoot } from '../lib/process/paths';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 import { byBtree, readPageLog } from './page-log';
+import { errorMessage } from '../lib/process/errors';
 
 const args = commandLine('wal-pages', 'npm run wal-pages -- [options]   (docs/performance.md)', {
   rate: { type: 'string', default: '30' },
@@ -41,10 +42,10 @@ if (rate === 0 || seconds === 0) {
 function fileLayout(file: string): { pageSize: number; owner: Map<number, string>; historyBytes: number } {
   const db = new Database(file, { readonly: true });
   try {
-    const pageSize = db.pragma('page_size', { simple: true }) as number;
-    const owner = new Map((db.prepare('SELECT pageno, name FROM dbstat').all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]));
+    const pageSize = pragmaNumber(db, 'page_size');
+    const owner = new Map(db.prepare<[], { pageno: number; name: string }>('SELECT pageno, name FROM dbstat').all().map((r) => [r.pageno, r.name]));
     // What the history keeps of an item in the file: its tables' and their indexes' pages.
-    const historyBytes = (db.prepare("SELECT sum(b.pgsize) AS bytes FROM dbstat b JOIN sqlite_schema s ON s.name = b.name WHERE s.tbl_name IN ('delivered_history', 'outbox_history')").get() as { bytes: number | null }).bytes ?? 0;
+    const historyBytes = db.prepare<[], { bytes: number | null }>("SELECT sum(b.pgsize) AS bytes FROM dbstat b JOIN sqlite_schema s ON s.name = b.name WHERE s.tbl_name IN ('delivered_history', 'outbox_history')").get()?.bytes ?? 0;
     return { pageSize, owner, historyBytes };
   } finally {
     db.close();
@@ -78,22 +79,24 @@ function printSummary(r: { items: number; page_size: number; decision_p50_ms: nu
 async function run(logFile: string) {
   const emu = await startEmulator(rate, seconds, 60);
   const t = await startTarget('service', emu.port, fsyncDelayMs, { serviceRoot: projectRoot, serviceConfig, env: { SORTER_PAGELOG_FILE: logFile } });
+  const { syncs: counter, home } = t;
+  if (!counter || !home) throw new Error('wal-pages: a service target has its home and its sync counter');
   const client = runWcsClient({ base: t.base, loops: 4, timeOut: 1 });
   // From before the first item (the database is made and migrated by then) to after the last.
   await sleep(500);
   const from = fs.statSync(logFile).size;
-  const written0 = writeBytes(t.proc.pid!);
-  const syncs0 = t.syncs!.total();
+  const written0 = writeBytes(pidOf(t.proc));
+  const syncs0 = counter.total();
   const emuStats = await emu.stats;
   await sleep(1000); // the last VERIFY handed out and its removal committed
   const to = fs.statSync(logFile).size;
-  const written = writeBytes(t.proc.pid!) - written0;
-  const syncs = t.syncs!.total() - syncs0;
+  const written = writeBytes(pidOf(t.proc)) - written0;
+  const syncs = counter.total() - syncs0;
   const wcs = await client.stop();
   t.proc.kill('SIGTERM');
   await new Promise((r) => t.proc.once('exit', r));
-  t.syncs!.dispose();
-  return { emuStats, wcs, home: t.home!, from, to, written, syncs };
+  counter.dispose();
+  return { emuStats, wcs, home, from, to, written, syncs };
 }
 
 async function main() {
@@ -144,6 +147,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(`wal-pages: ${(err as Error).message}`);
+  console.error(`wal-pages: ${errorMessage(err)}`);
   process.exit(1);
 });

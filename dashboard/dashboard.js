@@ -1,14 +1,16 @@
 // The dashboard's script: no framework and no build step. Every second it reads GET /dashboard/data
-// and fills the page; rates are the difference of two readings' totals. With ApiKeys set, the key
-// is asked for once and kept in this browser tab (sessionStorage), sent as X-API-Key.
+// and fills the page; rates are the service's, over the last minute of its samples. With ApiKeys
+// set, the key is asked for once and kept in this browser tab (sessionStorage), sent as X-API-Key.
+// The page's other parts (board.js, charts.js) add their renderers to window.dashboardRenderers:
+// each is given every reading of the feed.
 'use strict';
 
 const REFRESH_MS = Number(new URLSearchParams(location.search).get('refresh')) || 1000;
 const KEY_STORE = 'sorter-integration-api-key';
 const $ = (id) => document.getElementById(id);
 
-let previous = null; // the last reading: { at (ms), totals }
 let timer = null;
+window.dashboardRenderers = window.dashboardRenderers || [];
 
 function headers() {
   const key = sessionStorage.getItem(KEY_STORE);
@@ -120,26 +122,30 @@ function render(d) {
   }
 
   const t = d.Totals;
-  const now = Date.parse(d.At);
-  if (previous && now > previous.at) {
-    const secs = (now - previous.at) / 1000;
-    const per = (a, b) => Math.max(0, a - b) / secs;
-    for (const q of ['sortation', 'destination']) {
-      text(`rate-in-${q}`, rate(per(t.Received[q], previous.totals.Received[q])));
-      text(`rate-out-${q}`, rate(per(t.Delivered[q], previous.totals.Delivered[q])));
-    }
-    text('rate-telegrams-in', rate(per(t.TelegramsIn, previous.totals.TelegramsIn)));
-    text('rate-telegrams-out', rate(per(t.TelegramsOut, previous.totals.TelegramsOut)));
+  // Over the last minute of the service's samples (steady, unlike one refresh's difference).
+  const r = d.Rates;
+  for (const q of ['sortation', 'destination']) {
+    text(`rate-in-${q}`, rate(r.In[q]));
+    text(`rate-out-${q}`, rate(r.Out[q]));
   }
-  previous = { at: now, totals: t };
+  text('rate-telegrams-in', rate(r.TelegramsIn));
+  text('rate-telegrams-out', rate(r.TelegramsOut));
+  text('rates-window', r.Seconds >= 59 ? 'over the last minute' : r.Seconds > 0 ? `over the last ${Math.round(r.Seconds)} s (since start)` : 'from the first sample on');
   text('total-received', fmt(t.Received.sortation + t.Received.destination));
   text('total-delivered', fmt(t.Delivered.sortation + t.Delivered.destination));
   text('total-telegrams-in', fmt(t.TelegramsIn));
   text('total-telegrams-out', fmt(t.TelegramsOut));
 
   chart(d.Decisions);
-  rows('deliveries', d.Deliveries, (x) => [time(x.DeliveredAt), x.Queue, x.Type, x.TrackID, x.Destination, x.Client, `${fmt(x.WaitedMs)} ms`]);
+  rows('deliveries', d.Deliveries, (x) => [time(x.DeliveredAt), x.Queue, x.Type, x.TrackID, x.InductLocation, x.Destination, x.Client, `${fmt(x.WaitedMs)} ms`]);
   rows('telegrams', [...d.Telegrams].reverse(), (x) => [time(x.At), x.Direction, x.Telegram]);
+  for (const part of window.dashboardRenderers) {
+    try {
+      part(d);
+    } catch (err) {
+      console.warn('a part of the dashboard could not be drawn', err);
+    }
+  }
 }
 
 /** The latest decisions' latency (ms) in order, drawn as bars on a canvas, with the p99 line. */

@@ -3,22 +3,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from './sqlite';
-import { freeBytes } from './disk';
-import { type WalLimits, checkpointNeeded } from './wal-limits';
-import { THREAD_NAMES, nameThisThread } from './thread-name';
+import Database, { pragmaNumber } from './sqlite';
+import { freeBytes } from '../lib/host/disk';
+import { type WalLimits, checkpointNeeded, walCheckpoint } from './wal-limits';
+import { THREAD_NAMES, nameThisThread } from '../lib/host/thread-name';
 
+if (!parentPort) throw new Error('db/checkpoint-worker.ts runs as a worker thread (db/checkpointer.ts)');
+const parent = parentPort;
 // It keeps the process's priority, as the writer does: a starved checkpoint would let the WAL grow.
 nameThisThread(THREAD_NAMES.checkpointer);
 
 const { file, intervalMs, checkMs, limits } = workerData as { file: string; intervalMs: number; checkMs: number; limits: WalLimits };
 const db = new Database(file, { fileMustExist: true });
 db.pragma('cache_size = -256'); // it copies pages through; a large cache would only cost memory
-const frameBytes = (db.pragma('page_size', { simple: true }) as number) + 24; // a WAL frame: page + header
+const frameBytes = pragmaNumber(db, 'page_size') + 24; // a WAL frame: page + header
 /** PASSIVE checkpoints in a row while the writer keeps adding frames. */
 const PASSIVE_TRIES = 3;
 
-const checkpoint = (mode: 'PASSIVE') => (db.pragma(`wal_checkpoint(${mode})`) as Array<{ busy: number; log: number; checkpointed: number }>)[0];
+const checkpoint = (mode: 'PASSIVE') => walCheckpoint(db, mode);
 
 const walFileBytes = (): number => {
   try {
@@ -46,17 +48,17 @@ function run(): boolean {
   let r = checkpoint('PASSIVE');
   for (let i = 1; i < PASSIVE_TRIES && r.log > r.checkpointed && r.busy === 0; i++) r = checkpoint('PASSIVE');
   const mode = checkpointNeeded(r.log * frameBytes, walFileBytes(), freeBytes(path.dirname(file)) ?? Infinity, limits);
-  if (mode) parentPort!.postMessage({ mode });
+  if (mode) parent.postMessage({ mode });
   return r.log === r.checkpointed && !mode;
 }
 
 /** Between two copies: only whether the WAL file endangers the disk (a TRUNCATE), from its size. */
 function guard(): void {
-  if (checkpointNeeded(0, walFileBytes(), freeBytes(path.dirname(file)) ?? Infinity, limits) === 'TRUNCATE') parentPort!.postMessage({ mode: 'TRUNCATE' });
+  if (checkpointNeeded(0, walFileBytes(), freeBytes(path.dirname(file)) ?? Infinity, limits) === 'TRUNCATE') parent.postMessage({ mode: 'TRUNCATE' });
 }
 
 /** Changes whenever another connection (the writer) commits. */
-const dataVersion = () => db.pragma('data_version', { simple: true }) as number;
+const dataVersion = () => pragmaNumber(db, 'data_version');
 
 /**
  * Checks between two copies, and the one that copies. Once a copy left nothing behind and a whole
@@ -109,9 +111,9 @@ function wake(): void {
 }
 
 wake();
-parentPort!.on('message', () => {
+parent.on('message', () => {
   if (timer) clearInterval(timer);
   watcher?.close();
   db.close();
-  parentPort!.close();
+  parent.close();
 });

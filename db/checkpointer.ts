@@ -3,7 +3,7 @@
 // nothing is written it sleeps (db/checkpoint-worker.ts).
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { projectRoot } from './root';
+import { projectRoot } from '../lib/host/root';
 import { WAL_LIMITS, type WalLimits } from './wal-limits';
 
 /**
@@ -14,7 +14,7 @@ import { WAL_LIMITS, type WalLimits } from './wal-limits';
  * of every second wrote 26.1 -> 24.2 KB and 2.36 -> 2.27 syncs an item. Longer does not pay: the
  * pages the history adds must be copied once whatever the interval.
  */
-export const CHECKPOINT_INTERVAL_MS = 5000;
+const CHECKPOINT_INTERVAL_MS = 5000;
 
 /** How often the thread looks whether the WAL file endangers the disk (ms; at most the fold's interval). */
 export const WAL_CHECK_INTERVAL_MS = 1000;

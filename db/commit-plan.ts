@@ -97,7 +97,11 @@ function conflicts(c: Command, held: Command[]): boolean {
   if (c.op !== 'acceptFromPeer' || !c.args[5]) return false;
   const m = c.args[3] as { Type?: string; TrackID?: string };
   if (m.Type !== 'REQUEST') return false;
-  return held.some((h) => (h.op === 'deliver' || h.op === 'deadLetter') && (h.args[0] as StoredMessage).message.Type === 'REQUEST' && (h.args[0] as StoredMessage<'sortation'>).message.TrackID === m.TrackID);
+  return held.some((h) => {
+    if (h.op !== 'deliver' && h.op !== 'deadLetter') return false;
+    const { message } = h.args[0] as StoredMessage;
+    return message.Type === 'REQUEST' && message.TrackID === m.TrackID;
+  });
 }
 
 /** The next transaction: its commands in order, and whether it is synced; what stays pending. */
@@ -135,9 +139,11 @@ export function planTransaction(pending: Held[], now: number, joining = false, t
   const syncedNow = (op: Command['op']) => isDurable(op) || (joining && owesSync(op));
   const durable = pending.filter((c) => syncedNow(c.op));
   const unsynced = pending.filter((c) => !syncedNow(c.op));
-  const heldLongEnough = unsynced.length >= HOLD_MAX_WRITES || (unsynced.length > 0 && now - unsynced[0].at >= timing.holdMs);
-  if (durable.length === 0) return heldLongEnough ? { batch: pending, rest: [], synced: false } : null;
-  if (!joining && durable.every((c) => waitsForCompany(c.op)) && durable.length < (timing.maxWrites ?? WINDOW_MAX_WRITES) && now - durable[0].at < timing.windowMs) return null;
+  const [firstUnsynced] = unsynced;
+  const [firstDurable] = durable;
+  const heldLongEnough = unsynced.length >= HOLD_MAX_WRITES || (firstUnsynced !== undefined && now - firstUnsynced.at >= timing.holdMs);
+  if (firstDurable === undefined) return heldLongEnough ? { batch: pending, rest: [], synced: false } : null;
+  if (!joining && durable.every((c) => waitsForCompany(c.op)) && durable.length < (timing.maxWrites ?? WINDOW_MAX_WRITES) && now - firstDurable.at < timing.windowMs) return null;
   if (heldLongEnough || durable.some((c) => !overtakes(c.op) || conflicts(c, unsynced))) {
     return { batch: pending, rest: [], synced: true };
   }

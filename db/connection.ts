@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from './sqlite';
-import { projectRoot } from './root';
+import { projectRoot } from '../lib/host/root';
 import { migrate } from './migrate';
 
 /** An open better-sqlite3 handle. */

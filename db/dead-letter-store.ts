@@ -86,15 +86,15 @@ const asDeadLetter = (r: DeadLetterRow): DeadLetter => ({
 
 /** The dead-letter reads on an open, migrated database. */
 export function deadLetterReads(db: Db): DeadLetterReads {
-  const counts = db.prepare('SELECT queue, count(*) AS n FROM dead_letters GROUP BY queue');
-  const list = db.prepare('SELECT * FROM dead_letters WHERE @queue IS NULL OR queue = @queue ORDER BY id LIMIT @limit');
+  const counts = db.prepare<[], { queue: QueueName; n: number }>('SELECT queue, count(*) AS n FROM dead_letters GROUP BY queue');
+  const list = db.prepare<{ limit: number; queue: QueueName | null }, DeadLetterRow>('SELECT * FROM dead_letters WHERE @queue IS NULL OR queue = @queue ORDER BY id LIMIT @limit');
   return {
     deadLetterCounts() {
       const out: Record<QueueName, number> = { sortation: 0, destination: 0 };
-      for (const r of counts.all() as Array<{ queue: QueueName; n: number }>) out[r.queue] = r.n;
+      for (const r of counts.all()) out[r.queue] = r.n;
       return out;
     },
-    listDeadLetters: (limit, queue) => (list.all({ limit, queue: queue ?? null }) as DeadLetterRow[]).map(asDeadLetter),
+    listDeadLetters: (limit, queue) => list.all({ limit, queue: queue ?? null }).map(asDeadLetter),
   };
 }
 
@@ -107,8 +107,8 @@ export function deadLetterWrites(db: Db): DeadLetterWrites {
       received_at, dead_at, attempts, last_client_address, last_return)
     VALUES (@queue, @message_id, @type, @message_code, @track_id, @barcode, @destination, @payload,
       @received_at, @dead_at, @attempts, @last_client_address, @last_return)`);
-  const selectAll = db.prepare('SELECT id, queue, message_id, payload, received_at, attempts FROM dead_letters ORDER BY id');
-  const selectOne = db.prepare('SELECT id, queue, message_id, payload, received_at, attempts FROM dead_letters WHERE id = ?');
+  const selectAll = db.prepare<[], Row>('SELECT id, queue, message_id, payload, received_at, attempts FROM dead_letters ORDER BY id');
+  const selectOne = db.prepare<[number], Row>('SELECT id, queue, message_id, payload, received_at, attempts FROM dead_letters WHERE id = ?');
   const deleteDead = db.prepare('DELETE FROM dead_letters WHERE id = ?');
 
   const deadLetter = db.transaction((stored: StoredMessage, info: DeadLetterInfo): boolean => {
@@ -119,7 +119,7 @@ export function deadLetterWrites(db: Db): DeadLetterWrites {
 
   type Row = Pick<DeadLetterRow, 'id' | 'queue' | 'message_id' | 'payload' | 'received_at' | 'attempts'>;
   const requeue = db.transaction((ids: number[] | null): Requeued[] => {
-    const rows = ids === null ? (selectAll.all() as Row[]) : ids.map((id) => selectOne.get(id) as Row | undefined).filter((r): r is Row => r !== undefined);
+    const rows = ids === null ? selectAll.all() : ids.map((id) => selectOne.get(id)).filter((r): r is Row => r !== undefined);
     return rows.map((r) => {
       insert(JSON.parse(r.payload) as SorterMessage, r.received_at, r.message_id);
       deleteDead.run(r.id);

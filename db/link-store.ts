@@ -65,20 +65,20 @@ const toSession = (row: SessionRow): PeerSession => ({ peerEpoch: row.peer_epoch
 
 /** The link reads on an open, migrated database. */
 export function linkReads(db: Db): LinkReads {
-  const select = db.prepare('SELECT peer_epoch, last_seq_in, our_epoch FROM link_state WHERE peer = ?');
-  const dropped = db.prepare('SELECT count(*) FROM outbox_dropped WHERE kind = ?').pluck();
+  const select = db.prepare<[string], SessionRow>('SELECT peer_epoch, last_seq_in, our_epoch FROM link_state WHERE peer = ?');
+  const dropped = db.prepare<[string], number>('SELECT count(*) FROM outbox_dropped WHERE kind = ?').pluck();
   return {
     session(peer) {
-      const row = select.get(peer) as SessionRow | undefined;
+      const row = select.get(peer);
       return row && toSession(row);
     },
-    droppedCount: (kind) => dropped.get(kind) as number,
+    droppedCount: (kind) => dropped.get(kind) ?? 0, // count(*) always has its row
   };
 }
 
 /** The link writes on an open, migrated database; `queues` are the queue writes on the same one. */
 export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
-  const select = db.prepare('SELECT peer_epoch, last_seq_in, our_epoch FROM link_state WHERE peer = ?');
+  const select = db.prepare<[string], SessionRow>('SELECT peer_epoch, last_seq_in, our_epoch FROM link_state WHERE peer = ?');
   const insert = db.prepare('INSERT OR IGNORE INTO link_state (peer, our_epoch, updated_at) VALUES (?, ?, ?)');
   const setSession = db.prepare('UPDATE link_state SET peer_epoch = ?, last_seq_in = ?, updated_at = ? WHERE peer = ?');
   // `@after` NULL: any stored number (the peer's numbering taken as it comes).
@@ -89,15 +89,18 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
 
   const ensureSession = (peer: string, at: string): PeerSession => {
     insert.run(peer, crypto.randomBytes(6).toString('hex').toUpperCase(), at);
-    return toSession(select.get(peer) as SessionRow);
+    const row = select.get(peer);
+    if (!row) throw new Error(`no link_state row for ${peer} after inserting it`);
+    return toSession(row);
   };
 
   const accept = db.transaction((peer: string, seq: number, after: number | null, message: SorterMessage, at: string, dropSuperseded = false, given: number | null = null): Accepted => {
     if (setLastIn.run({ seq, at, peer, after }).changes === 0) {
-      const stored = (select.get(peer) as SessionRow | undefined)?.last_seq_in;
+      const stored = select.get(peer)?.last_seq_in;
       throw new Error(`telegram ${seq} from ${peer} out of sequence: expected the last stored number to be ${after}, it is ${stored ?? 'missing'}`);
     }
     const [id] = queues.enqueue([message], at, [given]);
+    if (id === undefined) throw new Error('enqueue returned no id for the message');
     // A newer REQUEST for the item: the older ones can no longer be used by anybody.
     const superseded = dropSuperseded && message.Type === 'REQUEST' ? queues.supersede(message.TrackID, id, at) : 0;
     return { id, superseded };

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
+import { pragmaNumber } from './sqlite';
 
 /** A numbered plain-SQL migration file such as `001-initial.sql`. */
 export interface Migration {
@@ -29,7 +30,7 @@ export function readMigrations(dir: string): Migration[] {
  * transaction with the version bump, so a crash leaves the schema at a whole version.
  */
 export function migrate(db: Database.Database, dir: string): number {
-  const current = db.pragma('user_version', { simple: true }) as number;
+  const current = pragmaNumber(db, 'user_version');
   const migrations = readMigrations(dir);
   if (current > migrations.length) {
     throw new Error(`database schema version ${current} is newer than this service knows (${migrations.length}); refusing to run`);

@@ -2,6 +2,7 @@
 import type { Db } from './connection';
 import { lastIdOf, nextId } from './queue-rows';
 import type { OutboundMessage } from '../model/messages';
+import { destinationBoardWrites } from './destination-board-store';
 
 /**
  * How many outbox ids are reserved at once for entries sent before their sync (migrations/011):
@@ -85,15 +86,15 @@ const toEntry = (row: OutboxRow): OutboxEntry => ({ id: row.id, message: toMessa
 
 /** The outbox reads on an open, migrated database. */
 export function outboxReads(db: Db): OutboxReads {
-  const peek = db.prepare('SELECT * FROM outbox ORDER BY id LIMIT ?');
-  const after = db.prepare('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?');
-  const depth = db.prepare('SELECT count(*) FROM outbox').pluck();
-  const lastId = db.prepare('SELECT coalesce(max(id), 0) FROM outbox').pluck();
+  const peek = db.prepare<[number], OutboxRow>('SELECT * FROM outbox ORDER BY id LIMIT ?');
+  const after = db.prepare<[number, number], OutboxRow>('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?');
+  const depth = db.prepare<[], number>('SELECT count(*) FROM outbox').pluck();
+  const lastId = db.prepare<[], number>('SELECT coalesce(max(id), 0) FROM outbox').pluck();
   return {
-    peek: (limit) => (peek.all(limit) as OutboxRow[]).map(toEntry),
-    after: (afterId, limit) => (after.all(afterId, limit) as OutboxRow[]).map(toEntry),
-    depth: () => depth.get() as number,
-    lastId: () => lastId.get() as number,
+    peek: (limit) => peek.all(limit).map(toEntry),
+    after: (afterId, limit) => after.all(afterId, limit).map(toEntry),
+    depth: () => depth.get() ?? 0, // count(*) always has its row
+    lastId: () => lastId.get() ?? 0,
   };
 }
 
@@ -105,30 +106,39 @@ export function outboxWrites(db: Db): OutboxWrites {
     VALUES (${nextId('outbox')}, @kind, @track_id, @barcode, @destination, @destination_status, @destination_text,
       @light_status, @light_color, @batch_door_status, @client_address, @created_at)`);
   const remove = db.prepare('DELETE FROM outbox WHERE id = ?');
-  const reserved = db.prepare('SELECT upto FROM outbox_reserved').pluck();
+  const reserved = db.prepare<[], number>('SELECT upto FROM outbox_reserved').pluck();
   const reserve = db.prepare('UPDATE outbox_reserved SET upto = ? WHERE upto < ?');
   const skip = db.prepare("UPDATE id_floors SET floor = (SELECT upto FROM outbox_reserved) WHERE name = 'outbox' AND floor < (SELECT upto FROM outbox_reserved)");
   const release = db.prepare(`UPDATE outbox_reserved SET upto = ${lastIdOf('outbox')}`);
+  const board = destinationBoardWrites(db);
+  const insertEntry = (message: OutboundMessage, clientAddress: string | null, createdAt: string): number => {
+    const none = { track_id: null, barcode: null, destination_status: null, destination_text: null, light_status: null, light_color: null, batch_door_status: null };
+    const columns =
+      message.kind === 'ASSIGNMENT'
+        ? { ...none, track_id: message.body.TrackID, barcode: message.body.Barcode, destination: message.body.Destination }
+        : {
+            ...none,
+            destination: message.body.Destination,
+            destination_status: message.body.DestinationStatus,
+            destination_text: message.body.DestinationText,
+            light_status: message.body.LightStatus,
+            light_color: message.body.LightColor,
+            batch_door_status: message.body.BatchDoorStatus,
+          };
+    // Its id is also the number of its telegram to the sorter: never given twice (nextId).
+    return Number(insert.run({ ...columns, id: null, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid);
+  };
+  // A destination setting and its tile on the board, all or none, in the same commit (a savepoint
+  // inside the writer's transaction); an assignment stays one statement.
+  const addSetting = db.transaction((message: OutboundMessage & { kind: 'DESTINATION' }, clientAddress: string | null, createdAt: string): number => {
+    const id = insertEntry(message, clientAddress, createdAt);
+    board.set(message.body, clientAddress, createdAt);
+    return id;
+  });
   return {
-    add(message, clientAddress, createdAt) {
-      const none = { track_id: null, barcode: null, destination_status: null, destination_text: null, light_status: null, light_color: null, batch_door_status: null };
-      const columns =
-        message.kind === 'ASSIGNMENT'
-          ? { ...none, track_id: message.body.TrackID, barcode: message.body.Barcode, destination: message.body.Destination }
-          : {
-              ...none,
-              destination: message.body.Destination,
-              destination_status: message.body.DestinationStatus,
-              destination_text: message.body.DestinationText,
-              light_status: message.body.LightStatus,
-              light_color: message.body.LightColor,
-              batch_door_status: message.body.BatchDoorStatus,
-            };
-      // Its id is also the number of its telegram to the sorter: never given twice (nextId).
-      return Number(insert.run({ ...columns, id: null, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid);
-    },
+    add: (message, clientAddress, createdAt) => (message.kind === 'DESTINATION' ? addSetting(message, clientAddress, createdAt) : insertEntry(message, clientAddress, createdAt)),
     remove: (id) => remove.run(id).changes > 0,
-    reservedUpTo: () => reserved.get() as number,
+    reservedUpTo: () => reserved.get() ?? 0, // migrations/011 inserts its one row
     reserveUpTo: (id) => void reserve.run(id, id),
     skipReserved: () => void skip.run(),
     releaseReserved: () => void release.run(),

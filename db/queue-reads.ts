@@ -22,47 +22,50 @@ export interface QueueReads {
   lastId(queue: QueueName): number;
 }
 
+/** A row read, with the message made of it (undefined: no row). */
+const withMessage = <R, M>(row: R | undefined, toMessage: (r: R) => M) => (row ? { row, message: toMessage(row) } : undefined);
+
 /** The queue reads on an open, migrated database; statements are prepared once here. */
 export function queueReads(db: Db): QueueReads {
   // Claims in flight are few (one per waiting client at most): pass them as a JSON array.
   const heads = {
-    sortation: db.prepare(`SELECT * FROM sortation_queue
+    sortation: db.prepare<[string], SortationRow>(`SELECT * FROM sortation_queue
       WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`),
-    destination: db.prepare(`SELECT * FROM destination_queue
+    destination: db.prepare<[string], DestinationRow>(`SELECT * FROM destination_queue
       WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`),
   };
   const depths = {
-    sortation: db.prepare('SELECT count(*) AS n FROM sortation_queue').pluck(),
-    destination: db.prepare('SELECT count(*) AS n FROM destination_queue').pluck(),
+    sortation: db.prepare<[], number>('SELECT count(*) AS n FROM sortation_queue').pluck(),
+    destination: db.prepare<[], number>('SELECT count(*) AS n FROM destination_queue').pluck(),
   };
   // One statement, one snapshot: the writer may commit a removal between two.
   const counts = {
-    sortation: db.prepare(`SELECT (SELECT count(*) FROM sortation_queue) AS total,
+    sortation: db.prepare<[string], { total: number; handed: number }>(`SELECT (SELECT count(*) FROM sortation_queue) AS total,
       (SELECT count(*) FROM sortation_queue WHERE id IN (SELECT value FROM json_each(?))) AS handed`),
-    destination: db.prepare(`SELECT (SELECT count(*) FROM destination_queue) AS total,
+    destination: db.prepare<[string], { total: number; handed: number }>(`SELECT (SELECT count(*) FROM destination_queue) AS total,
       (SELECT count(*) FROM destination_queue WHERE id IN (SELECT value FROM json_each(?))) AS handed`),
   };
   const oldest = {
-    sortation: db.prepare('SELECT received_at FROM sortation_queue ORDER BY id LIMIT 1').pluck(),
-    destination: db.prepare('SELECT received_at FROM destination_queue ORDER BY id LIMIT 1').pluck(),
+    sortation: db.prepare<[], string>('SELECT received_at FROM sortation_queue ORDER BY id LIMIT 1').pluck(),
+    destination: db.prepare<[], string>('SELECT received_at FROM destination_queue ORDER BY id LIMIT 1').pluck(),
   };
   const lastIds = {
-    sortation: db.prepare(`SELECT ${lastIdOf('sortation_queue')}`).pluck(),
-    destination: db.prepare(`SELECT ${lastIdOf('destination_queue')}`).pluck(),
+    sortation: db.prepare<[], number | null>(`SELECT ${lastIdOf('sortation_queue')}`).pluck(),
+    destination: db.prepare<[], number | null>(`SELECT ${lastIdOf('destination_queue')}`).pluck(),
   };
   return {
     head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined {
-      const row = heads[queue].get(JSON.stringify([...skip])) as SortationRow | DestinationRow | undefined;
-      if (!row) return undefined;
-      const message = queue === 'sortation' ? sortationMessage(row as SortationRow) : destinationMessage(row as DestinationRow);
-      return { id: row.id, queue, message: message as QueueMessages[Q], receivedAt: row.received_at };
+      const skipped = JSON.stringify([...skip]);
+      const found = queue === 'sortation' ? withMessage(heads.sortation.get(skipped), sortationMessage) : withMessage(heads.destination.get(skipped), destinationMessage);
+      if (!found) return undefined;
+      return { id: found.row.id, queue, message: found.message as QueueMessages[Q], receivedAt: found.row.received_at };
     },
-    depth: (queue) => depths[queue].get() as number,
+    depth: (queue) => depths[queue].get() ?? 0, // count(*) always has its row
     counts(queue, claimed) {
-      const { total, handed } = counts[queue].get(JSON.stringify([...claimed])) as { total: number; handed: number };
+      const { total, handed } = counts[queue].get(JSON.stringify([...claimed])) ?? { total: 0, handed: 0 };
       return { waiting: total - handed, handedOut: handed };
     },
-    oldestReceivedAt: (queue) => (oldest[queue].get() as string | undefined) ?? null,
-    lastId: (queue) => (lastIds[queue].get() as number | null) ?? 0,
+    oldestReceivedAt: (queue) => oldest[queue].get() ?? null,
+    lastId: (queue) => lastIds[queue].get() ?? 0,
   };
 }

@@ -3,6 +3,7 @@
 // each write in its own immediate transaction.
 import type { Db } from './connection';
 import type { SorterMessage } from '../model/messages';
+import { destinationBoardWrites } from './destination-board-store';
 import { type SortationRow, type StoredMessage, historyPayload, messageColumns, messageDelete, messageInsert, sortationMessage } from './queue-rows';
 
 /** Who received a message, when, and how the read was proved: written to delivered_history as the message leaves. */
@@ -57,10 +58,10 @@ function historyInsert(db: Db): (stored: StoredMessage, delivery: Delivery, remo
  */
 function requestRemovals(db: Db, insertHistory: ReturnType<typeof historyInsert>) {
   const removeWithReason = (reason: 'Superseded' | 'Expired', where: string) => {
-    const select = db.prepare(`SELECT * FROM sortation_queue WHERE type = 'REQUEST' AND ${where} ORDER BY id`);
+    const select = db.prepare<Record<string, string | number>, SortationRow>(`SELECT * FROM sortation_queue WHERE type = 'REQUEST' AND ${where} ORDER BY id`);
     const remove = db.prepare(`DELETE FROM sortation_queue WHERE type = 'REQUEST' AND ${where}`);
     return (params: Record<string, string | number>, at: string): number => {
-      for (const row of select.all(params) as SortationRow[]) {
+      for (const row of select.all(params)) {
         insertHistory({ id: row.id, queue: 'sortation', message: sortationMessage(row), receivedAt: row.received_at }, { deliveredAt: at, clientAddress: null }, reason);
       }
       return remove.run(params).changes;
@@ -79,8 +80,16 @@ export function queueWrites(db: Db): QueueWrites {
   const insert = messageInsert(db);
   const deleteMessage = messageDelete(db);
   const insertHistory = historyInsert(db);
+  const board = destinationBoardWrites(db);
 
-  const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string, ids?: Array<number | null>): number[] => messages.map((m, i) => insert(m, receivedAt, ids?.[i] ?? null)));
+  // A SCAN also updates its destination's tile on the board, in the same commit.
+  const enqueue = db.transaction((messages: SorterMessage[], receivedAt: string, ids?: Array<number | null>): number[] =>
+    messages.map((m, i) => {
+      const id = insert(m, receivedAt, ids?.[i] ?? null);
+      if (m.Type === 'SCAN') board.scanned(m, receivedAt);
+      return id;
+    }),
+  );
 
   const remove = db.transaction((stored: StoredMessage, delivery: Delivery): boolean => {
     if (deleteMessage(stored) === 0) return false;

@@ -2,6 +2,7 @@
 // writer thread.
 import { type AlarmReads, type AlarmWrites, alarmReads } from './alarm-store';
 import type { Db } from './connection';
+import { type DestinationBoardReads, destinationBoardReads } from './destination-board-store';
 import { type DeadLetterReads, type DeadLetterWrites, deadLetterReads } from './dead-letter-store';
 import { type HistoryReads, type HistoryWrites, historyReads } from './history-store';
 import { type LinkReads, type LinkWrites, linkReads } from './link-store';
@@ -38,6 +39,8 @@ export interface ServiceStores {
   history: HistoryReads & Committed<HistoryWrites>;
   deadLetters: DeadLetterReads & Committed<DeadLetterWrites>;
   alarms: AlarmReads & Committed<AlarmWrites>;
+  /** The destinations board: written with the SCANs' and the settings' own writes, read here. */
+  board: DestinationBoardReads;
 }
 
 /** Assemble the service's stores from its read connection and its writer. */
@@ -89,5 +92,6 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
       acknowledgeAlarm: (id, by, at) => writer.run('acknowledgeAlarm', [id, by, at]),
       purgeAlarmsBefore: (cutoff, limit) => writer.run('purgeAlarms', [cutoff, limit]),
     },
+    board: destinationBoardReads(reader),
   };
 }

@@ -22,7 +22,14 @@ type Database = BetterSqlite3.Database;
 // eslint-disable-next-line @typescript-eslint/no-namespace
 declare namespace Database {
   export type Database = BetterSqlite3.Database;
-  export type Statement<B extends unknown[] | {} = unknown[], R = unknown> = BetterSqlite3.Statement<B, R>;
+  export type Statement<B extends unknown[] | object = unknown[], R = unknown> = BetterSqlite3.Statement<B, R>;
   export type Options = BetterSqlite3.Options;
 }
 export default Database;
+
+/** A pragma whose value is a number (page_size, user_version, data_version, busy_timeout), checked to be one. */
+export function pragmaNumber(db: { pragma(source: string, options: { simple: true }): unknown }, name: string): number {
+  const value = db.pragma(name, { simple: true });
+  if (typeof value !== 'number') throw new Error(`PRAGMA ${name} gave ${typeof value}, not a number`);
+  return value;
+}

@@ -92,7 +92,7 @@ export class StorageMonitor {
     const state: StorageState = this.failure ? 'Failing' : stalled ? 'Stalled' : 'Ok';
     return {
       State: state,
-      Since: state === 'Failing' ? this.failure!.since : state === 'Stalled' ? new Date(phaseSince).toISOString() : this.okSince,
+      Since: this.failure ? this.failure.since : state === 'Stalled' ? new Date(phaseSince).toISOString() : this.okSince,
       WaitingFor: stalled ? (phaseStalled && phase === Phase.Lock ? 'Lock' : 'Disk') : null,
       PendingWrites: pendingWrites,
       LastCommitMs: field(Field.Commits) > 0 ? Math.round(lastCommitUs / 100) / 10 : null,

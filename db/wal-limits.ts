@@ -36,3 +36,22 @@ export function checkpointNeeded(walBytes: number, walFileBytes: number, freeByt
   if (walBytes >= limits.restartBytes) return 'RESTART';
   return null;
 }
+
+/** What `PRAGMA wal_checkpoint` reports: a reader or writer in the way (1), the WAL's frames, those copied back. */
+export interface CheckpointRow {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+/** Run `PRAGMA wal_checkpoint(MODE)` on a connection (any with a `pragma` method) and return its one row. */
+export function walCheckpoint(db: { pragma(source: string): unknown }, mode: 'PASSIVE' | 'RESTART' | 'TRUNCATE'): CheckpointRow {
+  const rows = db.pragma(`wal_checkpoint(${mode})`);
+  const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
+  if (!isCheckpointRow(row)) throw new Error(`wal_checkpoint(${mode}) returned no row`);
+  return row;
+}
+
+function isCheckpointRow(row: unknown): row is CheckpointRow {
+  return typeof row === 'object' && row !== null && 'busy' in row && typeof row.busy === 'number' && 'log' in row && typeof row.log === 'number' && 'checkpointed' in row && typeof row.checkpointed === 'number';
+}

@@ -142,15 +142,17 @@ export class WriteQueue {
     const command: Command = { seq, op, args };
     return new Promise((resolve, reject) => {
       const waiting: Waiting = { op, at: performance.now(), resolve, reject };
-      if (unsynced || options.cancelAfterMs !== undefined) command.cancel = new SharedArrayBuffer(4);
-      if (unsynced) waiting.flag = new Int32Array(command.cancel!);
-      if (options.cancelAfterMs !== undefined) {
-        const flag = new Int32Array(command.cancel!);
+      const { cancelAfterMs } = options;
+      const cancel = unsynced || cancelAfterMs !== undefined ? new SharedArrayBuffer(4) : undefined;
+      if (cancel) command.cancel = cancel;
+      if (unsynced && cancel) waiting.flag = new Int32Array(cancel);
+      if (cancelAfterMs !== undefined && cancel) {
+        const flag = new Int32Array(cancel);
         waiting.timer = setTimeout(() => {
           if (Atomics.compareExchange(flag, 0, Cancel.Queued, Cancel.Cancelled) !== Cancel.Queued) return; // started: wait for it
           this.waiting.delete(seq);
-          reject(new WriteCancelled(op, options.cancelAfterMs!));
-        }, options.cancelAfterMs);
+          reject(new WriteCancelled(op, cancelAfterMs));
+        }, cancelAfterMs);
       }
       this.waiting.set(seq, waiting);
       this.outgoing.push(command);
@@ -238,14 +240,13 @@ export class WriteQueue {
    */
   private settleFrom(results: CommandResult[], from: number, now: number, waited: number[], committed: boolean, unsynced: ReadonlySet<number> | null): void {
     const to = Math.min(results.length, from + SETTLE_CHUNK);
-    for (let i = from; i < to; i++) {
-      const [seq, ok, value] = results[i];
+    for (const [seq, ok, value] of results.slice(from, to)) {
       const w = this.waiting.get(seq);
       if (!w) continue;
       this.waiting.delete(seq);
       if (w.timer) clearTimeout(w.timer);
       waited.push(now - w.at);
-      if (!ok) w.reject(new WriteFailed(w.op, value as string));
+      if (!ok) w.reject(new WriteFailed(w.op, value));
       else if (w.flag) w.resolve(this.unsynced(seq, value, w.flag));
       else if (unsynced?.has(seq)) this.awaitSync(seq, w, value);
       else w.resolve(value);
@@ -263,8 +264,8 @@ export class WriteQueue {
    */
   private awaitSync(seq: number, w: Waiting, value: unknown): void {
     this.owing.set(seq, { resolve: () => w.resolve(value), reject: (err) => w.reject(err) });
-    if (!this.syncedEarly.has(seq)) return;
-    const failure = this.syncedEarly.get(seq)!;
+    const failure = this.syncedEarly.get(seq);
+    if (failure === undefined) return;
     this.syncedEarly.delete(seq);
     this.synced([seq], failure);
   }
@@ -273,8 +274,8 @@ export class WriteQueue {
     const durable = new Promise<void>((resolve, reject) => this.owing.set(seq, { resolve, reject }));
     // Nobody need wait for it (the sorter's ACK may come first): a failed sync is the caller's to see, not an unhandled rejection.
     durable.catch(() => {});
-    if (this.syncedEarly.has(seq)) {
-      const failure = this.syncedEarly.get(seq)!;
+    const failure = this.syncedEarly.get(seq);
+    if (failure !== undefined) {
       this.syncedEarly.delete(seq);
       this.synced([seq], failure);
     }

@@ -6,7 +6,7 @@ import { DEFAULT_TIMING, type Held, type Plan, planTransaction, wakeAt } from '.
 import { type Db, openDatabase } from './connection';
 import { RESERVED_IDS_AT_A_TIME, outboxWrites } from './outbox-store';
 import { type Command, type FromWriter, type WriterData, Cancel, Field, Phase } from './writer-protocol';
-import { THREAD_NAMES, nameThisThread } from './thread-name';
+import { THREAD_NAMES, nameThisThread } from '../lib/host/thread-name';
 
 // It keeps the process's priority (lib/main.ts lowers only the threads there before it starts): the sorter's ACKs wait for its commits.
 nameThisThread(THREAD_NAMES.writer);
@@ -43,7 +43,11 @@ db.pragma('wal_autocheckpoint = 0');
 const commands = writeCommands(db);
 const outsideCommands = outsideTransactionCommands(db);
 // Each command in a savepoint of the batch's transaction: a failing one is undone alone.
-const inSavepoint = db.transaction((c: Command) => (commands as Record<string, (...a: unknown[]) => unknown>)[c.op](...c.args));
+const inSavepoint = db.transaction((c: Command) => {
+  const run = (commands as Record<string, ((...a: unknown[]) => unknown) | undefined>)[c.op];
+  if (!run) throw new Error(`unknown write command ${c.op}`);
+  return run(...c.args);
+});
 
 /** The outbox ids that may reach the sorter before their rows are synced (migrations/011). */
 const reservation = outboxWrites(db);

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_TIMING } from './commit-plan';
-import { projectRoot } from './root';
+import { projectRoot } from '../lib/host/root';
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
 import { DEFAULT_STALL_MS, type StorageState, type StorageStatus, StorageMonitor } from './storage-status';
 import { POST_GROUP_MS, type RunOptions, type Unsynced, WriteFailed, WriteQueue, coalesceMs } from './write-queue';
@@ -16,7 +16,7 @@ import { type CommitTiming, type FromWriter, type WriterData, STATUS_FIELDS } fr
  * committed, since a WCS could not get its answers committed either (its POSTs would wait, then
  * 503). A slow or stalled sync does not count: commits go on beside it.
  */
-export const PROMPT_MS = 100;
+const PROMPT_MS = 100;
 
 /** How to start the writer. */
 export interface WriterOptions {

@@ -61,13 +61,13 @@ export class EmulatedDestinations {
 
   /** Settings from the WCS (a decoded DSET); an unknown destination is refused (NAK 02). */
   apply(f: Record<string, unknown>): void | { code: number; text: string } {
-    const d = this.all.get(f.Destination as string);
+    const d = this.all.get(String(f.Destination));
     if (!d) return { code: 2, text: `unknown destination ${f.Destination}` };
     // A full destination stays NotReady whatever the WCS says, until it is emptied.
     d.status = d.full ? 'NotReady' : (f.DestinationStatus as Destination['status']);
     d.light = f.LightStatus as Destination['light'];
     d.color = f.LightColor as Destination['color'];
-    d.text = f.DestinationText as string;
+    d.text = String(f.DestinationText);
     if (f.BatchDoorStatus) d.door = f.BatchDoorStatus as Destination['door'];
     this.scan(d, 0);
   }

@@ -2,9 +2,9 @@
 // EMULATOR {json} report.
 import path from 'node:path';
 import { commandLine, nonNegative } from '../lib/process/command-line';
-import { LayoutError, loadLayout } from '../lib/telegram/layout-load';
-import { layoutFile } from '../lib/telegram/site-layout';
-import { type TelegramWire, layoutWire } from '../lib/telegram/wire';
+import { LayoutError, loadLayout } from '../lib/layout/load';
+import { layoutFile } from '../lib/layout/site-layout';
+import { type TelegramWire, layoutWire } from '../lib/layout/wire';
 import { PlcLink } from './plc-link';
 import { EmulatedSorter, defaultSorterOptions } from './sorter';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
@@ -101,7 +101,7 @@ async function main() {
   // service and a WCS (the benchmark's) must not delay its telegrams, nor take the service's core.
   await lowerHelperThreadsAtStart(HELPER_THREAD_NICE);
   const sorterRef: { current?: EmulatedSorter } = {};
-  const link = linkOf((t) => sorterRef.current!.onData(t));
+  const link = linkOf((t) => sorterRef.current?.onData(t)); // set below, before the link connects
   const sorter = new EmulatedSorter(link, {
     rate: num('rate'),
     seed: num('seed'),

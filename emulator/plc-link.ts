@@ -4,8 +4,8 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import { TelegramSession } from '../lib/link/session';
 import { type Outbound, PLC_RECEIVES, RefuseError, type SessionCounters } from '../lib/link/session-port';
-import type { Telegram, TelegramType } from '../lib/telegram/codec';
-import { type TelegramWire, defaultWire } from '../lib/telegram/wire';
+import type { Telegram, TelegramType } from '../lib/telegram/telegram';
+import { type TelegramWire, defaultWire } from '../lib/layout/wire';
 
 /** How the emulated PLC misbehaves, for fault tests. All off by default. */
 export interface Misbehaviour {
@@ -49,6 +49,9 @@ export interface PlcLinkOptions {
 
 /** A data telegram for the host; its handle is its own number. */
 type Pending = Outbound<number>;
+
+/** The names of a session's counters (each a number). */
+const counterNames = (c: SessionCounters) => Object.keys(c) as Array<keyof SessionCounters>;
 
 /**
  * A TCP server that behaves like a sorter PLC's host interface: one client at a time, the
@@ -141,7 +144,7 @@ export class PlcLink {
    */
   restart(): void {
     const c = this.session.counters;
-    for (const k of Object.keys(c) as Array<keyof SessionCounters>) this.earlier[k] += c[k];
+    for (const k of counterNames(c)) this.earlier[k] += c[k];
     this.restarts += 1;
     this.socket?.destroy();
     this.session.detach();
@@ -159,7 +162,8 @@ export class PlcLink {
   /** The run's counters, as the emulator reports them (EMULATOR {json}). */
   get counters() {
     const now = this.session.counters;
-    const c = Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v + this.earlier[k as keyof SessionCounters]])) as unknown as SessionCounters;
+    const c = { ...now };
+    for (const k of counterNames(now)) c[k] = now[k] + this.earlier[k];
     return {
       telegrams_in: c.telegramsIn,
       telegrams_out: c.telegramsOut,
@@ -175,7 +179,12 @@ export class PlcLink {
 
   /** Start listening; resolves with the port. */
   listen(): Promise<number> {
-    return new Promise((resolve) => this.server.listen(this.o.port, this.o.host, () => resolve((this.server.address() as net.AddressInfo).port)));
+    return new Promise((resolve) =>
+      this.server.listen(this.o.port, this.o.host, () => {
+        const address = this.server.address(); // an AddressInfo: it listens on a host and port
+        resolve(typeof address === 'object' && address !== null ? address.port : this.o.port);
+      }),
+    );
   }
 
   /** Is a host connected? */

@@ -1,13 +1,13 @@
 // The emulated sorter: inducts items, asks for and applies assignments, recirculates and rejects,
 // reports VERIFYs.
 import type { InductDto, VerifyDto } from '../model/messages';
-import type { Telegram } from '../lib/telegram/codec';
-import { type TelegramWire, defaultWire } from '../lib/telegram/wire';
+import type { Telegram } from '../lib/telegram/telegram';
+import type { TelegramWire } from '../lib/layout/wire';
 import type { PlcLink } from './plc-link';
 import { LatencyWindow } from '../lib/ops/latency';
 import { EmulatedDestinations } from './destinations';
 import { seededRandom } from './random';
-import type { SorterDto } from '../lib/telegram/layout-messages';
+import type { SorterDto } from '../lib/layout/messages';
 
 const TELEGRAM_OF = { REQUEST: 'REQU', VERIFY: 'VERI', SCAN: 'SCAN' } as const;
 
@@ -111,7 +111,7 @@ export class EmulatedSorter {
     private readonly o: SorterOptions,
   ) {
     this.random = seededRandom(o.seed);
-    this.wire = link.wire ?? defaultWire();
+    this.wire = link.wire;
     const width = this.wire.layout.telegrams.get('REQU')?.fields.find((f) => f.maps === 'InductLocation')?.width ?? 5;
     this.inductName = width >= 5 ? 'IND01' : `IND${'1'.padStart(Math.max(1, width - 3), '0')}`.slice(0, width);
     this.serial = Math.floor(this.random() * 1e6) * 1000;
@@ -176,7 +176,7 @@ export class EmulatedSorter {
   /** A data telegram from the service: an assignment or destination settings. */
   onData(t: Telegram): void | { code: number; text: string } {
     const f = this.wire.decodeData(t.type, t.data);
-    if (t.type === 'ASGN') return this.onAssignment(f.TrackID as string, f.Destination as string);
+    if (t.type === 'ASGN') return this.onAssignment(String(f.TrackID), String(f.Destination));
     if (t.type === 'DSET') {
       this.stats.destination_settings += 1;
       return this.destinations.apply(f);

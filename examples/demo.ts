@@ -25,17 +25,18 @@ for (const name of ['duration', 'rate', 'seed', 'port'] as const) nonNegative('d
 const freePort = () =>
   new Promise<number>((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
+      const address = s.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
       s.close(() => resolve(port));
     });
   });
 
 /** Start a node child and resolve with the first stdout line matching `ready`. */
 function start(args: string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean, onLine: (line: string) => void = () => {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] as const });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code}`)));
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
       onLine(line);
       if (ready(line)) resolve(child);
     });
@@ -53,7 +54,7 @@ async function main() {
 
   let emulatorSummary = '';
   const emulator = await start(
-    [path.join(projectRoot, 'dist/emulator/main.js'), '--port', String(sorterPort), '--rate', values.rate!, '--seed', values.seed!, '--duration', String(duration)],
+    [path.join(projectRoot, 'dist/emulator/main.js'), '--port', String(sorterPort), '--rate', values.rate, '--seed', values.seed, '--duration', String(duration)],
     {},
     (l) => l.startsWith('emulator listening'),
     (l) => l.startsWith('EMULATOR ') && (emulatorSummary = l),
@@ -65,7 +66,7 @@ async function main() {
   const client = runWcsClient({ base, loops: 2, timeOut: 2, durationMs: duration * 1000 + 3000 });
   const started = Date.now();
   const progress = setInterval(async () => {
-    const status = (await (await fetch(`${base}/status`)).json()) as Record<string, any>;
+    const status = (await (await fetch(`${base}/status`)).json()) as { 'Sortation Q': number; 'Destination Q': number; Outbox: { Depth: number }; Sorter: { Connected: boolean } };
     const s = client.stats;
     console.log(
       `t=${Math.round((Date.now() - started) / 1000)}s  requests ${s.requests}  assigned ${s.assignments_posted}  verified ${s.verifies}  scans ${s.scans}  ` +

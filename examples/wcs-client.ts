@@ -2,6 +2,7 @@
 // key.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
+import { errorMessage } from '../lib/process/errors';
 
 /**
  * A reference WCS client: the spec's "typical loop" (section 4), in plain TypeScript with
@@ -75,7 +76,10 @@ export class RecentKeys {
   seen(key: string): boolean {
     if (this.keys.has(key)) return true;
     this.keys.add(key);
-    if (this.keys.size > this.limit) this.keys.delete(this.keys.values().next().value!);
+    if (this.keys.size > this.limit) {
+      const oldest = this.keys.values().next();
+      if (!oldest.done) this.keys.delete(oldest.value);
+    }
     return false;
   }
 }
@@ -122,7 +126,7 @@ function chooseDestination(ready: Map<string, boolean>, trackId: string, barcode
   if (candidates.length === 0) return 'D001';
   let h = 0;
   for (const c of trackId) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-  return candidates[h % candidates.length];
+  return candidates[h % candidates.length] ?? 'D001';
 }
 
 /** What the client's loops share. */
@@ -199,7 +203,7 @@ async function pollLoop(c: ClientState, queue: 'sortation' | 'destination', hand
       await handle(c, await c.request('GET', `/${queue}?timeOut=${c.timeOut}`));
     } catch (err) {
       c.stats.errors += 1;
-      c.log(`${queue}: ${(err as Error).message}`);
+      c.log(`${queue}: ${errorMessage(err)}`);
       await sleep(500);
     }
   }
@@ -261,18 +265,19 @@ if (require.main === module) {
       },
     }));
   } catch (err) {
-    fail((err as Error).message);
+    fail(errorMessage(err));
   }
   if (values.help) {
     process.stdout.write(usage);
     process.exit(0);
   }
   const count = (name: 'duration' | 'loops' | 'time-out') => {
-    const n = Number(values[name]);
-    return Number.isFinite(n) && n >= 0 && values[name]!.trim() !== '' ? n : fail(`--${name} must be a non-negative number, got ${JSON.stringify(values[name])}`);
+    const given = values[name];
+    const n = Number(given);
+    return Number.isFinite(n) && n >= 0 && given !== undefined && given.trim() !== '' ? n : fail(`--${name} must be a non-negative number, got ${JSON.stringify(values[name])}`);
   };
   const client = runWcsClient({
-    base: values.base!,
+    base: values.base ?? 'http://localhost:8081',
     loops: Math.max(1, Math.floor(count('loops'))),
     timeOut: count('time-out'),
     apiKey: values['api-key'],

@@ -5,7 +5,7 @@ import { httpFunction } from '../lib/functions/define';
 import type { HandlerResult } from '../lib/functions/results';
 import { postErrors, postEvent, postNotes } from '../lib/http/routes';
 import { assignmentAck, assignmentBody } from '../lib/http/message-schemas';
-import { type ForwardDeps, forward } from './forward';
+import { type ForwardDeps, forward } from '../lib/functions/forward';
 
 /** What the assignment handler needs. */
 export type AssignmentDeps = ForwardDeps & {

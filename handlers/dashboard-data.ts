@@ -1,33 +1,33 @@
 // GET /dashboard/data: what the dashboard page (GET /dashboard) shows, in one answer per refresh.
+import type { DestinationBoardReads } from '../db/destination-board-store';
 import type { HistoryReads } from '../db/history-store';
 import { httpFunction } from '../lib/functions/define';
+import type { LastHour } from '../lib/ops/last-hour';
+import { perQueue } from '../lib/ops/last-hour-reading';
 import type { DecisionMeter } from '../lib/ops/latency';
 import type { Metrics } from '../lib/ops/metrics';
+import type { Config } from '../lib/process/config';
 import { type HandlerResult, ok } from '../lib/functions/results';
 import { type StatusDeps, statusOf } from './status';
 
-/** What the dashboard's feed needs: the status, the metrics' counters, the latest events. */
+/** What the dashboard's feed needs: the status, the metrics' counters, the latest events, the board, the last hour. */
 export interface DashboardDeps extends StatusDeps {
   metrics: Metrics;
   decisions: DecisionMeter;
   history: HistoryReads;
+  board: DestinationBoardReads;
+  lastHour: LastHour;
+  settings: Pick<Config, 'ChartSampleSeconds' | 'LateDecisionMs'>;
 }
 
 const LATEST_DELIVERIES = 12;
-
-/** Sum a labelled counter per queue. */
-async function perQueue(counter: Metrics['messagesIn']): Promise<{ sortation: number; destination: number }> {
-  const totals = { sortation: 0, destination: 0 };
-  for (const v of (await counter.get()).values) {
-    const q = v.labels.queue;
-    if (q === 'sortation' || q === 'destination') totals[q] += v.value;
-  }
-  return totals;
-}
+/** The window of the page's "Message rates": steady, and long enough to say something of the last minutes. */
+const RATES_OVER_SECONDS = 60;
 
 /**
- * The status, running totals (the page turns them into rates), the link's latest telegrams, the
- * latest decisions (REQUEST to assignment, ms) and the latest deliveries.
+ * The status, running totals, message rates over the last minute (from the last hour's samples),
+ * the link's latest telegrams, the latest decisions (REQUEST to assignment, ms), the latest
+ * deliveries, the destinations board and the last hour's samples.
  */
 export async function getDashboardData(deps: DashboardDeps): Promise<HandlerResult> {
   const status = statusOf(deps);
@@ -42,7 +42,11 @@ export async function getDashboardData(deps: DashboardDeps): Promise<HandlerResu
     },
     Telegrams: deps.link.recentTelegrams(),
     Decisions: deps.decisions.recent.list().map((d) => ({ At: new Date(d.at).toISOString(), Ms: Math.round(d.ms * 10) / 10 })),
-    Deliveries: deps.history.latest(LATEST_DELIVERIES),
+    // A REQUEST's history row keeps its induct location where the others keep their destination.
+    Deliveries: deps.history.latest(LATEST_DELIVERIES).map(({ Destination, ...d }) => ({ ...d, InductLocation: d.Type === 'REQUEST' ? Destination : null, Destination: d.Type === 'REQUEST' ? null : Destination })),
+    Rates: deps.lastHour.rates(RATES_OVER_SECONDS),
+    Board: deps.board.board(),
+    LastHour: { SampleSeconds: deps.settings.ChartSampleSeconds, LateDecisionMs: deps.settings.LateDecisionMs, Samples: deps.lastHour.samples() },
   });
 }
 

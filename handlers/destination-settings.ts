@@ -6,7 +6,7 @@ import { httpFunction } from '../lib/functions/define';
 import type { HandlerResult } from '../lib/functions/results';
 import { postErrors, postEvent, postNotes } from '../lib/http/routes';
 import { destinationAck, destinationBody } from '../lib/http/message-schemas';
-import { type DefaultApplied, type ForwardDeps, forward } from './forward';
+import { type DefaultApplied, type ForwardDeps, forward } from '../lib/functions/forward';
 
 /** What the destination-settings handler needs. */
 export type DestinationSettingsDeps = ForwardDeps;
@@ -32,7 +32,7 @@ export interface DestinationSettingsEvent {
  */
 export function normaliseDestinationSetting(body: DestinationSettingsEvent['body']): { setting: DestinationSetting; defaults: DefaultApplied[] } {
   const defaults: DefaultApplied[] = [];
-  const pick = <T extends string>(field: string, values: readonly T[], received: unknown, fallback: T | null): T | null => {
+  const pick = <T extends string, F extends T | null>(field: string, values: readonly T[], received: unknown, fallback: F): T | F => {
     const parsed = parseEnum(values, received);
     if (parsed !== undefined) return parsed;
     defaults.push({ Field: field, Received: received ?? null, Applied: fallback });
@@ -40,10 +40,10 @@ export function normaliseDestinationSetting(body: DestinationSettingsEvent['body
   };
   const setting: DestinationSetting = {
     Destination: body.Destination,
-    DestinationStatus: pick('DestinationStatus', DestinationStatus, body.DestinationStatus, EnumDefaults.DestinationStatus)!,
+    DestinationStatus: pick('DestinationStatus', DestinationStatus, body.DestinationStatus, EnumDefaults.DestinationStatus),
     DestinationText: body.DestinationText ?? '',
-    LightStatus: pick('LightStatus', LightStatus, body.LightStatus, EnumDefaults.LightStatus)!,
-    LightColor: pick('LightColor', LightColor, body.LightColor, EnumDefaults.LightColor)!,
+    LightStatus: pick('LightStatus', LightStatus, body.LightStatus, EnumDefaults.LightStatus),
+    LightColor: pick('LightColor', LightColor, body.LightColor, EnumDefaults.LightColor),
     // Not applicable unless given: a missing BatchDoorStatus is null, not a default.
     BatchDoorStatus: body.BatchDoorStatus === undefined || body.BatchDoorStatus === null ? null : pick('BatchDoorStatus', BatchDoorStatus, body.BatchDoorStatus, null),
   };

@@ -1,9 +1,9 @@
 // GET /items/{TrackID}: what happened to an item, in one answer.
-import { httpFunction } from '../lib/functions/define';
+import { httpFunction, pathParam } from '../lib/functions/define';
 import { type HandlerResult, ok } from '../lib/functions/results';
 import { errorDto, unauthorized } from '../lib/http/routes';
 import { itemParams, itemTimelineDto } from '../lib/http/ops-schemas';
-import type { ItemTimeline } from '../lib/ops/trace';
+import type { ItemTimeline } from '../db/item-trace';
 
 /** What the item trace needs: the timeline reader over the database. */
 export interface ItemTraceDeps {
@@ -24,5 +24,5 @@ export const fn = httpFunction(getItem, {
     404: { description: 'Nothing is known of this item', schema: errorDto('ItemNotFoundError', 404, 'Not Found', 'nothing is known of item "0004711" (never seen, or its history was purged after HistoryRetentionDays)') },
     401: unauthorized,
   }),
-  event: (request) => ({ trackId: request.params.TrackID }),
+  event: (request) => ({ trackId: pathParam(request, 'TrackID') }),
 });

@@ -14,10 +14,11 @@ import { problems, readiness } from '../lib/ops/health';
 import { unauthorized } from '../lib/http/routes';
 import { statusDto } from '../lib/http/ops-schemas';
 import type { WakeMeter } from '../lib/ops/latency';
-import type { DeliveryStatus } from '../lib/queue/delivery';
+import type { DeliveryStatus } from '../lib/http/read-proof/delivery';
 import type { DeadLetterReads } from '../db/dead-letter-store';
 import type { AlarmEntry } from '../db/alarm-store';
-import { withWhatToDo } from './alarms';
+import { withWhatToDo } from '../lib/ops/alarm-rules';
+import type { StorageWatch } from '../lib/ops/storage-watch';
 
 /** What the status handler needs. */
 export interface StatusDeps {
@@ -38,6 +39,8 @@ export interface StatusDeps {
   deliveries: { status(): DeliveryStatus };
   deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
   storage: { status(): StorageStatus };
+  /** The disk and the history's bounds, as last looked at (every 5 s). */
+  storageWatch: Pick<StorageWatch, 'status' | 'diskStatus'>;
   schema: { applied: number; known: number };
   /** The active alarms. */
   alarms?: { list(): AlarmEntry[] };
@@ -92,8 +95,9 @@ export function statusOf(deps: StatusDeps) {
     RequestsRemoved: { ...deps.requestsRemoved },
     // From a sorter telegram's arrival to the response handing its message to a waiting client.
     WakeLatency: deps.wake.window.summary(),
-    // The writer thread: Ok, Stalled (waiting for a lock or the disk) or Failing, with figures.
-    Storage: deps.storage.status(),
+    // The writer thread: Ok, Stalled (waiting for a lock or the disk) or Failing, with figures; the
+    // disk (Low before it is full) and the history's bounds by age and by size.
+    Storage: { ...deps.storage.status(), Disk: deps.storageWatch.diskStatus(), History: deps.storageWatch.status() },
     // Raised by the service's own looks at these figures (docs/operations.md, "Alarms"); GET /alarms has the journal.
     Alarms: (deps.alarms?.list() ?? []).map(withWhatToDo),
   };

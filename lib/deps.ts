@@ -5,12 +5,14 @@ import type { StorageStatus } from '../db/storage-status';
 import type { QueueName } from '../model/messages';
 import type { SorterLink } from './link/sorter-link-status';
 import type { DecisionMeter, WakeMeter } from './ops/latency';
+import type { LastHour } from './ops/last-hour';
 import type { Metrics } from './ops/metrics';
-import type { ItemTimeline } from './ops/trace';
+import type { StorageWatch } from './ops/storage-watch';
+import type { ItemTimeline } from '../db/item-trace';
 import type { Config } from './process/config';
 import type { Logger } from './process/logger';
 import type { AlarmMonitor } from './ops/alarms';
-import type { DeliveryTracker } from './queue/delivery';
+import type { DeliveryTracker } from './http/read-proof/delivery';
 import type { QueueDispatcher } from './queue/dispatcher';
 import type { UncommittedMessages } from './queue/uncommitted';
 import type { ReplaySummary } from './testmode/seed';
@@ -29,6 +31,8 @@ export interface Deps {
   links: ServiceStores['links'];
   /** Messages handed out MaxDeliveries times without proof of the read, out of their queues. */
   deadLetters: ServiceStores['deadLetters'];
+  /** The latest state of every destination (the dashboard's board). */
+  board: ServiceStores['board'];
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   /** Messages from the sorter whose commit is under way, handed out already (HandOutBeforeCommit). */
   uncommitted: UncommittedMessages;
@@ -42,6 +46,8 @@ export interface Deps {
   wake: WakeMeter;
   /** Decides when a handed-out message was read (Delivery setting); attached to the HTTP listener by the server. */
   deliveries: DeliveryTracker;
+  /** The disk: what the stores take, the history's size bound and the days that fit, the disk's free space. */
+  storageWatch: StorageWatch;
   /** The writer thread's state: committing, stalled (lock, disk) or failing. */
   storage: { status(): StorageStatus; prompt(): boolean };
   /** The database's schema version, and the newest this version of the service knows. */
@@ -53,6 +59,8 @@ export interface Deps {
   /** Prometheus metrics (GET /metrics), and the REQUEST-to-assignment meter. */
   metrics: Metrics;
   decisions: DecisionMeter;
+  /** The dashboard's last hour: samples every ChartSampleSeconds, in memory. */
+  lastHour: LastHour;
   log: Logger;
   /** The alarms: raised and cleared by their conditions, acknowledged by operators. */
   alarms: AlarmMonitor;

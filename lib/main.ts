@@ -14,8 +14,9 @@ import { createServer } from './http/server';
 import { createService } from './service';
 import { SystemdNotifier } from './process/systemd';
 import { lowerHelperThreadsAtStart } from './process/thread-priority';
-import { LayoutError } from './telegram/layout-load';
-import { narrowerThanContract, sorterLayout } from './telegram/site-layout';
+import { LayoutError } from './layout/load';
+import { narrowerThanContract, sorterLayout } from './layout/site-layout';
+import { errorCode, errorMessage } from './process/errors';
 
 /** Exit with `code` and one line on stderr when `run` throws one of `errors` (config, a second instance). */
 function orExit<T>(run: () => T, errors: Array<new (...a: never[]) => Error>, code: number): T {
@@ -23,7 +24,7 @@ function orExit<T>(run: () => T, errors: Array<new (...a: never[]) => Error>, co
     return run();
   } catch (err) {
     if (!errors.some((E) => err instanceof E)) throw err;
-    process.stderr.write(`sorter-integration: ${(err as Error).message}\n`);
+    process.stderr.write(`sorter-integration: ${errorMessage(err)}\n`);
     process.exit(code);
   }
 }
@@ -117,7 +118,7 @@ async function preflight(home: string, config: Config): Promise<string | null> {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.accessSync(path.dirname(file), fs.constants.W_OK);
   } catch (err) {
-    return `cannot use the database folder ${path.dirname(file)} (${config.TestMode ? 'TestDatabase' : 'Database'} in config.json): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+    return `cannot use the database folder ${path.dirname(file)} (${config.TestMode ? 'TestDatabase' : 'Database'} in config.json): ${errorCode(err) ?? errorMessage(err)}`;
   }
   return null;
 }

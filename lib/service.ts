@@ -3,19 +3,22 @@
 import path from 'node:path';
 import { Checkpointer } from '../db/checkpointer';
 import { type Db, PAGE_SIZE, defaultMigrationsDir, openReader } from '../db/connection';
+import { pragmaNumber } from '../db/sqlite';
 import { readMigrations } from '../db/migrate';
 import { EventLoopWatch } from './ops/event-loop';
 import { DecisionMeter } from './ops/latency';
+import { LastHour } from './ops/last-hour';
+import { readLastHour } from './ops/last-hour-reading';
 import { Metrics } from './ops/metrics';
 import { metricsSnapshot } from './ops/metrics-snapshot';
-import { itemTrace } from './ops/trace';
+import { itemTrace } from '../db/item-trace';
 import type { DeadLetterInfo } from '../db/dead-letter-store';
 import { type ServiceStores, serviceStores } from '../db/service-stores';
 import { Writer } from '../db/writer';
 import { type ExternalChangeWatch, watchExternalChanges } from './queue/change-watcher';
 import { EmptyTableMemo } from './queue/empty-table-memo';
 import { type Config, databaseFile } from './process/config';
-import { DeliveryTracker } from './queue/delivery';
+import { DeliveryTracker } from './http/read-proof/delivery';
 import { QueueDispatcher } from './queue/dispatcher';
 import { UncommittedMessages } from './queue/uncommitted';
 import { WakeMeter } from './ops/latency';
@@ -27,13 +30,17 @@ import { offlineLink } from './link/sorter-link-status';
 import { type Manifest, loadManifest } from './functions/manifest';
 import { type TelegramReceiver, telegramTrigger } from './functions/telegram-trigger';
 import { TrafficLogWriter } from './link/traffic-log';
-import type { Layout } from './telegram/layout-table';
-import { sorterLayout } from './telegram/site-layout';
-import { type TelegramWire, layoutWire } from './telegram/wire';
+import type { Layout } from './layout/table';
+import { sorterLayout } from './layout/site-layout';
+import { type TelegramWire, layoutWire } from './layout/wire';
 import { WINDOW_MAX_WRITES } from '../db/commit-plan';
+import { type BoundSettings, walAllowance, walCheckMs, walLimitsFor } from '../db/history-bound';
+import { fileBytes, fileSystemOf, measureStorage } from '../db/storage-use';
+import { StorageWatch } from './ops/storage-watch';
 import type { Deps } from './deps';
 import { type AlarmMonitor, alarmGauge } from './ops/alarms';
 import { alarmMonitor } from './ops/alarm-sources';
+import { errorCode } from './process/errors';
 
 export type { Deps } from './deps';
 
@@ -109,14 +116,39 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
     onState: (state, detail) => (state === 'Ok' ? log.info({ storage: state }, `storage: ${detail}`) : log.error({ storage: state, reason: detail }, `storage ${state.toLowerCase()}: ${detail}`)),
   });
   if (writer.status().ReadOnly) log.error({ database: file }, 'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)');
-  const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]));
+  // Under a small size bound the WAL starts over sooner, leaving the history its share (db/history-bound.ts).
+  const walLimits = walLimitsFor(configuredBound(config, file));
+  const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), undefined, walLimits, walCheckMs(walLimits));
   const db = openReader(file);
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const pageSize = pragmaNumber(db, 'page_size');
   log.info({ database: file, testMode: config.TestMode, pageSize }, 'queue database open');
   if (pageSize > PAGE_SIZE) {
     log.info({ pageSize, recommended: PAGE_SIZE }, `the queue database has ${pageSize}-byte pages, made before ${PAGE_SIZE} became the default: converting it writes fewer bytes per item to the disk (docs/operations.md, "Fewer writes for an existing database")`);
   }
   return { writer, checkpointer, db, stores: serviceStores(db, writer) };
+}
+
+/** The size bound as configured: HistoryMaxBytes, or HistoryMaxDiskShare of the database's file system (null: its size unknown). */
+function configuredBound(config: Config, file: string): number | null {
+  const { sizeBytes } = fileSystemOf(path.dirname(file));
+  return config.HistoryMaxBytes ?? (sizeBytes !== null ? Math.floor(config.HistoryMaxDiskShare * sizeBytes) : null);
+}
+
+/** The disk's watch: the database, its WAL and the traffic log (when kept) against the history's size bound. */
+function storageWatch(home: string, file: string, config: Config, db: Db, history: ServiceStores['history'], log: Logger, clock: () => Date): StorageWatch {
+  const s = config.Sorter;
+  const trafficLog = !config.TestMode && s.TrafficLog ? path.join(home, 'Service_PLC.log') : undefined;
+  const walLimits = walLimitsFor(configuredBound(config, file));
+  const settings: BoundSettings = {
+    maxBytes: config.HistoryMaxBytes,
+    maxDiskShare: config.HistoryMaxDiskShare,
+    keepFreeShare: config.HistoryKeepFreeShare,
+    retentionDays: config.HistoryRetentionDays,
+    walAllowanceBytes: walAllowance(walLimits),
+    trafficLogMaxBytes: trafficLog ? s.TrafficLogMaxBytes * (s.TrafficLogFiles + 1) : 0,
+  };
+  const walPastRestart = () => fileBytes(`${file}-wal`) >= walLimits.restartBytes;
+  return new StorageWatch(settings, () => measureStorage(db, history, { database: file, trafficLog }), (share) => history.timeAtShare(share), clock, log, walPastRestart);
 }
 
 /** The two queues' dispatchers, and the watch for rows other processes write. */
@@ -145,7 +177,7 @@ function trafficLog(home: string, s: Config['Sorter'], log: Logger): TrafficLogW
   if (!s.TrafficLog) return undefined;
   const file = path.join(home, 'Service_PLC.log');
   return new TrafficLogWriter(file, { maxBytes: s.TrafficLogMaxBytes, keep: s.TrafficLogFiles, minFreeBytes: s.TrafficLogMinFreeBytes }, {
-    failed: (err) => log.error({ err, file }, `traffic log: cannot write ${file} (${(err as NodeJS.ErrnoException).code ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`),
+    failed: (err) => log.error({ err, file }, `traffic log: cannot write ${file} (${errorCode(err) ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`),
     recovered: (dropped) => log.warn({ file, dropped }, `traffic log: writing ${file} again; ${dropped} telegram lines could not be logged meanwhile`),
     reserve: (paused, free, dropped) =>
       paused
@@ -177,9 +209,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const { config, log } = options;
   const clock = options.clock ?? (() => new Date());
   const file = databaseFile(options.home, config);
-  // Assigned once everything exists; the metrics read it at each scrape, and the telegram trigger
-  // at each telegram (none can come before).
-  let deps: Deps;
   const eventLoop = new EventLoopWatch();
   const metrics = new Metrics(() => metricsSnapshot(deps, clock()), eventLoop);
   const wire = layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter));
@@ -192,13 +221,18 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const receive = telegramTrigger(options.manifest ?? loadManifest(), () => deps);
   const { link, traffic } = config.TestMode ? { link: offlineLink(null), traffic: undefined } : await sorterLink(options, stores, receive, clock, wire);
   let state: 'Running' | 'Stopping' = 'Running';
+  // At start: what the stores take, and how many days of history fit at the rate the history shows.
+  const watch = storageWatch(options.home, file, config, db, stores.history, log, clock);
+  watch.logProjection('start');
   const drain = () => {
     state = 'Stopping';
     dispatchers.sortation.close();
     dispatchers.destination.close();
   };
-  deps = {
-    ...meters(metrics),
+  // Made once everything exists; the metrics (above) read it at each scrape, and the telegram
+  // trigger at each telegram (none can come before).
+  const deps: Deps = {
+    ...meters(metrics, config),
     testMode: config.TestMode,
     version: options.version,
     startedAt: clock(),
@@ -210,6 +244,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     history: stores.history,
     links: stores.links,
     deadLetters: stores.deadLetters,
+    board: stores.board,
     dispatchers,
     uncommitted,
     failingPeers: new Set(),
@@ -218,7 +253,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     requestsRemoved: { Superseded: 0, Expired: 0 },
     deliveries: new DeliveryTracker({ mode: config.Delivery, visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000, closeGraceMs: config.DeliveryCloseGraceMs, clock }),
     storage: writer,
-    schema: { applied: db.pragma('user_version', { simple: true }) as number, known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) },
+    storageWatch: watch,
+    schema: { applied: pragmaNumber(db, 'user_version'), known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) },
     eventLoop,
     items: { timeline: itemTrace(db) },
     log,
@@ -227,25 +263,60 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   };
   deps.alarms = alarmMonitor(deps, stores.alarms, file, options.lastStopClean === false);
   alarmGauge(metrics.registry, deps.alarms);
-  const close = async () => {
-    drain();
-    deps.alarms.stop();
-    eventLoop.stop();
-    stopWatching();
-    // Responses already read commit their messages a moment later: let them, briefly.
-    for (let i = 0; i < 200 && dispatchers.sortation.inFlight + dispatchers.destination.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    await link.stop();
-    await checkpointer.stop();
-    await writer.close();
-    await traffic?.close();
-    db.close();
-  };
+  const stopSampling = sampleLastHour(deps, config);
+  const close = () => closeService({ drain, stopAlarms: () => deps.alarms.stop(), stopSampling, eventLoop, stopWatching, dispatchers, link, checkpointer, writer, traffic, db });
   return { deps, db, writer, databaseFile: file, drain, close };
 }
 
-/** The metrics and the two latency meters that feed them. */
-function meters(metrics: Metrics) {
+/** Stop taking work, let the reads already answered commit (briefly), then stop every part, the storage last. */
+async function closeService(p: {
+  drain: () => void;
+  stopAlarms: () => void;
+  stopSampling: () => void;
+  eventLoop: EventLoopWatch;
+  stopWatching: () => void;
+  dispatchers: Deps['dispatchers'];
+  link: Deps['link'];
+  checkpointer: { stop(): Promise<void> };
+  writer: { close(): Promise<void> };
+  traffic: { close(): Promise<void> } | undefined;
+  db: { close(): unknown };
+}): Promise<void> {
+  p.drain();
+  p.stopAlarms();
+  p.stopSampling();
+  p.eventLoop.stop();
+  p.stopWatching();
+  // Responses already read commit their messages a moment later: let them, briefly.
+  for (let i = 0; i < 200 && p.dispatchers.sortation.inFlight + p.dispatchers.destination.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  await p.link.stop();
+  await p.checkpointer.stop();
+  await p.writer.close();
+  await p.traffic?.close();
+  p.db.close();
+}
+
+/** The metrics, the two latency meters that feed them, and the last hour's samples. */
+function meters(metrics: Metrics, config: Config) {
   const wake = new WakeMeter();
   wake.observe = (ms) => metrics.wakeSeconds.observe(ms / 1000);
-  return { metrics, wake, decisions: new DecisionMeter((ms) => metrics.decisionSeconds.observe(ms / 1000)) };
+  const lastHour = new LastHour(config.LateDecisionMs);
+  const decisions = new DecisionMeter((ms) => {
+    metrics.decisionSeconds.observe(ms / 1000);
+    lastHour.decided(ms);
+  });
+  return { metrics, wake, decisions, lastHour };
+}
+
+/** Sample the last hour every ChartSampleSeconds (in memory only); returns its stop. */
+function sampleLastHour(deps: Deps, config: Config): () => void {
+  const sample = () => {
+    readLastHour(deps, deps.metrics, deps.clock(), deps.testMode)
+      .then((r) => deps.lastHour.record(r))
+      .catch((err) => deps.log.warn({ err }, 'the dashboard\'s last hour: a sample could not be read'));
+  };
+  sample();
+  const timer = setInterval(sample, config.ChartSampleSeconds * 1000);
+  timer.unref();
+  return () => clearInterval(timer);
 }

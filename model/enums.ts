@@ -28,5 +28,5 @@ export function parseEnum<T extends string>(values: readonly T[], input: unknown
 
 /** Exact (case-sensitive) match, as replay files must spell keywords canonically. */
 export function isExactEnum<T extends string>(values: readonly T[], input: string): input is T {
-  return (values as readonly string[]).includes(input);
+  return values.some((v) => v === input);
 }

@@ -67,7 +67,7 @@ const manifestSchema = Joi.object({
 }).prefs({ abortEarly: false });
 
 /** The project's manifest.json. */
-export const defaultManifestFile = path.join(projectRoot, 'manifest.json');
+const defaultManifestFile = path.join(projectRoot, 'manifest.json');
 
 /** Read and validate a manifest; the error lists every problem. */
 export function loadManifest(file = defaultManifestFile): Manifest {

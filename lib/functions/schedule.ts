@@ -14,7 +14,7 @@ export function startSchedules(manifest: Manifest, deps: Deps): () => void {
       expression,
       async () => {
         try {
-          deps.eventLoop.busy();
+          if (!f.light) deps.eventLoop.busy();
           await f.invoke(deps, fn.input ?? {});
         } catch (err) {
           deps.log.error({ err, function: name }, `scheduled function ${name} failed`);

@@ -3,7 +3,7 @@
 import type { Deps } from '../deps';
 import type { InboundMessage } from '../link/session-port';
 import { RefuseError } from '../link/session-port';
-import { NakReason, type TelegramType } from '../telegram/codec';
+import { NakReason, type TelegramType } from '../telegram/telegram';
 import { type TelegramFunction, loadTelegramFunction } from './define';
 import { type Manifest, telegramTriggers } from './manifest';
 

@@ -9,7 +9,7 @@ const plain = (address: string) => (address.startsWith('::ffff:') && net.isIPv4(
 function proxyCheck(trustedProxies: readonly string[]): (address: string) => boolean {
   const trusted = new net.BlockList();
   for (const entry of trustedProxies) {
-    const [address, bits] = entry.split('/');
+    const [address = '', bits] = entry.split('/');
     const type = net.isIPv4(address) ? 'ipv4' : 'ipv6';
     if (bits === undefined) trusted.addAddress(address, type);
     else trusted.addSubnet(address, Number(bits), type);
@@ -31,9 +31,9 @@ export function clientAddressResolver(trustedProxies: readonly string[]): (remot
     let client = plain(remote);
     if (!isTrusted(client) || forwardedFor === undefined) return client;
     const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map((h) => plain(h.trim()));
-    for (let i = hops.length - 1; i >= 0; i--) {
-      if (net.isIP(hops[i]) === 0) break; // garbage: stop at the last address believed
-      client = hops[i];
+    for (const hop of hops.reverse()) {
+      if (net.isIP(hop) === 0) break; // garbage: stop at the last address believed
+      client = hop;
       if (!isTrusted(client)) break;
     }
     return client;

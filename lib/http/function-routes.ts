@@ -28,7 +28,7 @@ export function routeFunctions(server: Hapi.Server, manifest: Manifest, deps: De
       options: {
         ...routeOptions(f.binding, input, fn.description, path, { app, id }),
         handler: async (request, h) => {
-          const view = { method: request.method, params: request.params as Record<string, string>, query: request.query, headers: request.headers, payload: request.payload, clientAddress: clientAddress(request), gone: goneWatch(request), caller: callerOf(request)?.name ?? null };
+          const view = { method: request.method, params: request.params, query: request.query, headers: request.headers, payload: request.payload, clientAddress: clientAddress(request), gone: goneWatch(request), caller: callerOf(request)?.name ?? null };
           return reply(request, h, await f.invoke(deps, view, input), deps);
         },
       },

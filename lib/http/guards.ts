@@ -1,6 +1,9 @@
 // What every request passes before its route runs: who the client is (behind a trusted proxy),
 // well-formed HTTP/1.1, the API key, and input keys bound case-insensitively, each refused with a
 // JSON error that says why; and a connection we can still answer on, else nothing runs.
+import type { Socket } from 'node:net';
+import { replaceInput } from '../internals/hapi';
+import { destroySoon } from '../internals/node';
 import Boom from '@hapi/boom';
 import type Hapi from '@hapi/hapi';
 import type { ApiRole, Config } from '../process/config';
@@ -17,6 +20,13 @@ export interface KeyLists {
   access?: ApiRole;
 }
 
+/** A route's key lists, if it has them (the function routes do; hapi-swagger's and the dashboard's have `{}`). */
+function keyListsOf(app: unknown): KeyLists | undefined {
+  return typeof app === 'object' && app !== null && 'query' in app && Array.isArray(app.query) && 'payload' in app && Array.isArray(app.payload)
+    ? { query: app.query, payload: app.payload, ...('access' in app && (app.access === 'wcs' || app.access === 'operator' || app.access === 'monitor') && { access: app.access }) }
+    : undefined;
+}
+
 /**
  * The payload settings the guards need of every route (lib/http/server.ts): hapi reads a body, and
  * unzips it, but leaves it as bytes; the guards parse it as JSON with its text at hand.
@@ -25,7 +35,7 @@ export const rawBodies = { parse: 'gunzip', output: 'data' } as const;
 
 /**
  * A request that arrived after we ended its connection: we closed an idle keep-alive connection,
- * or asked a client for proof of read (lib/queue/connection-watch.ts), at the moment it sent the
+ * or asked a client for proof of read (lib/http/read-proof/connection-watch.ts), at the moment it sent the
  * request; or it was pipelined behind a response that closed the connection. Node's http server
  * still parses and dispatches it, but its answer cannot reach the client, so it must have no
  * effect either: a POST run now would reach the sorter with the client told nothing (it would
@@ -37,13 +47,13 @@ export const rawBodies = { parse: 'gunzip', output: 'data' } as const;
 function unanswerable(request: Hapi.Request): boolean {
   // A real socket; server.inject's stand-in has neither property.
   // (Not `req.destroyed`: Node destroys a request's stream once its body is read.)
-  const socket = request.raw.req.socket as { writableEnded?: boolean; destroyed?: boolean; destroySoon?(): void };
+  const socket = request.raw.req.socket as Partial<Socket>;
   if (socket.writableEnded !== true && socket.destroyed !== true) return false;
   // What the access log and the metrics record: nothing is sent.
   request.raw.res.statusCode = 499;
   // Our FIN is out: closed once what was written before it is flushed (the response this request
   // will never have would otherwise hold the connection open).
-  if (socket.writableEnded === true) socket.destroySoon?.();
+  if (socket.writableEnded === true) destroySoon(socket as Socket);
   return true;
 }
 
@@ -56,7 +66,7 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
   const checkKey = config.ApiKeys.length > 0 ? apiKeyCheck(config.ApiKeys) : null;
   server.ext('onRequest', (request, h) => {
     const { httpVersion, headers } = request.raw.req;
-    (request.app as { clientAddress?: string | null }).clientAddress = resolveClient(request.info.remoteAddress, headers['x-forwarded-for']);
+    request.app.clientAddress = resolveClient(request.info.remoteAddress, headers['x-forwarded-for']);
     if (httpVersion !== '1.0' && !headers.host) throw Boom.badRequest('the request is not valid HTTP/1.1: it has no Host header');
     answerOversizedChunkedBodies(request.raw.req);
     if (checkKey) (request.app as { caller?: unknown }).caller = checkKey(request);
@@ -66,21 +76,19 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
   server.ext('onPostAuth', (request, h) => {
     // Our last step before validation and the handler (the body is read by now): see `unanswerable`.
     if (unanswerable(request)) return h.abandon;
-    const keys = request.route.settings.app as KeyLists | undefined;
+    const keys = keyListsOf(request.route.settings.app);
     // The route is known now: a key of the wrong role is refused before anything runs.
     if (checkKey) checkRole((request.app as { caller?: Parameters<typeof checkRole>[0] }).caller, keys?.access, request.path);
-    // hapi's types mark these read-only; hapi's own validation assigns them the same way.
-    const writable = request as unknown as { query: unknown; payload: unknown };
-    if (keys?.query?.length) writable.query = canonicalKeys(request.query, keys.query, 'query');
+    if (keys?.query.length) replaceInput(request, 'query', canonicalKeys(request.query, keys.query, 'query'));
     // The body as hapi read it (`rawBodies`), unzipped, at most MaxPayloadBytes: parsed here as hapi
     // would, and its text checked for a field given twice under the same spelling (JSON.parse keeps
     // the last of two equal keys, which must be refused like two spellings of one field are).
     if (Buffer.isBuffer(request.payload)) {
       const text = request.payload.toString('utf8');
-      writable.payload = parseJsonBody(text);
-      if (keys?.payload?.length) refuseRepeatedKeys(text, keys.payload);
+      replaceInput(request, 'payload', parseJsonBody(text));
+      if (keys?.payload.length) refuseRepeatedKeys(text, keys.payload);
     }
-    if (keys?.payload?.length) writable.payload = canonicalKeys(request.payload, keys.payload, 'body');
+    if (keys?.payload.length) replaceInput(request, 'payload', canonicalKeys(request.payload, keys.payload, 'body'));
     return h.continue;
   });
 }

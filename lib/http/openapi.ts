@@ -41,7 +41,7 @@ const MESSAGE_HEADERS = {
 const RETRY_AFTER = { 'Retry-After': { description: 'Seconds after which to send the request again', schema: { type: 'integer' } } };
 
 const refName = (ref: string) => ref.slice(ref.lastIndexOf('/') + 1);
-const isEnumModel = (s: Schema | undefined) => s !== undefined && Array.isArray(s.enum) && s.type === 'string';
+const isEnumModel = (s: Schema | undefined): s is Schema & { enum: unknown[] } => s !== undefined && Array.isArray(s.enum) && s.type === 'string';
 const JSON_MEDIA = 'application/json';
 
 /**
@@ -53,18 +53,19 @@ const JSON_MEDIA = 'application/json';
 function documentSuccessRange(op: Operation, schemas: Record<string, Schema>): void {
   const responses = op.responses ?? {};
   const codes = Object.keys(responses).filter((code) => /^2\d\d$/.test(code) && Number(code) > 207);
-  const bodies = codes.map((code) => responses[code].content?.[JSON_MEDIA]?.schema).filter((s): s is Schema => s?.$ref !== undefined);
+  const bodies = codes.map((code) => responses[code]?.content?.[JSON_MEDIA]?.schema).filter((s): s is Schema & { $ref: string } => s?.$ref !== undefined);
   if (bodies.length === 0 || responses['2XX']) return;
   // Each body's Type is a required single-value enum ("REQUEST"): a discriminator tells typed clients (Java, C#) which model to read.
-  const typeOf = (s: Schema) => {
-    const model = schemas[refName(s.$ref!)];
+  const typeOf = (s: Schema & { $ref: string }) => {
+    const model = schemas[refName(s.$ref)];
     const type = model?.properties?.Type;
     return model?.required?.includes('Type') && type?.enum?.length === 1 ? String(type.enum[0]) : undefined;
   };
   const types = bodies.map(typeOf);
+  const [only] = bodies;
   const schema: Schema =
-    bodies.length === 1
-      ? { $ref: bodies[0].$ref }
+    bodies.length === 1 && only
+      ? { $ref: only.$ref }
       : {
           oneOf: bodies.map((s) => ({ $ref: s.$ref })),
           ...(types.every((t) => t !== undefined) && { discriminator: { propertyName: 'Type', mapping: Object.fromEntries(bodies.map((s, i) => [types[i], s.$ref])) } }),
@@ -97,9 +98,10 @@ function markBodyRequired(op: Operation, schemas: Record<string, Schema>): void 
 export function finishDocument(doc: OpenApiDocument, options: { security: boolean }): OpenApiDocument {
   const schemas = doc.components?.schemas ?? {};
   const inline = (owner: Schema) => {
-    for (const [key, prop] of Object.entries(owner.properties ?? {})) {
+    const properties = owner.properties ?? {};
+    for (const [key, prop] of Object.entries(properties)) {
       const target = prop.$ref ? schemas[refName(prop.$ref)] : undefined;
-      if (prop.$ref && isEnumModel(target) && !DOMAIN_ENUMS.has(refName(prop.$ref))) owner.properties![key] = structuredClone(target!);
+      if (prop.$ref && isEnumModel(target) && !DOMAIN_ENUMS.has(refName(prop.$ref))) properties[key] = structuredClone(target);
     }
   };
   for (const schema of Object.values(schemas)) inline(schema);
@@ -109,15 +111,16 @@ export function finishDocument(doc: OpenApiDocument, options: { security: boolea
   }
   for (const [name, values] of DOMAIN_ENUMS) if (schemas[name]) schemas[name].enum = [...values, ...(schemas[name].nullable ? [null] : [])];
   const nullableEnums = (s: Schema) => {
-    if (isEnumModel(s) && s.nullable && !s.enum!.includes(null)) s.enum!.push(null);
+    if (isEnumModel(s) && s.nullable && !s.enum.includes(null)) s.enum.push(null);
     for (const p of Object.values(s.properties ?? {})) nullableEnums(p);
     if (s.items) nullableEnums(s.items);
   };
   for (const schema of Object.values(schemas)) nullableEnums(schema);
   // A field that echoes what a client sent (`.meta({ anyJson: true })`): any JSON value, so no type.
   const anyJson = (s: Schema) => {
-    for (const [key, p] of Object.entries(s.properties ?? {})) {
-      if ((p['x-meta'] as { anyJson?: boolean } | undefined)?.anyJson) s.properties![key] = { description: p.description, example: p.example };
+    const properties = s.properties ?? {};
+    for (const [key, p] of Object.entries(properties)) {
+      if ((p['x-meta'] as { anyJson?: boolean } | undefined)?.anyJson) properties[key] = { description: p.description, example: p.example };
       else anyJson(p);
     }
     if (s.items) anyJson(s.items);

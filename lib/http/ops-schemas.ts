@@ -99,6 +99,42 @@ export const statusDto = Joi.object({
     AckedBeforeSync: Joi.number().integer().required().description('Sorter telegrams acknowledged before their sync ended, since start (AckUnsyncedAfterMs: a stalled disk); a power cut during such a stall may lose them'),
     LastError: Joi.string().allow(null).required().description('Failing: why the last transaction failed'),
     ReadOnly: Joi.boolean().required().description('The database file cannot be written: messages can be read, nothing is accepted'),
+    Disk: Joi.object({
+      State: Joi.string().valid('Ok', 'Low', 'Unknown').required().description("Low: less is free on the database's file system than LowBelowBytes (HistoryKeepFreeShare of it, at least 2%): the history is cut so that the database does not grow, but the disk is filling; Unknown: its size cannot be read"),
+      FreeBytes: Joi.number().integer().allow(null).required().description('Free on the file system (what the service may still use)'),
+      SizeBytes: Joi.number().integer().allow(null).required().description("The file system's size"),
+      LowBelowBytes: Joi.number().integer().allow(null).required().description('The disk is Low below this much free'),
+    })
+      .required()
+      .label('DiskStatus')
+      .description('The file system that holds the database, as last measured (every 5 s)'),
+    History: Joi.object({
+      FilesBytes: Joi.number().integer().required().description('The database file, its WAL and the traffic log together: what the size bound counts'),
+      DatabaseBytes: Joi.number().integer().required(),
+      WalBytes: Joi.number().integer().required(),
+      TrafficLogBytes: Joi.number().integer().required().description('Service_PLC.log and its rotated files (0 when not kept)'),
+      UsedDatabaseBytes: Joi.number().integer().required().description("The database's pages in use; the rest of the file is pages the purge freed, which new rows reuse"),
+      BoundBytes: Joi.number().integer().allow(null).required().description('The most the database, its WAL and the traffic log may take together; null when the file system cannot be measured'),
+      BoundBy: Joi.string().valid('HistoryMaxBytes', 'HistoryMaxDiskShare', 'HistoryKeepFreeShare', 'None').required().description('The setting that makes the bound now (HistoryKeepFreeShare: the free space, what other programs take counted)'),
+      Rows: Joi.number().integer().required().description('Rows of delivered_history and outbox_history (from their ids)'),
+      OldestAt: Joi.string().allow(null).required().description('The oldest delivery the history holds'),
+      RetentionDays: Joi.number().integer().required().description('HistoryRetentionDays: the age bound'),
+      BytesPerDay: Joi.number().integer().allow(null).required().description("The history's bytes a day, at the rate it shows itself (its pages in use over the time it spans); null while it spans less than 10 s"),
+      DaysFit: Joi.number().allow(null).required().description('Days of history the size bound holds at that rate'),
+      RetentionMet: Joi.boolean().allow(null).required().description('false: the size bound cuts the history short of HistoryRetentionDays (logged once as a warning)'),
+      SizeCutsFrom: Joi.string().allow(null).required().description('When the size bound begins to cut the history short of HistoryRetentionDays (now or earlier: it does); null when it does not'),
+      Cuts: Joi.number().integer().required().description('Purges made for the size bound since start'),
+      CutRows: Joi.number().integer().required().description('History rows they purged'),
+      LastCut: Joi.object({ At: Joi.string().required(), Rows: Joi.number().integer().required(), Cutoff: Joi.string().required(), Chunks: Joi.number().integer().required(), Ms: Joi.number().integer().required() })
+        .allow(null)
+        .required()
+        .label('HistoryCut')
+        .description('The last purge for the size bound: when, how many rows, delivered before when, in how many chunks, how long'),
+      MeasuredAt: Joi.string().required(),
+    })
+      .required()
+      .label('HistoryStorage')
+      .description('The delivery history bounded by age (HistoryRetentionDays) and by size (HistoryMaxBytes or HistoryMaxDiskShare, HistoryKeepFreeShare), as last measured (every 5 s); docs/operations.md, "Sizing the card"'),
   })
     .required()
     .label('StorageStatus')

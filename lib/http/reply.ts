@@ -1,8 +1,8 @@
 // The one place handler results become HTTP: status codes, the message responses handed to the
 // delivery tracker, 503s with Retry-After.
 import Boom from '@hapi/boom';
-import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
-import type { DeliveryTracker } from '../queue/delivery';
+import type { ReqRef, ReqRefDefaults, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import type { DeliveryTracker } from './read-proof/delivery';
 import type { GoneWatch } from '../queue/dispatcher';
 import type { WakeMeter } from '../ops/latency';
 import type { SorterMessage } from '../../model/messages';
@@ -12,12 +12,28 @@ import type { HandlerResult } from '../functions/results';
 export const MessageStatusCode = { REQUEST: 210, VERIFY: 212, SCAN: 211 } as const;
 const ReasonPhrase = { REQUEST: 'Request', VERIFY: 'Verify', SCAN: 'Scan' } as const;
 
-/** True for server.inject() requests (hapi has the getter; its typings declare it only under `auth`). */
-const isInjected = (request: Request): boolean => (request as unknown as { isInjected: boolean }).isInjected === true;
+declare module '@hapi/hapi' {
+  // What the server keeps on a request for later steps of the same request.
+  interface RequestApplicationState {
+    /** The client's address, resolved at onRequest (lib/http/guards.ts); undefined before. */
+    clientAddress?: string | null;
+    /** The message a GET handed out, for the access log and the metrics. */
+    handedOut?: HandedOut;
+  }
+  // hapi has the getter; its typings declare it only under `auth`.
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  interface Request<Refs extends ReqRef = ReqRefDefaults> {
+    /** True for server.inject() requests. */
+    readonly isInjected?: boolean;
+  }
+}
+
+/** True for server.inject() requests. */
+const isInjected = (request: Request): boolean => request.isInjected === true;
 
 /** The client's address as recorded in logs, the delivery history and the outbox (behind a trusted proxy: from X-Forwarded-For, resolved by the server at onRequest). */
 export const clientAddress = (request: Request): string | null => {
-  const resolved = (request.app as { clientAddress?: string | null }).clientAddress;
+  const resolved = request.app.clientAddress;
   return resolved !== undefined ? resolved : request.info.remoteAddress || null;
 };
 
@@ -29,7 +45,7 @@ export interface ReplyContext {
 
 /**
  * The one place handler results become HTTP. A message response is handed to the delivery
- * tracker (lib/queue/delivery.ts), which removes the message from its queue once the client has
+ * tracker (lib/http/read-proof/delivery.ts), which removes the message from its queue once the client has
  * read it, or puts it back at the head.
  */
 export function reply(request: Request, h: ResponseToolkit, result: HandlerResult, context: ReplyContext): ResponseObject | symbol {
@@ -47,7 +63,7 @@ export function reply(request: Request, h: ResponseToolkit, result: HandlerResul
     }
     case 'message': {
       // A client known to be gone (or a connection we have closed) gets nothing written; a FIN that Node has not read yet is
-      // judged by the tracker after the write (lib/queue/delivery.ts). This response bypasses hapi's
+      // judged by the tracker after the write (lib/http/read-proof/delivery.ts). This response bypasses hapi's
       // asynchronous response pipeline so that the look, the tracking and the write are one
       // synchronous step.
       const { res, req } = request.raw;
@@ -85,7 +101,7 @@ export interface HandedOut {
 }
 
 /** The message this request was answered with, if any. */
-export const handedOut = (request: Request): HandedOut | undefined => (request.app as { handedOut?: HandedOut }).handedOut;
+export const handedOut = (request: Request): HandedOut | undefined => request.app.handedOut;
 
 /**
  * When the client's connection closes before its response is written (a long poll it gave up).

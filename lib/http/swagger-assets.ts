@@ -1,5 +1,5 @@
 // Loads hapi-swagger without evaluating Swagger UI's browser bundle in Node (memory).
-import Module from 'node:module';
+import { substituteModule } from '../internals/node';
 
 /**
  * hapi-swagger only needs swagger-ui-dist's folder (it serves the UI's files from disk with
@@ -8,12 +8,6 @@ import Module from 'node:module';
  * after loading hapi-swagger). Put the package's lightweight entry, the folder lookup alone,
  * in the module cache first. Import this module before hapi-swagger.
  */
-const id = require.resolve('swagger-ui-dist');
-if (!require.cache[id]) {
-  const getAbsoluteFSPath = require('swagger-ui-dist/absolute-path.js') as () => string;
-  const stub = new Module(id);
-  stub.filename = id;
-  stub.loaded = true;
-  stub.exports = { getAbsoluteFSPath, absolutePath: getAbsoluteFSPath };
-  require.cache[id] = stub;
-}
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS file of the package, loaded as it is
+const getAbsoluteFSPath = require('swagger-ui-dist/absolute-path.js') as () => string;
+substituteModule('swagger-ui-dist', { getAbsoluteFSPath, absolutePath: getAbsoluteFSPath });

@@ -1,6 +1,8 @@
 // What goes wrong below hapi, on the wire: requests Node's parser refuses and oversized chunked
 // bodies, answered with the same JSON errors as everything else.
 import type { IncomingMessage } from 'node:http';
+import { replaceClientErrorHandler } from '../internals/hapi';
+import { responseInProgress, takeOverDestroy } from '../internals/node';
 
 /** How much of an oversized chunked body is read away (and for how long) so that its 413 arrives. */
 const OVERSIZED_DRAIN_BYTES = 1024 * 1024;
@@ -14,8 +16,7 @@ const OVERSIZED_DRAIN_MS = 5000;
  */
 export function answerOversizedChunkedBodies(req: IncomingMessage): void {
   if (!req.headers['transfer-encoding'] || req.headers['content-length'] !== undefined) return;
-  const destroy = req.destroy.bind(req);
-  req.destroy = (err?: Error) => {
+  takeOverDestroy(req, (err, destroy) => {
     // hapi's reader has given up (413): let go of it and of what it collected, or every drained
     // request would hold its body until the drain ends.
     req.unpipe();
@@ -30,10 +31,11 @@ export function answerOversizedChunkedBodies(req: IncomingMessage): void {
     });
     req.once('end', done);
     req.once('close', done);
+    // Typed as always set, but Node nulls a message's socket once it is detached from it.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
     req.socket?.once('close', done);
     req.resume();
-    return req;
-  };
+  });
 }
 
 /** What Node's HTTP parser refused, in words a client developer can act on. */
@@ -65,8 +67,7 @@ function parserErrorMessage(err: NodeJS.ErrnoException): string {
  * Replaces hapi's handler, which writes an empty 400.
  */
 export function answerParserErrors(listener: import('node:http').Server): void {
-  listener.removeAllListeners('clientError');
-  listener.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:net').Socket) => {
+  replaceClientErrorHandler(listener, (err, socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') {
       socket.destroy();
       return;
@@ -79,7 +80,7 @@ export function answerParserErrors(listener: import('node:http').Server): void {
       else socket.destroy();
     };
     // A response still being written on this connection (a pipelined request went wrong) finishes first.
-    const current = (socket as unknown as { _httpMessage?: import('node:http').ServerResponse })._httpMessage;
+    const current = responseInProgress(socket);
     if (current && !current.writableFinished) current.once('finish', write);
     else write();
   });

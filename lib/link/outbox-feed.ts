@@ -4,8 +4,8 @@
 import { lastingFailure } from '../../db/lasting-failure';
 import type { OutboxEntry, OutboxReads } from '../../db/outbox-store';
 import type { Logger } from '../process/logger';
-import { MAX_SEQUENCE, type Telegram, TelegramError, type TelegramType } from '../telegram/codec';
-import { type TelegramWire, defaultWire } from '../telegram/wire';
+import { MAX_SEQUENCE, type Telegram, TelegramError, type TelegramType } from '../telegram/telegram';
+import { type TelegramWire, defaultWire } from '../layout/wire';
 import type { InboundMessage, Outbound, Refusal, SessionPort } from './session-port';
 
 /** Outbound data telegrams are numbered by their outbox id (1..max, the layout's), so a resend after a restart keeps its number. */
@@ -35,10 +35,13 @@ export interface OutboxFeedDeps {
  * anything else (a resync after a reconnect, rows another process wrote) is read from the table
  * in order.
  */
+/** An outbox entry's telegram: its type and encoded data. */
+export type OutboundTelegram = { type: TelegramType; data: string };
+
 export class OutboxFeed implements SessionPort<OutboxEntry> {
-  /** performance.now() when the bytes being decoded arrived (set by the link; wake latency). */
-  arrivedAt = 0;
   private lastSentId = 0;
+  /** The telegrams of entries offered already encoded (checked against the layout before the commit): not encoded again. */
+  private readonly encodedOnOffer = new WeakMap<OutboxEntry, OutboundTelegram>();
   /** Entries offered since the last read, in id order. */
   private offered: OutboxEntry[] = [];
   /** The newest outbox id known to exist (offered, or found at connect): past it, nothing to read. */
@@ -57,10 +60,13 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
    * A new entry is committed. `connected`: keep it in memory to send without reading it back.
    * `acknowledged`: called on the sorter's ACK of it (forgotten if it is refused or dropped).
    */
-  offer(entry: OutboxEntry, connected: boolean, acknowledged?: () => void): void {
+  offer(entry: OutboxEntry, connected: boolean, acknowledged?: () => void, telegram?: OutboundTelegram): void {
     this.newestId = Math.max(this.newestId, entry.id);
     if (acknowledged) this.listeners.set(entry.id, acknowledged);
-    if (connected && this.offered.length < this.deps.maxOffered) this.offered.push(entry);
+    if (connected && this.offered.length < this.deps.maxOffered) {
+      this.offered.push(entry);
+      if (telegram) this.encodedOnOffer.set(entry, telegram);
+    }
   }
 
   /** A connection is up: start again at the oldest unacknowledged entry, numbered `nextSeq` (0: none). */
@@ -87,12 +93,18 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
     while (out.length < max && (thorough || this.lastSentId < this.newestId)) {
       thorough = false;
       // Outbox ids are consecutive (one above the highest given, db/queue-rows.ts nextId, and a rolled-back insert takes none).
-      while (this.offered.length > 0 && this.offered[0].id <= this.lastSentId) this.offered.shift();
+      while ((this.offered[0]?.id ?? Infinity) <= this.lastSentId) this.offered.shift();
       const entries: OutboxEntry[] = [];
-      for (let id = this.lastSentId + 1; entries.length < max - out.length && this.offered[0]?.id === id; id++) entries.push(this.offered.shift()!);
+      for (let id = this.lastSentId + 1; entries.length < max - out.length; id++) {
+        const next = this.offered[0];
+        if (next?.id !== id) break;
+        entries.push(next);
+        this.offered.shift();
+      }
       if (entries.length === 0) entries.push(...this.deps.outbox.after(this.lastSentId, max - out.length));
-      if (entries.length === 0) break;
-      this.newestId = Math.max(this.newestId, entries[entries.length - 1].id);
+      const last = entries.at(-1);
+      if (!last) break;
+      this.newestId = Math.max(this.newestId, last.id);
       for (const entry of entries) {
         this.lastSentId = entry.id;
         const telegram = this.expired(entry, nowMs) ? null : this.encoded(entry, nowMs);
@@ -119,7 +131,7 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
 
   /** Decoded here (a bad field throws: NAK 02), committed by the telegram trigger. */
   deliver(t: Telegram, after: number | null, resent: boolean): Promise<void> {
-    return this.deps.receive(t.type, { seq: t.seq, after, message: this.wire.sorterMessageOf(t), arrivedAt: this.arrivedAt, resent });
+    return this.deps.receive(t.type, { seq: t.seq, after, message: this.wire.sorterMessageOf(t), arrivedAt: t.arrivedAt ?? performance.now(), resent });
   }
 
   /** A commit that failed for a reason a resend would meet again (db/lasting-failure.ts). */
@@ -144,7 +156,9 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   }
 
   /** The entry's telegram; one the sorter's layout cannot carry (a value wider than its field, a type it lacks) is dropped, never cut. */
-  private encoded(entry: OutboxEntry, nowMs: number): { type: TelegramType; data: string } | null {
+  private encoded(entry: OutboxEntry, nowMs: number): OutboundTelegram | null {
+    const ready = this.encodedOnOffer.get(entry);
+    if (ready) return ready;
     try {
       return this.wire.outboundData(entry.message);
     } catch (err) {

@@ -1,9 +1,10 @@
 // The peer's half of a telegram session: its session (SYNS and its epoch), the numbering of its
 // data telegrams (the numbers it refused for good count as handled), repeats, and each
 // telegram's delivery to the port before its ACK (or NAK).
-import { NakReason, type Telegram, TelegramError, type TelegramType } from '../telegram/codec';
-import type { TelegramWire } from '../telegram/wire';
+import { NakReason, type Telegram, TelegramError, type TelegramType } from '../telegram/telegram';
+import type { TelegramWire } from '../layout/wire';
 import { RefuseError, type SessionCounters, type SessionEvents, type SessionPort, isRepeat } from './session-port';
+import { errorMessage } from '../process/errors';
 
 /** What the inbound half needs of its session: its answers out, and which connection is up. */
 export interface InboundLine {
@@ -96,12 +97,12 @@ export class InboundNumbering<R> {
     try {
       f = this.wire.decodeData('SYNS', t.data);
     } catch (err) {
-      return this.line.nak(t.seq, 'SYNS', NakReason.BAD_DATA, (err as Error).message, t);
+      return this.line.nak(t.seq, 'SYNS', NakReason.BAD_DATA, errorMessage(err), t);
     }
     if (f.Epoch !== this.peerEpoch) {
       // A new session of the peer (it restarted): its numbering starts afresh.
-      const next = f.NextSeq as number;
-      this.peerEpoch = f.Epoch as string;
+      const next = Number(f.NextSeq); // the SYNS fields: a number and a text (lib/telegram/contract.ts)
+      this.peerEpoch = String(f.Epoch);
       this.peerGen += 1;
       this.lastSeqIn = this.keptSeqIn = next > 1 ? next - 1 : 0;
       this.inOrderOnly = false;

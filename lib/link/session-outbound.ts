@@ -1,8 +1,8 @@
 // Our half of a telegram session: the handshake that opens each connection (SYNS, the backlog,
 // SYNE), the window of data telegrams in flight, their resend after the ACK timeout, and the
 // peer's ACK or NAK of each.
-import type { Telegram, TelegramType } from '../telegram/codec';
-import type { TelegramWire } from '../telegram/wire';
+import type { Telegram, TelegramType } from '../telegram/telegram';
+import type { TelegramWire } from '../layout/wire';
 import type { Outbound, SessionPort, SessionSettings } from './session-port';
 
 /** What the outbound half needs of its session: a telegram out, and whether a connection is up. */

@@ -1,8 +1,8 @@
 // What a telegram session (lib/link/session.ts) asks of its side, and what it tells it: the
 // port each end implements, the numbering rule for repeats, settings, events and counters.
 import type { SorterMessage } from '../../model/messages';
-import { MAX_SEQUENCE, type Telegram, type TelegramType } from '../telegram/codec';
-import type { TelegramWire } from '../telegram/wire';
+import { MAX_SEQUENCE, type Telegram, type TelegramType } from '../telegram/telegram';
+import type { TelegramWire } from '../layout/wire';
 
 /** Numbers within this distance at or before the last accepted one are repeats, not new telegrams. */
 const REPEAT_WINDOW = 100_000;

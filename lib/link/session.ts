@@ -4,10 +4,11 @@
 // keeps the frames and the timers; our telegrams are lib/link/session-outbound.ts, the peer's
 // lib/link/session-inbound.ts.
 import type { Role, SessionCounters, SessionEvents, SessionPort, SessionSettings } from './session-port';
-import { NakReason, type Telegram, type TelegramType } from '../telegram/codec';
-import { type TelegramWire, defaultWire } from '../telegram/wire';
+import { NakReason, type Telegram, type TelegramType } from '../telegram/telegram';
+import { type TelegramWire, defaultWire } from '../layout/wire';
 import { InboundNumbering, type InboundLine } from './session-inbound';
 import { OutboundWindow, type OutboundLine } from './session-outbound';
+import { errorMessage } from '../process/errors';
 
 /**
  * One end of a telegram session: framing through the wire of its layout (protocol version 1
@@ -83,8 +84,8 @@ export class TelegramSession<R> {
     this.outbound.close();
   }
 
-  /** Bytes from the connection. */
-  receive(chunk: Buffer | string): void {
+  /** Bytes from the connection, and when they arrived (performance.now(); now if not given). */
+  receive(chunk: Buffer | string, arrivedAt = performance.now()): void {
     const now = this.clock();
     this.lastBytesAt = now;
     for (const item of this.decoder.push(chunk)) {
@@ -95,8 +96,8 @@ export class TelegramSession<R> {
       }
       this.counters.telegramsIn += 1;
       this.lastInAt = now;
-      this.events.telegram?.('IN', this.wire.readable(item.content), now);
-      this.onTelegram(item.content);
+      this.events.telegram?.('IN', this.wire.readable(item.content, item.raw), now);
+      this.onTelegram(item.content, arrivedAt, item.raw);
     }
   }
 
@@ -154,12 +155,13 @@ export class TelegramSession<R> {
     this.outbound.refused(t, code, text);
   }
 
-  private onTelegram(content: string): void {
+  private onTelegram(content: string, arrivedAt: number, raw?: Buffer): void {
     let t: Telegram;
     try {
-      t = this.wire.parseContent(content);
+      t = this.wire.parseContent(content, raw);
+      t.arrivedAt = arrivedAt;
     } catch (err) {
-      return this.nak(this.wire.sequenceOf(content), 'LIFE', NakReason.MALFORMED, (err as Error).message);
+      return this.nak(this.wire.sequenceOf(content), 'LIFE', NakReason.MALFORMED, errorMessage(err));
     }
     this.events.validTelegram?.(t);
     if (t.flag === 'A') return this.outbound.acknowledged(t);

@@ -4,6 +4,7 @@
 import type { OutboxEntry } from '../../db/outbox-store';
 import type { DeliveryState, OutboundMessage } from '../../model/messages';
 import type { SessionCounters } from './session-port';
+import type { OutboundEncoding } from '../layout/wire';
 
 /** What GET /status shows of the link to the sorter. */
 export interface SorterLinkStatus {
@@ -36,7 +37,7 @@ export interface SorterLink {
    * A new outbox entry is committed: send what the link can now. Says how that entry travels.
    * `acknowledged` is called when the sorter acknowledges it (an ACK, in a layout that has them).
    */
-  offer(entry: OutboxEntry, acknowledged?: () => void): DeliveryState;
+  offer(entry: OutboxEntry, acknowledged?: () => void, encoded?: OutboundEncoding): DeliveryState;
   /**
    * An entry offered now would likely be acknowledged within moments: the link is up, its layout
    * acknowledges each telegram, and the window has room. A POST's entry may then be sent before its
@@ -44,11 +45,13 @@ export interface SorterLink {
    */
   acknowledgesPromptly(): boolean;
   /**
-   * Why the sorter's layout cannot carry `message` (a value wider than its field there, a value its
-   * enum has no code for, a telegram type it lacks), or null: asked before a POST is committed, so
-   * that the WCS gets a 400 naming the field instead of a 200 for an entry dropped at sending.
+   * `message` as the sorter's layout carries it, or why it cannot (a value wider than its field
+   * there, a value its enum has no code for, a telegram type it lacks): asked before a POST is
+   * committed, so that the WCS gets a 400 naming the field instead of a 200 for an entry dropped
+   * at sending; the telegram is given back to `offer`, and so encoded once. Test mode: nothing
+   * is encoded, nothing refused.
    */
-  refuses(message: OutboundMessage): string | null;
+  encode(message: OutboundMessage): OutboundEncoding | null;
   stop(): Promise<void>;
 }
 
@@ -68,7 +71,7 @@ export function offlineLink(address: string | null): SorterLink {
     recentTelegrams: () => [],
     offer: () => 'Queued',
     acknowledgesPromptly: () => false,
-    refuses: () => null,
+    encode: () => null,
     stop: async () => {},
   };
 }

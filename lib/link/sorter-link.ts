@@ -8,8 +8,8 @@ import { ThrottledLog } from '../process/log-throttle';
 import { Recent } from './recent';
 import type { Logger } from '../process/logger';
 import type { DeliveryState, OutboundMessage } from '../../model/messages';
-import type { TelegramType } from '../telegram/codec';
-import { type TelegramWire, defaultWire } from '../telegram/wire';
+import type { TelegramType } from '../telegram/telegram';
+import { type OutboundEncoding, type TelegramWire, defaultWire } from '../layout/wire';
 import type { TrafficLogWriter } from './traffic-log';
 import { OutboxFeed, type OutboxFeedDeps, seqOfOutboxId } from './outbox-feed';
 import { TelegramSession } from './session';
@@ -145,8 +145,8 @@ export class TcpSorterLink implements SorterLink {
     return linkStatus({ connected, address: this.address, since: this.since, lastInAt, lastOutAt, counters, connections: this.connections, dropped, inFlight, refusing: this.refusing });
   }
 
-  offer(entry: OutboxEntry, acknowledged?: () => void): DeliveryState {
-    this.feed.offer(entry, this.session.connected, acknowledged);
+  offer(entry: OutboxEntry, acknowledged?: () => void, encoded?: OutboundEncoding): DeliveryState {
+    this.feed.offer(entry, this.session.connected, acknowledged, encoded?.telegram ?? undefined);
     this.session.pump();
     this.armTick();
     return this.session.inFlightRef(seqOfOutboxId(entry.id, this.wire.maxSequence))?.id === entry.id ? 'Sent' : 'Queued';
@@ -156,8 +156,8 @@ export class TcpSorterLink implements SorterLink {
     return this.session.connected && this.wire.acks && this.session.inFlight < this.window;
   }
 
-  refuses(message: OutboundMessage): string | null {
-    return this.wire.refusal(message);
+  encode(message: OutboundMessage): OutboundEncoding {
+    return this.wire.encodeOutbound(message);
   }
 
   async stop(): Promise<void> {
@@ -184,8 +184,7 @@ export class TcpSorterLink implements SorterLink {
     socket.on('connect', () => this.onConnect(socket));
     socket.on('data', (chunk) => {
       if (socket !== this.socket) return;
-      this.feed.arrivedAt = performance.now();
-      this.session.receive(chunk);
+      this.session.receive(chunk, performance.now());
       this.armTick();
     });
     socket.on('error', (err: NodeJS.ErrnoException) => {

@@ -1,7 +1,7 @@
 // Service_PLC.log: one line per telegram in and out, rotated by size; and its parser.
 import fs from 'node:fs';
 import path from 'node:path';
-import { freeBytes } from '../../db/disk';
+import { freeBytes } from '../host/disk';
 
 /**
  * One line of Service_PLC.log, the sorter link's traffic log (docs/traffic-log.md):
@@ -25,9 +25,9 @@ export function formatTrafficLine(time: Date, direction: Direction, content: str
 
 /** Parse one log line; undefined if it is not a traffic line. Blank and '#' lines are not data. */
 export function parseTrafficLine(line: string): TrafficLine | undefined {
-  const m = LINE.exec(line.replace(/\r$/, ''));
-  if (!m) return undefined;
-  return { time: m[1], direction: m[2] as Direction, content: m[3] };
+  const [, time, direction, content] = LINE.exec(line.replace(/\r$/, '')) ?? [];
+  if (time === undefined || direction === undefined || content === undefined) return undefined;
+  return { time, direction: direction === 'IN' ? 'IN' : 'OUT', content };
 }
 
 /** What the traffic log tells its owner: it stopped writing (and why), or writes again. */
@@ -134,7 +134,8 @@ export class TrafficLogWriter {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     if (this.gathered.length === 0) return;
-    const text = this.gathered.length === 1 ? this.gathered[0] : this.gathered.join('');
+    const [only] = this.gathered;
+    const text = this.gathered.length === 1 && only !== undefined ? only : this.gathered.join('');
     this.gathered = [];
     this.gatheredBytes = 0;
     // A stream that failed meanwhile is destroyed: its lines are dropped, and counted.

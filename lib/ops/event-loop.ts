@@ -9,7 +9,7 @@ import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 export const SAMPLE_AFTER_WORK_MS = 1000;
 
 /** The sampling interval while the loop has work (ms). */
-export const SAMPLE_RESOLUTION_MS = 20;
+const SAMPLE_RESOLUTION_MS = 20;
 
 /** What one reader saw since its last look (ms); 0 throughout when the loop had no work. */
 export interface DelaySummary {
@@ -64,7 +64,7 @@ export class EventLoopWatch {
 
   /** A reader of its own (the metrics' event loop lag): each call returns what was seen since the call before. */
   reader(): () => DelaySummary {
-    const share = { held: null as DelaySummary | null };
+    const share: { held: DelaySummary | null } = { held: null };
     this.shares.push(share);
     return () => {
       this.drain();

@@ -1,6 +1,12 @@
 // A window of recent latency samples with percentiles, and the wake-latency meter of /status.
 import { Recent } from '../link/recent';
 
+/** Forget a map's oldest entry (the first one set). */
+function dropOldest<K>(m: Map<K, unknown>): void {
+  const oldest = m.keys().next();
+  if (!oldest.done) m.delete(oldest.value);
+}
+
 /**
  * A window of the most recent latency samples (ms) with percentiles: cheap enough for the hot
  * path (one array write a sample), enough for p50/p99 in /status and the benchmark.
@@ -29,7 +35,7 @@ export class LatencyWindow {
     const n = Math.min(this.count, this.samples.length);
     if (n === 0) return { P50Ms: null, P99Ms: null, Samples: 0 };
     const sorted = Array.from(this.samples.subarray(0, n)).sort((a, b) => a - b);
-    const at = (p: number) => Math.round(sorted[Math.min(n - 1, Math.floor(p * n))] * 100) / 100;
+    const at = (p: number) => Math.round((sorted[Math.min(n - 1, Math.floor(p * n))] ?? Number.NaN) * 100) / 100;
     return { P50Ms: at(0.5), P99Ms: at(0.99), Samples: this.count };
   }
 }
@@ -49,7 +55,7 @@ export class WakeMeter {
 
   /** A message was received (performance.now() of its telegram's arrival). */
   arrived(queue: string, id: number, at: number): void {
-    if (this.arrivals.size >= this.limit) this.arrivals.delete(this.arrivals.keys().next().value!);
+    if (this.arrivals.size >= this.limit) dropOldest(this.arrivals);
     this.arrivals.set(`${queue}:${id}`, at);
   }
 
@@ -81,7 +87,7 @@ export class DecisionMeter {
 
   /** A REQUEST for this item arrived (performance.now() of its telegram). */
   requested(trackId: string, at: number): void {
-    if (this.requested_.size >= this.limit) this.requested_.delete(this.requested_.keys().next().value!);
+    if (this.requested_.size >= this.limit) dropOldest(this.requested_);
     // Deleted first, so that the map stays in the order of arrival (an item that went round moves to the end).
     this.requested_.delete(trackId);
     this.requested_.set(trackId, at);

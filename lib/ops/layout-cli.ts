@@ -1,10 +1,11 @@
 // `npm run layout -- check FILE` and `npm run layout -- decode FILE TELEGRAM`: the commissioning
 // tool for a sorter's layout file (docs/telegram-layouts.md).
 import fs from 'node:fs';
-import { LayoutError, checkLayout, parseLayoutText } from '../telegram/layout-load';
-import { LayoutCodec } from '../telegram/layout-codec';
-import { describeTelegram, layoutTable, telegramBytes } from '../telegram/layout-describe';
+import { LayoutError, checkLayout, parseLayoutText } from '../layout/load';
+import { LayoutCodec } from '../layout/codec';
+import { describeTelegram, layoutTable, telegramBytes } from '../layout/describe';
 import { parseTrafficLine } from '../link/traffic-log';
+import { errorMessage } from '../process/errors';
 
 const USAGE = `usage: npm run layout -- check FILE
        npm run layout -- decode FILE TELEGRAM
@@ -20,7 +21,7 @@ function open(file: string) {
   try {
     raw = parseLayoutText(fs.readFileSync(file, 'utf8'), file);
   } catch (err) {
-    const problems = err instanceof LayoutError ? err.problems : [`cannot be read: ${(err as Error).message}`];
+    const problems = err instanceof LayoutError ? err.problems : [`cannot be read: ${errorMessage(err)}`];
     return { draft: null, layout: null, problems };
   }
   return checkLayout(raw);

@@ -5,7 +5,8 @@ import type { QueueReads } from '../../db/queue-reads';
 import type { StorageStatus } from '../../db/storage-status';
 import type { SorterLink } from '../link/sorter-link-status';
 import type { QueueDispatcher } from '../queue/dispatcher';
-import type { MetricsSnapshot } from './metrics';
+import type { DiskSnapshot, MetricsSnapshot } from './metrics';
+import type { StorageWatch } from './storage-watch';
 
 /** The parts of the running service the metrics read. */
 export interface MetricsSources {
@@ -16,6 +17,7 @@ export interface MetricsSources {
   storage: { status(): StorageStatus };
   requestsRemoved: { Superseded: number; Expired: number };
   deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
+  storageWatch?: Pick<StorageWatch, 'status' | 'diskStatus'>;
 }
 
 const ageSeconds = (since: string | null | undefined, now: Date) => (since ? Math.max(0, (now.getTime() - Date.parse(since)) / 1000) : null);
@@ -27,8 +29,12 @@ export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapsho
     const { waiting, handedOut } = deps.store.counts(q, d.claimedIds);
     return { ready: waiting, unacked: handedOut, oldestAgeSeconds: ageSeconds(deps.store.oldestReceivedAt(q), now), waitingClients: d.waiting };
   };
-  const link = deps.link.status() as ReturnType<SorterLink['status']> & Record<string, unknown>;
-  const n = (key: string) => (typeof link[key] === 'number' ? (link[key] as number) : 0);
+  const link = deps.link.status();
+  // A counter the status may not have (test mode's offline link has none).
+  const n = (key: string) => {
+    const value: unknown = Reflect.get(link, key);
+    return typeof value === 'number' ? value : 0;
+  };
   const storage = deps.storage.status();
   return {
     queues: { sortation: queue('sortation'), destination: queue('destination') },
@@ -53,5 +59,24 @@ export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapsho
     redelivered: deps.dispatchers.sortation.redelivered + deps.dispatchers.destination.redelivered,
     deadLetters: deps.deadLetters.deadLetterCounts(),
     deadLettered: deps.dispatchers.sortation.deadLettered + deps.dispatchers.destination.deadLettered,
+    ...(deps.storageWatch && { disk: diskSnapshot(deps.storageWatch) }),
+  };
+}
+
+/** The disk's figures from the watch's last look. */
+function diskSnapshot(watch: Pick<StorageWatch, 'status' | 'diskStatus'>): DiskSnapshot {
+  const h = watch.status();
+  const d = watch.diskStatus();
+  return {
+    files: { database: h.DatabaseBytes, wal: h.WalBytes, trafficLog: h.TrafficLogBytes },
+    boundBytes: h.BoundBytes,
+    freeBytes: d.FreeBytes,
+    sizeBytes: d.SizeBytes,
+    low: d.State === 'Low',
+    historyBytesPerDay: h.BytesPerDay,
+    historyDaysFit: h.DaysFit,
+    retentionCut: h.RetentionMet === false,
+    cutRows: h.CutRows,
+    cuts: h.Cuts,
   };
 }

@@ -18,6 +18,23 @@ export interface MetricsSnapshot {
   /** Messages in the dead letters now, by the queue they left, and moved there since start. */
   deadLetters: Record<'sortation' | 'destination', number>;
   deadLettered: number;
+  /** The disk and the history's bounds, as last looked at (lib/ops/storage-watch.ts); absent where nothing watches it. */
+  disk?: DiskSnapshot;
+}
+
+/** The disk and the history's bounds at a scrape. */
+export interface DiskSnapshot {
+  files: { database: number; wal: number; trafficLog: number };
+  boundBytes: number | null;
+  freeBytes: number | null;
+  sizeBytes: number | null;
+  low: boolean;
+  historyBytesPerDay: number | null;
+  historyDaysFit: number | null;
+  /** The size bound cuts the history short of HistoryRetentionDays. */
+  retentionCut: boolean;
+  cutRows: number;
+  cuts: number;
 }
 
 const seconds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -40,7 +57,31 @@ function runningTotals(total: (name: string, help: string, value: (s: MetricsSna
   total('messages_dead_lettered_total', 'Messages moved to the dead letters: handed out MaxDeliveries times without proof of the read', (s) => s.deadLettered);
   total('storage_syncs_total', 'Disk syncs (fsync) of the queue database: each a flush an SD card or eMMC must complete', (s) => s.storage.syncs);
   total('storage_acked_before_sync_total', 'Sorter telegrams acknowledged before their disk sync ended, the disk stalling (AckUnsyncedAfterMs): a power cut during such a stall may lose them', (s) => s.storage.ackedBeforeSync);
+  total('history_size_cuts_total', 'Purges of the oldest history made for the size bound (HistoryMaxBytes, HistoryMaxDiskShare, HistoryKeepFreeShare)', (s) => s.disk?.cuts ?? 0);
+  total('history_size_cut_rows_total', 'History rows those purges took', (s) => s.disk?.cutRows ?? 0);
   total('messages_redelivered_total', 'Messages handed out again after a response without proof of its read (possible duplicates)', (s) => s.redelivered);
+}
+
+/** The disk and the history's bounds as gauges (GET /status: Storage.Disk, Storage.History). */
+function diskGauges(gauge: (name: string, help: string, labelNames: string[], set: (g: client.Gauge, s: MetricsSnapshot) => void) => void): void {
+  // A figure not known (a file system that cannot be measured, a history too short to project) is
+  // NaN: a gauge without labels is always exported, and 0 would say "nothing fits", "nothing free".
+  const known = (g: client.Gauge, v: number | null | undefined) => g.set(v ?? Number.NaN);
+  gauge('storage_files_bytes', 'What the size bound counts, by file: the database, its WAL, the traffic log (Service_PLC.log and its rotated files)', ['file'], (g, s) => {
+    g.reset();
+    if (!s.disk) return;
+    g.set({ file: 'database' }, s.disk.files.database);
+    g.set({ file: 'wal' }, s.disk.files.wal);
+    g.set({ file: 'traffic_log' }, s.disk.files.trafficLog);
+  });
+  gauge('storage_bound_bytes', 'The most the database, its WAL and the traffic log may take together: HistoryMaxBytes, or HistoryMaxDiskShare of the file system, less what HistoryKeepFreeShare keeps free', [], (g, s) => known(g, s.disk?.boundBytes));
+  gauge('disk_free_bytes', "Free on the database's file system", [], (g, s) => known(g, s.disk?.freeBytes));
+  gauge('disk_size_bytes', "The database's file system's size", [], (g, s) => known(g, s.disk?.sizeBytes));
+  gauge('disk_low', "1 while the database's file system has less free than the reserve (GET /status: Storage.Disk.State Low): the disk is filling", [], (g, s) => g.set(s.disk?.low ? 1 : 0));
+  gauge('history_bytes_per_day', "The history's bytes a day at the rate it shows itself (NaN while it spans less than 10 s)", [], (g, s) => known(g, s.disk?.historyBytesPerDay));
+  // In seconds, Prometheus's base unit (promtool's check): a day is 86,400.
+  gauge('history_fit_seconds', 'How long a history the size bound holds at that rate, in seconds (GET /status: Storage.History.DaysFit in days; NaN while unknown)', [], (g, s) => known(g, s.disk?.historyDaysFit == null ? null : Math.round(s.disk.historyDaysFit * 86_400)));
+  gauge('history_retention_cut', '1 while the size bound cuts the history short of HistoryRetentionDays at the current rate', [], (g, s) => g.set(s.disk?.retentionCut ? 1 : 0));
 }
 
 /** The registry and the instruments the service updates as things happen. */
@@ -94,6 +135,7 @@ export class Metrics {
     gauge('storage_state', '1 for the storage state in force (Ok, Stalled: a lock or a slow disk, Failing)', ['state'], (g, s) => {
       for (const state of ['Ok', 'Stalled', 'Failing']) g.set({ state }, s.storage.state === state ? 1 : 0);
     });
+    diskGauges(gauge);
     gauge('up', '1: the service answers', [], (g) => g.set(1));
     runningTotals(total);
     // The snapshot lives for one scrape only.

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import { openReader } from '../../db/connection';
 import { ConfigError, databaseFile, loadConfig, resolveHome } from '../process/config';
 import { projectRoot } from '../process/paths';
-import { itemTrace } from './trace';
+import { itemTrace } from '../../db/item-trace';
+import { errorMessage } from '../process/errors';
 
 function main(argv: string[]): number {
   const json = argv.includes('--json');
@@ -18,7 +19,7 @@ function main(argv: string[]): number {
   try {
     file = databaseFile(home, loadConfig(home));
   } catch (err) {
-    process.stderr.write(`trace: ${err instanceof ConfigError ? err.message : (err as Error).message}\n`);
+    process.stderr.write(`trace: ${err instanceof ConfigError ? err.message : errorMessage(err)}\n`);
     return 78;
   }
   if (!fs.existsSync(file)) {

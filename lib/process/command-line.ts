@@ -2,6 +2,7 @@
 // parseArgs, plus `--help`, and a one-line error with the usage instead of a stack trace for an
 // unknown or malformed option.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { errorMessage } from './errors';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values<O extends Options> = ReturnType<typeof parseArgs<{ options: O; strict: true }>>['values'];
@@ -27,7 +28,7 @@ export function commandLine<O extends Options>(command: string, synopsis: string
   try {
     parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean' } }, strict: true, allowPositionals: false });
   } catch (err) {
-    process.stderr.write(`${command}: ${(err as Error).message}\n${usage}`);
+    process.stderr.write(`${command}: ${errorMessage(err)}\n${usage}`);
     process.exit(2);
   }
   if (parsed.values.help) {

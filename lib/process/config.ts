@@ -7,6 +7,7 @@ import net from 'node:net';
 import { ACK_UNSYNCED_AFTER_MS, HOLD_MS, WINDOW_MS, WINDOW_MS_COMMITTED_ONLY } from '../../db/commit-plan';
 import { POST_GROUP_MS } from '../../db/write-queue';
 import { duplicateKeys } from './json-keys';
+import { errorCode, errorMessage } from './errors';
 
 /** Settings from config.json, after validation and defaults. Keys keep the spec's PascalCase. */
 export interface Config {
@@ -33,6 +34,9 @@ export interface Config {
   DropSupersededRequests: boolean;
   MaxRequestAgeSeconds: number;
   HistoryRetentionDays: number;
+  HistoryMaxBytes: number | null;
+  HistoryMaxDiskShare: number;
+  HistoryKeepFreeShare: number;
   ExternalChangePollMs: number;
   MaxPayloadBytes: number;
   /** A plain string: a key with every right (as before roles); an object: a named key with one role. */
@@ -40,6 +44,8 @@ export interface Config {
   TrustedProxies: string[];
   LogLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   AccessLog: 'all' | 'errors' | 'off';
+  ChartSampleSeconds: number;
+  LateDecisionMs: number;
   Sorter: SorterSettings;
   Alarms: AlarmSettings;
 }
@@ -144,6 +150,18 @@ export const configSchema = Joi.object<Config>({
   DropSupersededRequests: Joi.boolean().default(true).description('Live mode: a REQUEST takes the older REQUESTs of the same TrackID (the item went round again) out of the queue, recorded in the history as Superseded'),
   MaxRequestAgeSeconds: Joi.number().min(0).max(86400).default(0).description('Live mode: REQUESTs waiting longer than this are taken out of the queue (history: Expired); 0 = never'),
   HistoryRetentionDays: Joi.number().integer().min(0).default(30).description('Days delivered messages stay in the history table'),
+  HistoryMaxBytes: Joi.number()
+    .integer()
+    .min(1048576)
+    .allow(null)
+    .default(null)
+    .description('The most the database, its WAL and the traffic log may take on the disk together (bytes): past it the oldest history goes first, whatever HistoryRetentionDays says. null: HistoryMaxDiskShare of the file system'),
+  HistoryMaxDiskShare: Joi.number().min(0.01).max(0.9).default(0.4).description('With HistoryMaxBytes null: the share of the file system (its size) the database, its WAL and the traffic log may take together'),
+  HistoryKeepFreeShare: Joi.number()
+    .min(0)
+    .max(0.5)
+    .default(0.1)
+    .description('The oldest history is also cut while less than this share of the file system would stay free (whatever takes the space); below it the disk is Low in GET /status. 0: no reserve'),
   ExternalChangePollMs: Joi.number().integer().min(10).max(5000).default(100).description('How often waiting polls look for rows committed by other processes while the database changes; backs off to 2 s while it does not'),
   MaxPayloadBytes: Joi.number().integer().min(256).max(1048576).default(16384).description('Largest accepted request body (413 beyond)'),
   ApiKeys: Joi.array()
@@ -174,6 +192,8 @@ export const configSchema = Joi.object<Config>({
     .description('Reverse proxies (addresses or CIDR blocks) whose X-Forwarded-For names the client in logs, the delivery history and the outbox; empty: the header is ignored'),
   LogLevel: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info').description('Log level (JSON lines on stdout)'),
   AccessLog: Joi.string().valid('all', 'errors', 'off').default('errors').description('Access log lines: all (every request, with a long poll\'s outcome), errors (status 400 and above), off'),
+  ChartSampleSeconds: Joi.number().min(0.1).max(60).default(10).description("The dashboard's last hour: one sample of rates, decision latency, queues and link every this many seconds, the last 360 kept in memory"),
+  LateDecisionMs: Joi.number().integer().min(1).max(60000).default(1000).description('A decision (a REQUEST to its assignment) slower than this counts as late in the dashboard\'s last hour'),
   Sorter: Joi.object({
     Host: Joi.string().default('127.0.0.1').description('Sorter PLC address'),
     Port: Joi.number().port().default(2000).description('Sorter PLC TCP port'),
@@ -239,8 +259,8 @@ export function loadConfig(home: string): Config {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return validateConfig({}, file);
-    throw new ConfigError(file, [`cannot be read: ${(err as Error).message}`]);
+    if (errorCode(err) === 'ENOENT') return validateConfig({}, file);
+    throw new ConfigError(file, [`cannot be read: ${errorMessage(err)}`]);
   }
   let raw: unknown;
   // Editors on Windows save UTF-8 with a byte-order mark; it is not part of the JSON.
@@ -248,7 +268,7 @@ export function loadConfig(home: string): Config {
   try {
     raw = JSON.parse(json);
   } catch (err) {
-    throw new ConfigError(file, [`is not valid JSON: ${(err as Error).message}`]);
+    throw new ConfigError(file, [`is not valid JSON: ${errorMessage(err)}`]);
   }
   // JSON.parse keeps the last of two equal keys: a second "TestMode" could silently mean live mode.
   const twice = duplicateKeys(json);
@@ -273,7 +293,7 @@ export function databaseFile(home: string, config: Config): string {
 
 /** Why an entry of TrustedProxies is not an address or a CIDR block, or null when it is one. */
 export function trustedProxyProblem(entry: string): string | null {
-  const [address, bits, ...rest] = entry.split('/');
+  const [address = '', bits, ...rest] = entry.split('/');
   const family = net.isIP(address);
   if (family === 0 || rest.length > 0) return `"${entry}" is not an IP address or a CIDR block (e.g. 10.0.0.5 or 10.0.0.0/24)`;
   if (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))) return `"${entry}" has a prefix length that does not fit its address`;

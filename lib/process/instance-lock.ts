@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from '../../db/sqlite';
+import { errorCode } from './errors';
 
 /** Another instance holds the home: says which process. */
 export class InstanceLockedError extends Error {
@@ -43,7 +44,7 @@ export function lockInstance(home: string): InstanceLock {
     db.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS instance (pid INTEGER); COMMIT;');
   } catch (err) {
     db.close();
-    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+    if (errorCode(err) !== 'SQLITE_BUSY') throw err;
     let holder = 'process unknown';
     try {
       holder = fs.readFileSync(holderFile, 'utf8').trim();

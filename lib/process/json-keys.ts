@@ -19,10 +19,10 @@ export function duplicateKeys(text: string): DuplicateKey[] {
       let j = i + 1;
       while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
       let k = j + 1;
-      while (k < text.length && ' \t\r\n'.includes(text[k])) k++;
+      while (k < text.length && ' \t\r\n'.includes(text.charAt(k))) k++;
       const frame = stack[stack.length - 1];
       if (text[k] === ':' && frame?.keys) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        const key = String(JSON.parse(text.slice(i, j + 1))); // a JSON string token
         if (frame.keys.has(key)) found.push({ path: frame.path, key });
         frame.keys.add(key);
         frame.lastKey = key;

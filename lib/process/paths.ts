@@ -1,7 +1,7 @@
 // Where the project lives, and its version.
 import fs from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../../db/root';
+import { projectRoot } from '../host/root';
 
 export { projectRoot };
 

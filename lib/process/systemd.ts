@@ -38,6 +38,8 @@ export class SystemdNotifier {
     if (!target) return null;
     let unix: { createSocket(type: 'unix_dgram'): DatagramSocket };
     try {
+      // An optional dependency, loaded only when systemd asks to be notified: it may be missing.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
       unix = require('unix-dgram');
     } catch (err) {
       log.error({ err }, 'systemd asks to be notified (NOTIFY_SOCKET) but the optional module unix-dgram is not installed (it needs python3, make and g++ at npm install): reinstall with them, or use Type=exec in the unit');

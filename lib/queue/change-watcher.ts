@@ -1,5 +1,6 @@
 // Notices rows committed by other processes (PRAGMA data_version) and wakes waiting polls.
 import type { Db } from '../../db/connection';
+import { pragmaNumber } from '../../db/sqlite';
 
 /** Anything that can be told "rows may have changed". */
 export interface Notifiable {
@@ -12,7 +13,7 @@ export interface Notifiable {
  * ExternalChangePollMs if that is longer). Looking every 100 ms for ever was most of what a
  * service with its WCS waiting and nothing to do woke up for.
  */
-export const EXTERNAL_CHANGE_IDLE_MS = 2000;
+const EXTERNAL_CHANGE_IDLE_MS = 2000;
 
 /** The watch: told when a client starts waiting, stopped at shutdown. */
 export interface ExternalChangeWatch {
@@ -31,7 +32,7 @@ export interface ExternalChangeWatch {
  * one wakes every `idleMs`. It looks only while somebody waits; the next waiter starts it again.
  */
 export function watchExternalChanges(db: Db, targets: Notifiable[], intervalMs: number, idleMs = Math.max(intervalMs, EXTERNAL_CHANGE_IDLE_MS)): ExternalChangeWatch {
-  let last = db.pragma('data_version', { simple: true }) as number;
+  let last = pragmaNumber(db, 'data_version');
   let wait = intervalMs;
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
@@ -42,7 +43,7 @@ export function watchExternalChanges(db: Db, targets: Notifiable[], intervalMs: 
   const look = () => {
     timer = null;
     if (!targets.some((t) => t.waiting > 0)) return;
-    const now = db.pragma('data_version', { simple: true }) as number;
+    const now = pragmaNumber(db, 'data_version');
     if (now === last) wait = Math.min(wait * 2, idleMs);
     else {
       last = now;

@@ -151,7 +151,8 @@ export class QueueDispatcher<Q extends QueueName> {
     while (this.waiters.length > 0) {
       const claim = this.claimHead();
       if (!claim) return;
-      const waiter = this.waiters.shift()!;
+      const waiter = this.waiters.shift();
+      if (!waiter) throw new Error('dispatcher: a message claimed for a waiter that is gone'); // the loop's condition says there is one
       this.settle(waiter, claim);
     }
   }
@@ -240,7 +241,7 @@ export class QueueDispatcher<Q extends QueueName> {
   private async deadLetter(stored: StoredMessage<Q>, attempts: number, from: Unproven | undefined): Promise<void> {
     const info: DeadLetterInfo = { attempts, clientAddress: from?.clientAddress ?? null, lastReturn: from?.reason ?? 'NoProof', deadAt: this.options.clock().toISOString() };
     try {
-      if (await this.store.deadLetter!(stored, info)) {
+      if (await this.store.deadLetter?.(stored, info)) { // called only where the store has it
         this.forget(stored.id);
         this.deadLettered += 1;
         this.options.onDeadLetter(stored, info);

@@ -51,7 +51,7 @@ export class UncommittedMessages {
   /** A message whose commit starts now, under its id (nextId): it can be handed out until the commit ends. */
   add<Q extends QueueName>(queue: Q, message: QueueMessages[Q], receivedAt: string, id: number): StoredMessage<Q> {
     const stored: StoredMessage<Q> = { id, queue, message, receivedAt };
-    (this.waiting[queue] as StoredMessage<Q>[]).push(stored);
+    this.waiting[queue].push(stored);
     return stored;
   }
 
@@ -67,7 +67,7 @@ export class UncommittedMessages {
 
   /** Off the list; false if it was not on it. */
   private forget(stored: StoredMessage): boolean {
-    const list = this.waiting[stored.queue] as StoredMessage[];
+    const list: StoredMessage[] = this.waiting[stored.queue];
     const i = list.findIndex((m) => m.id === stored.id);
     if (i >= 0) list.splice(i, 1);
     return i >= 0;
@@ -75,7 +75,7 @@ export class UncommittedMessages {
 
   /** The oldest message of a queue whose commit is under way and whose id is not in `skip`. */
   head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined {
-    const list = this.waiting[queue] as StoredMessage<Q>[];
+    const list = this.waiting[queue];
     if (list.length === 0) return undefined;
     const set = asSet(skip);
     return list.find((m) => !set.has(m.id));
@@ -130,4 +130,4 @@ export class UncommittedMessages {
 }
 
 /** The ids as a set (the dispatcher passes its set of claims as it is). */
-const asSet = (ids: Iterable<number>): ReadonlySet<number> => (ids instanceof Set ? (ids as ReadonlySet<number>) : new Set(ids));
+const asSet = (ids: Iterable<number>): ReadonlySet<number> => (ids instanceof Set ? ids : new Set(ids));

@@ -1,5 +1,5 @@
 // The protocol's telegram types and the contract fields each one carries: what a layout file
-// (lib/telegram/layout.ts) maps its wire fields to.
+// (lib/layout/schema.ts) maps its wire fields to.
 import { BatchDoorStatus, DestinationStatus, LightColor, LightStatus } from '../../model/enums';
 
 /**

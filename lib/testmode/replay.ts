@@ -6,8 +6,8 @@ import readline from 'node:readline';
 import { parse } from 'csv-parse';
 import { DestinationStatus, LightColor, LightStatus, MessageType, isExactEnum } from '../../model/enums';
 import type { SorterMessage } from '../../model/messages';
-import { TelegramError } from '../telegram/codec';
-import { type TelegramWire, defaultWire } from '../telegram/wire';
+import { TelegramError } from '../telegram/telegram';
+import { type TelegramWire, defaultWire } from '../layout/wire';
 import { parseTrafficLine } from '../link/traffic-log';
 
 /** The exact header of Service_PLC.csv, in order (spec section 1, "Test mode"). */
@@ -17,7 +17,7 @@ export const CSV_COLUMNS = [
 ] as const;
 
 /** Replay files in the service home, in order of preference (spec's table: CSV first). */
-export const REPLAY_FILES = ['Service_PLC.csv', 'Service_PLC.log'] as const;
+const REPLAY_FILES = ['Service_PLC.csv', 'Service_PLC.log'] as const;
 
 /** Why a row of a replay file was skipped. */
 export interface ReplayProblem {
@@ -34,7 +34,7 @@ type Column = (typeof CSV_COLUMNS)[number];
 /** A CSV record's fields, read by column name through COLUMN_INDEX (no object per row). */
 type Row = readonly string[];
 const COLUMN_INDEX = Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, i])) as Record<Column, number>;
-const field = (row: Row, column: Column): string => row[COLUMN_INDEX[column]];
+const field = (row: Row, column: Column): string => row[COLUMN_INDEX[column]] ?? ''; // rows of another column count are skipped before
 
 class RowError extends Error {
   constructor(readonly column: string, readonly value: string, readonly expected: string) {

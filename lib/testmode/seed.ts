@@ -4,7 +4,8 @@ import type { QueueWrites } from '../../db/queue-writes';
 import type { Logger } from '../process/logger';
 import type { SorterMessage } from '../../model/messages';
 import { ReplayFileError, findReplayFile, readReplayFile } from './replay';
-import type { TelegramWire } from '../telegram/wire';
+import type { TelegramWire } from '../layout/wire';
+import { errorMessage } from '../process/errors';
 
 /** Skipped replay rows logged one by one; the rest are counted in one line. */
 const LOGGED_SKIPPED_ROWS = 20;
@@ -39,7 +40,7 @@ export async function seedFromReplay(
   try {
     await store.clear();
   } catch (err) {
-    summary.Error = `the test database cannot be emptied and seeded: ${(err as Error).message}`;
+    summary.Error = `the test database cannot be emptied and seeded: ${errorMessage(err)}`;
     log.error({ file: summary.File }, summary.Error);
     return summary;
   }
@@ -75,7 +76,7 @@ export async function seedFromReplay(
     // Rows committed so far stay: they are whole, in order, and the status says what happened.
     await flush().catch(() => {});
     await committing.catch(() => {});
-    summary.Error = err instanceof ReplayFileError ? err.message : `${summary.File} cannot be read: ${(err as Error).message}`;
+    summary.Error = err instanceof ReplayFileError ? err.message : `${summary.File} cannot be read: ${errorMessage(err)}`;
     log.error({ file: summary.File }, summary.Error);
   }
   if (summary.RowsSkipped > LOGGED_SKIPPED_ROWS) {

@@ -1,7 +1,9 @@
 // `npm run bench` refuses a malformed flag before it starts anything: one line naming the flag and
 // what it takes, and exit 2. Runs the built command (dist/bench/run.js).
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
+import { SERVICE_NODE_ARGS } from '../../bench/processes';
 import { projectRoot } from '../../lib/process/paths';
 
 const bench = (...argv: string[]) => spawnSync(process.execPath, [path.join(projectRoot, 'dist/bench/run.js'), ...argv], { encoding: 'utf8', timeout: 20_000 });
@@ -33,9 +35,27 @@ describe('npm run bench, bad flags', () => {
     expect(r.stderr).toMatch(/--sync-stall <value>/);
   });
 
+  it('--card-gb that is not a list of sizes: exit 2 and what it takes', () => {
+    const r = bench('--card-gb', '16,big');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe('bench: --card-gb takes card sizes in GB, comma-separated (e.g. 16,32,64); got "16,big"');
+    expect(r.stdout).toBe('');
+  });
+
   it('--help lists the new options', () => {
     const r = bench('--help');
     expect(r.status).toBe(0);
-    for (const o of ['--sync-stall <value>', '--service-cpu <value>', '--no-idle']) expect(r.stdout).toContain(o);
+    for (const o of ['--sync-stall <value>', '--service-cpu <value>', '--no-idle', '--site-rate <value>', '--card-gb <value>']) expect(r.stdout).toContain(o);
+  });
+});
+
+describe('the service under the bench', () => {
+  it('runs with the Node options npm start and the systemd units use', () => {
+    const start: string = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8')).scripts.start;
+    expect(start).toContain(`node ${SERVICE_NODE_ARGS.join(' ')} dist/lib/main.js`);
+    for (const unit of ['sorter-integration.service', 'sorter-integration@.service']) {
+      const text = fs.readFileSync(path.join(__dirname, '../../deploy', unit), 'utf8');
+      expect(text).toContain(`ExecStart=/usr/bin/node ${SERVICE_NODE_ARGS.join(' ')} /opt/sorter-integration/dist/lib/main.js`);
+    }
   });
 });

@@ -7,7 +7,7 @@ import path from 'node:path';
 import Database from '../../db/sqlite';
 import { Checkpointer } from '../../db/checkpointer';
 import { PAGE_SIZE } from '../../db/connection';
-import { THREAD_NAMES } from '../../db/thread-name';
+import { THREAD_NAMES } from '../../lib/host/thread-name';
 import { Writer } from '../../db/writer';
 import type { VerifyDto } from '../../model/messages';
 

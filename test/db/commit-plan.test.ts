@@ -1,6 +1,7 @@
 // db/commit-plan.ts: which waiting writes go into the writer's next transaction, and synced or not.
 import { HOLD_MAX_WRITES, HOLD_MS, type Held, WINDOW_MAX_WRITES, WINDOW_MS, planTransaction, wakeAt } from '../../db/commit-plan';
 import type { WriteOp } from '../../db/commands';
+import { nth } from '../helpers/nth';
 
 let seq = 0;
 const cmd = (op: WriteOp, at: number, args: unknown[] = []): Held => ({ seq: ++seq, op, args, at });
@@ -86,7 +87,7 @@ describe('planTransaction', () => {
     const same = [delivered('A', 0), accept('A', 1)];
     expect(planTransaction(same, 1 + SHORT.windowMs, false, SHORT)).toEqual({ batch: same, rest: [], synced: true });
     const other = [delivered('A', 0), accept('B', 1)];
-    expect(seqs(planTransaction(other, 1 + SHORT.windowMs, false, SHORT)!.batch)).toEqual([other[1].seq]);
+    expect(seqs(planTransaction(other, 1 + SHORT.windowMs, false, SHORT)!.batch)).toEqual([nth(other, 1).seq]);
   });
 
   it('closing waits for nothing; joining a synced transaction under way waits for no window', () => {

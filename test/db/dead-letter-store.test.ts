@@ -4,6 +4,7 @@ import { deadLetterReads, deadLetterWrites } from '../../db/dead-letter-store';
 import { createQueueStore } from '../../db/queue-store';
 import type { DestinationInfoDto, InductDto } from '../../model/messages';
 import { freshDb } from '../helpers/db';
+import { atLeast } from '../helpers/nth';
 
 const request = (t: string): InductDto => ({ Type: 'REQUEST', TrackID: t, Barcode: `B${t}`, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 1, Length: 1.5, Width: 0, Height: 2, Weight: 0.25 });
 const scan: DestinationInfoDto = { Type: 'SCAN', Destination: 'D7', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null };
@@ -50,7 +51,7 @@ describe('dead-letter store', () => {
   it('new messages never take a dead letter\'s id (id_floors): it can always go back', () => {
     const queues = createQueueStore(ctx.db);
     const writes = deadLetterWrites(ctx.db);
-    const [id] = queues.enqueue([request('1')], 'T');
+    const [id] = atLeast(1, queues.enqueue([request('1')], 'T'));
     writes.deadLetter(queues.head('sortation', [])!, info(10));
     const [next] = queues.enqueue([request('2')], 'T');
     expect(next).toBeGreaterThan(id);

@@ -3,6 +3,7 @@ import { createLinkStore } from '../../db/link-store';
 import { createOutboxStore } from '../../db/outbox-store';
 import { createQueueStore } from '../../db/queue-store';
 import { freshDb } from '../helpers/db';
+import { nth } from '../helpers/nth';
 
 describe('link store', () => {
   it('commits a message with its sequence number, and keeps one stable epoch of ours', () => {
@@ -42,7 +43,7 @@ describe('link store', () => {
     const late = outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: 'L', Barcode: 'BL', Destination: 'D1' } }, '10.0.0.7', 'T0');
     const acked = outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: 'A', Barcode: 'BA', Destination: 'D2' } }, '10.0.0.7', 'T1');
     expect(history()).toEqual([]);
-    links.drop(outbox.peek(1)[0], 'time to live passed', 'T9');
+    links.drop(nth(outbox.peek(1), 0), 'time to live passed', 'T9');
     outbox.remove(acked);
     expect(history()).toEqual([
       { outbox_id: late, track_id: 'L', barcode: 'BL', client_address: '10.0.0.7', fate: 'Dropped', reason: 'time to live passed' },

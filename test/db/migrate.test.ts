@@ -150,4 +150,24 @@ describe('migrations', () => {
       dispose();
     }
   });
+  it('013: the board starts with the latest SCAN of each destination still in the queue', () => {
+    const { file, db, dispose } = databaseAt(12);
+    const insert = db.prepare("INSERT INTO destination_queue (message_code, destination, destination_status, destination_text, light_status, light_color, button_id, batch_door_status, received_at) VALUES (211, ?, ?, '', 'Off', 'Off', 0, NULL, ?)");
+    insert.run('D1', 'Ready', 'T1');
+    insert.run('D1', 'NotReady', 'T2');
+    insert.run('D2', 'Ready', 'T3');
+    db.close();
+
+    const migrated = new Database(file);
+    migrate(migrated, defaultMigrationsDir);
+    try {
+      expect(migrated.prepare('SELECT destination, destination_status, changed_at, changed_by, agreement FROM destination_board ORDER BY destination').all()).toEqual([
+        { destination: 'D1', destination_status: 'NotReady', changed_at: 'T2', changed_by: 'sorter', agreement: null },
+        { destination: 'D2', destination_status: 'Ready', changed_at: 'T3', changed_by: 'sorter', agreement: null },
+      ]);
+    } finally {
+      migrated.close();
+      dispose();
+    }
+  });
 });

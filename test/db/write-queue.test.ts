@@ -5,6 +5,7 @@
 import { WINDOW_MS } from '../../db/commit-plan';
 import { type CommandResult, POST_GROUP_MAX, POST_GROUP_MS, WriteCancelled, WriteFailed, WriteQueue, coalesceMs } from '../../db/write-queue';
 import { type Command, Cancel } from '../../db/writer-protocol';
+import { atLeast, nth } from '../helpers/nth';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
 /** Run the microtasks the answers queued (promise callbacks), but no next turn. */
@@ -30,7 +31,8 @@ describe('WriteQueue', () => {
     await nextTurn();
     expect(posted.map((batch) => batch.map((c) => c.op))).toEqual([['purgeHistory', 'expireRequests']]);
     expect(queue.pending).toBe(2);
-    queue.settle([ok(posted[0][0], 3), ok(posted[0][1], 4)], true);
+    const [first, second] = atLeast(2, nth(posted, 0));
+    queue.settle([ok(first, 3), ok(second, 4)], true);
     expect([await a, await b]).toEqual([3, 4]);
     expect(queue.pending).toBe(0);
     expect(commits).toEqual([[2, 2]]);
@@ -105,13 +107,13 @@ describe('WriteQueue', () => {
     const a = queue.run('purgeHistory', ['T', 10]);
     const b = queue.run('purgeHistory', ['T', 10]);
     queue.flush();
-    const [ca, cb] = posted[0];
+    const [ca, cb] = atLeast(2, nth(posted, 0));
     queue.settle([[ca.seq, false, 'CHECK constraint failed'], ok(cb, 1)], true);
     await expect(a).rejects.toThrow(new WriteFailed('purgeHistory', 'CHECK constraint failed'));
     await expect(b).resolves.toBe(1);
     const c = queue.run('purgeHistory', ['T', 10]);
     queue.flush();
-    queue.settle([[posted[1][0].seq, false, 'disk I/O error']], false);
+    queue.settle([[nth(nth(posted, 1), 0).seq, false, 'disk I/O error']], false);
     await expect(c).rejects.toThrow('purgeHistory failed: disk I/O error');
     expect(commits).toEqual([[2, 2]]);
   });
@@ -120,7 +122,7 @@ describe('WriteQueue', () => {
     const refused = queue.run('purgeHistory', ['T', 10], { cancelAfterMs: 20 });
     const taken = queue.run('purgeHistory', ['T', 10], { cancelAfterMs: 20 });
     queue.flush();
-    const [cRefused, cTaken] = posted[0];
+    const [cRefused, cTaken] = atLeast(2, nth(posted, 0));
     expect(Atomics.compareExchange(new Int32Array(cTaken.cancel!), 0, Cancel.Queued, Cancel.Taken)).toBe(Cancel.Queued);
     await expect(refused).rejects.toThrow(new WriteCancelled('purgeHistory', 20));
     expect(new Int32Array(cRefused.cancel!)[0]).toBe(Cancel.Cancelled); // the writer will skip it
@@ -133,7 +135,7 @@ describe('WriteQueue', () => {
     const answered: number[] = [];
     for (let i = 0; i < 70; i++) void queue.run('purgeHistory', ['T', i]).then(() => answered.push(i));
     queue.flush();
-    queue.settle(posted[0].map((c) => ok(c)), true);
+    queue.settle(nth(posted, 0).map((c) => ok(c)), true);
     await microtasks();
     expect(answered).toHaveLength(32);
     await nextTurn();
@@ -158,7 +160,7 @@ describe('WriteQueue', () => {
     const b = queue.run('acceptFromPeer', ['PLC01', 3, 2, {} as never, 'T', false, 2] as never).then((v) => settled.push(`b ${String(v)}`));
     const c = queue.run('acceptFromPeer', ['PLC01', 4, 3, {} as never, 'T', false, 3] as never);
     queue.flush();
-    const [ca, cb, cc] = posted[0];
+    const [ca, cb, cc] = atLeast(3, nth(posted, 0));
     // b's sync is reported before its commit is settled here (answers travel in order, settling goes in slices).
     queue.synced([cb.seq], null);
     queue.settle([ok(ca, 'A'), ok(cb, 'B'), ok(cc, 'C')], true, [ca.seq, cb.seq, cc.seq]);

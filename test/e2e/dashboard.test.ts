@@ -28,16 +28,18 @@ describeWhen(noChromium, 'the dashboard in headless Chromium')('the dashboard in
 
   beforeAll(async () => {
     emu = await startEmulator(['--port', '0', '--rate', '15', '--seed', '3', '--duration', '60']);
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: [KEY], Sorter: { Host: '127.0.0.1', Port: emu.port } } });
+    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: [KEY], ChartSampleSeconds: 2, Sorter: { Host: '127.0.0.1', Port: emu.port } } });
     svc = await startServiceProcess(home);
     client = runWcsClient({ base: svc.base, apiKey: KEY, loops: 1, timeOut: 1 });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-extensions'] });
   });
   afterAll(async () => {
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before making them */
     await browser?.close();
     await client?.stop();
     await emu?.stop();
     await svc?.stop();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     removeHome(home);
   });
 

@@ -12,7 +12,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** CPU seconds the process has used (user + system), from /proc. */
 function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
 }
 
@@ -29,7 +29,7 @@ describe('MaxDeliveries and the dead letters, from outside', () => {
       const r = await c.request('GET', '/sortation?timeOut=0', { Connection: 'close' });
       c.socket.resetAndDestroy(); // read, then reset: no proof of the read, ever
       if (r.status === 204) break;
-      const id = r.headers['x-message-id'];
+      const id = r.headers['x-message-id'] ?? '';
       attempts.set(id, [...(attempts.get(id) ?? []), Number(r.headers['x-delivery-attempt'])]);
       await sleep(2); // the reset travels back before the next request
     }

@@ -23,7 +23,7 @@ async function hangThenKill(s: Running, killAfterMs: number, kill: (c: RawConnec
 }
 
 describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
-  let s: Running;
+  let s: Running | undefined;
   afterEach(() => s?.stop());
 
   it('1,000 GETs on raw sockets dropped 0-1 ms after sending, with a backlog: nothing lost', async () => {
@@ -32,12 +32,12 @@ describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
     const received = new Set<string>();
     for (let i = 0; i < 1000; i++) {
       const c = new RawConnection(s.svc.port);
-      let got: string | null = null;
-      c.request('GET', '/sortation?timeOut=0').then((r) => (got = r.status === 212 ? JSON.parse(r.body).TrackID : null), () => {});
+      const got: string[] = [];
+      c.request('GET', '/sortation?timeOut=0').then((r) => r.status === 212 && got.push(JSON.parse(r.body).TrackID), () => {});
       await c.send(''); // resumes after request() has written its bytes (both wait for the connection)
       await sleep(Math.random());
       c.destroy();
-      if (got) received.add(got);
+      for (const g of got) received.add(g);
     }
     const status = await s.settled();
     const delivered = s.history().map((h) => h.track_id);
@@ -77,7 +77,7 @@ describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
     const got: string[] = [];
     for (let i = 0; i < 31; i++) {
       const { stdout } = await run('curl', ['-s', '-w', '\\n%{http_code}', `${s.svc.base}/sortation?timeOut=0`]);
-      const [body, code] = stdout.split('\n');
+      const [body = '', code] = stdout.split('\n');
       if (code === '212') got.push(JSON.parse(body).TrackID);
       else expect(code).toBe('204');
     }
@@ -131,10 +131,10 @@ describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
   });
 
   it('a client that stops reading and is then killed: its message is delivered to the next client', async () => {
-    s = await start();
+    const running = (s = await start());
     s.enqueue(1);
     await hangThenKill(s, 200, async (hung) => {
-      expect((await s.status()).Delivery.AwaitingProof).toBe(1);
+      expect((await running.status()).Delivery.AwaitingProof).toBe(1);
       hung.destroy(); // closing with unread data sends a reset
     });
     await s.settled();
@@ -165,7 +165,7 @@ describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
 });
 
 describe('Delivery AtMostOnce (the behaviour before the guarantee), from outside', () => {
-  let s: Running;
+  let s: Running | undefined;
   afterEach(() => s?.stop());
 
   it('a client that stops reading and is then killed loses its message: no second delivery', async () => {

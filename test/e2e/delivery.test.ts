@@ -3,6 +3,7 @@
 import type { InductDto } from '../../model/messages';
 import { poll } from '../helpers/poll';
 import { type TestService, testService } from '../helpers/service';
+import { nth } from '../helpers/nth';
 
 const induct = (n: number): InductDto => ({ Type: 'REQUEST', TrackID: String(n).padStart(7, '0'), Barcode: `B${n}`, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -94,7 +95,7 @@ describe('delivery over real HTTP on loopback', () => {
     const consumer = async (i: number) => {
       while (!stop) {
         const r = await poll(port, '/sortation?timeOut=1');
-        if (r !== 'aborted' && r.status === 210) perConsumer[i].push(Number(JSON.parse(r.body).TrackID));
+        if (r !== 'aborted' && r.status === 210) nth(perConsumer, i).push(Number(JSON.parse(r.body).TrackID));
       }
     };
     const running = perConsumer.map((_, i) => consumer(i));

@@ -20,14 +20,14 @@ const DEPLOY = path.join(__dirname, '../../deploy');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('the systemd units', () => {
-  const units = ['sorter-integration.service', 'sorter-integration@.service'];
+  const units = ['sorter-integration.service', 'sorter-integration@.service'] as const;
 
   itWhen(missingCommands({ 'systemd-analyze': 'apt-get install systemd' }), 'the systemd units')('pass systemd-analyze verify, the template as an instance too, with no warning', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-units-'));
     // The units run Debian's (or NodeSource's) /usr/bin/node; where node lives elsewhere, verify
     // the same unit with this node's path, so that the check is about the unit, not the machine.
     const node = fs.existsSync('/usr/bin/node') ? '/usr/bin/node' : process.execPath;
-    for (const [from, to] of [[units[0], units[0]], [units[1], 'sorter-integration@line1.service']]) {
+    for (const [from, to] of [[units[0], units[0]], [units[1], 'sorter-integration@line1.service']] as const) {
       fs.writeFileSync(path.join(dir, to), fs.readFileSync(path.join(DEPLOY, from), 'utf8').replace('/usr/bin/node', node));
     }
     const r = spawnSync('systemd-analyze', ['verify', path.join(dir, units[0]), path.join(dir, 'sorter-integration@line1.service')], { encoding: 'utf8' });

@@ -161,7 +161,7 @@ describe('a client generated from the served OpenAPI document (openapi-typescrip
       expect(lines[0]).toEqual({ step: 'status', sortation: sortation.length, destination: destination.length, redelivered: 0, testMode: true });
       expect(lines.filter((l) => l.step === 'message').map(({ status, message }) => ({ status, message }))).toEqual([...sortation, ...destination]);
       // One assignment right after each REQUEST, answered 200; nothing after a VERIFY.
-      const after = lines.flatMap((l, i) => (l.step === 'assigned' ? [{ message: lines[i - 1].message, ...l }] : []));
+      const after = lines.flatMap((l, i) => (l.step === 'assigned' ? [{ message: lines[i - 1]?.message, ...l }] : []));
       const requests = sortation.filter((m) => m.status === 210).map((m) => m.message);
       expect(after).toEqual(requests.map((m) => ({ message: m, step: 'assigned', status: 200, trackId: m.TrackID, accepted: true, delivery: 'NotSent' })));
       expect(lines.filter((l) => l.step === 'destination set')).toEqual([{ step: 'destination set', status: 200, destination: 'D010', light: 'GREEN', defaults: 0 }]);

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { PlcLink } from '../../emulator/plc-link';
 import Database from '../../db/sqlite';
-import { encodeData } from '../../lib/telegram/codec';
+import { encodeData } from '../../bench/v1-codec';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { until } from '../helpers/until';

@@ -4,7 +4,7 @@
 // loop's samplers every 10 and 20 ms, the link's tick every 250 ms, the change watcher every
 // 100 ms, the checkpoint thread every second, the REQUEST expiry every second) would fail it.
 import fs from 'node:fs';
-import { THREAD_NAMES } from '../../db/thread-name';
+import { THREAD_NAMES } from '../../lib/host/thread-name';
 import { startEmulator } from '../helpers/emulator';
 import { removeHome, tempHome } from '../helpers/home';
 import { call } from '../helpers/http';

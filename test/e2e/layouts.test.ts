@@ -7,9 +7,9 @@ import path from 'node:path';
 import Database from '../../db/sqlite';
 import { runWcsClient } from '../../examples/wcs-client';
 import { formatTrafficLine, parseTrafficLine } from '../../lib/link/traffic-log';
-import { loadLayout } from '../../lib/telegram/layout-load';
-import { TelegramWire } from '../../lib/telegram/wire';
-import { startEmulator } from '../helpers/emulator';
+import { loadLayout } from '../../lib/layout/load';
+import { TelegramWire } from '../../lib/layout/wire';
+import { type EmulatorStats, startEmulator } from '../helpers/emulator';
 import { call } from '../helpers/http';
 import { freePort } from '../helpers/net';
 import { removeHome, tempHome } from '../helpers/home';
@@ -30,7 +30,7 @@ async function killMidStream(svc: ServiceProcess, home: string): Promise<Service
 }
 
 /** The sorter's side: every item went where the WCS said, everything it sent was acknowledged, over two connections. */
-function expectSortedAsAssigned(emuStats: Record<string, number>): void {
+function expectSortedAsAssigned(emuStats: EmulatorStats): void {
   expect(emuStats.inducted).toBeGreaterThan(50);
   expect(emuStats.rejected).toBe(0);
   expect(emuStats.sorted_as_assigned).toBe(emuStats.inducted);
@@ -91,7 +91,7 @@ describe.each(['ewm-mfs', 's7-raw', 'v1'])('layout %s end to end', (layout) => {
     // The kill -9 may have taken the lines gathered in its last FLUSH_MS (50 ms, one REQUEST at
     // 15 items/s; more if the timer ran late on a busy machine) with it.
     expect(requests.length).toBeGreaterThanOrEqual(emuStats.inducted - 3);
-    const first = parseTrafficLine(lines[0])!;
+    const first = parseTrafficLine(lines[0] ?? '')!;
     expect(formatTrafficLine(new Date(first.time), first.direction, wire.readable(wire.fromReadable(first.content)))).toBe(lines[0]);
   });
 });

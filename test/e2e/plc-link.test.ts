@@ -2,7 +2,7 @@
 // resynchronisation, acknowledgement, repeats, refusals and resends as the protocol document says.
 import net from 'node:net';
 import { PlcLink } from '../../emulator/plc-link';
-import { type Telegram, encodeContent, encodeData, nakData, parseContent, parseNak } from '../../lib/telegram/codec';
+import { type Telegram, encodeContent, encodeData, nakData, parseContent, parseNak } from '../../bench/v1-codec';
 import { until } from '../helpers/until';
 
 /** A host on a raw socket: frames by hand, records what the PLC sends. */

@@ -5,7 +5,7 @@ import Database from '../../db/sqlite';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runWcsClient, type WcsStats } from '../../examples/wcs-client';
-import { startEmulator } from '../helpers/emulator';
+import { type EmulatorStats, startEmulator } from '../helpers/emulator';
 import { call, drain } from '../helpers/http';
 import { freePort } from '../helpers/net';
 import { removeHome, tempHome } from '../helpers/home';
@@ -19,7 +19,7 @@ const liveConfig = (sorterPort: number, extra: object = {}, httpPort = 0) => ({ 
 const emulatorFlags = (seconds: number, rate = 30, ...more: string[]) => ['--port', '0', '--rate', String(rate), '--seed', '42', '--duration', String(seconds), '--capacity', '100000', '--heartbeat-ms', '300', '--ack-timeout-ms', '300', ...more];
 
 /** Every item the sorter inducted was verified to the client once, at the destination the client assigned. */
-function expectEveryItemSortedAsAssigned(emu: Record<string, number>, wcs: WcsStats, postsInFlight = 0, superseded = 0) {
+function expectEveryItemSortedAsAssigned(emu: EmulatorStats, wcs: WcsStats, postsInFlight = 0, superseded = 0) {
   expect(emu.inducted).toBeGreaterThan(0);
   expect(emu.rejected).toBe(0);
   expect(emu.sorted_as_assigned).toBe(emu.inducted);

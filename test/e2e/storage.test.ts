@@ -11,6 +11,7 @@ import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { itWhen, missingCommands, missingImmutable } from '../helpers/tools';
 import { killAtFileEnd } from '../helpers/children';
+import type { Json } from '../helpers/http';
 
 jest.setTimeout(120_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -45,7 +46,7 @@ async function run(seconds: number, env: NodeJS.ProcessEnv = {}, during?: (svc: 
   probe.kill();
   await new Promise((resolve) => probe.once('exit', resolve));
   const statusProbes = probed.split('\n').filter(Boolean).map((l) => {
-    const [at, ms] = l.split(' ').map(Number);
+    const [at = Number.NaN, ms = Number.NaN] = l.split(' ').map(Number);
     return { at, ms };
   });
   const wcs = await client.stop();
@@ -54,7 +55,7 @@ async function run(seconds: number, env: NodeJS.ProcessEnv = {}, during?: (svc: 
   /** The p99 of the /status probes asked between `from` and `to` (epoch ms). */
   const statusP99 = (from: number, to: number) => {
     const ms = statusProbes.filter((p) => p.at >= from && p.at <= to).map((p) => p.ms).sort((a, b) => a - b);
-    return { probes: ms.length, p99: ms[Math.floor(ms.length * 0.99)], max: ms[ms.length - 1] };
+    return { probes: ms.length, p99: ms[Math.floor(ms.length * 0.99)] ?? Number.NaN, max: ms.at(-1) ?? Number.NaN };
   };
   return { emu: emuStats, wcs, status, home, statusP99 };
 }
@@ -77,7 +78,7 @@ describe('slow, locked and read-only storage', () => {
   itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), "locked storage (an operator's sqlite3)")("an operator's write lock held for 10 s under 50 items/s: /status answers at once, no reconnect, nothing lost, late only while held", async () => {
     let lockFrom = 0;
     let lockUntil = 0;
-    let seenDuringLock: any;
+    let seenDuringLock: Json;
     const r = await run(20, {}, async (svc, h) => {
       await sleep(5000);
       const sqlite: ChildProcess = spawn('sqlite3', [path.join(h, 'data/sorter.db')], { stdio: ['pipe', 'ignore', 'inherit'] });
@@ -104,7 +105,7 @@ describe('slow, locked and read-only storage', () => {
     const during = r.statusP99(lockFrom, lockUntil);
     const after = r.statusP99(lockUntil, lockUntil + 2000);
     const before = r.statusP99(lockFrom - 4000, lockFrom);
-    const lastMissed = r.emu.inducting_since_ms + r.emu.last_pass_without_assignment_s * 1000;
+    const lastMissed = r.emu.inducting_since_ms + (r.emu.last_pass_without_assignment_s ?? 0) * 1000;
     process.stderr.write(`STORAGE-LOCK ${JSON.stringify({ before_p99_ms: Math.round(before.p99), during_p99_ms: Math.round(during.p99), after_p99_ms: Math.round(after.p99), after_max_ms: Math.round(after.max), last_late_pass_after_unlock_ms: lastMissed - lockUntil })}\n`);
     expect([before.probes, during.probes, after.probes].map((n) => n > 15)).toEqual([true, true, true]);
     expect(during.p99).toBeLessThan(Math.max(50, 2 * before.p99));

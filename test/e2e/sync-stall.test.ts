@@ -34,9 +34,9 @@ interface StorageSeen {
 /** Poll /status every 25 ms until `stop()`; notes whether the storage was seen stalled on the disk, and the early ACKs. */
 function watchStorage(svc: ServiceProcess) {
   const seen: StorageSeen = { stalled: false, ackedBeforeSync: 0 };
-  let running = true;
+  const stopping = new AbortController();
   const done = (async () => {
-    while (running) {
+    while (!stopping.signal.aborted) {
       try {
         const s = (await (await fetch(`${svc.base}/status`)).json()) as { Storage: { State: string; WaitingFor: string | null; AckedBeforeSync: number } };
         if (s.Storage.State === 'Stalled' && s.Storage.WaitingFor === 'Disk') seen.stalled = true;
@@ -50,7 +50,7 @@ function watchStorage(svc: ServiceProcess) {
   return {
     seen,
     stop: async () => {
-      running = false;
+      stopping.abort();
       await done;
       return seen;
     },

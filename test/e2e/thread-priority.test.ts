@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { removeHome, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
-import { THREAD_NAMES } from '../../db/thread-name';
+import { THREAD_NAMES } from '../../lib/host/thread-name';
 
 const linux = fs.existsSync('/proc/self/task');
 if (!linux) console.log('thread-priority.test: no /proc/self/task (not Linux): skipped');
@@ -23,7 +23,7 @@ function threadsOf(pid: number): Thread[] {
   return fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
     const dir = `/proc/${pid}/task/${tid}`;
     // Fields after "(comm) " start at field 3; the niceness is field 19.
-    const fields = fs.readFileSync(`${dir}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = fs.readFileSync(`${dir}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
     return { tid: Number(tid), name: fs.readFileSync(`${dir}/comm`, 'utf8').trim(), nice: Number(fields[16]) };
   });
 }

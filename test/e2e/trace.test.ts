@@ -9,13 +9,14 @@ import { type Reply, call } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { itWhen, missingCommands } from '../helpers/tools';
+import { nth } from '../helpers/nth';
 
 jest.setTimeout(60_000);
 const TRACE = path.resolve(__dirname, '../../dist/lib/ops/trace-cli.js');
 
 describe('item trace: a sorted item, REQUEST, handed to the client, assignment acknowledged by the sorter, VERIFY at that destination', () => {
   let home: string;
-  let svc: ServiceProcess;
+  let svc: ServiceProcess | undefined;
   let trackId: string;
   let destination: string;
   let api: Reply;
@@ -26,7 +27,7 @@ describe('item trace: a sorted item, REQUEST, handed to the client, assignment a
     const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
     await emu.stats;
     const wcs = await client.stop();
-    [trackId, destination] = [...wcs.verified.entries()][0];
+    [trackId, destination] = nth([...wcs.verified.entries()], 0);
     api = await call(svc.base, 'GET', `/items/${encodeURIComponent(trackId)}`);
   });
   const names = () => api.json.Events.map((e: { Event: string }) => e.Event);

@@ -1,12 +1,13 @@
 // The emulated sorter with a recording link in place of the PLC link: items, decisions, destinations.
 import type { PlcLink } from '../../emulator/plc-link';
 import { EmulatedSorter, defaultSorterOptions } from '../../emulator/sorter';
-import { decodeData, type TelegramType } from '../../lib/telegram/codec';
+import { decodeData, type TelegramType } from '../../bench/v1-codec';
+import { defaultWire } from '../../lib/layout/wire';
 
 /** Run an emulated sorter with no host for a moment; return the telegrams it produced. */
 async function produced(seed: number): Promise<Array<{ type: TelegramType; data: string }>> {
   const sent: Array<{ type: TelegramType; data: string }> = [];
-  const link = { sendData: (type: TelegramType, data: string) => sent.push({ type, data }) } as unknown as PlcLink;
+  const link = { wire: defaultWire(), sendData: (type: TelegramType, data: string) => sent.push({ type, data }) } as unknown as PlcLink;
   const sorter = new EmulatedSorter(link, { ...defaultSorterOptions, seed, rate: 500, noReadRate: 0.2 });
   sorter.start();
   await new Promise((r) => setTimeout(r, 120));

@@ -24,6 +24,6 @@ describe('destination settings', () => {
     const outbox = fakeOutbox();
     const result = await postDestinationSettings({ testMode: false, outbox, link: link('Sent'), clock, settings }, { body: { Destination: 'D1', DestinationStatus: 'Ready', LightStatus: 'Off', LightColor: 'Off' }, clientAddress: null });
     expect(result).toMatchObject({ body: { Delivery: 'Sent', OutboxID: 1 } });
-    expect(outbox.added[0].message).toEqual({ kind: 'DESTINATION', body: { Destination: 'D1', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', BatchDoorStatus: null } });
+    expect(outbox.added[0]?.message).toEqual({ kind: 'DESTINATION', body: { Destination: 'D1', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', BatchDoorStatus: null } });
   });
 });

@@ -57,6 +57,20 @@ describe('housekeeping', () => {
     }
   });
 
+  it('says once an hour how many days of history fit, after its purge', async () => {
+    const ctx = freshDb();
+    try {
+      fill(ctx.db, [[OLD, 10]], []);
+      const store = createHistoryStore(ctx.db);
+      const said: string[] = [];
+      const history = { purgeDeliveredBefore: async (c: string, l: number) => (said.push('purge'), store.purgeDeliveredBefore(c, l)), checkpoint: async () => store.checkpoint('TRUNCATE', 0) };
+      await housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent'), storageWatch: { logProjection: (when) => said.push(when) } });
+      expect(said).toEqual(['purge', 'purge', 'hourly']);
+    } finally {
+      ctx.dispose();
+    }
+  });
+
   it('goes on past an assignment posted before the cutoff and settled after it, which stays among the oldest rows', async () => {
     const ctx = freshDb();
     try {

@@ -12,6 +12,9 @@ describe('getStatus', () => {
     const waiting = (n: number, redelivered = 0, claimed: number[] = [], deadLettered = 0) => ({ waiting: n, claimedIds: new Set(claimed), redelivered, deadLettered });
     const storage = { State: 'Stalled' as const, Since: '2026-11-21T11:59:58.000Z', WaitingFor: 'Lock' as const, PendingWrites: 4, LastCommitMs: 1.2, Commits: 3, Writes: 7, Syncs: 2, SyncInFlightMs: null, AckedBeforeSync: 0, LastError: null, ReadOnly: false };
     const delivery = { Mode: 'AtLeastOnce' as const, AwaitingProof: 1, Confirmed: { NextRequest: 5, ClientClose: 2, ServerClose: 0, LastResponse: 4, Acknowledged: 0, Answered: 0, Grace: 0, Injected: 0 }, Returned: { Reset: 1, ClosedUnread: 0, NoProof: 1 } };
+    // The disk Low and the history cut short of its retention by the size bound: both as the watch last saw them.
+    const disk = { State: 'Low' as const, FreeBytes: 1e9, SizeBytes: 32e9, LowBelowBytes: 3.2e9 };
+    const history = { FilesBytes: 12e9, DatabaseBytes: 11.9e9, WalBytes: 16e6, TrafficLogBytes: 60e6, UsedDatabaseBytes: 11e9, BoundBytes: 12.8e9, BoundBy: 'HistoryMaxDiskShare' as const, Rows: 3e7, OldestAt: '2026-11-01T00:00:00.000Z', RetentionDays: 30, BytesPerDay: 6e8, DaysFit: 21.3, RetentionMet: false, SizeCutsFrom: '2026-11-22T12:00:00.000Z', Cuts: 0, CutRows: 0, LastCut: null, MeasuredAt: '2026-11-21T12:00:00.000Z' };
     const result = getStatus({
       testMode: false,
       version: '1.2.3',
@@ -30,6 +33,7 @@ describe('getStatus', () => {
       requestsRemoved: { Superseded: 2, Expired: 0 },
       deliveries: { status: () => delivery },
       storage: { status: () => storage },
+      storageWatch: { status: () => history, diskStatus: () => disk },
       schema: { applied: 5, known: 5 },
     });
     expect(result).toEqual({
@@ -46,7 +50,7 @@ describe('getStatus', () => {
         WaitingClients: { 'Sortation Q': 2, 'Destination Q': 0 },
         Delivery: { ...delivery, Redelivered: 3, DeadLettered: 4 },
         DeadLetters: { 'Sortation Q': 2, 'Destination Q': 1 },
-        Storage: storage,
+        Storage: { ...storage, Disk: disk, History: history },
         Sorter: expect.objectContaining({ Connected: false, Address: 'plc:2000' }),
         Version: '1.2.3',
         TestMode: false,

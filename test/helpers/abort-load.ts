@@ -76,7 +76,7 @@ export async function runAbortLoad(o: AbortLoadOptions): Promise<AbortLoadResult
   const seen = new Map<string, number>();
   const result = { messages: o.messages, requests: 0, aborts: 0, received: 0 };
   let stop = false;
-  let lastProgress = Date.now();
+  let lastProgress: number;
 
   const record = (r: RawResponse) => {
     const key = keyOf(r);

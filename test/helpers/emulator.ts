@@ -3,16 +3,23 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { killAtFileEnd } from './children';
+import type { EmulatedSorter, SorterStats } from '../../emulator/sorter';
+import type { PlcLink } from '../../emulator/plc-link';
 
 const MAIN = path.resolve(__dirname, '../../dist/emulator/main.js');
+
+/** The `EMULATOR {json}` line's figures, as emulator/main.ts puts them together. */
+export type EmulatorStats = SorterStats &
+  ReturnType<EmulatedSorter['decisionSummary']> &
+  PlcLink['counters'] & { on_sorter_at_exit: number; unacknowledged_at_exit: number; oldest_unacknowledged_at_exit: number | null; seed: number; rate: number; inducting_since_ms: number };
 
 /** The emulator as a child process. */
 export interface EmulatorProcess {
   proc: ChildProcess;
   port: number;
   /** The `EMULATOR {json}` counters, once it has exited. */
-  stats: Promise<Record<string, number>>;
-  stop(): Promise<Record<string, number>>;
+  stats: Promise<EmulatorStats>;
+  stop(): Promise<EmulatorStats>;
 }
 
 /** Start `dist/emulator/main.js` with flags; resolves once it listens. */
@@ -21,8 +28,8 @@ export function startEmulator(args: string[]): Promise<EmulatorProcess> {
   killAtFileEnd(proc);
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
-  let resolveStats: (s: Record<string, number>) => void;
-  const stats = new Promise<Record<string, number>>((r) => (resolveStats = r));
+  let resolveStats: (s: EmulatorStats) => void;
+  const stats = new Promise<EmulatorStats>((r) => (resolveStats = r));
   return new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`emulator exited (${code}) before listening: ${stderr}`)));
     readline.createInterface({ input: proc.stdout! }).on('line', (line) => {

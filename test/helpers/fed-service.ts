@@ -7,6 +7,7 @@ import type { SorterMessage, VerifyDto } from '../../model/messages';
 import { call } from './http';
 import { removeHome, tempHome } from './home';
 import { type ServiceProcess, startServiceProcess } from './process';
+import type { Json } from './http';
 
 /** A running service whose queues the test fills from outside. */
 export interface FedService {
@@ -17,9 +18,9 @@ export interface FedService {
   enqueue(n: number, from?: number): void;
   /** Commit these messages, in order. */
   enqueueMessages(messages: SorterMessage[]): void;
-  status(): Promise<any>;
+  status(): Promise<Json>;
   /** Wait until no response is awaiting proof (at most `ms`), then return the status. */
-  settled(ms?: number): Promise<any>;
+  settled(ms?: number): Promise<Json>;
   history(): Array<{ track_id: string; attempt: number; read_proof: string }>;
   stop(): Promise<void>;
 }

@@ -23,7 +23,7 @@ export const link = (delivery: 'Sent' | 'Queued', refusal: string | null = null)
   recentTelegrams: () => [],
   offer: () => delivery,
   acknowledgesPromptly: () => false,
-  refuses: () => refusal,
+  encode: () => (refusal === null ? null : { telegram: null, refused: refusal }),
   stop: async () => {},
 });
 export const clock = () => new Date('2026-11-21T12:00:00.000Z');

@@ -3,9 +3,9 @@
 import path from 'node:path';
 import fc from 'fast-check';
 import type { LogicalType } from '../../lib/telegram/contract';
-import { loadLayout } from '../../lib/telegram/layout-load';
-import type { Field, Layout } from '../../lib/telegram/layout-table';
-import { LayoutCodec, type WireTelegram } from '../../lib/telegram/layout-codec';
+import { loadLayout } from '../../lib/layout/load';
+import type { Field, Layout } from '../../lib/layout/table';
+import { LayoutCodec, type WireTelegram } from '../../lib/layout/codec';
 
 /** The layouts in layouts/, by name. */
 export const SHIPPED = ['v1', 'ewm-mfs', 's7-raw', 'acme-cb8'] as const;

@@ -43,7 +43,7 @@ export function startServiceProcess(home: string, env: NodeJS.ProcessEnv = {}, t
       proc.kill('SIGKILL');
       reject(new Error(`service did not start within ${timeoutMs} ms; stderr: ${stderr}`));
     }, timeoutMs);
-    exited.then((code) => {
+    void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`service exited (${code}) before listening; stderr: ${stderr}`));
     });

@@ -91,7 +91,7 @@ export class RawConnection {
     const end = this.buffer.indexOf('\r\n\r\n');
     if (end < 0) return;
     const head = this.buffer.subarray(0, end).toString('latin1').split('\r\n');
-    const status = Number(head[0].split(' ')[1]);
+    const status = Number(head[0]?.split(' ')[1]);
     const headers: Record<string, string> = {};
     for (const line of head.slice(1)) {
       const i = line.indexOf(':');

@@ -1,8 +1,8 @@
 // Test helper: a PLC scripted by the test over real TCP on 127.0.0.1, framing by the codec's own
 // decoder: it records every telegram the service sends and answers as the test says.
 import net from 'node:net';
-import { type Telegram, encodeContent, parseContent } from '../../lib/telegram/codec';
-import { TelegramDecoder } from '../../lib/telegram/decoder';
+import { type Telegram, encodeContent, parseContent } from '../../bench/v1-codec';
+import { TelegramDecoder } from '../../bench/v1-decoder';
 
 /** A listening fake PLC: what it received, and how to talk to (or drop) the connected service. */
 export interface ScriptedPlc {

@@ -3,7 +3,7 @@
 // host's back to back, the host keeping telegrams as the service does.
 import { TelegramSession } from '../../lib/link/session';
 import { HOST_RECEIVES, type Outbound, PLC_RECEIVES, RefuseError } from '../../lib/link/session-port';
-import { NakReason, type Telegram, TelegramError, type TelegramType, encodeData, encodeFrame, parseContent } from '../../lib/telegram/codec';
+import { NakReason, type Telegram, TelegramError, type TelegramType, encodeData, encodeFrame, parseContent } from '../../bench/v1-codec';
 
 /** Timing and window of the sessions under test. */
 export const settings = { heartbeatMs: 1000, ackTimeoutMs: 200, window: 2 };
@@ -16,7 +16,7 @@ export const verify = encodeData('VERI', { MessageCode: 212, TrackID: '0004711',
 export function host(outbound: Outbound<string>[] = [], peer: { epoch: string | null; lastSeqIn: number; lastStopClean?: boolean } = { epoch: null, lastSeqIn: 0 }) {
   let now = 1_000;
   const wire: Telegram[] = [];
-  const delivered: Array<{ seq: number; after: number | null; resent: boolean; settle(ok: boolean | Error): void }> = [];
+  const delivered: Array<{ seq: number; after: number | null; resent: boolean; arrivedAt?: number; settle(ok: boolean | Error): void }> = [];
   const acked: string[] = [];
   const refused: string[] = [];
   const sessions: Array<[string, number]> = [];
@@ -40,7 +40,7 @@ export function host(outbound: Outbound<string>[] = [], peer: { epoch: string | 
       acknowledged: (ref) => acked.push(ref),
       refused: (ref, r) => refused.push(`${ref}:${r.code}`),
       deliver: (t, after, resent) =>
-        new Promise<void>((resolve, reject) => delivered.push({ seq: t.seq, after, resent, settle: (ok) => (ok === true ? resolve() : reject(ok === false ? new Error('disk') : ok)) })),
+        new Promise<void>((resolve, reject) => delivered.push({ seq: t.seq, after, resent, arrivedAt: t.arrivedAt, settle: (ok) => (ok === true ? resolve() : reject(ok === false ? new Error('disk') : ok)) })),
       peerSession: (epoch, last) => sessions.push([epoch, last]),
     },
     () => now,

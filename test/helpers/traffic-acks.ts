@@ -9,7 +9,7 @@ export function acknowledgedTelegrams(home: string): Record<'REQU' | 'VERI' | 'S
   const acked = { REQU: new Set<string>(), VERI: new Set<string>(), SCAN: new Set<string>() };
   for (const line of fs.readFileSync(path.join(home, 'Service_PLC.log'), 'utf8').split('\n')) {
     const m = / OUT <STX>\d{4}\S+ \S+ (\d{6})(REQU|VERI|SCAN)A<ETX>$/.exec(line);
-    if (m) acked[m[2] as keyof typeof acked].add(m[1]);
+    if (m?.[1] && (m[2] === 'REQU' || m[2] === 'VERI' || m[2] === 'SCAN')) acked[m[2]].add(m[1]);
   }
   return acked;
 }

@@ -1,11 +1,11 @@
 // The message model checked across its forms: the TypeScript DTOs (model/messages.ts), the joi
 // schemas that validate and document them (lib/http/message-schemas.ts), the telegram layouts that carry
-// them (lib/telegram/codec.ts) and the queue tables that store them (db/queue-rows.ts, db/queue-reads.ts). Adding a field
+// them (bench/v1-codec.ts) and the queue tables that store them (db/queue-rows.ts, db/queue-reads.ts). Adding a field
 // in one place and not the others fails here.
 import type Joi from 'joi';
 import type { Assignment, DestinationInfoDto, DestinationSetting, InductDto, VerifyDto } from '../../model/messages';
 import { assignmentAck, destinationAck, destinationInfoDto, inductDto, verifyDto } from '../../lib/http/message-schemas';
-import { Layouts, encodeData, outboundData, sorterMessageData, sorterMessageOf } from '../../lib/telegram/codec';
+import { Layouts, encodeData, outboundData, sorterMessageData, sorterMessageOf } from '../../bench/v1-codec';
 import { createQueueStore } from '../../db/queue-store';
 import { freshDb } from '../helpers/db';
 

@@ -6,6 +6,7 @@ import { call } from '../../helpers/http';
 import { CSV_HEADER, removeHome, requestRow, scanRow, tempHome, verifyRow } from '../../helpers/home';
 import { startServiceProcess } from '../../helpers/process';
 import { SOAK, report, seed } from './scale';
+import { nth } from '../../helpers/nth';
 
 jest.setTimeout(120_000 * SOAK);
 
@@ -39,10 +40,10 @@ describe('replay files with every kind of damage', () => {
     for (let i = 0; i < bad; i++) {
       if (goodAt.has(i)) {
         const id = `G${i}`;
-        rows.push([requestRow(id), verifyRow(id), scanRow(`D${i}`)][i % 3]);
+        rows.push(nth([requestRow(id), verifyRow(id), scanRow(`D${i}`)], i % 3));
         good.push(id);
       }
-      rows.push(damaged(i)[i % KINDS]);
+      rows.push(nth(damaged(i), i % KINDS));
     }
     home = tempHome({ 'config.json': { TestMode: true, Port: 0, Host: '127.0.0.1' }, 'Service_PLC.csv': `${CSV_HEADER}\n${rows.join('\n')}\n` });
     const svc = await startServiceProcess(home, {}, 60_000);

@@ -1,6 +1,6 @@
 // Function definitions (lib/functions/define.ts): an HTTP function's event built from the request
 // by its binding, and the loaders that take a module's `fn` and refuse one of another kind or none.
-import { httpFunction, loadHttpFunction, loadScheduledFunction, loadTelegramFunction, scheduledFunction, telegramFunction } from '../../../lib/functions/define';
+import { httpFunction, pathParam, loadHttpFunction, loadScheduledFunction, loadTelegramFunction, scheduledFunction, telegramFunction } from '../../../lib/functions/define';
 import type { Deps } from '../../../lib/deps';
 import { empty, ok } from '../../../lib/functions/results';
 
@@ -12,7 +12,7 @@ describe('httpFunction', () => {
     const f = httpFunction((deps, event: { id: string; queue: unknown }) => (seen.push([deps, event]), ok(event)), {
       notes: [],
       responses: () => ({}),
-      event: (request, input) => ({ id: request.params.Id, queue: input.queue }),
+      event: (request, input) => ({ id: pathParam(request, 'Id'), queue: input.queue }),
     });
     const deps = { version: 'x' } as unknown as Deps;
     expect(f.kind).toBe('http');

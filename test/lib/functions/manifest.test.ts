@@ -10,7 +10,7 @@ describe('manifest.json', () => {
 
   it('shows every trigger: the HTTP routes, the schedule, and the telegrams from the sorter', () => {
     expect(httpTriggers(manifest).map((t) => `${t.method} ${t.path}`).sort()).toEqual(['GET /alarms', 'GET /dashboard/data', 'GET /dead-letters', 'GET /destination', 'GET /health/live', 'GET /health/ready', 'GET /items/{TrackID}', 'GET /metrics', 'GET /sortation', 'GET /status', 'POST /alarms/{id}/ack', 'POST /dead-letters/requeue', 'POST /destination', 'POST /sortation']);
-    expect(scheduleTriggers(manifest).map((t) => t.name)).toEqual(['housekeeping', 'expireRequests']);
+    expect(scheduleTriggers(manifest).map((t) => t.name)).toEqual(['housekeeping', 'historyBound', 'expireRequests']);
     expect(telegramTriggers(manifest).flatMap((t) => t.types).sort()).toEqual(['REQU', 'SCAN', 'VERI']);
   });
 
@@ -19,7 +19,7 @@ describe('manifest.json', () => {
     for (const t of scheduleTriggers(manifest)) expect(loadScheduledFunction(t.fn.handler).kind).toBe('schedule');
     for (const t of telegramTriggers(manifest)) expect(loadTelegramFunction(t.fn.handler).kind).toBe('telegram');
     expect(() => loadScheduledFunction('handlers/status')).toThrow(/handlers\/status is a http function, it cannot have a schedule trigger/);
-    expect(() => loadHttpFunction('handlers/forward')).toThrow(/does not export a function definition as fn/);
+    expect(() => loadHttpFunction('lib/functions/forward')).toThrow(/does not export a function definition as fn/);
   });
 
   it('refuses a bad manifest with every problem listed', () => {

@@ -28,7 +28,7 @@ it('runs the manifest scheduled functions on their cron, logs one that fails, an
       failing: { handler: 'test/fixtures/functions/failing-schedule', description: 'always fails', events: [{ schedule: { cron: '* * * * * *' } }] },
     },
   };
-  expect(project.functions.expireRequests.events).toEqual([{ schedule: { cron: '* * * * * *' } }]);
+  expect(project.functions.expireRequests?.events).toEqual([{ schedule: { cron: '* * * * * *' } }]);
   const { log, lines } = capturingLogger();
   await enqueueOld('OLD1');
   await t.publish([induct('NEW1')]);
@@ -71,5 +71,31 @@ it('does not schedule a function its settings switch off: the REQUEST expiry wit
     await until(() => expiries > 0, 3000, 'the expiry ran');
   } finally {
     on();
+  }
+});
+
+it('does not sample the event loop after a light function: the size bound looks every 5 s, an idle service stays asleep', async () => {
+  t = await testService({ TestMode: false, Sorter: { Port: await freePort() } });
+  const manifest: Manifest = {
+    ...loadManifest(),
+    functions: {
+      bound: { handler: 'handlers/history-bound', description: 'the size bound, every second here', events: [{ schedule: { cron: '* * * * * *' } }] },
+      failing: { handler: 'test/fixtures/functions/failing-schedule', description: 'always fails', events: [{ schedule: { cron: '* * * * * *' } }] },
+    },
+  };
+  const { log } = capturingLogger();
+  let busy = 0;
+  const before = t.service.deps.storageWatch.status().MeasuredAt;
+  const stop = startSchedules(manifest, { ...t.service.deps, log, eventLoop: { ...t.service.deps.eventLoop, busy: () => busy++ } });
+  try {
+    await until(() => t.service.deps.storageWatch.status().MeasuredAt !== before && busy > 0, 3000, 'both ran');
+    await new Promise((r) => setTimeout(r, 1100));
+    // The failing function's runs, one a second; the bound's looks add none.
+    const looks = t.service.deps.storageWatch.status().MeasuredAt;
+    expect(looks).not.toBe(before);
+    expect(busy).toBeGreaterThanOrEqual(2);
+    expect(busy).toBeLessThanOrEqual(3);
+  } finally {
+    stop();
   }
 });

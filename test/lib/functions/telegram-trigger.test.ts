@@ -5,7 +5,7 @@ import type { Deps } from '../../../lib/deps';
 import type { Manifest } from '../../../lib/functions/manifest';
 import { telegramTrigger } from '../../../lib/functions/telegram-trigger';
 import { RefuseError } from '../../../lib/link/session-port';
-import { NakReason } from '../../../lib/telegram/codec';
+import { NakReason } from '../../../bench/v1-codec';
 import type { InboundMessage } from '../../../lib/link/session-port';
 import type { RecordingDeps } from '../../fixtures/functions/record-telegram';
 

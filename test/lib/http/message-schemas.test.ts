@@ -5,7 +5,7 @@ import { FieldWidth } from '../../../lib/telegram/fields';
 import { ackHeaders, assignmentBody, destinationBody, timeOutQuery } from '../../../lib/http/message-schemas';
 
 /** The first error message of `value` against `schema`, or undefined when it validates. */
-const errorOf = (schema: Joi.Schema, value: unknown) => schema.validate(value).error?.details[0].message;
+const errorOf = (schema: Joi.Schema, value: unknown) => schema.validate(value).error?.details[0]?.message;
 
 describe('message schemas', () => {
   it('text that travels to the sorter fits its telegram field: printable ASCII, no trailing space, at most its width', () => {

@@ -39,7 +39,7 @@ function conforms(doc: Doc, method: string, route: string, res: Inject): void {
   const body = res.payload === '' ? undefined : JSON.parse(res.payload);
   const error = validator.validateResponse(res.statusCode, body);
   expect({ route: `${method.toUpperCase()} ${route} ${res.statusCode}`, body, error }).toEqual({ route: `${method.toUpperCase()} ${route} ${res.statusCode}`, body, error: undefined });
-  for (const header of Object.keys(op!.responses[String(res.statusCode)].headers ?? {})) expect(res.headers).toHaveProperty(header.toLowerCase());
+  for (const header of Object.keys(op!.responses[String(res.statusCode)]?.headers ?? {})) expect(res.headers).toHaveProperty(header.toLowerCase());
   checked.add(`${method} ${route} ${res.statusCode}`);
   // A message is also one of the bodies under 2XX, which is what generated clients read.
   const range = op!.responses['2XX'];
@@ -147,7 +147,7 @@ describe('every real response conforms to /swagger.json', () => {
       const secured = await getDoc(t);
       expect(secured.components).toMatchObject({ securitySchemes: { apiKey: { type: 'apiKey', name: 'X-API-Key', in: 'header' } } });
       expect(secured.security).toEqual([{ apiKey: [] }]);
-      for (const [method, route] of [['get', '/sortation'], ['get', '/destination'], ['post', '/sortation'], ['post', '/destination'], ['get', '/status'], ['get', '/health/live'], ['get', '/health/ready'], ['get', '/items/{TrackID}'], ['get', '/dead-letters'], ['post', '/dead-letters/requeue']]) {
+      for (const [method, route] of [['get', '/sortation'], ['get', '/destination'], ['post', '/sortation'], ['post', '/destination'], ['get', '/status'], ['get', '/health/live'], ['get', '/health/ready'], ['get', '/items/{TrackID}'], ['get', '/dead-letters'], ['post', '/dead-letters/requeue']] as const) {
         conforms(secured, method, route, await t.server.inject({ method: method.toUpperCase(), url: route.replace('{TrackID}', '0004711'), ...(method === 'post' && { payload: {} }) }));
       }
     });
@@ -157,7 +157,7 @@ describe('every real response conforms to /swagger.json', () => {
     const keys = [{ Name: 'wcs', Key: 'w', Role: 'wcs' }, { Name: 'prometheus', Key: 'm', Role: 'monitor' }];
     await withService({ TestMode: true, ApiKeys: keys }, {}, async (t) => {
       const secured = await getDoc(t);
-      for (const [method, route] of Object.entries(secured.paths).flatMap(([route, ops]) => Object.keys(ops).map((method) => [method, route]))) {
+      for (const [method, route] of Object.entries(secured.paths).flatMap(([route, ops]) => Object.keys(ops).map((method) => [method, route] as const))) {
         const url = route.replace('{TrackID}', '0004711').replace('{id}', '1');
         const inject = (key?: string) => t.server.inject({ method: method.toUpperCase(), url, headers: key ? { 'x-api-key': key } : {}, ...(method === 'post' && { payload: {} }) });
         conforms(secured, method, route, await inject());
@@ -184,9 +184,9 @@ describe('the document itself', () => {
   it('gives every error its own example, the route\'s own', async () => {
     const doc = await getDoc(t);
     const example = (method: string, route: string, code: number) => {
-      const ref = (doc.paths[route][method].responses as Record<string, { content: { 'application/json': { schema: { $ref: string } } } }>)[code].content['application/json'].schema.$ref;
-      const schema = doc.components.schemas[ref.split('/').pop()!] as { properties: Record<string, { example: unknown }> };
-      return { statusCode: schema.properties.statusCode.example, message: schema.properties.message.example };
+      const ref = (doc.paths[route]?.[method]?.responses as Record<string, { content: { 'application/json': { schema: { $ref: string } } } }> | undefined)?.[String(code)]?.content['application/json'].schema.$ref;
+      const schema = doc.components.schemas[ref?.split('/').pop() ?? ''] as { properties: Record<string, { example: unknown }> } | undefined;
+      return { statusCode: schema?.properties.statusCode?.example, message: schema?.properties.message?.example };
     };
     expect(example('post', '/sortation', 400)).toEqual({ statusCode: 400, message: '"TrackID" is required' });
     expect(example('post', '/destination', 400)).toEqual({ statusCode: 400, message: '"Destination" is required' });
@@ -198,15 +198,15 @@ describe('the document itself', () => {
     const doc = await getDoc(t);
     expect(doc.components.schemas.BatchDoorStatus).toMatchObject({ nullable: true, enum: ['OPENED', 'CLOSED', null] });
     const status = doc.components.schemas.Status as { properties: Record<string, { nullable?: boolean }> };
-    expect(status.properties.OldestMessageAgeSeconds.nullable).toBe(true);
-    const timeOut = doc.paths['/sortation'].get.parameters!.find((p) => p.name === 'timeOut')!;
-    expect(timeOut.schema).toMatchObject({ type: 'number', minimum: 0, maximum: 30 });
+    expect(status.properties.OldestMessageAgeSeconds?.nullable).toBe(true);
+    const timeOut = doc.paths['/sortation']?.get?.parameters?.find((p) => p.name === 'timeOut');
+    expect(timeOut?.schema).toMatchObject({ type: 'number', minimum: 0, maximum: 30 });
   });
 
   it('documents the message codes again under 2XX, one of the route\'s bodies, so that generated clients take them for success', async () => {
     const doc = await getDoc(t);
     type Responses = Record<string, { content?: { 'application/json': { schema: Record<string, unknown> } } }>;
-    const schemaOf = (route: string, code: string) => (doc.paths[route].get.responses as Responses)[code].content!['application/json'].schema;
+    const schemaOf = (route: string, code: string) => (doc.paths[route]?.get?.responses as Responses | undefined)?.[code]?.content?.['application/json'].schema;
     const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
     // The contract's codes stay as they are.
     expect([schemaOf('/sortation', '210'), schemaOf('/sortation', '212'), schemaOf('/destination', '211')]).toEqual([ref('InductDto'), ref('VerifyDto'), ref('DestinationInfoDto')]);
@@ -243,14 +243,15 @@ describe('the document itself', () => {
     const optional: Record<string, string[]> = { ItemEvent: ['RecirculationCount', 'Destination', 'Client', 'Attempt', 'ReadProof', 'Reason'] };
     for (const name of reached) {
       const model = models[name];
-      const notRequired = Object.keys(model.properties ?? {}).filter((p) => !(model.required ?? []).includes(p));
+      expect(model).toBeDefined();
+      const notRequired = Object.keys(model!.properties ?? {}).filter((p) => !(model!.required ?? []).includes(p));
       expect({ name, notRequired }).toEqual({ name, notRequired: optional[name] ?? [] });
     }
     // Nullable and present: null says "none", never a missing field.
-    expect(models.Status.properties!.OldestMessageAgeSeconds.nullable).toBe(true);
-    expect(models.Status.required).toEqual(expect.arrayContaining(['OldestMessageAgeSeconds', 'Replay']));
+    expect(models.Status?.properties?.OldestMessageAgeSeconds?.nullable).toBe(true);
+    expect(models.Status?.required).toEqual(expect.arrayContaining(['OldestMessageAgeSeconds', 'Replay']));
     expect(models.ReplaySummary).toMatchObject({ nullable: true });
-    for (const route of ['/sortation', '/destination']) expect(doc.paths[route].post).toMatchObject({ requestBody: { required: true } });
+    for (const route of ['/sortation', '/destination']) expect(doc.paths[route]?.post).toMatchObject({ requestBody: { required: true } });
   });
 
   it('serves the same document at /openapi.json, without a key like /swagger.json, and lists neither in it', async () => {

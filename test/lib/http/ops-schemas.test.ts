@@ -4,7 +4,7 @@ import type Joi from 'joi';
 import { deadLetterQuery, itemParams, requeueBody } from '../../../lib/http/ops-schemas';
 
 /** The first error message of `value` against `schema`, or undefined when it validates. */
-const errorOf = (schema: Joi.Schema, value: unknown) => schema.validate(value).error?.details[0].message;
+const errorOf = (schema: Joi.Schema, value: unknown) => schema.validate(value).error?.details[0]?.message;
 
 describe('ops schemas', () => {
   it('requeue: Ids or All, not both and not neither, each said in words', () => {

@@ -2,9 +2,10 @@
 import { createOutboxStore } from '../../../db/outbox-store';
 import { OutboxFeed, seqOfOutboxId } from '../../../lib/link/outbox-feed';
 import type { InboundMessage } from '../../../lib/link/session-port';
-import { sorterMessageData } from '../../../lib/telegram/codec';
+import { sorterMessageData } from '../../../bench/v1-codec';
 import { createLogger } from '../../../lib/process/logger';
 import { freshDb } from '../../helpers/db';
+import { atLeast } from '../../helpers/nth';
 
 describe('OutboxFeed', () => {
   it('numbers outbox rows 1..999999 and wraps', () => {
@@ -41,7 +42,7 @@ describe('OutboxFeed', () => {
   it('restarts at the oldest entry, sends in order within the limit, and says when the backlog is out', () => {
     const now = { ms: Date.parse('2026-11-22T08:00:00Z') };
     const { ctx, f, add } = feed(now);
-    const [a, b, c] = ['A', 'B', 'C'].map((t) => add(t, now.ms));
+    const [a, b, c] = atLeast(3, ['A', 'B', 'C'].map((t) => add(t, now.ms)));
     expect(f.restart()).toEqual({ epoch: 'E1', nextSeq: seqOfOutboxId(a.id) });
     expect(f.nextOutbound(2, false).map((o) => [o.seq, o.type])).toEqual([[seqOfOutboxId(a.id), 'ASGN'], [seqOfOutboxId(b.id), 'ASGN']]);
     expect(f.backlogSent()).toBe(false);
@@ -52,6 +53,23 @@ describe('OutboxFeed', () => {
     f.offer(d, true);
     expect(f.nextOutbound(2, false).map((o) => o.ref.id)).toEqual([d.id]);
     expect(f.nextOutbound(2, false)).toEqual([]);
+    ctx.dispose();
+  });
+
+  it('sends an offered entry with the telegram it was offered with, encoded once before its commit; one read back is encoded then', () => {
+    const now = { ms: Date.parse('2026-11-22T08:00:00Z') };
+    const { ctx, f, add } = feed(now);
+    f.restart();
+    const d = add('D', now.ms);
+    // A telegram that the layout would not make from this message: what is sent is what was offered.
+    f.offer(d, true, undefined, { type: 'ASGN', data: 'ENCODED-BEFORE-THE-COMMIT' });
+    expect(f.nextOutbound(2, false).map((o) => [o.ref.id, o.data])).toEqual([[d.id, 'ENCODED-BEFORE-THE-COMMIT']]);
+    // Read back after a reconnect: encoded from the message.
+    f.restart();
+    const [again] = f.nextOutbound(2, false);
+    expect(again?.ref.id).toBe(d.id);
+    expect(again?.data).not.toBe('ENCODED-BEFORE-THE-COMMIT');
+    expect(again?.data).toContain('D');
     ctx.dispose();
   });
 
@@ -84,8 +102,7 @@ describe('OutboxFeed', () => {
     const { ctx, f, received, peerSessions } = feed(now);
     const verify = { Type: 'VERIFY' as const, TrackID: '0000001', Barcode: 'B1', Destination: 'D001', MessageCode: 212 as const };
     const { type, data } = sorterMessageData(verify);
-    f.arrivedAt = 1234.5;
-    await f.deliver({ sender: 'PLC', receiver: 'HOST', seq: 7, type, flag: 'D', data }, 6, true);
+    await f.deliver({ sender: 'PLC', receiver: 'HOST', seq: 7, type, flag: 'D', data, arrivedAt: 1234.5 }, 6, true);
     expect(received).toEqual([['VERI', { seq: 7, after: 6, message: verify, arrivedAt: 1234.5, resent: true }]]);
     f.peerSession('P2', 41);
     expect(peerSessions).toEqual([['P2', 41]]);

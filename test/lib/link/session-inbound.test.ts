@@ -1,8 +1,9 @@
 // The peer's half of the telegram session, driven through the session with frames and a fake
 // clock: its epoch, the numbering of its telegrams, repeats, deliveries and their answers.
 import { RefuseError } from '../../../lib/link/session-port';
-import { NakReason, encodeData, parseNak } from '../../../lib/telegram/codec';
+import { NakReason, encodeData, parseNak } from '../../../bench/v1-codec';
 import { connectedHost, flush, host, sorterToHost, verify } from '../../helpers/session-host';
+import { nth } from '../../helpers/nth';
 
 describe('InboundNumbering (through TelegramSession)', () => {
   it('acknowledges a data telegram only once delivered, a repeat again without delivering it twice, never before its delivery', async () => {
@@ -12,7 +13,7 @@ describe('InboundNumbering (through TelegramSession)', () => {
     h.session.receive(h.plc(1, 'VERI', 'D', verify)); // a repeat while the commit is in flight
     await flush();
     expect(h.take()).toEqual([]);
-    h.delivered[0].settle(true);
+    nth(h.delivered, 0).settle(true);
     await flush();
     expect(h.take()).toEqual(['VERIA1']);
     h.session.receive(h.plc(1, 'VERI', 'D', verify)); // a repeat after it: ACK again, deliver nothing
@@ -21,17 +22,27 @@ describe('InboundNumbering (through TelegramSession)', () => {
     expect(h.session.counters.duplicatesReceived).toBe(2);
   });
 
+  it('hands the port each telegram with when its bytes arrived, as the link gave it', () => {
+    const h = connectedHost();
+    h.session.receive(h.plc(1, 'VERI', 'D', verify), 1234.5);
+    h.session.receive(h.plc(2, 'VERI', 'D', verify), 1240.25);
+    expect(h.delivered.map((d) => [d.seq, d.arrivedAt])).toEqual([
+      [1, 1234.5],
+      [2, 1240.25],
+    ]);
+  });
+
   it('marks as resent what the sorter sends before its first SYNE since the start, and the resend of a number refused with 04', async () => {
     const h = connectedHost();
     h.session.receive(h.plc(1, 'VERI', 'D', verify)); // unacknowledged when an earlier run stopped: it may have handed it out
-    h.delivered[0].settle(true);
+    nth(h.delivered, 0).settle(true);
     await flush();
     h.session.receive(h.plc(0, 'SYNE', 'D'));
     h.session.receive(h.plc(2, 'VERI', 'D', verify));
-    h.delivered[1].settle(false); // not stored: NAK 04, its message may have been handed out
+    nth(h.delivered, 1).settle(false); // not stored: NAK 04, its message may have been handed out
     await flush();
     h.session.receive(h.plc(2, 'VERI', 'D', verify));
-    h.delivered[2].settle(true);
+    nth(h.delivered, 2).settle(true);
     await flush();
     h.session.receive(h.plc(3, 'VERI', 'D', verify));
     // A later connection: what comes before its SYNE was sent to this run, which kept it or is keeping it.
@@ -51,9 +62,9 @@ describe('InboundNumbering (through TelegramSession)', () => {
   it('NAKs with 04 when the delivery fails, and takes the resend as new (numbering back to the last kept)', async () => {
     const h = connectedHost();
     h.session.receive(h.plc(1, 'VERI', 'D', verify));
-    h.delivered[0].settle(false);
+    nth(h.delivered, 0).settle(false);
     await flush();
-    const [nak] = h.wire.splice(0);
+    const nak = nth(h.wire.splice(0), 0);
     expect([nak.flag, nak.seq, parseNak(nak.data).code]).toEqual(['N', 1, 4]);
     h.session.receive(h.plc(1, 'VERI', 'D', verify));
     expect(h.delivered.map((d) => [d.seq, d.after])).toEqual([[1, 0], [1, 0]]);
@@ -62,25 +73,25 @@ describe('InboundNumbering (through TelegramSession)', () => {
   it('after a telegram it could not keep, takes only the next number in order: a later one is refused (04) until the gap is filled', async () => {
     const h = connectedHost();
     h.session.receive(h.plc(1, 'VERI', 'D', verify));
-    h.delivered[0].settle(true);
+    nth(h.delivered, 0).settle(true);
     await flush();
     h.session.receive(h.plc(2, 'VERI', 'D', verify));
-    h.delivered[1].settle(false); // the disk is full: 2 is refused with 04, and the sorter keeps it
+    nth(h.delivered, 1).settle(false); // the disk is full: 2 is refused with 04, and the sorter keeps it
     await flush();
     h.take();
     // The sorter goes on with new telegrams before its ACK timeout resends 2. Keeping 3 now would
     // make 2 look like a repeat of something kept: acknowledged, never stored.
     h.session.receive(h.plc(3, 'VERI', 'D', verify));
     await flush();
-    const [nak] = h.wire.splice(0);
+    const nak = nth(h.wire.splice(0), 0);
     expect([nak.flag, nak.seq, parseNak(nak.data).code]).toEqual(['N', 3, 4]);
     expect(h.delivered).toHaveLength(2);
     // The resend, in order: 2 and then 3 are delivered and acknowledged, each once.
     h.session.receive(h.plc(2, 'VERI', 'D', verify));
     h.session.receive(h.plc(3, 'VERI', 'D', verify));
     expect(h.delivered.slice(2).map((d) => [d.seq, d.after])).toEqual([[2, 1], [3, 2]]);
-    h.delivered[2].settle(true);
-    h.delivered[3].settle(true);
+    nth(h.delivered, 2).settle(true);
+    nth(h.delivered, 3).settle(true);
     await flush();
     expect(h.take()).toEqual(['VERIA2', 'VERIA3']);
     // Back to normal: a gap is taken as new again.
@@ -92,15 +103,15 @@ describe('InboundNumbering (through TelegramSession)', () => {
     const h = connectedHost();
     h.session.receive(h.plc(1, 'VERI', 'D', verify));
     h.session.receive(h.plc(2, 'VERI', 'D', verify)); // in flight behind 1
-    h.delivered[0].settle(false); // 1 fails: back to 0, NAK 04
+    nth(h.delivered, 0).settle(false); // 1 fails: back to 0, NAK 04
     await flush();
     h.session.receive(h.plc(1, 'VERI', 'D', verify)); // the sorter resends 1 and 2, in order
     h.session.receive(h.plc(2, 'VERI', 'D', verify));
     expect(h.delivered.slice(2).map((d) => [d.seq, d.after])).toEqual([[1, 0], [2, 1]]);
-    h.delivered[1].settle(false); // now the first 2 fails (it came after the failed 1): stale
+    nth(h.delivered, 1).settle(false); // now the first 2 fails (it came after the failed 1): stale
     await flush();
-    h.delivered[2].settle(true);
-    h.delivered[3].settle(true);
+    nth(h.delivered, 2).settle(true);
+    nth(h.delivered, 3).settle(true);
     await flush();
     h.take();
     h.session.receive(h.plc(3, 'VERI', 'D', verify));
@@ -110,13 +121,13 @@ describe('InboundNumbering (through TelegramSession)', () => {
   it('counts a number refused for good as handled: after a NAK 02 and then a NAK 04, it takes the resend, not waiting for the refused number', async () => {
     const h = connectedHost();
     h.session.receive(h.plc(1, 'VERI', 'D', verify));
-    h.delivered[0].settle(true);
+    nth(h.delivered, 0).settle(true);
     await flush();
     h.session.receive(h.plc(2, 'VERI', 'D', verify));
-    h.delivered[1].settle(new RefuseError(NakReason.BAD_DATA, 'unknown destination')); // the sorter drops 2
+    nth(h.delivered, 1).settle(new RefuseError(NakReason.BAD_DATA, 'unknown destination')); // the sorter drops 2
     await flush();
     h.session.receive(h.plc(3, 'VERI', 'D', verify));
-    h.delivered[2].settle(false); // the disk is full: the sorter keeps 3 for its resend
+    nth(h.delivered, 2).settle(false); // the disk is full: the sorter keeps 3 for its resend
     await flush();
     h.session.receive(h.plc(4, 'VERI', 'D', verify)); // sent before the resend of 3: not yet
     await flush();
@@ -129,8 +140,8 @@ describe('InboundNumbering (through TelegramSession)', () => {
     h.session.receive(h.plc(3, 'VERI', 'D', verify)); // the resend, in order
     h.session.receive(h.plc(4, 'VERI', 'D', verify));
     expect(h.delivered.slice(3).map((d) => [d.seq, d.after])).toEqual([[3, 1], [4, 3]]);
-    h.delivered[3].settle(true);
-    h.delivered[4].settle(true);
+    nth(h.delivered, 3).settle(true);
+    nth(h.delivered, 4).settle(true);
     await flush();
     expect(h.take()).toEqual(['VERIA3', 'VERIA4']);
   });

@@ -9,11 +9,12 @@ import fc from 'fast-check';
 import { TelegramSession } from '../../../lib/link/session';
 import { HOST_RECEIVES, type Outbound, PLC_RECEIVES, RefuseError } from '../../../lib/link/session-port';
 import { formatTrafficLine } from '../../../lib/link/traffic-log';
-import { NakReason, type Telegram, type TelegramType } from '../../../lib/telegram/codec';
-import { TelegramWire } from '../../../lib/telegram/wire';
+import { NakReason, type Telegram, type TelegramType } from '../../../bench/v1-codec';
+import { TelegramWire } from '../../../lib/layout/wire';
 import { readReplayLog } from '../../../lib/testmode/replay';
 import type { InductDto, OutboundMessage } from '../../../model/messages';
 import { SHIPPED, malformed, shippedCodec, valuesOf } from '../../helpers/layout-arbitraries';
+import { atLeast } from '../../helpers/nth';
 
 const wireOf = (name: string) => new TelegramWire(shippedCodec(name).layout);
 const base = { heartbeatMs: 1000, ackTimeoutMs: 200, window: 8 };
@@ -146,7 +147,7 @@ describe.each(SHIPPED)('the session speaking layout %s', (name) => {
   it("refuses with the layout's code for bad data: the sorter drops the telegram", async () => {
     const p = pair(name, () => new RefuseError(NakReason.BAD_DATA, 'unknown induct'));
     await p.settle();
-    const [a] = sample(valuesOf(layout, 'REQU'), 1).map((v) => p.plcWire.sorterMessageData({ Type: 'REQUEST', ...layout.telegrams.get('REQU')!.constants, ...v } as InductDto));
+    const [a] = atLeast(1, sample(valuesOf(layout, 'REQU'), 1).map((v) => p.plcWire.sorterMessageData({ Type: 'REQUEST', ...layout.telegrams.get('REQU')!.constants, ...v } as InductDto)));
     p.plc.send(a.type, a.data);
     await p.settle();
     expect(p.plc.refused).toEqual([{ seq: 1, code: layout.handshake.nakCodes.BadData, text: expect.stringMatching(/unknown induct|bad data/) }]);
@@ -157,7 +158,7 @@ describe.each(SHIPPED)('the session speaking layout %s', (name) => {
     const refusals = [new Error('disk full')];
     const p = pair(name, () => refusals.shift());
     await p.settle();
-    const [b] = sample(valuesOf(layout, 'REQU'), 1).map((v) => p.plcWire.sorterMessageData({ Type: 'REQUEST', ...layout.telegrams.get('REQU')!.constants, ...v } as InductDto));
+    const [b] = atLeast(1, sample(valuesOf(layout, 'REQU'), 1).map((v) => p.plcWire.sorterMessageData({ Type: 'REQUEST', ...layout.telegrams.get('REQU')!.constants, ...v } as InductDto)));
     p.plc.send(b.type, b.data);
     await p.settle();
     expect([p.got.host.length, p.plc.refused.length, p.plc.session.inFlight]).toEqual([0, 0, 1]);

@@ -1,6 +1,6 @@
 // Our half of the telegram session, driven through the session with frames and a fake clock: the
 // handshake at each connection, the window, resends, and the peer's ACK or NAK of ours.
-import { nakData } from '../../../lib/telegram/codec';
+import { nakData } from '../../../bench/v1-codec';
 import { connectedHost, host } from '../../helpers/session-host';
 
 describe('OutboundWindow (through TelegramSession)', () => {

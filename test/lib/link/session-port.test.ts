@@ -1,7 +1,7 @@
 // What a telegram session asks of its side (lib/link/session-port.ts): the numbering rule that
 // tells a repeat from a new telegram, and the refusal a port's deliver throws.
 import { RefuseError, isRepeat } from '../../../lib/link/session-port';
-import { MAX_SEQUENCE } from '../../../lib/telegram/codec';
+import { MAX_SEQUENCE } from '../../../bench/v1-codec';
 
 describe('numbering rules', () => {
   it('recognises repeats at or shortly before the last accepted number, across the wrap', () => {

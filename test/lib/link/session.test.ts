@@ -3,14 +3,15 @@
 // session-inbound.test.ts.
 import { TelegramSession } from '../../../lib/link/session';
 import { PLC_RECEIVES, RefuseError } from '../../../lib/link/session-port';
-import { type Telegram, parseContent, parseNak } from '../../../lib/telegram/codec';
+import { type Telegram, parseContent, parseNak } from '../../../bench/v1-codec';
 import { connectedHost, flush, from, host, settings, verify } from '../../helpers/session-host';
+import { nth } from '../../helpers/nth';
 
 describe('TelegramSession', () => {
   it('refuses with the code the side gives, with 02 for data that does not decode, with 03 for a type the peer does not send, with 01 for a bad header', async () => {
     const h = connectedHost();
     h.session.receive(h.plc(1, 'VERI', 'D', verify));
-    h.delivered[0].settle(new RefuseError(2, 'unknown destination'));
+    nth(h.delivered, 0).settle(new RefuseError(2, 'unknown destination'));
     await flush();
     h.session.receive(h.plc(3, 'ASGN', 'D', 'x'));
     h.session.receive('\x020027PLC01 WCS01 00000XLIFED\x03');
@@ -83,6 +84,6 @@ describe('TelegramSession', () => {
     const hostFrame = from('WCS01', 'PLC01');
     plc.receive(hostFrame(1, 'REQU', 'D', 'x'));
     expect(wire.map((t) => `${t.type}${t.flag}`)).toEqual(['SYNSD', 'SYNED', 'REQUN']);
-    expect(parseNak(wire[2].data).text).toBe('REQU is not sent by a host');
+    expect(parseNak(nth(wire, 2).data).text).toBe('REQU is not sent by a host');
   });
 });

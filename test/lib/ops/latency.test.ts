@@ -1,6 +1,7 @@
 // Latency windows and meters (lib/ops/latency.ts): percentiles of a window that wraps, the wake
 // latency of messages that found a client waiting, and the REQUEST-to-assignment decision time.
 import { DecisionMeter, LatencyWindow, WakeMeter } from '../../../lib/ops/latency';
+import { nth } from '../../helpers/nth';
 
 describe('LatencyWindow', () => {
   it('has no percentiles without samples', () => {
@@ -60,7 +61,7 @@ describe('DecisionMeter', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]).toBeGreaterThanOrEqual(30);
     expect(meter.recent.list()).toEqual([{ at: expect.any(Number), ms: seen[0] }]);
-    expect(Math.abs(meter.recent.list()[0].at - Date.now())).toBeLessThan(1000);
+    expect(Math.abs(nth(meter.recent.list(), 0).at - Date.now())).toBeLessThan(1000);
   });
 
   it('a newer REQUEST of the same item restarts its clock; the oldest items are forgotten past the limit', () => {

@@ -82,3 +82,33 @@ describe('Metrics', () => {
     expect(lines).toContain('sorter_integration_http_request_duration_seconds_bucket{le="0.0025",route="/status",method="GET",status="200"} 0');
   });
 });
+
+describe('Metrics: the disk and the history bounds', () => {
+  const disk = { files: { database: 3e9, wal: 16e6, trafficLog: 60e6 }, boundBytes: 12.8e9, freeBytes: 2e9, sizeBytes: 32e9, low: true, historyBytesPerDay: 1.4e9, historyDaysFit: 9.05, retentionCut: true, cutRows: 1234, cuts: 3 };
+
+  it('reports the files the bound counts, the bound, the disk, Low, the projection and the cuts', async () => {
+    const lines = await samples(new Metrics(() => snapshot({ disk })));
+    for (const line of [
+      'sorter_integration_storage_files_bytes{file="database"} 3000000000',
+      'sorter_integration_storage_files_bytes{file="wal"} 16000000',
+      'sorter_integration_storage_files_bytes{file="traffic_log"} 60000000',
+      'sorter_integration_storage_bound_bytes 12800000000',
+      'sorter_integration_disk_free_bytes 2000000000',
+      'sorter_integration_disk_size_bytes 32000000000',
+      'sorter_integration_disk_low 1',
+      'sorter_integration_history_bytes_per_day 1400000000',
+      'sorter_integration_history_fit_seconds 781920',
+      'sorter_integration_history_retention_cut 1',
+      'sorter_integration_history_size_cuts_total 3',
+      'sorter_integration_history_size_cut_rows_total 1234',
+    ]) {
+      expect(lines).toContain(line);
+    }
+  });
+
+  it('says NaN for a figure not known (a history too short to project, a file system not measured), not 0', async () => {
+    const lines = await samples(new Metrics(() => snapshot({ disk: { ...disk, historyDaysFit: null, historyBytesPerDay: null, freeBytes: null, low: false } })));
+    expect(lines.filter((l) => /_history_fit_seconds|_history_bytes_per_day|_disk_free_bytes/.test(l))).toEqual(['sorter_integration_disk_free_bytes Nan', 'sorter_integration_history_bytes_per_day Nan', 'sorter_integration_history_fit_seconds Nan']); // prom-client's spelling; Prometheus reads it as NaN
+    expect(lines).toContain('sorter_integration_disk_low 0');
+  });
+});

@@ -79,7 +79,7 @@ describe('config', () => {
     const doc = fs.readFileSync(path.join(__dirname, '../../../docs/configuration.md'), 'utf8');
     const config = validateConfig({});
     // A row of the table each (its first cell), not only a mention somewhere in the text.
-    const documented = doc.split('\n').filter((line) => line.startsWith('| `')).map((row) => row.split('|')[1].trim());
+    const documented = doc.split('\n').filter((line) => line.startsWith('| `')).map((row) => row.split('|')[1]?.trim());
     for (const key of Object.keys(config)) expect(documented).toContain(`\`${key}\``);
     for (const key of Object.keys(config.Sorter)) expect(documented).toContain(`\`Sorter.${key}\``);
   });

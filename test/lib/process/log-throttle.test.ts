@@ -26,7 +26,7 @@ describe('ThrottledLog', () => {
       [0, undefined, 'cannot reach the sorter'],
       [60, 59, 'cannot reach the sorter (and 59 more like it since the last line)'],
     ]);
-    expect(lines[0].level).toBe(40);
+    expect(lines[0]?.level).toBe(40);
   });
 
   it('starts a new episode after reset: the next occurrence is written at once', async () => {

@@ -9,7 +9,7 @@ it('writes JSON lines with the service, an ISO time, the level and the fields; n
   log.warn({ queue: 'sortation', messageId: 7 }, 'shown');
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatchObject({ level: 40, service: 'sorter-integration', queue: 'sortation', messageId: 7, msg: 'shown' });
-  expect(lines[0].time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  expect(lines[0]?.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   const silent = capturingLogger('silent');
   silent.log.error('nothing at all');
   expect(silent.lines).toEqual([]);

@@ -1,0 +1,107 @@
+// "What happened to item X": one timeline from the tables that record it (docs/operations.md).
+// Used by GET /items/{TrackID} and by `npm run trace`, on a read-only connection.
+import type { Db } from './connection';
+
+/** One thing that happened to an item, at a time (ISO-8601 UTC). */
+export interface ItemEvent {
+  Time: string;
+  Event: 'RequestReceived' | 'RequestDelivered' | 'RequestRemoved' | 'RequestWaiting' | 'RequestDeadLettered' | 'AssignmentPosted' | 'AssignmentAcknowledged' | 'AssignmentDropped' | 'AssignmentQueued' | 'VerifyReceived' | 'VerifyDelivered' | 'VerifyWaiting' | 'VerifyDeadLettered';
+  /** The event in words. */
+  Text: string;
+  RecirculationCount?: number;
+  Destination?: string;
+  Client?: string | null;
+  Attempt?: number;
+  ReadProof?: string | null;
+  Reason?: string;
+}
+
+/** An item's timeline, oldest first; null when the service knows nothing of it. */
+export interface ItemTimeline {
+  TrackID: string;
+  Events: ItemEvent[];
+}
+
+interface DeliveredRow {
+  type: 'REQUEST' | 'VERIFY';
+  destination: string | null;
+  /** The REQUEST's RecirculationCount, from its body. */
+  rc: number | null;
+  received_at: string;
+  delivered_at: string;
+  client_address: string | null;
+  attempt: number;
+  read_proof: string | null;
+  removed_reason: string | null;
+}
+interface QueuedRow {
+  type: 'REQUEST' | 'VERIFY';
+  destination: string | null;
+  recirculation_count: number | null;
+  received_at: string;
+}
+interface DeadRow {
+  type: 'REQUEST' | 'VERIFY';
+  destination: string | null;
+  payload: string;
+  received_at: string;
+  dead_at: string;
+  attempts: number;
+  last_client_address: string | null;
+}
+interface OutboxRow {
+  destination: string;
+  client_address: string | null;
+  created_at: string;
+  fate: 'Queued' | 'Acknowledged' | 'Dropped';
+  settled_at: string | null;
+  reason: string | null;
+}
+
+/** Reads an item's timeline from an open database (statements prepared once). */
+export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
+  // delivered_messages: delivered_history with each body whole (migrations/012).
+  const delivered = db.prepare<[string], DeliveredRow>("SELECT type, destination, body ->> '$.RecirculationCount' AS rc, received_at, delivered_at, client_address, attempt, read_proof, removed_reason FROM delivered_messages WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')");
+  const queued = db.prepare<[string], QueuedRow>('SELECT type, destination, recirculation_count, received_at FROM sortation_queue WHERE track_id = ?');
+  // Settled in outbox_history; still waiting for the sorter in the outbox (migrations/009).
+  const outbox = db.prepare<{ t: string }, OutboxRow>(`SELECT destination, client_address, created_at, fate, settled_at, reason FROM outbox_history WHERE track_id = @t AND kind = 'ASSIGNMENT'
+    UNION ALL SELECT destination, client_address, created_at, 'Queued', NULL, NULL FROM outbox WHERE track_id = @t AND kind = 'ASSIGNMENT'`);
+  const dead = db.prepare<[string], DeadRow>("SELECT type, destination, payload, received_at, dead_at, attempts, last_client_address FROM dead_letters WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')");
+  return (trackId) => {
+    const events: ItemEvent[] = [];
+    const received = (r: { type: string; received_at: string; destination: string | null }, rc: number | undefined) =>
+      r.type === 'REQUEST'
+        ? events.push({ Time: r.received_at, Event: 'RequestReceived', Text: `REQUEST from the sorter${rc !== undefined ? `, recirculation ${rc}` : ''}`, RecirculationCount: rc })
+        : events.push({ Time: r.received_at, Event: 'VerifyReceived', Text: `VERIFY from the sorter: reached ${r.destination}`, Destination: r.destination ?? undefined });
+    for (const r of delivered.all(trackId)) {
+      const rc = r.type === 'REQUEST' ? (r.rc ?? undefined) : undefined;
+      received(r, rc);
+      if (r.removed_reason) events.push({ Time: r.delivered_at, Event: 'RequestRemoved', Text: `REQUEST taken out of the queue: ${r.removed_reason}`, Reason: r.removed_reason, RecirculationCount: rc });
+      else {
+        const who = `${r.client_address ?? 'a client'}${r.attempt > 1 ? ` (delivery ${r.attempt})` : ''}`;
+        events.push({ Time: r.delivered_at, Event: r.type === 'REQUEST' ? 'RequestDelivered' : 'VerifyDelivered', Text: `${r.type} handed to ${who}`, Client: r.client_address, Attempt: r.attempt, ReadProof: r.read_proof, RecirculationCount: rc });
+      }
+    }
+    for (const r of queued.all(trackId)) {
+      received(r, r.recirculation_count ?? undefined);
+      events.push({ Time: r.received_at, Event: r.type === 'REQUEST' ? 'RequestWaiting' : 'VerifyWaiting', Text: `${r.type} waiting in the sortation queue for a WCS` });
+    }
+    for (const r of dead.all(trackId)) {
+      const rc = r.type === 'REQUEST' ? (JSON.parse(r.payload) as { RecirculationCount?: number }).RecirculationCount : undefined;
+      received(r, rc);
+      const who = r.last_client_address ?? 'a client';
+      events.push({ Time: r.dead_at, Event: r.type === 'REQUEST' ? 'RequestDeadLettered' : 'VerifyDeadLettered', Text: `${r.type} moved to the dead letters: handed out ${r.attempts} times without proof of the read, last to ${who}`, Client: r.last_client_address, Attempt: r.attempts, RecirculationCount: rc });
+    }
+    for (const r of outbox.all({ t: trackId })) {
+      events.push({ Time: r.created_at, Event: 'AssignmentPosted', Text: `assignment to ${r.destination} posted by ${r.client_address ?? 'a client'}`, Destination: r.destination, Client: r.client_address });
+      if (r.fate === 'Acknowledged') events.push({ Time: r.settled_at ?? r.created_at, Event: 'AssignmentAcknowledged', Text: `assignment to ${r.destination} acknowledged by the sorter`, Destination: r.destination });
+      else if (r.fate === 'Dropped') events.push({ Time: r.settled_at ?? r.created_at, Event: 'AssignmentDropped', Text: `assignment to ${r.destination} dropped, not sent: ${r.reason}`, Destination: r.destination, Reason: r.reason ?? '' });
+      else events.push({ Time: r.created_at, Event: 'AssignmentQueued', Text: `assignment to ${r.destination} waiting for the sorter's acknowledgement`, Destination: r.destination });
+    }
+    if (events.length === 0) return null;
+    // Oldest first; at the same instant, in the order an item lives through them.
+    const order = ['RequestReceived', 'RequestWaiting', 'RequestDelivered', 'RequestRemoved', 'RequestDeadLettered', 'AssignmentPosted', 'AssignmentQueued', 'AssignmentAcknowledged', 'AssignmentDropped', 'VerifyReceived', 'VerifyWaiting', 'VerifyDelivered', 'VerifyDeadLettered'];
+    events.sort((a, b) => a.Time.localeCompare(b.Time) || order.indexOf(a.Event) - order.indexOf(b.Event));
+    return { TrackID: trackId, Events: events.map((e) => Object.fromEntries(Object.entries(e).filter(([, v]) => v !== undefined)) as unknown as ItemEvent) };
+  };
+}

@@ -1,0 +1,96 @@
+// Every place where the service reaches past Node's public API, and nowhere else (lib/internals/hapi.ts
+// holds hapi's). What the delivery tracker (lib/http/read-proof/) must see of a connection that
+// Node's http server does not report; the response a socket is writing; a request's destroy()
+// taken over; a module put in require's cache before anything loads it. Each is pinned by
+// test/lib/internals/node.test.ts, and CI runs that test on every supported Node line
+// (.ci/node-lines): a Node release that changes one fails there, not in the field.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Module from 'node:module';
+import type { Socket } from 'node:net';
+
+/** What the handle's getpeername returns while the connection is up. */
+const CONNECTED = 0;
+
+type WithHandle = { _handle: { getpeername(out: object): number } | null };
+type WithDestroySoon = { destroySoon(): void };
+
+/**
+ * After the peer's FIN, has a reset followed it? Node stops reading at the FIN and never reports
+ * a later reset (its shutdown ignores the error), but getpeername on the handle fails (ENOTCONN)
+ * once the reset has arrived. true: reset; false: still connected; null: the handle is closed,
+ * nothing can be told any more.
+ */
+export function peerHasReset(socket: Socket): boolean | null {
+  const handle = (socket as unknown as WithHandle)._handle;
+  return handle ? handle.getpeername({}) !== CONNECTED : null;
+}
+
+/**
+ * Hold back this socket's end(): Node's http server ends a socket as soon as the client's FIN has
+ * been read, and once both sides are ended the handle closes and peerHasReset can tell nothing.
+ * Returns the release, which puts the prototype's end() back and calls it as it was asked for
+ * (if it was). An instance property shadows the prototype's method; release deletes it.
+ */
+export function holdEnd(socket: Socket): () => void {
+  let asked: unknown[] | null = null;
+  (socket as unknown as { end: (...args: unknown[]) => Socket }).end = (...args: unknown[]) => {
+    asked = args;
+    return socket;
+  };
+  return () => {
+    delete (socket as { end?: unknown }).end;
+    if (asked !== null && (asked.length > 0 || socket.writable)) socket.end(...(asked as []));
+  };
+}
+
+/**
+ * After the last response on a connection (the client sent `Connection: close` or spoke
+ * HTTP/1.0, or the server closes), Node's http server calls `socket.destroySoon()`: our FIN, then
+ * the handle closed at once, before the client's answer to it (its FIN after reading, or a reset)
+ * could be seen. `instead` is asked first: when it returns true it has ended the socket itself and
+ * keeps it open for that answer; false lets Node close it as usual.
+ */
+export function interceptCloseAfterLastResponse(socket: Socket, instead: () => boolean): void {
+  const own = socket as unknown as WithDestroySoon;
+  const original = own.destroySoon;
+  own.destroySoon = () => {
+    if (!instead()) original.call(socket);
+  };
+}
+
+/** The response Node's http server is writing on this socket, if any (its `_httpMessage`). */
+export function responseInProgress(socket: Socket): ServerResponse | undefined {
+  return (socket as unknown as { _httpMessage?: ServerResponse })._httpMessage;
+}
+
+/** Close the socket once what was written is flushed (`destroySoon`, which net.Socket has but does not document). */
+export function destroySoon(socket: Socket): void {
+  (socket as unknown as Partial<WithDestroySoon>).destroySoon?.();
+}
+
+/**
+ * Take over `req.destroy()`: hapi's payload reader calls it at the size limit. `instead` gets the
+ * error and the original destroy, to call when it is done. An instance property shadows the
+ * prototype's method.
+ */
+export function takeOverDestroy(req: IncomingMessage, instead: (err: Error | undefined, destroy: (err?: Error) => void) => void): void {
+  const destroy = req.destroy.bind(req);
+  req.destroy = (err?: Error) => {
+    instead(err, destroy);
+    return req;
+  };
+}
+
+/**
+ * Put `exports` in require's cache as the module `id` resolves to, unless it is loaded already:
+ * whoever requires it later gets these exports and the module's own file is never evaluated.
+ */
+export function substituteModule(id: string, exports: object): void {
+  const resolved = require.resolve(id);
+  if (require.cache[resolved]) return;
+  const stub = new Module(resolved);
+  stub.filename = resolved;
+  stub.loaded = true;
+  stub.exports = exports;
+  require.cache[resolved] = stub;
+}

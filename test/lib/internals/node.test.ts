@@ -1,0 +1,200 @@
+// Pins what lib/internals/node.ts relies on, with real sockets on loopback: how Node's http
+// server closes a connection after its last response, what a socket's handle tells after the
+// peer's FIN and reset, and that an instance end() holds the close. CI runs this on every
+// supported Node line (.ci/node-lines): a Node release that changes one of them fails here.
+import { spawnSync } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import net from 'node:net';
+import { destroySoon, holdEnd, interceptCloseAfterLastResponse, peerHasReset, responseInProgress, takeOverDestroy } from '../../../lib/internals/node';
+import { until } from '../../helpers/until';
+import { rawExchange } from '../../helpers/raw-http';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("Node's http server after the last response of a connection", () => {
+  let server: http.Server;
+  let port: number;
+  let decide: (socket: net.Socket) => boolean;
+  const events: string[] = [];
+  beforeEach(async () => {
+    events.length = 0;
+    decide = () => false;
+    server = http.createServer((req, res) => {
+      const socket = req.socket;
+      interceptCloseAfterLastResponse(socket, () => {
+        events.push('asked');
+        return decide(socket);
+      });
+      socket.on('end', () => events.push('client FIN'));
+      socket.on('close', () => events.push('closed'));
+      res.end('hello');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as net.AddressInfo).port;
+  });
+  afterEach(() => new Promise((r) => server.close(r)));
+
+  it.each([
+    ['Connection: close', 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'],
+    ['HTTP/1.0', 'GET / HTTP/1.0\r\n\r\n'],
+  ])('%s: calls socket.destroySoon(), which can end the socket itself and keep it open for the client\'s answer', async (_name, request) => {
+    decide = (socket) => (socket.end(), true);
+    const reply = await rawExchange(port, request); // this client reads to the end, then closes
+    expect(reply).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*hello$/);
+    await until(() => events.includes('closed'));
+    expect(events).toEqual(['asked', 'client FIN', 'closed']);
+  });
+
+  it('left to Node, the socket is closed before the client can answer', async () => {
+    await rawExchange(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    await until(() => events.includes('closed'));
+    expect(events).toEqual(['asked', 'closed']);
+  });
+
+  it('a kept-alive response is not the last: destroySoon is not called', async () => {
+    await rawExchange(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', (s) => setTimeout(() => s.end(), 100));
+    await until(() => events.includes('closed'));
+    expect(events[0]).toBe('client FIN');
+    expect(events).not.toContain('asked');
+  });
+});
+
+describe('what a socket tells after the peer has closed', () => {
+  let server: net.Server;
+  let accepted: Promise<net.Socket>;
+  beforeEach(async () => {
+    server = net.createServer({ allowHalfOpen: true });
+    accepted = new Promise((resolve) => server.once('connection', resolve));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  });
+  afterEach(() => new Promise((r) => server.close(r)));
+  const connect = () => net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+
+  it("peerHasReset: false after the peer's FIN, true once its reset has arrived, null after our close", async () => {
+    const client = connect();
+    const socket = await accepted;
+    socket.resume();
+    const ended = new Promise((r) => socket.once('end', r));
+    client.end(); // FIN
+    await ended;
+    expect(peerHasReset(socket)).toBe(false);
+    socket.write('unread'); // the peer will never read this: its close sends a reset
+    await sleep(20);
+    client.resetAndDestroy();
+    await until(() => peerHasReset(socket) === true);
+    socket.destroy();
+    expect(peerHasReset(socket)).toBeNull();
+  });
+
+  it('holdEnd: end() is held (the connection stays open) until the release, which ends it as asked', async () => {
+    const client = connect();
+    client.on('error', () => {});
+    const socket = await accepted;
+    const release = holdEnd(socket);
+    socket.end();
+    await sleep(30);
+    expect(socket.writableEnded).toBe(false);
+    const clientEnded = new Promise((r) => client.once('end', r));
+    client.resume();
+    release();
+    await clientEnded; // our FIN arrived
+    expect(socket.writableEnded).toBe(true);
+    client.destroy();
+  });
+
+  it("Node's http server ends the socket itself after the client's FIN (what holdEnd holds back)", async () => {
+    const httpServer = http.createServer(() => {});
+    const ends: string[] = [];
+    httpServer.on('connection', (s: net.Socket) => {
+      const release = holdEnd(s);
+      s.on('end', () => setImmediate(() => ends.push(s.writableEnded ? 'ended' : 'held')));
+      setTimeout(release, 200);
+    });
+    await new Promise<void>((r) => httpServer.listen(0, '127.0.0.1', r));
+    const client = net.connect((httpServer.address() as net.AddressInfo).port, '127.0.0.1');
+    client.on('error', () => {});
+    client.resume();
+    await new Promise((r) => client.once('connect', r));
+    const serverFin = new Promise((r) => client.once('end', r));
+    client.end();
+    await serverFin; // released after 200 ms: Node's own end() went through then
+    expect(ends).toEqual(['held']);
+    await new Promise((r) => httpServer.close(r));
+  });
+});
+
+describe('the other places past the public API', () => {
+  it('responseInProgress is the response a socket is writing, and gone after it', async () => {
+    let seen: http.ServerResponse | undefined;
+    const server = http.createServer((req, res) => {
+      seen = responseInProgress(req.socket);
+      expect(seen).toBe(res);
+      res.end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as net.AddressInfo;
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        http.get({ port, host: '127.0.0.1', agent: false }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve(text));
+        }).on('error', reject);
+      });
+      expect(body).toBe('ok');
+      expect(seen).toBeDefined();
+    } finally {
+      server.close();
+    }
+  });
+
+  it('destroySoon closes a socket once what was written is flushed', async () => {
+    const server = net.createServer((socket) => {
+      socket.write('bye');
+      destroySoon(socket);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as net.AddressInfo;
+    try {
+      const got = await new Promise<string>((resolve) => {
+        let text = '';
+        const c = net.connect(port, '127.0.0.1');
+        c.on('data', (d) => (text += d.toString()));
+        c.on('close', () => resolve(text));
+      });
+      expect(got).toBe('bye');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('takeOverDestroy gets the call hapi makes, and the original destroy still works', () => {
+    const req = new http.IncomingMessage(new net.Socket());
+    const calls: (Error | undefined)[] = [];
+    takeOverDestroy(req, (err, destroy) => {
+      calls.push(err);
+      destroy(err);
+    });
+    const err = new Error('too large');
+    req.on('error', () => {});
+    req.destroy(err);
+    expect(calls).toEqual([err]);
+    expect(req.destroyed).toBe(true);
+  });
+
+  it('substituteModule answers require with the given exports, without evaluating the module', () => {
+    // In a plain Node process (jest keeps a module registry of its own): the compiled module, as production loads it.
+    const compiled = path.join(__dirname, '../../../dist/lib/internals/node.js');
+    const script = `
+      const { substituteModule } = require(${JSON.stringify(compiled)});
+      const exports = { marker: 'stub' };
+      substituteModule('swagger-ui-dist', exports);
+      substituteModule('swagger-ui-dist', { other: true });
+      const got = require('swagger-ui-dist');
+      process.stdout.write(JSON.stringify({ same: got === exports, evaluated: 'SwaggerUIBundle' in got }));`;
+    const r = spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '../../..'), encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({ same: true, evaluated: false });
+  });
+});
