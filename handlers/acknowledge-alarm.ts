@@ -4,7 +4,7 @@ import { type HandlerResult, ok } from '../lib/functions/results';
 import { errorDto, unauthorized } from '../lib/http/routes';
 import { alarmAckDto, alarmParams } from '../lib/http/alarm-schemas';
 import type { AlarmMonitor } from '../lib/ops/alarms';
-import { withWhatToDo } from './alarms';
+import { withWhatToDo } from '../lib/ops/alarm-rules';
 
 /** What the acknowledgement needs: the monitor. */
 export interface AcknowledgeAlarmDeps {

@@ -1,10 +1,9 @@
 // GET /alarms: the active alarms and the journal of the last days, each with its runbook line.
-import type { AlarmEntry } from '../db/alarm-store';
 import { httpFunction } from '../lib/functions/define';
 import { type HandlerResult, ok } from '../lib/functions/results';
 import { badRequest, unauthorized } from '../lib/http/routes';
 import { alarmsDto, alarmsQuery } from '../lib/http/alarm-schemas';
-import { ruleOf } from '../lib/ops/alarm-rules';
+import { withWhatToDo } from '../lib/ops/alarm-rules';
 import type { AlarmMonitor } from '../lib/ops/alarms';
 
 /** What the alarm listing needs: the monitor and the clock. */
@@ -14,12 +13,6 @@ export interface AlarmsDeps {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** An alarm with its runbook line, as the routes show it. */
-export const withWhatToDo = (a: AlarmEntry) => ({
-  ...a,
-  WhatToDo: ruleOf(a.Code)?.whatToDo ?? 'No runbook line: raised by another version of the service.',
-});
 
 /** The active alarms, oldest first, and the journal of `days`, newest first. */
 export function listAlarms(deps: AlarmsDeps, event: { days: number }): HandlerResult {

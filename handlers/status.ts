@@ -17,7 +17,7 @@ import type { WakeMeter } from '../lib/ops/latency';
 import type { DeliveryStatus } from '../lib/queue/delivery';
 import type { DeadLetterReads } from '../db/dead-letter-store';
 import type { AlarmEntry } from '../db/alarm-store';
-import { withWhatToDo } from './alarms';
+import { withWhatToDo } from '../lib/ops/alarm-rules';
 
 /** What the status handler needs. */
 export interface StatusDeps {

@@ -1,6 +1,6 @@
 // The alarms the service raises: each a stable code, a severity, the condition that raises it, and
 // the runbook's line of what to do (docs/operations.md, "Alarms", says the same at more length).
-import type { AlarmSeverity } from '../../db/alarm-store';
+import type { AlarmEntry, AlarmSeverity } from '../../db/alarm-store';
 import type { AlarmSettings } from '../process/config';
 import type { QueueName } from '../../model/messages';
 
@@ -155,3 +155,9 @@ export const ALARM_RULES: readonly AlarmRule[] = [
 
 /** The rule of a code, or undefined (a code an older or newer version raised). */
 export const ruleOf = (code: string) => ALARM_RULES.find((r) => r.code === code);
+
+/** An alarm with its runbook line, as /status and the alarm routes show it. */
+export const withWhatToDo = (a: AlarmEntry) => ({
+  ...a,
+  WhatToDo: ruleOf(a.Code)?.whatToDo ?? 'No runbook line: raised by another version of the service.',
+});

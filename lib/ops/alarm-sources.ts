@@ -2,7 +2,15 @@
 // queues, the outbox, the dead letters, the decisions, the disk. Built by lib/service.ts.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Deps } from '../deps';
+import type { DeadLetterReads } from '../../db/dead-letter-store';
+import type { OutboxReads } from '../../db/outbox-store';
+import type { QueueReads } from '../../db/queue-reads';
+import type { StorageStatus } from '../../db/storage-status';
+import type { QueueName } from '../../model/messages';
+import type { SorterLink } from '../link/sorter-link-status';
+import type { Config } from '../process/config';
+import type { Logger } from '../process/logger';
+import type { DecisionMeter } from './latency';
 import { type AlarmJournal, AlarmMonitor } from './alarms';
 
 /** Bytes an unprivileged writer may still use on the file system of `dir`; null when unknown. */
@@ -15,8 +23,24 @@ function freeBytes(dir: string): number | null {
   }
 }
 
+/** The parts of the running service the alarm monitor reads (lib/service.ts gives its deps). */
+export interface AlarmSources {
+  testMode: boolean;
+  settings: Pick<Config, 'TestMode' | 'Alarms'>;
+  startedAt: Date;
+  clock: () => Date;
+  log: Logger;
+  link: Pick<SorterLink, 'status'>;
+  storage: { status(): StorageStatus };
+  dispatchers: Record<QueueName, { readonly waiting: number }>;
+  decisions: Pick<DecisionMeter, 'late'>;
+  store: Pick<QueueReads, 'oldestReceivedAt'>;
+  outbox: Pick<OutboxReads, 'peek'>;
+  deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
+}
+
 /** The alarm monitor over the running service, started (its first look now, then every EvaluateSeconds). */
-export function alarmMonitor(deps: Deps, journal: AlarmJournal, file: string, uncleanStart: boolean): AlarmMonitor {
+export function alarmMonitor(deps: AlarmSources, journal: AlarmJournal, file: string, uncleanStart: boolean): AlarmMonitor {
   const { settings } = deps;
   const folder = path.dirname(file);
   return new AlarmMonitor({
