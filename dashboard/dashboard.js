@@ -24,6 +24,11 @@ async function getJson(path) {
     askForKey(sessionStorage.getItem(KEY_STORE) ? 'that key was refused' : '');
     return null;
   }
+  // A known key of another role (a WCS's, a monitor's): the page needs an operator key.
+  if (res.status === 403) {
+    askForKey('that key may not read the dashboard: give an operator key');
+    return null;
+  }
   const body = await res.json().catch(() => null);
   return { status: res.status, body };
 }

@@ -1,4 +1,5 @@
 // The writer's commands: every write the service makes, by name, run by the writer thread.
+import { alarmWrites } from './alarm-store';
 import type { Db } from './connection';
 import { deadLetterWrites } from './dead-letter-store';
 import { historyWrites } from './history-store';
@@ -17,6 +18,7 @@ export function writeCommands(db: Db) {
   const link = linkWrites(db, queue);
   const history = historyWrites(db);
   const dead = deadLetterWrites(db);
+  const alarms = alarmWrites(db);
   return {
     /** Sorter messages into their queues (replay seeding, tests). */
     enqueue: queue.enqueue,
@@ -45,6 +47,11 @@ export function writeCommands(db: Db) {
     deadLetter: dead.deadLetter,
     /** Dead letters back to their queues (an operator's request). */
     requeueDeadLetters: dead.requeueDeadLetters,
+    /** An alarm raised, cleared, acknowledged, purged (lib/ops/alarms.ts). */
+    raiseAlarm: alarms.raiseAlarm,
+    clearAlarm: alarms.clearAlarm,
+    acknowledgeAlarm: alarms.acknowledgeAlarm,
+    purgeAlarms: alarms.purgeAlarmsBefore,
   };
 }
 
@@ -94,6 +101,13 @@ export const durable: Record<keyof Transactional, boolean> = {
   purgeHistory: false,
   supersedeRequests: false,
   expireRequests: false,
+  // The alarm journal is the operators' record of what went wrong, written a few times a day: a
+  // sync each costs nothing, and a power cut (what the journal may have to explain) keeps it.
+  raiseAlarm: true,
+  clearAlarm: true,
+  acknowledgeAlarm: true,
+  // Housekeeping, done again at its next run.
+  purgeAlarms: false,
 };
 
 /**

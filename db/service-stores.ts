@@ -1,5 +1,6 @@
 // The stores as the service uses them: reads on the main thread's connection, writes through the
 // writer thread.
+import { type AlarmReads, type AlarmWrites, alarmReads } from './alarm-store';
 import type { Db } from './connection';
 import { type DestinationBoardReads, destinationBoardReads } from './destination-board-store';
 import { type DeadLetterReads, type DeadLetterWrites, deadLetterReads } from './dead-letter-store';
@@ -37,6 +38,7 @@ export interface ServiceStores {
   links: LinkReads & Committed<LinkWrites>;
   history: HistoryReads & Committed<HistoryWrites>;
   deadLetters: DeadLetterReads & Committed<DeadLetterWrites>;
+  alarms: AlarmReads & Committed<AlarmWrites>;
   /** The destinations board: written with the SCANs' and the settings' own writes, read here. */
   board: DestinationBoardReads;
 }
@@ -82,6 +84,13 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
       ...deadLetterReads(reader),
       deadLetter: (stored, info) => writer.run('deadLetter', [stored, info]),
       requeueDeadLetters: (ids) => writer.run('requeueDeadLetters', [ids]),
+    },
+    alarms: {
+      ...alarmReads(reader),
+      raiseAlarm: (alarm) => writer.run('raiseAlarm', [alarm]),
+      clearAlarm: (id, at) => writer.run('clearAlarm', [id, at]),
+      acknowledgeAlarm: (id, by, at) => writer.run('acknowledgeAlarm', [id, by, at]),
+      purgeAlarmsBefore: (cutoff, limit) => writer.run('purgeAlarms', [cutoff, limit]),
     },
     board: destinationBoardReads(reader),
   };

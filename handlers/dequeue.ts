@@ -11,6 +11,8 @@ export interface DequeueDeps {
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   settings: { DefaultTimeOut: number };
   deliveries: { acknowledge(queue: QueueName, ids: readonly number[]): number };
+  /** Told of every GET (the WCS_NOT_POLLING alarms). */
+  alarms?: { polled(queue: QueueName): void };
 }
 
 /** A GET on a queue: which queue, the raw `timeOut`, and how to learn that the client left. */
@@ -36,6 +38,7 @@ export function waitSeconds(timeOut: number | undefined, defaultTimeOut: number)
 export async function dequeue(deps: DequeueDeps, event: DequeueEvent): Promise<HandlerResult> {
   if (event.ack?.length) deps.deliveries.acknowledge(event.queue, event.ack);
   if (event.probe) return empty;
+  deps.alarms?.polled(event.queue);
   const seconds = waitSeconds(event.timeOut, deps.settings.DefaultTimeOut);
   const claim = await deps.dispatchers[event.queue].take(seconds * 1000, event.gone);
   return claim ? { kind: 'message', claim, explicitAck: event.explicitAck === true } : empty;

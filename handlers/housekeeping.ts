@@ -13,6 +13,8 @@ export interface HousekeepingDeps {
   clock: () => Date;
   settings: { HistoryRetentionDays: number };
   log: Logger;
+  /** The alarm journal: alarms cleared before the cutoff go with the history. */
+  alarms?: { purgeClearedBefore(cutoff: string): Promise<number> };
   /** 'Stopping' ends a purge between two chunks (the rest waits for the next run). */
   state?: () => 'Running' | 'Stopping';
   /** The disk's watch: the hourly line of how many days of history fit (the size bound itself is handlers/history-bound.ts). */
@@ -30,7 +32,10 @@ const CHECKPOINT_WAIT_MS = 100;
 /** Scheduled: purge delivered history older than the retention in short chunks, then checkpoint and truncate the WAL. */
 export async function housekeeping(deps: HousekeepingDeps): Promise<HandlerResult> {
   const cutoff = new Date(deps.clock().getTime() - deps.settings.HistoryRetentionDays * DAY_MS).toISOString();
-  const { purged, chunks, ms } = await purgeInChunks(deps.history, cutoff, () => deps.state?.() === 'Stopping');
+  const purge = await purgeInChunks(deps.history, cutoff, () => deps.state?.() === 'Stopping');
+  const { chunks, ms } = purge;
+  // The alarm journal goes with the history (its rows count among the purged).
+  const purged = purge.purged + ((await deps.alarms?.purgeClearedBefore(cutoff)) ?? 0);
   // Between transactions, waiting for readers only briefly: the writer commits nothing meanwhile.
   const checkpoint = await deps.history.checkpoint('TRUNCATE', CHECKPOINT_WAIT_MS);
   const result = { PurgedHistoryRows: purged, Chunks: chunks, PurgeMs: ms, Cutoff: cutoff, Checkpoint: checkpoint };

@@ -7,16 +7,22 @@ import type { QueueName } from '../model/messages';
 import { type HandlerResult, ok, unavailable } from '../lib/functions/results';
 import { badRequest, unauthorized } from '../lib/http/routes';
 import { requeueAck, requeueBody } from '../lib/http/ops-schemas';
+import type { Logger } from '../lib/process/logger';
 
 /** What sending dead letters back needs: the write, and the dispatchers to wake (and to tell the attempts so far). */
 export interface RequeueDeps {
   deadLetters: { requeueDeadLetters(...args: Parameters<DeadLetterWrites['requeueDeadLetters']>): Promise<ReturnType<DeadLetterWrites['requeueDeadLetters']>> };
   dispatchers: { [Q in QueueName]: Pick<QueueDispatcher<Q>, 'requeued'> };
+  /** Who sent what back is logged (the key's name, never the key). */
+  log?: Pick<Logger, 'info'>;
 }
 
 /** Which dead letters: by id, or all. */
 export interface RequeueEvent {
   body: { Ids?: number[]; All?: boolean };
+  /** The API key's name, or null without ApiKeys. */
+  caller?: string | null;
+  clientAddress?: string | null;
 }
 
 /**
@@ -32,6 +38,8 @@ export async function requeueDeadLetters(deps: RequeueDeps, event: RequeueEvent)
     throw err;
   }
   for (const m of moved) deps.dispatchers[m.queue].requeued(m.messageId, m.attempts);
+  const by = event.caller ?? `address ${event.clientAddress ?? 'unknown'}`;
+  deps.log?.info({ requeued: moved.length, by, all: event.body.All === true }, `${moved.length} dead letters sent back to their queues by ${by}`);
   return ok({ Requeued: moved.length, Messages: moved.map((m) => ({ Queue: m.queue, MessageId: m.messageId })) });
 }
 
@@ -42,5 +50,5 @@ export const fn = httpFunction(requeueDeadLetters, {
     'Fix the client first (docs/queue-semantics.md, "Dead letters"): a message that is again handed out MaxDeliveries times without proof goes back to the dead letters.',
   ],
   responses: () => ({ 200: { description: 'Sent back', schema: requeueAck }, 400: badRequest('RequeueBadRequestError', 'give "Ids" (the dead letters to send back) or "All": true'), 401: unauthorized }),
-  event: (request) => ({ body: request.payload as RequeueEvent['body'] }),
+  event: (request) => ({ body: request.payload as RequeueEvent['body'], caller: request.caller ?? null, clientAddress: request.clientAddress }),
 });

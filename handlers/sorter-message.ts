@@ -28,6 +28,8 @@ export interface SorterMessageDeps {
   requestsRemoved: { Superseded: number; Expired: number };
   clock: () => Date;
   log: Logger;
+  /** Told of every message (the SORTER_SILENT alarm). */
+  alarms?: { sorterMessage(): void };
 }
 
 /**
@@ -42,6 +44,7 @@ export interface SorterMessageDeps {
 export async function acceptSorterMessage(deps: SorterMessageDeps, event: InboundMessage): Promise<HandlerResult> {
   const queue = queueOf(event.message);
   const at = deps.clock().toISOString();
+  deps.alarms?.sorterMessage();
   // The decision starts when the REQUEST's bytes arrived; its assignment may now come before its commit ends.
   if (event.message.Type === 'REQUEST') deps.decisions.requested(event.message.TrackID, event.arrivedAt);
   // Its id now, handed out early or not: a message handed out early holds one the writer must not give again.

@@ -16,6 +16,8 @@ import { statusDto } from '../lib/http/ops-schemas';
 import type { WakeMeter } from '../lib/ops/latency';
 import type { DeliveryStatus } from '../lib/http/read-proof/delivery';
 import type { DeadLetterReads } from '../db/dead-letter-store';
+import type { AlarmEntry } from '../db/alarm-store';
+import { withWhatToDo } from '../lib/ops/alarm-rules';
 import type { StorageWatch } from '../lib/ops/storage-watch';
 
 /** What the status handler needs. */
@@ -40,6 +42,8 @@ export interface StatusDeps {
   /** The disk and the history's bounds, as last looked at (every 5 s). */
   storageWatch: Pick<StorageWatch, 'status' | 'diskStatus'>;
   schema: { applied: number; known: number };
+  /** The active alarms. */
+  alarms?: { list(): AlarmEntry[] };
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
@@ -94,6 +98,8 @@ export function statusOf(deps: StatusDeps) {
     // The writer thread: Ok, Stalled (waiting for a lock or the disk) or Failing, with figures; the
     // disk (Low before it is full) and the history's bounds by age and by size.
     Storage: { ...deps.storage.status(), Disk: deps.storageWatch.diskStatus(), History: deps.storageWatch.status() },
+    // Raised by the service's own looks at these figures (docs/operations.md, "Alarms"); GET /alarms has the journal.
+    Alarms: (deps.alarms?.list() ?? []).map(withWhatToDo),
   };
 }
 

@@ -11,6 +11,7 @@ import type { StorageWatch } from './ops/storage-watch';
 import type { ItemTimeline } from '../db/item-trace';
 import type { Config } from './process/config';
 import type { Logger } from './process/logger';
+import type { AlarmMonitor } from './ops/alarms';
 import type { DeliveryTracker } from './http/read-proof/delivery';
 import type { QueueDispatcher } from './queue/dispatcher';
 import type { UncommittedMessages } from './queue/uncommitted';
@@ -61,5 +62,7 @@ export interface Deps {
   /** The dashboard's last hour: samples every ChartSampleSeconds, in memory. */
   lastHour: LastHour;
   log: Logger;
+  /** The alarms: raised and cleared by their conditions, acknowledged by operators. */
+  alarms: AlarmMonitor;
 }
 

@@ -38,6 +38,8 @@ import { type BoundSettings, walAllowance, walCheckMs, walLimitsFor } from '../d
 import { fileBytes, fileSystemOf, measureStorage } from '../db/storage-use';
 import { StorageWatch } from './ops/storage-watch';
 import type { Deps } from './deps';
+import { type AlarmMonitor, alarmGauge } from './ops/alarms';
+import { alarmMonitor } from './ops/alarm-sources';
 import { errorCode } from './process/errors';
 
 export type { Deps } from './deps';
@@ -256,15 +258,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     eventLoop,
     items: { timeline: itemTrace(db) },
     log,
+    // Set just below: the monitor reads the other deps.
+    alarms: undefined as unknown as AlarmMonitor,
   };
+  deps.alarms = alarmMonitor(deps, stores.alarms, file, options.lastStopClean === false);
+  alarmGauge(metrics.registry, deps.alarms);
   const stopSampling = sampleLastHour(deps, config);
-  const close = () => closeService({ drain, stopSampling, eventLoop, stopWatching, dispatchers, link, checkpointer, writer, traffic, db });
+  const close = () => closeService({ drain, stopAlarms: () => deps.alarms.stop(), stopSampling, eventLoop, stopWatching, dispatchers, link, checkpointer, writer, traffic, db });
   return { deps, db, writer, databaseFile: file, drain, close };
 }
 
 /** Stop taking work, let the reads already answered commit (briefly), then stop every part, the storage last. */
 async function closeService(p: {
   drain: () => void;
+  stopAlarms: () => void;
   stopSampling: () => void;
   eventLoop: EventLoopWatch;
   stopWatching: () => void;
@@ -276,6 +283,7 @@ async function closeService(p: {
   db: { close(): unknown };
 }): Promise<void> {
   p.drain();
+  p.stopAlarms();
   p.stopSampling();
   p.eventLoop.stop();
   p.stopWatching();

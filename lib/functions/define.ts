@@ -24,6 +24,8 @@ export interface HttpRequestView {
   headers: Record<string, unknown>;
   payload: unknown;
   clientAddress: string | null;
+  /** The name of the API key that called (never the key), or null without ApiKeys. */
+  caller?: string | null;
   /** Tells when the client's connection closes before its response is written. */
   gone: GoneWatch;
 }

@@ -8,7 +8,8 @@ import { projectRoot } from '../process/paths';
 
 /** An HTTP trigger of a function. */
 export interface HttpEvent {
-  http: { method: 'GET' | 'POST'; path: string };
+  /** `access`: the role a key needs (lib/http/auth.ts); operator when not given. */
+  http: { method: 'GET' | 'POST'; path: string; access?: 'wcs' | 'operator' | 'monitor' };
 }
 /** A schedule trigger of a function (node-cron syntax). */
 export interface ScheduleEvent {
@@ -49,7 +50,7 @@ const manifestSchema = Joi.object({
           .items(
             // One trigger per event; each key says what is wrong with it.
             Joi.object({
-              http: Joi.object({ method: Joi.string().valid('GET', 'POST').required(), path: Joi.string().pattern(/^\//).required() }),
+              http: Joi.object({ method: Joi.string().valid('GET', 'POST').required(), path: Joi.string().pattern(/^\//).required(), access: Joi.string().valid('wcs', 'operator', 'monitor').default('operator') }),
               schedule: Joi.object({
                 cron: Joi.string()
                   .required()
@@ -77,7 +78,7 @@ export function loadManifest(file = defaultManifestFile): Manifest {
 }
 
 /** The HTTP triggers of a manifest, with the function each one runs. */
-export function httpTriggers(manifest: Manifest): Array<{ name: string; fn: FunctionSpec; method: 'GET' | 'POST'; path: string }> {
+export function httpTriggers(manifest: Manifest): Array<{ name: string; fn: FunctionSpec; method: 'GET' | 'POST'; path: string; access?: 'wcs' | 'operator' | 'monitor' }> {
   return Object.entries(manifest.functions).flatMap(([name, fn]) =>
     fn.events.filter((e): e is HttpEvent => 'http' in e).map((e) => ({ name, fn, ...e.http })),
   );

@@ -4,6 +4,7 @@ import type Hapi from '@hapi/hapi';
 import type { Metrics } from '../ops/metrics';
 import type { Config } from '../process/config';
 import type { Logger } from '../process/logger';
+import { callerOf } from './auth';
 import { clientAddress, handedOut } from './reply';
 
 /** Record each response on `server` in the metrics and the access log. */
@@ -23,7 +24,8 @@ export function recordResponses(server: Hapi.Server, deps: { metrics: Metrics; l
     // Every request costs about 10% CPU at 1,000 items/s (docs/performance.md): errors by default.
     if (accessLog === 'all' || (accessLog === 'errors' && status >= 400)) {
       const poll = queue && request.method === 'get' ? { outcome: message ? 'message' : status === 204 ? 'empty' : 'error', ...(message && { messageId: message.messageId, attempt: message.attempt }) } : {};
-      log.info({ access: true, method, path: request.path, status, ms, client: clientAddress(request), ...poll }, `${method} ${request.path} ${status} ${ms} ms`);
+      const key = callerOf(request)?.name;
+      log.info({ access: true, method, path: request.path, status, ms, client: clientAddress(request), ...(key && { key }), ...poll }, `${method} ${request.path} ${status} ${ms} ms`);
     }
     if (!queue) return;
     if (message) metrics.handedOut.inc({ queue, type: message.type });

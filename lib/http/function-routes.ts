@@ -5,6 +5,7 @@ import type Hapi from '@hapi/hapi';
 import type { Deps } from '../deps';
 import { loadHttpFunction } from '../functions/define';
 import { type Manifest, httpTriggers } from '../functions/manifest';
+import { callerOf } from './auth';
 import type { KeyLists } from './guards';
 import { schemaKeys } from './input-keys';
 import { clientAddress, goneWatch, reply } from './reply';
@@ -13,13 +14,13 @@ import { routeOptions } from './routes';
 /** Route each HTTP trigger of `manifest` to its function. */
 export function routeFunctions(server: Hapi.Server, manifest: Manifest, deps: Deps): void {
   const ids = new Map<string, number>();
-  for (const { name, fn, method, path } of httpTriggers(manifest)) {
+  for (const { name, fn, method, path, access } of httpTriggers(manifest)) {
     // A function may have several HTTP events; hapi's route ids must be unique: name, name-2, ...
     const n = (ids.get(name) ?? 0) + 1;
     ids.set(name, n);
     const id = n === 1 ? name : `${name}-${n}`;
     const f = loadHttpFunction(fn.handler);
-    const app: KeyLists = { query: schemaKeys(f.binding.query), payload: schemaKeys(f.binding.payload) };
+    const app: KeyLists = { query: schemaKeys(f.binding.query), payload: schemaKeys(f.binding.payload), access };
     const input = fn.input ?? {};
     server.route({
       method,
@@ -27,7 +28,7 @@ export function routeFunctions(server: Hapi.Server, manifest: Manifest, deps: De
       options: {
         ...routeOptions(f.binding, input, fn.description, path, { app, id }),
         handler: async (request, h) => {
-          const view = { method: request.method, params: request.params, query: request.query, headers: request.headers, payload: request.payload, clientAddress: clientAddress(request), gone: goneWatch(request) };
+          const view = { method: request.method, params: request.params, query: request.query, headers: request.headers, payload: request.payload, clientAddress: clientAddress(request), gone: goneWatch(request), caller: callerOf(request)?.name ?? null };
           return reply(request, h, await f.invoke(deps, view, input), deps);
         },
       },

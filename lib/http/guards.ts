@@ -6,8 +6,8 @@ import { replaceInput } from '../internals/hapi';
 import { destroySoon } from '../internals/node';
 import Boom from '@hapi/boom';
 import type Hapi from '@hapi/hapi';
-import type { Config } from '../process/config';
-import { apiKeyCheck } from './auth';
+import type { ApiRole, Config } from '../process/config';
+import { apiKeyCheck, checkRole } from './auth';
 import { clientAddressResolver } from './forwarded';
 import { canonicalKeys, parseJsonBody, refuseRepeatedKeys } from './input-keys';
 import { answerOversizedChunkedBodies } from './wire-errors';
@@ -16,11 +16,15 @@ import { answerOversizedChunkedBodies } from './wire-errors';
 export interface KeyLists {
   query: string[];
   payload: string[];
+  /** The role a key needs for the route (manifest.json, `access`); none: any known key. */
+  access?: ApiRole;
 }
 
 /** A route's key lists, if it has them (the function routes do; hapi-swagger's and the dashboard's have `{}`). */
 function keyListsOf(app: unknown): KeyLists | undefined {
-  return typeof app === 'object' && app !== null && 'query' in app && Array.isArray(app.query) && 'payload' in app && Array.isArray(app.payload) ? { query: app.query, payload: app.payload } : undefined;
+  return typeof app === 'object' && app !== null && 'query' in app && Array.isArray(app.query) && 'payload' in app && Array.isArray(app.payload)
+    ? { query: app.query, payload: app.payload, ...('access' in app && (app.access === 'wcs' || app.access === 'operator' || app.access === 'monitor') && { access: app.access }) }
+    : undefined;
 }
 
 /**
@@ -65,7 +69,7 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
     request.app.clientAddress = resolveClient(request.info.remoteAddress, headers['x-forwarded-for']);
     if (httpVersion !== '1.0' && !headers.host) throw Boom.badRequest('the request is not valid HTTP/1.1: it has no Host header');
     answerOversizedChunkedBodies(request.raw.req);
-    if (checkKey) checkKey(request);
+    if (checkKey) (request.app as { caller?: unknown }).caller = checkKey(request);
     return h.continue;
   });
   // Bind input keys case-insensitively before validation runs (hapi validates after onPostAuth).
@@ -73,6 +77,8 @@ export function guardRequests(server: Hapi.Server, config: Pick<Config, 'Trusted
     // Our last step before validation and the handler (the body is read by now): see `unanswerable`.
     if (unanswerable(request)) return h.abandon;
     const keys = keyListsOf(request.route.settings.app);
+    // The route is known now: a key of the wrong role is refused before anything runs.
+    if (checkKey) checkRole((request.app as { caller?: Parameters<typeof checkRole>[0] }).caller, keys?.access, request.path);
     if (keys?.query.length) replaceInput(request, 'query', canonicalKeys(request.query, keys.query, 'query'));
     // The body as hapi read it (`rawBodies`), unzipped, at most MaxPayloadBytes: parsed here as hapi
     // would, and its text checked for a field given twice under the same spelling (JSON.parse keeps

@@ -2,6 +2,7 @@
 // timeline and the dead letters. The same objects validate requests and build the Swagger
 // document, so the docs cannot drift from the code.
 import Joi from 'joi';
+import { activeAlarmsDto } from './alarm-schemas';
 
 const queueCounts = (what: string) => Joi.object({ 'Sortation Q': Joi.number().required(), 'Destination Q': Joi.number().required() }).required().description(what);
 
@@ -138,6 +139,7 @@ export const statusDto = Joi.object({
     .required()
     .label('StorageStatus')
     .description('The one writer and its disk (docs/queue-semantics.md, "Storage")'),
+  Alarms: activeAlarmsDto,
 }).label('Status');
 
 const healthCheck = Joi.object({

@@ -17,8 +17,14 @@ export const errorDto = (label: string, statusCode: number, error: string, messa
 
 /** 401: the API key is missing or wrong. */
 export const unauthorized = {
-  description: 'ApiKeys is configured and X-API-Key is missing or wrong',
+  description: 'ApiKeys is configured and X-API-Key is missing or unknown',
   schema: errorDto('UnauthorizedError', 401, 'Unauthorized', 'missing X-API-Key header'),
+};
+
+/** 403: the key is known, but its role may not call this route. */
+export const forbidden = {
+  description: "ApiKeys is configured and the key's role may not call this route (docs/operations.md, \"Who may do what\")",
+  schema: errorDto('ForbiddenError', 403, 'Forbidden', '/sortation needs a key with the wcs role; the key shift-lead has the operator role'),
 };
 
 /** 400 for a query or body that does not validate; the example is the route's own. */
@@ -71,6 +77,6 @@ export function routeOptions(binding: Omit<HttpBinding<unknown>, 'event'>, input
       ...(binding.payload && { payload: plainKeysValidator(binding.payload) }),
       ...extra.validate,
     },
-    plugins: { 'hapi-swagger': { responses: binding.responses(input), validate: { ...(binding.query && { query: binding.query }), ...(binding.headers && { headers: binding.headers }), ...(binding.payload && { payload: binding.payload }) } } },
+    plugins: { 'hapi-swagger': { responses: { ...binding.responses(input), 403: forbidden }, validate: { ...(binding.query && { query: binding.query }), ...(binding.headers && { headers: binding.headers }), ...(binding.payload && { payload: binding.payload }) } } },
   };
 }

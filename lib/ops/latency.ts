@@ -88,7 +88,32 @@ export class DecisionMeter {
   /** A REQUEST for this item arrived (performance.now() of its telegram). */
   requested(trackId: string, at: number): void {
     if (this.requested_.size >= this.limit) dropOldest(this.requested_);
+    // Deleted first, so that the map stays in the order of arrival (an item that went round moves to the end).
+    this.requested_.delete(trackId);
     this.requested_.set(trackId, at);
+  }
+
+  /** Arrivals up to this time (performance.now()) were already counted by `late`. */
+  private lateCountedTo = 0;
+
+  /**
+   * REQUESTs that have now waited longer than `windowMs` for their assignment and were not counted
+   * before (the DECISIONS_LATE alarm). REQUESTs older than `forgetMs` are forgotten: an assignment
+   * that comes later still is past any sorter's decision window (and the outbox's time to live),
+   * and the look stays short while the WCS is away.
+   */
+  late(windowMs: number, now = performance.now(), forgetMs = 60_000): number {
+    let n = 0;
+    for (const [trackId, at] of this.requested_) {
+      if (now - at > forgetMs) {
+        this.requested_.delete(trackId);
+        continue;
+      }
+      if (now - at <= windowMs) break;
+      if (at > this.lateCountedTo) n += 1;
+    }
+    this.lateCountedTo = Math.max(this.lateCountedTo, now - windowMs);
+    return n;
   }
 
   /** The assignment for this item was accepted. */

@@ -5,7 +5,7 @@
 import client from 'prom-client';
 import { type DelaySummary, EventLoopWatch } from './event-loop';
 
-const PREFIX = 'sorter_integration_';
+export const PREFIX = 'sorter_integration_';
 
 /** What the service reports at each scrape (read from its state, nothing stored twice). */
 export interface MetricsSnapshot {

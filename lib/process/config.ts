@@ -39,13 +39,39 @@ export interface Config {
   HistoryKeepFreeShare: number;
   ExternalChangePollMs: number;
   MaxPayloadBytes: number;
-  ApiKeys: string[];
+  /** A plain string: a key with every right (as before roles); an object: a named key with one role. */
+  ApiKeys: Array<string | NamedApiKey>;
   TrustedProxies: string[];
   LogLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   AccessLog: 'all' | 'errors' | 'off';
   ChartSampleSeconds: number;
   LateDecisionMs: number;
   Sorter: SorterSettings;
+  Alarms: AlarmSettings;
+}
+
+/** Who may call what (lib/http/auth.ts, docs/operations.md "Who may do what"). */
+export type ApiRole = 'wcs' | 'operator' | 'monitor';
+
+/** A named API key with its role; the name appears in the log, the key never does. */
+export interface NamedApiKey {
+  Name: string;
+  Key: string;
+  Role: ApiRole;
+}
+
+/** When the alarms are raised (lib/ops/alarm-rules.ts, docs/operations.md "Alarms"). 0 switches a threshold's alarm off. */
+export interface AlarmSettings {
+  EvaluateSeconds: number;
+  LinkDownSeconds: number;
+  SorterSilentSeconds: number;
+  WcsPollSeconds: number;
+  LateDecisionMs: number;
+  QueueAgeSeconds: number;
+  OutboxAgeSeconds: number;
+  StorageStalledSeconds: number;
+  MinFreeDiskBytes: number;
+  ClearAfterSeconds: number;
 }
 
 /** The live link to the sorter PLC (docs/sorter-protocol.md). */
@@ -138,7 +164,23 @@ export const configSchema = Joi.object<Config>({
     .description('The oldest history is also cut while less than this share of the file system would stay free (whatever takes the space); below it the disk is Low in GET /status. 0: no reserve'),
   ExternalChangePollMs: Joi.number().integer().min(10).max(5000).default(100).description('How often waiting polls look for rows committed by other processes while the database changes; backs off to 2 s while it does not'),
   MaxPayloadBytes: Joi.number().integer().min(256).max(1048576).default(16384).description('Largest accepted request body (413 beyond)'),
-  ApiKeys: Joi.array().items(Joi.string().min(1)).default([]).description('If not empty, every API call needs one of these in X-API-Key'),
+  ApiKeys: Joi.array()
+    .items(
+      // A string is a plain key; anything else must be a named key (its errors name the field).
+      Joi.alternatives().conditional(Joi.string(), {
+        then: Joi.string().min(1),
+        otherwise: Joi.object({
+        Name: Joi.string().min(1).max(64).pattern(/^[\x21-\x7e]+$/).required().description('What the log says of the key (never the key itself)'),
+        Key: Joi.string().min(1).required(),
+        Role: Joi.string().valid('wcs', 'operator', 'monitor').required().description('wcs: the queues and the POSTs; operator: the dashboard, alarms, dead letters, item traces, and what monitor may; monitor: /status, /metrics, /health/*, GET /alarms'),
+        }),
+      }),
+    )
+    .unique((a, b) => keyOf(a) === keyOf(b))
+    .unique((a, b) => typeof a === 'object' && typeof b === 'object' && a.Name === b.Name)
+    .messages({ 'array.unique': '"ApiKeys" has the same key or the same Name twice ({{#path}})' })
+    .default([])
+    .description('If not empty, every API call needs one of these in X-API-Key: a plain string may call everything, a { Name, Key, Role } object what its role may'),
   TrustedProxies: Joi.array()
     .items(
       Joi.string().custom((value: string, helpers) => {
@@ -170,7 +212,24 @@ export const configSchema = Joi.object<Config>({
   })
     .default()
     .description('The live sorter link'),
+  Alarms: Joi.object({
+    EvaluateSeconds: Joi.number().min(1).max(5).default(2).description('How often the alarm conditions are looked at (a few reads in memory and of the database, no write unless an alarm changes)'),
+    LinkDownSeconds: Joi.number().min(0).max(3600).default(10).description('Live mode: SORTER_LINK_DOWN when the sorter has been disconnected this long; 0 = off'),
+    SorterSilentSeconds: Joi.number().min(0).max(86400).default(300).description('Live mode: SORTER_SILENT when the link is up but no REQUEST, VERIFY or SCAN came for this long (a stopped sorter, a break); 0 = off'),
+    WcsPollSeconds: Joi.number().min(0).max(86400).default(60).description('WCS_NOT_POLLING_<QUEUE> when no GET reached that queue for this long and none is waiting; 0 = off'),
+    LateDecisionMs: Joi.number().integer().min(0).max(600000).default(2000).description("Live mode: DECISIONS_LATE when a REQUEST had no assignment this long after it arrived (the part of the sorter's decision window the WCS may use); 0 = off"),
+    QueueAgeSeconds: Joi.number().min(0).max(86400).default(30).description('Live mode: QUEUE_OLD_<QUEUE> when the oldest message waiting in that queue is older than this; 0 = off'),
+    OutboxAgeSeconds: Joi.number().min(0).max(86400).default(10).description('Live mode: OUTBOX_UNACKNOWLEDGED when an assignment or setting has waited this long for the sorter\'s acknowledgement; 0 = off'),
+    StorageStalledSeconds: Joi.number().min(0).max(3600).default(5).description('STORAGE_STALLED when commits have been held up (a lock, the disk) this long; 0 = off (STORAGE_FAILING is always on)'),
+    MinFreeDiskBytes: Joi.number().integer().min(0).default(268435456).description("DISK_NEARLY_FULL when the database's file system has less than this free; 0 = off"),
+    ClearAfterSeconds: Joi.number().min(0).max(3600).default(10).description('DECISIONS_LATE clears after this long without a new late decision'),
+  })
+    .default()
+    .description('When the alarms are raised (docs/operations.md, "Alarms")'),
 }).prefs({ abortEarly: false, convert: false });
+
+/** The key of an ApiKeys entry. */
+const keyOf = (entry: unknown) => (typeof entry === 'string' ? entry : (entry as { Key?: unknown }).Key);
 
 /** Raised when config.json cannot be used; `message` lists every problem at once. */
 export class ConfigError extends Error {

@@ -128,3 +128,34 @@ describe('housekeeping', () => {
     }
   });
 });
+
+describe('housekeeping and the alarm journal', () => {
+  it('purges the alarms cleared before the cutoff with the history, through the monitor', async () => {
+    const ctx = freshDb();
+    try {
+      const { alarmReads, alarmWrites } = await import('../../db/alarm-store');
+      const w = alarmWrites(ctx.db);
+      w.raiseAlarm({ id: 1, code: 'DEAD_LETTERS', severity: 'warning', detail: 'old', raisedAt: OLD });
+      w.clearAlarm(1, OLD);
+      w.raiseAlarm({ id: 2, code: 'SORTER_SILENT', severity: 'warning', detail: 'kept', raisedAt: OLD });
+      w.clearAlarm(2, KEPT);
+      w.raiseAlarm({ id: 3, code: 'DEAD_LETTERS', severity: 'warning', detail: 'newest', raisedAt: OLD });
+      w.clearAlarm(3, OLD);
+      const cutoffs: string[] = [];
+      const store = createHistoryStore(ctx.db);
+      const result = await housekeeping({
+        history: { purgeDeliveredBefore: async (c, l) => store.purgeDeliveredBefore(c, l), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) },
+        alarms: { purgeClearedBefore: async (cutoff) => (cutoffs.push(cutoff), w.purgeAlarmsBefore(cutoff, 1000)) },
+        clock,
+        settings: { HistoryRetentionDays: 7 },
+        log: createLogger('silent'),
+      });
+      expect(cutoffs).toEqual(['2026-11-14T12:00:00.000Z']);
+      expect(result).toMatchObject({ kind: 'ok', body: { PurgedHistoryRows: 1 } });
+      // The one cleared after the cutoff stays, and so does the newest row (ids are never given twice).
+      expect(alarmReads(ctx.db).alarmJournal(OLD, 10).map((a) => a.Id)).toEqual([3, 2]);
+    } finally {
+      ctx.dispose();
+    }
+  });
+});

@@ -354,8 +354,8 @@ describe('Swagger', () => {
     const doc = JSON.parse((await t.server.inject('/swagger.json')).payload);
     expect(doc.openapi).toBe('3.0.0');
     // 2XX: the message bodies once more, for generated clients (test/lib/http/openapi.test.ts).
-    expect(Object.keys(doc.paths['/sortation'].get.responses).sort()).toEqual(['204', '210', '212', '2XX', '400', '401']);
-    expect(Object.keys(doc.paths['/destination'].get.responses).sort()).toEqual(['204', '211', '2XX', '400', '401']);
+    expect(Object.keys(doc.paths['/sortation'].get.responses).sort()).toEqual(['204', '210', '212', '2XX', '400', '401', '403']);
+    expect(Object.keys(doc.paths['/destination'].get.responses).sort()).toEqual(['204', '211', '2XX', '400', '401', '403']);
     expect(Object.keys(doc.paths['/sortation'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '413', '415']));
     expect(Object.keys(doc.paths['/status'].get.responses)).toContain('200');
     for (const dto of ['InductDto', 'VerifyDto', 'DestinationInfoDto', 'AssignmentDto', 'DestinationSetDto', 'Status']) expect(doc.components.schemas).toHaveProperty(dto);

@@ -9,7 +9,7 @@ describe('manifest.json', () => {
   const manifest = loadManifest();
 
   it('shows every trigger: the HTTP routes, the schedule, and the telegrams from the sorter', () => {
-    expect(httpTriggers(manifest).map((t) => `${t.method} ${t.path}`).sort()).toEqual(['GET /dashboard/data', 'GET /dead-letters', 'GET /destination', 'GET /health/live', 'GET /health/ready', 'GET /items/{TrackID}', 'GET /metrics', 'GET /sortation', 'GET /status', 'POST /dead-letters/requeue', 'POST /destination', 'POST /sortation']);
+    expect(httpTriggers(manifest).map((t) => `${t.method} ${t.path}`).sort()).toEqual(['GET /alarms', 'GET /dashboard/data', 'GET /dead-letters', 'GET /destination', 'GET /health/live', 'GET /health/ready', 'GET /items/{TrackID}', 'GET /metrics', 'GET /sortation', 'GET /status', 'POST /alarms/{id}/ack', 'POST /dead-letters/requeue', 'POST /destination', 'POST /sortation']);
     expect(scheduleTriggers(manifest).map((t) => t.name)).toEqual(['housekeeping', 'historyBound', 'expireRequests']);
     expect(telegramTriggers(manifest).flatMap((t) => t.types).sort()).toEqual(['REQU', 'SCAN', 'VERI']);
   });

@@ -1,6 +1,7 @@
 // Optional API keys (lib/http/auth.ts), checked by the request guards on a real hapi server: the key in
-// X-API-Key or as a bearer token, the 401s and what they say, and the paths left open.
+// X-API-Key or as a bearer token, the 401s and what they say, the paths left open, and the roles.
 import Hapi from '@hapi/hapi';
+import { permits } from '../../../lib/http/auth';
 import { guardRequests } from '../../../lib/http/guards';
 
 let server: Hapi.Server;
@@ -32,5 +33,27 @@ describe('apiKeyCheck', () => {
   it('leaves open the documentation and the dashboard page and files, not the dashboard data', async () => {
     for (const path of ['/', '/swagger.json', '/openapi.json', '/swaggerui/index.html', '/dashboard', '/dashboard/assets/app.js']) expect([path, (await get(path)).statusCode]).toEqual([path, 200]);
     expect((await get('/dashboard/data')).statusCode).toBe(401);
+  });
+});
+
+describe('roles', () => {
+  it('permits: a plain key everything, operator what monitor may, wcs its own routes only', () => {
+    const table = (['all', 'wcs', 'operator', 'monitor'] as const).map((role) => [role, (['wcs', 'operator', 'monitor'] as const).filter((access) => permits(role, access))]);
+    expect(table).toEqual([
+      ['all', ['wcs', 'operator', 'monitor']],
+      ['wcs', ['wcs']],
+      ['operator', ['operator', 'monitor']],
+      ['monitor', ['monitor']],
+    ]);
+  });
+
+  it('names a plain key by its place and a named key by its name; the key itself is in no answer', async () => {
+    const s = Hapi.server();
+    guardRequests(s, { TrustedProxies: [], ApiKeys: ['plain-secret', { Name: 'wcs-host', Key: 'wcs-secret', Role: 'wcs' }] });
+    s.route({ method: 'GET', path: '/status', options: { app: { query: [], payload: [], access: 'monitor' }, handler: (request) => (request.app as { caller: unknown }).caller as object } });
+    expect(JSON.parse((await s.inject({ url: '/status', headers: { 'x-api-key': 'plain-secret' } })).payload)).toEqual({ name: 'ApiKeys[0]', role: 'all' });
+    const refused = await s.inject({ url: '/status', headers: { 'x-api-key': 'wcs-secret' } });
+    expect([refused.statusCode, JSON.parse(refused.payload).message]).toEqual([403, '/status needs a monitor or operator key; the key wcs-host has the wcs role']);
+    expect(refused.payload).not.toContain('wcs-secret');
   });
 });

@@ -105,6 +105,22 @@ describe('every real response conforms to /swagger.json', () => {
     });
   });
 
+  it('alarms: the listing with one active, its acknowledgement, and their errors', async () => {
+    await withService({ TestMode: true }, { 'Service_PLC.csv': replay }, async (t) => {
+      const stored = t.service.deps.store.head('sortation', [])!;
+      await t.service.writer.run('deadLetter', [stored, { attempts: 10, clientAddress: '10.0.0.9', lastReturn: 'NoProof', deadAt: new Date().toISOString() }]);
+      t.service.deps.alarms.evaluate();
+      const listed = await t.server.inject('/alarms');
+      expect(JSON.parse(listed.payload)).toMatchObject({ Active: [{ Code: 'DEAD_LETTERS', Severity: 'warning' }], Journal: [{ Code: 'DEAD_LETTERS' }] });
+      conforms(doc, 'get', '/alarms', listed);
+      conforms(doc, 'get', '/alarms', await t.server.inject('/alarms?days=soon'));
+      const id = JSON.parse(listed.payload).Active[0].Id;
+      conforms(doc, 'post', `/alarms/{id}/ack`, await t.server.inject({ method: 'POST', url: `/alarms/${id}/ack` }));
+      conforms(doc, 'post', `/alarms/{id}/ack`, await t.server.inject({ method: 'POST', url: '/alarms/999/ack' }));
+      conforms(doc, 'get', '/status', await t.server.inject('/status'));
+    });
+  });
+
   it('live mode: /status with a sorter not reached, POSTs queued, and 503 while an operator holds the write lock', async () => {
     await withService({ TestMode: false, CommitTimeoutMs: 100, Sorter: { Port: 1, ReconnectMaxMs: 200 } }, {}, async (t) => {
       conforms(doc, 'get', '/status', await t.server.inject('/status'));
@@ -134,6 +150,22 @@ describe('every real response conforms to /swagger.json', () => {
       for (const [method, route] of [['get', '/sortation'], ['get', '/destination'], ['post', '/sortation'], ['post', '/destination'], ['get', '/status'], ['get', '/health/live'], ['get', '/health/ready'], ['get', '/items/{TrackID}'], ['get', '/dead-letters'], ['post', '/dead-letters/requeue']] as const) {
         conforms(secured, method, route, await t.server.inject({ method: method.toUpperCase(), url: route.replace('{TrackID}', '0004711'), ...(method === 'post' && { payload: {} }) }));
       }
+    });
+  });
+
+  it('with named keys: 401 and 403 (a key of another role) on every route, as documented', async () => {
+    const keys = [{ Name: 'wcs', Key: 'w', Role: 'wcs' }, { Name: 'prometheus', Key: 'm', Role: 'monitor' }];
+    await withService({ TestMode: true, ApiKeys: keys }, {}, async (t) => {
+      const secured = await getDoc(t);
+      for (const [method, route] of Object.entries(secured.paths).flatMap(([route, ops]) => Object.keys(ops).map((method) => [method, route] as const))) {
+        const url = route.replace('{TrackID}', '0004711').replace('{id}', '1');
+        const inject = (key?: string) => t.server.inject({ method: method.toUpperCase(), url, headers: key ? { 'x-api-key': key } : {}, ...(method === 'post' && { payload: {} }) });
+        conforms(secured, method, route, await inject());
+        // The one of the two keys whose role may not call the route.
+        const wcsRes = await inject('w');
+        conforms(secured, method, route, wcsRes.statusCode === 403 ? wcsRes : await inject('m'));
+      }
+      expect([...checked].filter((c) => c.endsWith(' 403')).length).toBe(Object.values(secured.paths).flatMap((ops) => Object.keys(ops)).length);
     });
   });
 });

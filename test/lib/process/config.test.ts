@@ -84,3 +84,31 @@ describe('config', () => {
     for (const key of Object.keys(config.Sorter)) expect(documented).toContain(`\`Sorter.${key}\``);
   });
 });
+
+describe('ApiKeys with roles, and the alarms', () => {
+  it('takes plain keys and named keys with a role, side by side', () => {
+    const config = validateConfig({ ApiKeys: ['old', { Name: 'shift-lead', Key: 'k2', Role: 'operator' }] });
+    expect(config.ApiKeys).toEqual(['old', { Name: 'shift-lead', Key: 'k2', Role: 'operator' }]);
+  });
+
+  it('refuses an unknown role, a key without a name, and the same key or name twice, all at once', () => {
+    const problems = () => {
+      try {
+        validateConfig({ ApiKeys: [{ Name: 'a', Key: 'k', Role: 'admin' }, { Key: 'k3', Role: 'wcs' }, 'same', { Name: 'b', Key: 'same', Role: 'wcs' }, { Name: 'b', Key: 'k5', Role: 'monitor' }] });
+      } catch (err) {
+        return (err as ConfigError).problems.join('\n');
+      }
+      return '';
+    };
+    const text = problems();
+    expect(text).toMatch(/"ApiKeys\[0\]\.Role" must be one of \[wcs, operator, monitor\]/);
+    expect(text).toMatch(/"ApiKeys\[1\]\.Name" is required/);
+    expect(text).toMatch(/same key or the same Name twice/);
+  });
+
+  it('has alarm thresholds for a sorter of 1 to 30 items/s by default, each may be switched off with 0', () => {
+    expect(validateConfig({}).Alarms).toEqual({ EvaluateSeconds: 2, LinkDownSeconds: 10, SorterSilentSeconds: 300, WcsPollSeconds: 60, LateDecisionMs: 2000, QueueAgeSeconds: 30, OutboxAgeSeconds: 10, StorageStalledSeconds: 5, MinFreeDiskBytes: 268435456, ClearAfterSeconds: 10 });
+    expect(validateConfig({ Alarms: { LinkDownSeconds: 0 } }).Alarms.LinkDownSeconds).toBe(0);
+    expect(() => validateConfig({ Alarms: { EvaluateSeconds: 30 } })).toThrow(/"Alarms.EvaluateSeconds" must be less than or equal to 5/);
+  });
+});

@@ -1,0 +1,72 @@
+// What the alarm monitor reads of the running service at each look: the link, the storage, the
+// queues, the outbox, the dead letters, the decisions, the disk. Built by lib/service.ts.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DeadLetterReads } from '../../db/dead-letter-store';
+import type { OutboxReads } from '../../db/outbox-store';
+import type { QueueReads } from '../../db/queue-reads';
+import type { StorageStatus } from '../../db/storage-status';
+import type { QueueName } from '../../model/messages';
+import type { SorterLink } from '../link/sorter-link-status';
+import type { Config } from '../process/config';
+import type { Logger } from '../process/logger';
+import type { DecisionMeter } from './latency';
+import { type AlarmJournal, AlarmMonitor } from './alarms';
+
+/** Bytes an unprivileged writer may still use on the file system of `dir`; null when unknown. */
+function freeBytes(dir: string): number | null {
+  try {
+    const s = fs.statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return null;
+  }
+}
+
+/** The parts of the running service the alarm monitor reads (lib/service.ts gives its deps). */
+export interface AlarmSources {
+  testMode: boolean;
+  settings: Pick<Config, 'TestMode' | 'Alarms'>;
+  startedAt: Date;
+  clock: () => Date;
+  log: Logger;
+  link: Pick<SorterLink, 'status'>;
+  storage: { status(): StorageStatus };
+  dispatchers: Record<QueueName, { readonly waiting: number }>;
+  decisions: Pick<DecisionMeter, 'late'>;
+  store: Pick<QueueReads, 'oldestReceivedAt'>;
+  outbox: Pick<OutboxReads, 'peek'>;
+  deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
+}
+
+/** The alarm monitor over the running service, started (its first look now, then every EvaluateSeconds). */
+export function alarmMonitor(deps: AlarmSources, journal: AlarmJournal, file: string, uncleanStart: boolean): AlarmMonitor {
+  const { settings } = deps;
+  const folder = path.dirname(file);
+  return new AlarmMonitor({
+    settings: settings.Alarms,
+    journal,
+    uncleanStart,
+    clock: deps.clock,
+    log: deps.log,
+    observe(now) {
+      const link = deps.link.status();
+      const storage = deps.storage.status();
+      const age = (since: string | null | undefined) => (since ? Math.max(0, (now - Date.parse(since)) / 1000) : null);
+      return {
+        testMode: deps.testMode,
+        link: { connected: link.Connected, since: link.Since ? Date.parse(link.Since) : deps.startedAt.getTime() },
+        waitingClients: { sortation: deps.dispatchers.sortation.waiting, destination: deps.dispatchers.destination.waiting },
+        lateDecisions: settings.TestMode || settings.Alarms.LateDecisionMs === 0 ? 0 : deps.decisions.late(settings.Alarms.LateDecisionMs),
+        oldestAgeSeconds: {
+          sortation: age(deps.store.oldestReceivedAt('sortation')),
+          destination: age(deps.store.oldestReceivedAt('destination')),
+        },
+        outboxOldestAgeSeconds: age(deps.outbox.peek(1)[0]?.createdAt),
+        deadLetters: deps.deadLetters.deadLetterCounts(),
+        storage: { state: storage.State, since: Date.parse(storage.Since), waitingFor: storage.WaitingFor, lastError: storage.LastError },
+        freeDiskBytes: settings.Alarms.MinFreeDiskBytes > 0 ? freeBytes(folder) : null,
+      };
+    },
+  }).start();
+}
