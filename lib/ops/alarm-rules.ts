@@ -1,7 +1,10 @@
 // The alarms the service raises: each a stable code, a severity, the condition that raises it, and
 // the runbook's line of what to do (docs/operations.md, "Alarms", says the same at more length).
 import type { AlarmEntry, AlarmSeverity } from '../../db/alarm-store';
-import type { AlarmSettings } from '../process/config';
+import type { AlarmSettings, Config } from '../process/config';
+
+/** The alarms' thresholds, and when a decision is late (LateDecisionMs, shared with the dashboard's charts). */
+export type RuleSettings = AlarmSettings & Pick<Config, 'LateDecisionMs'>;
 import type { QueueName } from '../../model/messages';
 
 /** What the alarm conditions look at, gathered once per evaluation (lib/ops/alarms.ts). Times in ms since the epoch. */
@@ -32,7 +35,7 @@ export interface AlarmRule {
   whatToDo: string;
   /** Cleared by its acknowledgement (an event, not a state that passes by itself). */
   clearsOnAck?: boolean;
-  check(o: AlarmObservations, s: AlarmSettings): string | null;
+  check(o: AlarmObservations, s: RuleSettings): string | null;
 }
 
 const secs = (ms: number) => `${Math.round(ms / 1000)} s`;

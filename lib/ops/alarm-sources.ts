@@ -26,7 +26,7 @@ function freeBytes(dir: string): number | null {
 /** The parts of the running service the alarm monitor reads (lib/service.ts gives its deps). */
 export interface AlarmSources {
   testMode: boolean;
-  settings: Pick<Config, 'TestMode' | 'Alarms'>;
+  settings: Pick<Config, 'TestMode' | 'Alarms' | 'LateDecisionMs'>;
   startedAt: Date;
   clock: () => Date;
   log: Logger;
@@ -44,7 +44,7 @@ export function alarmMonitor(deps: AlarmSources, journal: AlarmJournal, file: st
   const { settings } = deps;
   const folder = path.dirname(file);
   return new AlarmMonitor({
-    settings: settings.Alarms,
+    settings: { ...settings.Alarms, LateDecisionMs: settings.LateDecisionMs },
     journal,
     uncleanStart,
     clock: deps.clock,
@@ -57,7 +57,7 @@ export function alarmMonitor(deps: AlarmSources, journal: AlarmJournal, file: st
         testMode: deps.testMode,
         link: { connected: link.Connected, since: link.Since ? Date.parse(link.Since) : deps.startedAt.getTime() },
         waitingClients: { sortation: deps.dispatchers.sortation.waiting, destination: deps.dispatchers.destination.waiting },
-        lateDecisions: settings.TestMode || settings.Alarms.LateDecisionMs === 0 ? 0 : deps.decisions.late(settings.Alarms.LateDecisionMs),
+        lateDecisions: settings.TestMode || settings.LateDecisionMs === 0 ? 0 : deps.decisions.late(settings.LateDecisionMs),
         oldestAgeSeconds: {
           sortation: age(deps.store.oldestReceivedAt('sortation')),
           destination: age(deps.store.oldestReceivedAt('destination')),

@@ -4,7 +4,7 @@
 import client from 'prom-client';
 import type { AlarmEntry, AlarmReads, AlarmWrites } from '../../db/alarm-store';
 import type { QueueName } from '../../model/messages';
-import type { AlarmSettings } from '../process/config';
+import type { RuleSettings } from './alarm-rules';
 import type { Logger } from '../process/logger';
 import { ALARM_RULES, type AlarmObservations, ruleOf } from './alarm-rules';
 import { PREFIX } from './metrics';
@@ -16,7 +16,7 @@ export type AlarmJournal = Pick<AlarmReads, 'highestAlarmId' | 'openAlarms' | 'a
 
 /** What the monitor needs: its settings, the journal, what it observes, a clock and the log. */
 export interface AlarmMonitorOptions {
-  settings: AlarmSettings;
+  settings: RuleSettings;
   journal: AlarmJournal;
   /** The observations the monitor does not keep itself (read from the running service). */
   observe(now: number): Omit<

@@ -71,7 +71,7 @@ export class LastHour {
 
   /** A decision took `ms`. */
   decided(ms: number): void {
-    if (ms > this.lateDecisionMs) this.lateCount += 1;
+    if (this.lateDecisionMs > 0 && ms > this.lateDecisionMs) this.lateCount += 1;
     if (this.decisions.length < DECISIONS_KEPT) this.decisions.push(ms);
   }
 

@@ -66,7 +66,6 @@ export interface AlarmSettings {
   LinkDownSeconds: number;
   SorterSilentSeconds: number;
   WcsPollSeconds: number;
-  LateDecisionMs: number;
   QueueAgeSeconds: number;
   OutboxAgeSeconds: number;
   StorageStalledSeconds: number;
@@ -193,7 +192,12 @@ export const configSchema = Joi.object<Config>({
   LogLevel: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info').description('Log level (JSON lines on stdout)'),
   AccessLog: Joi.string().valid('all', 'errors', 'off').default('errors').description('Access log lines: all (every request, with a long poll\'s outcome), errors (status 400 and above), off'),
   ChartSampleSeconds: Joi.number().min(0.1).max(60).default(10).description("The dashboard's last hour: one sample of rates, decision latency, queues and link every this many seconds, the last 360 kept in memory"),
-  LateDecisionMs: Joi.number().integer().min(1).max(60000).default(1000).description('A decision (a REQUEST to its assignment) slower than this counts as late in the dashboard\'s last hour'),
+  LateDecisionMs: Joi.number()
+    .integer()
+    .min(0)
+    .max(60000)
+    .default(1000)
+    .description("A decision (a REQUEST's arrival to its assignment) slower than this is late: counted in the dashboard's last hour, and in live mode the alarm DECISIONS_LATE; set it to the part of the sorter's decision window left to the WCS. 0 = nothing counts as late (the alarm off)"),
   Sorter: Joi.object({
     Host: Joi.string().default('127.0.0.1').description('Sorter PLC address'),
     Port: Joi.number().port().default(2000).description('Sorter PLC TCP port'),
@@ -217,7 +221,6 @@ export const configSchema = Joi.object<Config>({
     LinkDownSeconds: Joi.number().min(0).max(3600).default(10).description('Live mode: SORTER_LINK_DOWN when the sorter has been disconnected this long; 0 = off'),
     SorterSilentSeconds: Joi.number().min(0).max(86400).default(300).description('Live mode: SORTER_SILENT when the link is up but no REQUEST, VERIFY or SCAN came for this long (a stopped sorter, a break); 0 = off'),
     WcsPollSeconds: Joi.number().min(0).max(86400).default(60).description('WCS_NOT_POLLING_<QUEUE> when no GET reached that queue for this long and none is waiting; 0 = off'),
-    LateDecisionMs: Joi.number().integer().min(0).max(600000).default(2000).description("Live mode: DECISIONS_LATE when a REQUEST had no assignment this long after it arrived (the part of the sorter's decision window the WCS may use); 0 = off"),
     QueueAgeSeconds: Joi.number().min(0).max(86400).default(30).description('Live mode: QUEUE_OLD_<QUEUE> when the oldest message waiting in that queue is older than this; 0 = off'),
     OutboxAgeSeconds: Joi.number().min(0).max(86400).default(10).description('Live mode: OUTBOX_UNACKNOWLEDGED when an assignment or setting has waited this long for the sorter\'s acknowledgement; 0 = off'),
     StorageStalledSeconds: Joi.number().min(0).max(3600).default(5).description('STORAGE_STALLED when commits have been held up (a lock, the disk) this long; 0 = off (STORAGE_FAILING is always on)'),

@@ -33,7 +33,6 @@ const ALARMS = {
   LinkDownSeconds: 2,
   SorterSilentSeconds: 3,
   WcsPollSeconds: 3,
-  LateDecisionMs: 1000,
   QueueAgeSeconds: 3,
   OutboxAgeSeconds: 2,
   StorageStalledSeconds: 2,
@@ -85,7 +84,7 @@ const logged = (svc: ServiceProcess, code: string) =>
     .map((l) => (l.msg as string).split(':')[0]);
 
 function home(config: object): string {
-  return tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: KEYS, Alarms: ALARMS, ...config } });
+  return tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: KEYS, LateDecisionMs: 1000, Alarms: ALARMS, ...config } });
 }
 
 describe('alarms raised and cleared by real faults', () => {
@@ -235,7 +234,8 @@ describe('alarms raised and cleared by real faults', () => {
       emu = await startEmulator(['--port', '0', '--rate', '5', '--seed', '9']);
       dir = home({
         Sorter: { Host: '127.0.0.1', Port: emu.port },
-        Alarms: { ...ALARMS, WcsPollSeconds: 0, QueueAgeSeconds: 0, LateDecisionMs: 0 },
+        LateDecisionMs: 0,
+        Alarms: { ...ALARMS, WcsPollSeconds: 0, QueueAgeSeconds: 0 },
       });
       svc = await startServiceProcess(dir);
       await until(
@@ -337,7 +337,8 @@ describeWhen(missingTmpfsMount(), 'a full disk')('alarms on a small disk of its 
         Host: '127.0.0.1',
         ApiKeys: KEYS,
         Sorter: { Host: '127.0.0.1', Port: emu.port, TrafficLog: false },
-        Alarms: { ...ALARMS, MinFreeDiskBytes: 3 * MB, WcsPollSeconds: 0, QueueAgeSeconds: 0, LateDecisionMs: 0 },
+        LateDecisionMs: 0,
+        Alarms: { ...ALARMS, MinFreeDiskBytes: 3 * MB, WcsPollSeconds: 0, QueueAgeSeconds: 0 },
       }),
     );
     svc = await startServiceProcess(mnt);

@@ -17,19 +17,20 @@ function first<T>(xs: readonly T[]): T {
   if (x === undefined) throw new Error('expected at least one');
   return x;
 }
-const settings = validateConfig({
+const config = validateConfig({
+  LateDecisionMs: 2000,
   Alarms: {
     LinkDownSeconds: 5,
     SorterSilentSeconds: 20,
     WcsPollSeconds: 30,
-    LateDecisionMs: 2000,
     QueueAgeSeconds: 30,
     OutboxAgeSeconds: 10,
     StorageStalledSeconds: 5,
     MinFreeDiskBytes: 1000,
     ClearAfterSeconds: 10,
   },
-}).Alarms;
+});
+const settings = { ...config.Alarms, LateDecisionMs: config.LateDecisionMs };
 
 /** The journal's writes as the writer would run them, synchronously here, as promises. */
 function journal(): AlarmJournal {

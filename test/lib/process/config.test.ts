@@ -107,7 +107,7 @@ describe('ApiKeys with roles, and the alarms', () => {
   });
 
   it('has alarm thresholds for a sorter of 1 to 30 items/s by default, each may be switched off with 0', () => {
-    expect(validateConfig({}).Alarms).toEqual({ EvaluateSeconds: 2, LinkDownSeconds: 10, SorterSilentSeconds: 300, WcsPollSeconds: 60, LateDecisionMs: 2000, QueueAgeSeconds: 30, OutboxAgeSeconds: 10, StorageStalledSeconds: 5, MinFreeDiskBytes: 268435456, ClearAfterSeconds: 10 });
+    expect(validateConfig({}).Alarms).toEqual({ EvaluateSeconds: 2, LinkDownSeconds: 10, SorterSilentSeconds: 300, WcsPollSeconds: 60, QueueAgeSeconds: 30, OutboxAgeSeconds: 10, StorageStalledSeconds: 5, MinFreeDiskBytes: 268435456, ClearAfterSeconds: 10 });
     expect(validateConfig({ Alarms: { LinkDownSeconds: 0 } }).Alarms.LinkDownSeconds).toBe(0);
     expect(() => validateConfig({ Alarms: { EvaluateSeconds: 30 } })).toThrow(/"Alarms.EvaluateSeconds" must be less than or equal to 5/);
   });
