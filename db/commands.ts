@@ -99,7 +99,7 @@ export const durable: Record<keyof Transactional, boolean> = {
 /**
  * A write committed at once without a sync, and reported twice: committed (so the main thread can
  * act on it: send the entry to the sorter), then durable, by the next synced commit or by a sync
- * of the WAL the writer makes for it within the commit window (db/writer-worker.ts). Its caller
+ * of the WAL the writer makes for it within the commit window (db/wal-sync.ts). Its caller
  * may declare it durable another way before that (the sorter acknowledged the entry): then the
  * writer owes it no sync.
  */
