@@ -92,7 +92,7 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks') 
   let purged: number;
   if (way === 'one') purged = await writer.run('purgeHistory', [cutoff, Number.MAX_SAFE_INTEGER]);
   else {
-    const history = { purgeDeliveredBefore: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) };
+    const history = { purgeHistory: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) };
     const result = await housekeeping({ history, clock: () => new Date(Date.parse(cutoff) + 86400e3), settings: { HistoryRetentionDays: 1 }, log: createLogger('silent') });
     purged = (result as { body: { PurgedHistoryRows: number } }).body.PurgedHistoryRows;
   }

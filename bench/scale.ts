@@ -21,7 +21,7 @@ export function popMicros(rows: number): number {
   for (let i = 0; i < 2000; i++) {
     const t0 = performance.now();
     const head = store.head('sortation', []);
-    store.remove(head!, { deliveredAt: 'T', clientAddress: null });
+    store.deliver(head!, { deliveredAt: 'T', clientAddress: null });
     samples.push((performance.now() - t0) * 1000);
   }
   db.close();

@@ -31,9 +31,9 @@ export interface OutboxReads {
 /** Writing the outbox, durable until acknowledged (writer thread). */
 export interface OutboxWrites {
   /** Add a message for the sorter; returns its outbox id. */
-  add(message: OutboundMessage, clientAddress: string | null, createdAt: string): number;
+  addToOutbox(message: OutboundMessage, clientAddress: string | null, createdAt: string): number;
   /** Remove an entry the sorter acknowledged; false if already gone. */
-  remove(id: number): boolean;
+  removeFromOutbox(id: number): boolean;
   /**
    * The highest outbox id that may have reached the sorter before its row was synced
    * (migrations/011): ids up to it are never given again, even if a power cut lost their rows.
@@ -110,7 +110,7 @@ export function outboxWrites(db: Db): OutboxWrites {
   const skip = db.prepare("UPDATE id_floors SET floor = (SELECT upto FROM outbox_reserved) WHERE name = 'outbox' AND floor < (SELECT upto FROM outbox_reserved)");
   const release = db.prepare(`UPDATE outbox_reserved SET upto = ${lastIdOf('outbox')}`);
   return {
-    add(message, clientAddress, createdAt) {
+    addToOutbox(message, clientAddress, createdAt) {
       const none = { track_id: null, barcode: null, destination_status: null, destination_text: null, light_status: null, light_color: null, batch_door_status: null };
       const columns =
         message.kind === 'ASSIGNMENT'
@@ -127,7 +127,7 @@ export function outboxWrites(db: Db): OutboxWrites {
       // Its id is also the number of its telegram to the sorter: never given twice (nextId).
       return Number(insert.run({ ...columns, id: null, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid);
     },
-    remove: (id) => remove.run(id).changes > 0,
+    removeFromOutbox: (id) => remove.run(id).changes > 0,
     reservedUpTo: () => reserved.get() as number,
     reserveUpTo: (id) => void reserve.run(id, id),
     skipReserved: () => void skip.run(),

@@ -6,7 +6,7 @@ import { type HandlerResult, ok } from '../lib/functions/results';
 
 /** What housekeeping needs. */
 export interface HousekeepingDeps {
-  history: Pick<ServiceStores['history'], 'purgeDeliveredBefore' | 'checkpoint'>;
+  history: Pick<ServiceStores['history'], 'purgeHistory' | 'checkpoint'>;
   clock: () => Date;
   settings: { HistoryRetentionDays: number };
   log: Logger;
@@ -39,7 +39,7 @@ export async function housekeeping(deps: HousekeepingDeps): Promise<HandlerResul
   for (;;) {
     if (deps.state?.() === 'Stopping') break;
     const t = Date.now();
-    const n = await deps.history.purgeDeliveredBefore(cutoff, PURGE_CHUNK_ROWS);
+    const n = await deps.history.purgeHistory(cutoff, PURGE_CHUNK_ROWS);
     purged += n;
     chunks += 1;
     // Nothing purged: nothing older is left. (Not "less than a chunk": a chunk is the oldest rows

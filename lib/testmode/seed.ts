@@ -18,7 +18,7 @@ export interface ReplaySummary {
 }
 
 /** The queue writes seeding needs: synchronous (one connection) or through the writer thread. */
-export type SeedTarget = { [K in 'clear' | 'enqueue']: (...args: Parameters<QueueWrites[K]>) => ReturnType<QueueWrites[K]> | Promise<ReturnType<QueueWrites[K]>> };
+export type SeedTarget = { [K in 'clearQueues' | 'enqueue']: (...args: Parameters<QueueWrites[K]>) => ReturnType<QueueWrites[K]> | Promise<ReturnType<QueueWrites[K]>> };
 
 /**
  * Test mode start-up: empty the test database's queues and load exactly the replay file's
@@ -37,7 +37,7 @@ export async function seedFromReplay(
   const file = findReplayFile(home);
   const summary: ReplaySummary = { File: file ? path.basename(file) : null, RowsLoaded: 0, RowsSkipped: 0, Error: null };
   try {
-    await store.clear();
+    await store.clearQueues();
   } catch (err) {
     summary.Error = `the test database cannot be emptied and seeded: ${(err as Error).message}`;
     log.error({ file: summary.File }, summary.Error);
