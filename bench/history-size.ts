@@ -56,9 +56,9 @@ export function historyBytesPerItem(items: number): number {
       const request: InductDto = { Type: 'REQUEST', TrackID: t, Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 };
       const verify: VerifyDto = { Type: 'VERIFY', TrackID: t, Barcode: '4006381333931', Destination: 'D12', MessageCode: 212 };
       queue.enqueue([request, verify], at);
-      queue.remove(headOf(queue), { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
-      queue.remove(headOf(queue), { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
-      outbox.remove(outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: t, Barcode: '4006381333931', Destination: 'D12' } }, '10.20.0.9', at));
+      queue.deliver(headOf(queue), { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
+      queue.deliver(headOf(queue), { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
+      outbox.removeFromOutbox(outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: t, Barcode: '4006381333931', Destination: 'D12' } }, '10.20.0.9', at));
     });
     for (let i = 0; i < items; i++) item(i);
     const bytes = usedDatabaseBytes(db) - empty;

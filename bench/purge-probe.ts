@@ -128,7 +128,7 @@ async function purgeOneWay(way: 'one' | 'chunks' | 'size', file: string, writer:
     const cut = await sizeCut(file, writer, keepShare);
     return { purged: cut.purged, sizeCutoff: cut.cutoff };
   }
-  const history = { purgeDeliveredBefore: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) };
+  const history = { purgeHistory: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) };
   const result = await housekeeping({ history, clock: () => new Date(Date.parse(cutoff) + 86400e3), settings: { HistoryRetentionDays: 1 }, log: createLogger('silent') });
   return { purged: (result as { body: { PurgedHistoryRows: number } }).body.PurgedHistoryRows, sizeCutoff: null };
 }
@@ -145,7 +145,7 @@ async function sizeCut(file: string, writer: Writer, keepShare: number): Promise
     const limits = WAL_LIMITS;
     const settings = { maxBytes: Math.round((used * keepShare) / CUT_TO_SHARE + walAllowance(limits)), maxDiskShare: 0.4, keepFreeShare: 0, retentionDays: 30, walAllowanceBytes: walAllowance(limits), trafficLogMaxBytes: 0 };
     const watch = new StorageWatch(settings, () => measureStorage(reader, reads, { database: file }), (share) => reads.timeAtShare(share), () => new Date(), createLogger('silent'), () => fs.statSync(`${file}-wal`).size >= limits.restartBytes);
-    const history = { purgeDeliveredBefore: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: (m?: 'TRUNCATE' | 'RESTART', w?: number) => writer.run('checkpoint', [m, w]) };
+    const history = { purgeHistory: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: (m?: 'TRUNCATE' | 'RESTART', w?: number) => writer.run('checkpoint', [m, w]) };
     const result = (await historyBound({ history, storageWatch: watch })) as { body: { PurgedHistoryRows?: number; Cutoff?: string } };
     return { purged: result.body.PurgedHistoryRows ?? 0, cutoff: result.body.Cutoff ?? null };
   } finally {

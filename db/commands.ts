@@ -10,7 +10,8 @@ import { queueWrites } from './queue-writes';
 /**
  * Every write the service makes, by name: what the writer thread (db/writer.ts) runs. A command
  * is data (its name and its arguments), so it crosses the thread boundary; its SQL stays in the
- * store that owns the table.
+ * store that owns the table. Each carries one name from its caller (db/service-stores.ts) through
+ * here to the store function that runs it.
  */
 export function writeCommands(db: Db) {
   const queue = queueWrites(db);
@@ -23,24 +24,28 @@ export function writeCommands(db: Db) {
     /** Sorter messages into their queues (replay seeding, tests). */
     enqueue: queue.enqueue,
     /** A message read by a WCS client: out of its queue, into the history. */
-    deliver: queue.remove,
+    deliver: queue.deliver,
     /** Empty both queues (test mode, before seeding). */
-    clearQueues: queue.clear,
+    clearQueues: queue.clearQueues,
     /** An assignment or destination setting for the sorter (POST), answered once synced. */
-    addToOutbox: outbox.add,
-    /** The same, committed without a sync and sent at once: answered once the sorter acknowledged it or a sync came (`owesSync`). */
-    addToOutboxUnsynced: outbox.add,
+    addToOutbox: outbox.addToOutbox,
+    /**
+     * The same write, committed without a sync and sent at once: answered once the sorter acknowledged it or a sync came
+     * (`owesSync`). A name of its own, not an argument: the writer plans a transaction by its commands' names alone
+     * (`durable`, `owesSync`, db/commit-plan.ts), and this mode is planned apart (ServiceStores' `addToOutbox` with `beforeSync`).
+     */
+    addToOutboxUnsynced: outbox.addToOutbox,
     /** An outbox entry the sorter acknowledged. */
-    removeFromOutbox: outbox.remove,
-    ensurePeerSession: link.ensureSession,
+    removeFromOutbox: outbox.removeFromOutbox,
+    ensurePeerSession: link.ensurePeerSession,
     setPeerSession: link.setPeerSession,
     /** A message from the sorter with its sequence number. */
-    acceptFromPeer: link.accept,
+    acceptFromPeer: link.acceptFromPeer,
     /** An outbox entry the sorter cannot use: to outbox_dropped. */
-    dropFromOutbox: link.drop,
-    purgeHistory: history.purgeDeliveredBefore,
+    dropFromOutbox: link.dropFromOutbox,
+    purgeHistory: history.purgeHistory,
     /** Older REQUESTs of an item that went round again: out of the queue, into the history. */
-    supersedeRequests: queue.supersede,
+    supersedeRequests: queue.supersedeRequests,
     /** REQUESTs older than MaxRequestAgeSeconds: out of the queue, into the history. */
     expireRequests: queue.expireRequests,
     /** A message handed out MaxDeliveries times without proof of the read: out of its queue, into dead_letters. */
@@ -113,7 +118,7 @@ export const durable: Record<keyof Transactional, boolean> = {
 /**
  * A write committed at once without a sync, and reported twice: committed (so the main thread can
  * act on it: send the entry to the sorter), then durable, by the next synced commit or by a sync
- * of the WAL the writer makes for it within the commit window (db/writer-worker.ts). Its caller
+ * of the WAL the writer makes for it within the commit window (db/wal-sync.ts). Its caller
  * may declare it durable another way before that (the sorter acknowledged the entry): then the
  * writer owes it no sync.
  */

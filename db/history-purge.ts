@@ -25,7 +25,7 @@ export interface PurgeDone {
  * a pause between two; `stopping` ends it between two chunks (the rest waits for the next run).
  */
 export async function purgeInChunks(
-  history: { purgeDeliveredBefore(cutoff: string, limit: number): Promise<number> },
+  history: { purgeHistory(cutoff: string, limit: number): Promise<number> },
   cutoff: string,
   stopping: () => boolean = () => false,
   /** After each chunk that purged rows, before the pause (the size bound makes the WAL start over here). */
@@ -37,7 +37,7 @@ export async function purgeInChunks(
   for (;;) {
     if (stopping()) break;
     const t = Date.now();
-    const n = await history.purgeDeliveredBefore(cutoff, PURGE_CHUNK_ROWS);
+    const n = await history.purgeHistory(cutoff, PURGE_CHUNK_ROWS);
     purged += n;
     chunks += 1;
     // Nothing purged: nothing older is left. (Not "less than a chunk": a chunk is the oldest rows

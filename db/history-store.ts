@@ -47,7 +47,7 @@ export interface HistoryWrites {
    * time), the oldest first, at most `limit` of each table; returns how many. Housekeeping calls
    * it until it returns less than the limit, so that each transaction stays short.
    */
-  purgeDeliveredBefore(cutoff: string, limit: number): number;
+  purgeHistory(cutoff: string, limit: number): number;
   /**
    * Fold the WAL back into the database file (outside any transaction): TRUNCATE empties the file,
    * RESTART makes the next commit write from its start again. `waitMs`: how long to wait for
@@ -110,7 +110,7 @@ export function historyWrites(db: Db): HistoryWrites {
     (SELECT outbox_id FROM (SELECT outbox_id, created_at, settled_at FROM outbox_history ORDER BY outbox_id LIMIT @limit)
      WHERE created_at < @cutoff AND settled_at < @cutoff)`);
   return {
-    purgeDeliveredBefore: (cutoff, limit) => purgeDelivered.run({ cutoff, limit }).changes + purgeOutbox.run({ cutoff, limit }).changes,
+    purgeHistory: (cutoff, limit) => purgeDelivered.run({ cutoff, limit }).changes + purgeOutbox.run({ cutoff, limit }).changes,
     checkpoint(mode = 'TRUNCATE', waitMs) {
       const before = pragmaNumber(db, 'busy_timeout');
       if (waitMs !== undefined) db.pragma(`busy_timeout = ${Math.max(0, Math.floor(waitMs))}`);

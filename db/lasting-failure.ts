@@ -1,5 +1,5 @@
 // Which failed writes would fail again however often they are retried: the writer thread answers
-// a failed command with its reason as text (db/writer-worker.ts), so they are told by that text.
+// a failed command with its reason as text (db/writer-thread.ts), so they are told by that text.
 
 /**
  * SQLite's codes for a statement the database will never take as it is: a table or column that

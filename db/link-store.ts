@@ -24,7 +24,7 @@ export interface PeerSession {
 
 /** Reading the durable link state (migration 002). */
 export interface LinkReads {
-  /** The session with a peer, if it was ever created (LinkWrites.ensureSession). */
+  /** The session with a peer, if it was ever created (LinkWrites.ensurePeerSession). */
   session(peer: string): PeerSession | undefined;
   /** Entries ever dropped, of one kind. */
   droppedCount(kind: 'ASSIGNMENT' | 'DESTINATION'): number;
@@ -33,7 +33,7 @@ export interface LinkReads {
 /** Writing the durable link state (writer thread). */
 export interface LinkWrites {
   /** The session with a peer, created with a fresh epoch of ours on first use. */
-  ensureSession(peer: string, at: string): PeerSession;
+  ensurePeerSession(peer: string, at: string): PeerSession;
   /** The peer announced a session (SYNS); a new epoch restarts its numbering after `lastSeqIn`. */
   setPeerSession(peer: string, epoch: string, lastSeqIn: number, at: string): void;
   /**
@@ -48,9 +48,9 @@ export interface LinkWrites {
    * `id`: the queue id given it on arrival (lib/queue/uncommitted.ts: it may be handed out under
    * it before this commit); null takes the next.
    */
-  accept(peer: string, seq: number, after: number | null, message: SorterMessage, at: string, dropSuperseded?: boolean, id?: number | null): Accepted;
+  acceptFromPeer(peer: string, seq: number, after: number | null, message: SorterMessage, at: string, dropSuperseded?: boolean, id?: number | null): Accepted;
   /** Move an outbox entry the sorter can no longer use to outbox_dropped, with the reason. */
-  drop(entry: OutboxEntry, reason: string, at: string): void;
+  dropFromOutbox(entry: OutboxEntry, reason: string, at: string): void;
 }
 
 /** Both, on one connection (tests, tools). */
@@ -87,14 +87,14 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
     VALUES (@id, @kind, @track_id, @destination, @created_at, @dropped_at, @reason)`);
   const deleteOutbox = db.prepare('DELETE FROM outbox WHERE id = ?');
 
-  const ensureSession = (peer: string, at: string): PeerSession => {
+  const ensurePeerSession = (peer: string, at: string): PeerSession => {
     insert.run(peer, crypto.randomBytes(6).toString('hex').toUpperCase(), at);
     const row = select.get(peer);
     if (!row) throw new Error(`no link_state row for ${peer} after inserting it`);
     return toSession(row);
   };
 
-  const accept = db.transaction((peer: string, seq: number, after: number | null, message: SorterMessage, at: string, dropSuperseded = false, given: number | null = null): Accepted => {
+  const acceptFromPeer = db.transaction((peer: string, seq: number, after: number | null, message: SorterMessage, at: string, dropSuperseded = false, given: number | null = null): Accepted => {
     if (setLastIn.run({ seq, at, peer, after }).changes === 0) {
       const stored = select.get(peer)?.last_seq_in;
       throw new Error(`telegram ${seq} from ${peer} out of sequence: expected the last stored number to be ${after}, it is ${stored ?? 'missing'}`);
@@ -102,11 +102,11 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
     const [id] = queues.enqueue([message], at, [given]);
     if (id === undefined) throw new Error('enqueue returned no id for the message');
     // A newer REQUEST for the item: the older ones can no longer be used by anybody.
-    const superseded = dropSuperseded && message.Type === 'REQUEST' ? queues.supersede(message.TrackID, id, at) : 0;
+    const superseded = dropSuperseded && message.Type === 'REQUEST' ? queues.supersedeRequests(message.TrackID, id, at) : 0;
     return { id, superseded };
   });
 
-  const drop = db.transaction((entry: OutboxEntry, reason: string, at: string) => {
+  const dropFromOutbox = db.transaction((entry: OutboxEntry, reason: string, at: string) => {
     const m = entry.message;
     insertDropped.run({
       id: entry.id,
@@ -121,15 +121,15 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
   });
 
   const setPeerSession = db.transaction((peer: string, epoch: string, lastSeqIn: number, at: string) => {
-    ensureSession(peer, at);
+    ensurePeerSession(peer, at);
     setSession.run(epoch, lastSeqIn, at, peer);
   });
 
   return {
-    ensureSession,
+    ensurePeerSession,
     setPeerSession: (peer, epoch, lastSeqIn, at) => setPeerSession.immediate(peer, epoch, lastSeqIn, at),
-    accept: (peer, seq, after, message, at, dropSuperseded, id) => accept.immediate(peer, seq, after, message, at, dropSuperseded, id),
-    drop: (entry, reason, at) => drop.immediate(entry, reason, at),
+    acceptFromPeer: (peer, seq, after, message, at, dropSuperseded, id) => acceptFromPeer.immediate(peer, seq, after, message, at, dropSuperseded, id),
+    dropFromOutbox: (entry, reason, at) => dropFromOutbox.immediate(entry, reason, at),
   };
 }
 

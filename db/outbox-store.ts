@@ -32,9 +32,9 @@ export interface OutboxReads {
 /** Writing the outbox, durable until acknowledged (writer thread). */
 export interface OutboxWrites {
   /** Add a message for the sorter; returns its outbox id. */
-  add(message: OutboundMessage, clientAddress: string | null, createdAt: string): number;
+  addToOutbox(message: OutboundMessage, clientAddress: string | null, createdAt: string): number;
   /** Remove an entry the sorter acknowledged; false if already gone. */
-  remove(id: number): boolean;
+  removeFromOutbox(id: number): boolean;
   /**
    * The highest outbox id that may have reached the sorter before its row was synced
    * (migrations/011): ids up to it are never given again, even if a power cut lost their rows.
@@ -136,8 +136,8 @@ export function outboxWrites(db: Db): OutboxWrites {
     return id;
   });
   return {
-    add: (message, clientAddress, createdAt) => (message.kind === 'DESTINATION' ? addSetting(message, clientAddress, createdAt) : insertEntry(message, clientAddress, createdAt)),
-    remove: (id) => remove.run(id).changes > 0,
+    addToOutbox: (message, clientAddress, createdAt) => (message.kind === 'DESTINATION' ? addSetting(message, clientAddress, createdAt) : insertEntry(message, clientAddress, createdAt)),
+    removeFromOutbox: (id) => remove.run(id).changes > 0,
     reservedUpTo: () => reserved.get() ?? 0, // migrations/011 inserts its one row
     reserveUpTo: (id) => void reserve.run(id, id),
     skipReserved: () => void skip.run(),

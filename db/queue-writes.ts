@@ -24,11 +24,11 @@ export interface QueueWrites {
    */
   enqueue(messages: SorterMessage[], receivedAt: string, ids?: Array<number | null>): number[];
   /** Remove a delivered message and record it in the history; false if it was already gone. */
-  remove(stored: StoredMessage, delivery: Delivery): boolean;
+  deliver(stored: StoredMessage, delivery: Delivery): boolean;
   /** Empty both queues (test mode re-seeds from the replay file at each start). */
-  clear(): void;
+  clearQueues(): void;
   /** Take out the REQUESTs for `trackId` older than `newerId` (the item went round again); returns how many. */
-  supersede(trackId: string, newerId: number, at: string): number;
+  supersedeRequests(trackId: string, newerId: number, at: string): number;
   /** Take out the REQUESTs received before `before`; returns how many. */
   expireRequests(before: string, at: string): number;
 }
@@ -70,7 +70,7 @@ function requestRemovals(db: Db, insertHistory: ReturnType<typeof historyInsert>
   const superseded = removeWithReason('Superseded', 'track_id = @trackId AND id < @newerId');
   const expired = removeWithReason('Expired', 'received_at < @before');
   return {
-    supersede: db.transaction((trackId: string, newerId: number, at: string): number => superseded({ trackId, newerId }, at)),
+    supersedeRequests: db.transaction((trackId: string, newerId: number, at: string): number => superseded({ trackId, newerId }, at)),
     expireRequests: db.transaction((before: string, at: string): number => expired({ before }, at)),
   };
 }
@@ -91,15 +91,15 @@ export function queueWrites(db: Db): QueueWrites {
     }),
   );
 
-  const remove = db.transaction((stored: StoredMessage, delivery: Delivery): boolean => {
+  const deliver = db.transaction((stored: StoredMessage, delivery: Delivery): boolean => {
     if (deleteMessage(stored) === 0) return false;
     insertHistory(stored, delivery);
     return true;
   });
 
-  const { supersede, expireRequests } = requestRemovals(db, insertHistory);
+  const { supersedeRequests, expireRequests } = requestRemovals(db, insertHistory);
 
-  const clear = db.transaction(() => {
+  const clearQueues = db.transaction(() => {
     // Their ids start at 1 again (the deletes raised the floors: migrations/010).
     db.exec(`DELETE FROM sortation_queue; DELETE FROM destination_queue;
       UPDATE id_floors SET floor = 0 WHERE name IN ('sortation_queue', 'destination_queue');`);
@@ -107,9 +107,9 @@ export function queueWrites(db: Db): QueueWrites {
 
   return {
     enqueue: (messages, receivedAt, ids) => enqueue.immediate(messages, receivedAt, ids),
-    remove: (stored, delivery) => remove.immediate(stored, delivery),
-    clear: () => clear.immediate(),
-    supersede: (trackId, newerId, at) => supersede.immediate(trackId, newerId, at),
+    deliver: (stored, delivery) => deliver.immediate(stored, delivery),
+    clearQueues: () => clearQueues.immediate(),
+    supersedeRequests: (trackId, newerId, at) => supersedeRequests.immediate(trackId, newerId, at),
     expireRequests: (before, at) => expireRequests.immediate(before, at),
   };
 }

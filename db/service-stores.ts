@@ -31,9 +31,9 @@ export type Added = { written: true; value: number; unsynced?: Omit<Unsynced<num
 export interface ServiceStores {
   queues: QueueReads & Committed<QueueWrites>;
   outbox: OutboxReads &
-    Committed<Pick<OutboxWrites, 'remove'>> & {
+    Committed<Pick<OutboxWrites, 'removeFromOutbox'>> & {
       /** Add a message for the sorter, unless the storage cannot start the write within `options.cancelAfterMs`. */
-      add(...args: [...Parameters<OutboxWrites['add']>, AddOptions?]): Promise<Added>;
+      addToOutbox(...args: [...Parameters<OutboxWrites['addToOutbox']>, AddOptions?]): Promise<Added>;
     };
   links: LinkReads & Committed<LinkWrites>;
   history: HistoryReads & Committed<HistoryWrites>;
@@ -49,14 +49,14 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
     queues: {
       ...queueReads(reader),
       enqueue: (messages, receivedAt, ids) => writer.run('enqueue', [messages, receivedAt, ids]),
-      remove: (stored, delivery) => writer.run('deliver', [stored, delivery]),
-      clear: () => writer.run('clearQueues', []),
-      supersede: (trackId, newerId, at) => writer.run('supersedeRequests', [trackId, newerId, at]),
+      deliver: (stored, delivery) => writer.run('deliver', [stored, delivery]),
+      clearQueues: () => writer.run('clearQueues', []),
+      supersedeRequests: (trackId, newerId, at) => writer.run('supersedeRequests', [trackId, newerId, at]),
       expireRequests: (before, at) => writer.run('expireRequests', [before, at]),
     },
     outbox: {
       ...outboxReads(reader),
-      add: async (message, clientAddress, createdAt, options = {}) => {
+      addToOutbox: async (message, clientAddress, createdAt, options = {}) => {
         try {
           if (!options.beforeSync) return { written: true, value: await writer.run('addToOutbox', [message, clientAddress, createdAt], options) };
           const { value, ...unsynced } = await writer.runUnsynced('addToOutboxUnsynced', [message, clientAddress, createdAt], options);
@@ -66,18 +66,18 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
           throw err;
         }
       },
-      remove: (id) => writer.run('removeFromOutbox', [id]),
+      removeFromOutbox: (id) => writer.run('removeFromOutbox', [id]),
     },
     links: {
       ...linkReads(reader),
-      ensureSession: (peer, at) => writer.run('ensurePeerSession', [peer, at]),
+      ensurePeerSession: (peer, at) => writer.run('ensurePeerSession', [peer, at]),
       setPeerSession: (peer, epoch, lastSeqIn, at) => writer.run('setPeerSession', [peer, epoch, lastSeqIn, at]),
-      accept: (peer, seq, after, message, at, dropSuperseded, id) => writer.run('acceptFromPeer', [peer, seq, after, message, at, dropSuperseded, id]),
-      drop: (entry, reason, at) => writer.run('dropFromOutbox', [entry, reason, at]),
+      acceptFromPeer: (peer, seq, after, message, at, dropSuperseded, id) => writer.run('acceptFromPeer', [peer, seq, after, message, at, dropSuperseded, id]),
+      dropFromOutbox: (entry, reason, at) => writer.run('dropFromOutbox', [entry, reason, at]),
     },
     history: {
       ...historyReads(reader),
-      purgeDeliveredBefore: (cutoff, limit) => writer.run('purgeHistory', [cutoff, limit]),
+      purgeHistory: (cutoff, limit) => writer.run('purgeHistory', [cutoff, limit]),
       checkpoint: (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]),
     },
     deadLetters: {

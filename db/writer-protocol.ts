@@ -1,7 +1,7 @@
 // The messages between the main thread and the writer thread, and the shared status fields.
 import type { WriteOp } from './commands';
 
-/** What the main thread and the writer thread (db/writer.ts, db/writer-worker.ts) say to each other. */
+/** What the main thread and the writer thread (db/writer.ts, db/writer-thread.ts) say to each other. */
 
 /** One write, as data. `cancel` (an Int32 in shared memory) lets the main thread give up on it. */
 export interface Command {
@@ -47,6 +47,39 @@ export const enum Field {
   AnsweredBeforeSync = 7,
 }
 export const STATUS_FIELDS = 8;
+
+/** The writer thread's side of the shared status fields: it writes them, the main thread reads them (db/storage-status.ts). */
+export class StatusFields {
+  private readonly slots: BigInt64Array;
+
+  constructor(buffer: SharedArrayBuffer) {
+    this.slots = new BigInt64Array(buffer);
+  }
+
+  set(field: Field, value: number): void {
+    Atomics.store(this.slots, field, BigInt(Math.round(value)));
+  }
+
+  add(field: Field, n: number): void {
+    Atomics.add(this.slots, field, BigInt(n));
+  }
+
+  get(field: Field): bigint {
+    return Atomics.load(this.slots, field);
+  }
+
+  /** The writer begins `phase` now. */
+  phase(phase: Phase): void {
+    this.set(Field.PhaseSince, Date.now());
+    this.set(Field.Phase, phase);
+  }
+}
+
+/** An error as the text a `done`, `synced` or `failed-to-open` message carries: its code first, when it has one (db/lasting-failure.ts reads it). */
+export function errorText(err: unknown): string {
+  const e = err as { code?: string; message?: string };
+  return e.code ? `${e.code}: ${e.message}` : String(e.message ?? err);
+}
 
 /**
  * The writer's timing: `windowMs` a sorter telegram's write waits for company (a POST's does not:

@@ -8,7 +8,7 @@ import type { StorageWatch } from '../lib/ops/storage-watch';
 
 /** What the size bound needs. */
 export interface HistoryBoundDeps {
-  history: Pick<ServiceStores['history'], 'purgeDeliveredBefore' | 'checkpoint'>;
+  history: Pick<ServiceStores['history'], 'purgeHistory' | 'checkpoint'>;
   storageWatch: Pick<StorageWatch, 'look' | 'cut' | 'walPastRestart'>;
   /** 'Stopping' ends a cut between two chunks (the next look goes on). */
   state?: () => 'Running' | 'Stopping';

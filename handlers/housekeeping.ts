@@ -9,7 +9,7 @@ import { type HandlerResult, ok } from '../lib/functions/results';
 
 /** What housekeeping needs. */
 export interface HousekeepingDeps {
-  history: Pick<ServiceStores['history'], 'purgeDeliveredBefore' | 'checkpoint'>;
+  history: Pick<ServiceStores['history'], 'purgeHistory' | 'checkpoint'>;
   clock: () => Date;
   settings: { HistoryRetentionDays: number };
   log: Logger;

@@ -11,7 +11,7 @@ import { type HandlerResult, ok } from '../lib/functions/results';
 
 /** What the sorter-message handler needs. */
 export interface SorterMessageDeps {
-  links: { accept(peer: string, seq: number, after: number | null, message: InboundMessage['message'], at: string, dropSuperseded?: boolean, id?: number | null): Promise<Accepted> };
+  links: { acceptFromPeer(peer: string, seq: number, after: number | null, message: InboundMessage['message'], at: string, dropSuperseded?: boolean, id?: number | null): Promise<Accepted> };
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   /** Queue ids given on arrival, and the messages handed out before their commit (HandOutBeforeCommit). */
   uncommitted: Pick<UncommittedMessages, 'nextId' | 'refused' | 'add' | 'settled'>;
@@ -56,7 +56,7 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
   if (early) handOut(deps, queue, early.id, event, false);
   let accepted: Accepted;
   try {
-    accepted = await deps.links.accept(peer, event.seq, event.after, event.message, at, deps.settings.DropSupersededRequests, given);
+    accepted = await deps.links.acceptFromPeer(peer, event.seq, event.after, event.message, at, deps.settings.DropSupersededRequests, given);
   } catch (err) {
     deps.uncommitted.refused(queue);
     deps.failingPeers.add(peer);

@@ -165,7 +165,7 @@ function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Lo
   // The queue tables' head query is spared while they hold only claimed rows; another process's
   // row is seen within ExternalChangePollMs, as the change watcher sees it for a waiting GET.
   const uncommitted = new UncommittedMessages(stores.queues.lastId, new EmptyTableMemo(config.ExternalChangePollMs));
-  const store = uncommitted.over({ head: stores.queues.head, remove: stores.queues.remove, deadLetter: stores.deadLetters.deadLetter });
+  const store = uncommitted.over({ head: stores.queues.head, deliver: stores.queues.deliver, deadLetter: stores.deadLetters.deadLetter });
   const dispatchers = { sortation: new QueueDispatcher('sortation', store, options), destination: new QueueDispatcher('destination', store, options) };
   watch = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
   const stopWatching = watch.stop;
@@ -193,7 +193,7 @@ async function sorterLink(options: ServiceOptions, stores: ServiceStores, receiv
   const traffic = trafficLog(home, s, log);
   // Our session with the sorter must exist before the link starts. If the storage cannot write
   // (read-only file), the one committed on an earlier run serves; without one the link cannot run.
-  await stores.links.ensureSession(s.PeerName, clock().toISOString()).catch((err) => {
+  await stores.links.ensurePeerSession(s.PeerName, clock().toISOString()).catch((err) => {
     if (!stores.links.session(s.PeerName)) throw err;
   });
   const link = new TcpSorterLink({ settings: s, outbox: stores.outbox, links: stores.links, log, clock, traffic, receive, wire, lastStopClean: options.lastStopClean });

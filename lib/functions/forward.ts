@@ -8,8 +8,8 @@ import type { SorterLink } from '../link/sorter-link-status';
 /** What forwarding a message to the sorter needs. */
 export interface ForwardDeps {
   testMode: boolean;
-  /** The outbox: `add` resolves once committed, or says why nothing was written. */
-  outbox: Pick<ServiceStores['outbox'], 'add'>;
+  /** The outbox: `addToOutbox` resolves once committed, or says why nothing was written. */
+  outbox: Pick<ServiceStores['outbox'], 'addToOutbox'>;
   link: SorterLink;
   clock: () => Date;
   settings: { CommitTimeoutMs: number; DurableBySorterAck: boolean };
@@ -39,7 +39,7 @@ export async function forward(deps: ForwardDeps, message: OutboundMessage, clien
   if (encoded?.refused) return ok({ statusCode: 400, error: 'Bad Request', message: encoded.refused }, 400);
   const createdAt = deps.clock().toISOString();
   const beforeSync = deps.settings.DurableBySorterAck && deps.link.acknowledgesPromptly();
-  const added = await deps.outbox.add(message, clientAddress, createdAt, { cancelAfterMs: deps.settings.CommitTimeoutMs, beforeSync });
+  const added = await deps.outbox.addToOutbox(message, clientAddress, createdAt, { cancelAfterMs: deps.settings.CommitTimeoutMs, beforeSync });
   if (!added.written) return unavailable(`not accepted, nothing was written, send it again: ${added.reason}`);
   const entry = { id: added.value, message, createdAt };
   const answer = (delivery: DeliveryState) => ok({ Accepted: true, Delivery: delivery, OutboxID: added.value, Message: message.body, DefaultsApplied: defaults });

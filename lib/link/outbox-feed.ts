@@ -13,8 +13,8 @@ export const seqOfOutboxId = (id: number, max = MAX_SEQUENCE) => ((id - 1) % max
 
 /** What the feed needs: the outbox (reads; writes resolve once committed), the time to live, and where inbound telegrams go. */
 export interface OutboxFeedDeps {
-  outbox: OutboxReads & { remove(id: number): Promise<boolean> };
-  drop(entry: OutboxEntry, reason: string, at: string): Promise<void>;
+  outbox: OutboxReads & { removeFromOutbox(id: number): Promise<boolean> };
+  dropFromOutbox(entry: OutboxEntry, reason: string, at: string): Promise<void>;
   /** Our session id with the sorter, as stored. */
   epoch: string;
   /** The telegram trigger (manifest.json): commit a message from the sorter; resolves once committed. */
@@ -122,7 +122,7 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   acknowledged(entry: OutboxEntry): void {
     this.told(entry.id)?.();
     // If this removal is lost in a crash, the entry is sent again and the sorter recognises the repeat.
-    this.deps.outbox.remove(entry.id).catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not remove an acknowledged outbox entry'));
+    this.deps.outbox.removeFromOutbox(entry.id).catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not remove an acknowledged outbox entry'));
   }
 
   refused(entry: OutboxEntry, { code, text }: Refusal): void {
@@ -180,6 +180,6 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   /** Move an entry to outbox_dropped (committed in the background; a repeat of the drop after a resync is harmless). */
   private drop(entry: OutboxEntry, reason: string, at: string): void {
     this.told(entry.id);
-    this.deps.drop(entry, reason, at).catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not move an outbox entry to outbox_dropped'));
+    this.deps.dropFromOutbox(entry, reason, at).catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not move an outbox entry to outbox_dropped'));
   }
 }

@@ -37,7 +37,7 @@ export interface TcpLinkDeps {
   outbox: OutboxFeedDeps['outbox'];
   links: LinkReads & {
     setPeerSession(peer: string, epoch: string, lastSeqIn: number, at: string): Promise<void>;
-    drop: OutboxFeedDeps['drop'];
+    dropFromOutbox: OutboxFeedDeps['dropFromOutbox'];
   };
   log: Logger;
   clock: () => Date;
@@ -95,7 +95,7 @@ export class TcpSorterLink implements SorterLink {
     const timing = this.wire.settings({ heartbeatMs: s.HeartbeatMs, ackTimeoutMs: s.AckTimeoutMs, window: s.Window });
     this.feed = new OutboxFeed({
       outbox: deps.outbox,
-      drop: deps.links.drop,
+      dropFromOutbox: deps.links.dropFromOutbox,
       epoch: stored.ourEpoch,
       receive: deps.receive,
       setPeerSession: (epoch, lastSeqIn) => deps.links.setPeerSession(s.PeerName, epoch, lastSeqIn, clock().toISOString()),

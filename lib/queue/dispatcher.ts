@@ -53,7 +53,7 @@ interface Waiter<Q extends QueueName> {
  */
 export interface DispatchStore {
   head: QueueReads['head'];
-  remove(stored: StoredMessage, delivery: Delivery): boolean | Promise<boolean>;
+  deliver(stored: StoredMessage, delivery: Delivery): boolean | Promise<boolean>;
   deadLetter?(stored: StoredMessage, info: DeadLetterInfo): boolean | Promise<boolean>;
   /** Rows may have come into the queue's table that the store has not been told of: read it again. */
   changed?(queue: QueueName): void;
@@ -203,7 +203,7 @@ export class QueueDispatcher<Q extends QueueName> {
         // (the row stays, so it is delivered again after the restart: at-least-once).
         for (let tries = 0; ; tries++) {
           try {
-            const removed = await this.store.remove(stored, { ...delivery, attempt });
+            const removed = await this.store.deliver(stored, { ...delivery, attempt });
             this.claimed.delete(stored.id);
             this.forget(stored.id);
             return removed;

@@ -106,8 +106,8 @@ export class UncommittedMessages {
       // writes), often in the same transaction: its answer may be handled before the one that
       // settles the message here. The dispatcher then no longer claims it, so it leaves this list
       // now; else it would be handed out a second time from here.
-      remove: async (stored, delivery) => {
-        const removed = await durable.remove(stored, delivery);
+      deliver: async (stored, delivery) => {
+        const removed = await durable.deliver(stored, delivery);
         this.left(stored);
         return removed;
       },

@@ -19,7 +19,7 @@ export interface ReplaySummary {
 }
 
 /** The queue writes seeding needs: synchronous (one connection) or through the writer thread. */
-export type SeedTarget = { [K in 'clear' | 'enqueue']: (...args: Parameters<QueueWrites[K]>) => ReturnType<QueueWrites[K]> | Promise<ReturnType<QueueWrites[K]>> };
+export type SeedTarget = { [K in 'clearQueues' | 'enqueue']: (...args: Parameters<QueueWrites[K]>) => ReturnType<QueueWrites[K]> | Promise<ReturnType<QueueWrites[K]>> };
 
 /**
  * The replay file's messages into the queues, in file order, in batches, one committed while the
@@ -77,7 +77,7 @@ export async function seedFromReplay(
   const file = findReplayFile(home);
   const summary: ReplaySummary = { File: file ? path.basename(file) : null, RowsLoaded: 0, RowsSkipped: 0, Error: null };
   try {
-    await store.clear();
+    await store.clearQueues();
   } catch (err) {
     summary.Error = `the test database cannot be emptied and seeded: ${errorMessage(err)}`;
     log.error({ file: summary.File }, summary.Error);

@@ -44,18 +44,18 @@ describe('destination board store', () => {
   it('shows a setting committed to the outbox, changed by the WCS address, pending until the sorter reports it', () => {
     const outbox = outboxWrites(ctx.db);
     queueWrites(ctx.db).enqueue([scan()], '2026-11-27T09:00:00.000Z');
-    outbox.add({ kind: 'DESTINATION', body: setting() }, '10.0.0.7', '2026-11-27T09:00:01.000Z');
+    outbox.addToOutbox({ kind: 'DESTINATION', body: setting() }, '10.0.0.7', '2026-11-27T09:00:01.000Z');
     expect(tile()).toMatchObject({ DestinationStatus: 'NotReady', LightStatus: 'Flashing', LightColor: 'RED', BatchDoorStatus: 'OPENED', ButtonID: 0, ChangedBy: '10.0.0.7', ChangedAt: '2026-11-27T09:00:01.000Z' });
     expect(tile().Wcs).toMatchObject({ DestinationStatus: 'NotReady', SetAt: '2026-11-27T09:00:01.000Z', Agreement: 'Pending' });
     // An assignment leaves the board alone.
-    outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: '1', Destination: 'D001', Barcode: '' } }, '10.0.0.7', '2026-11-27T09:00:02.000Z');
+    outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: '1', Destination: 'D001', Barcode: '' } }, '10.0.0.7', '2026-11-27T09:00:02.000Z');
     expect(tile().ChangedAt).toBe('2026-11-27T09:00:01.000Z');
   });
 
   it('marks the tile when the next SCAN disagrees with the setting, clears it when one agrees, and leaves later SCANs to the sorter', () => {
     const queue = queueWrites(ctx.db);
     const outbox = outboxWrites(ctx.db);
-    outbox.add({ kind: 'DESTINATION', body: setting() }, '10.0.0.7', 'T1');
+    outbox.addToOutbox({ kind: 'DESTINATION', body: setting() }, '10.0.0.7', 'T1');
     queue.enqueue([scan({ DestinationStatus: 'Ready', LightColor: 'GREEN' })], 'T2');
     expect(tile()).toMatchObject({ DestinationStatus: 'Ready', LightColor: 'GREEN', ChangedBy: 'sorter', Wcs: { Agreement: 'Disagrees', LightColor: 'RED' } });
     queue.enqueue([scan({ DestinationStatus: 'NotReady', DestinationText: 'full', LightStatus: 'Flashing', LightColor: 'RED', BatchDoorStatus: 'OPENED' })], 'T3');
@@ -64,7 +64,7 @@ describe('destination board store', () => {
     queue.enqueue([scan()], 'T4');
     expect(tile()).toMatchObject({ DestinationStatus: 'Ready', ChangedAt: 'T4', Wcs: { Agreement: 'Agrees' } });
     // A new setting is pending again.
-    outbox.add({ kind: 'DESTINATION', body: setting({ LightColor: 'BLUE' }) }, null, 'T5');
+    outbox.addToOutbox({ kind: 'DESTINATION', body: setting({ LightColor: 'BLUE' }) }, null, 'T5');
     expect(tile()).toMatchObject({ LightColor: 'BLUE', ChangedBy: 'WCS', Wcs: { Agreement: 'Pending', LightColor: 'BLUE' } });
     queue.enqueue([scan({ DestinationStatus: 'NotReady', DestinationText: 'full', LightStatus: 'Flashing', LightColor: 'BLUE', BatchDoorStatus: 'OPENED' })], 'T6');
     expect(tile().Wcs!.Agreement).toBe('Agrees');
@@ -73,7 +73,7 @@ describe('destination board store', () => {
   it('writes the setting and its tile all or none', () => {
     const outbox = outboxWrites(ctx.db);
     ctx.db.exec("CREATE TRIGGER refuse BEFORE INSERT ON destination_board BEGIN SELECT RAISE(ABORT, 'refused'); END");
-    expect(() => outbox.add({ kind: 'DESTINATION', body: setting() }, null, 'T')).toThrow('refused');
+    expect(() => outbox.addToOutbox({ kind: 'DESTINATION', body: setting() }, null, 'T')).toThrow('refused');
     expect(ctx.db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
   });
 

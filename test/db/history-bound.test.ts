@@ -26,8 +26,8 @@ function items(db: ReturnType<typeof freshDb>['db'], from: number, count: number
       const at = new Date(T0 + (from + i - first) * 1000).toISOString();
       const t = String(i).padStart(10, '0');
       queue.enqueue([request(t), verify(t)], at);
-      queue.remove(queue.head('sortation', [])!, { deliveredAt: at, clientAddress: '10.0.0.5', readProof: 'NextRequest' });
-      queue.remove(queue.head('sortation', [])!, { deliveredAt: at, clientAddress: '10.0.0.5', readProof: 'NextRequest' });
+      queue.deliver(queue.head('sortation', [])!, { deliveredAt: at, clientAddress: '10.0.0.5', readProof: 'NextRequest' });
+      queue.deliver(queue.head('sortation', [])!, { deliveredAt: at, clientAddress: '10.0.0.5', readProof: 'NextRequest' });
       settled.run(i + 1, t, at, at);
     }
   })();
@@ -49,7 +49,7 @@ describe('history bound', () => {
       expect(history.timeAtShare(0.25)).toBe('2026-11-01T00:00:25.000Z');
       expect(history.timeAtShare(1)).toBe('2026-11-01T00:01:39.001Z');
       // Purged by that cutoff: a quarter of both tables, the oldest.
-      history.purgeDeliveredBefore(history.timeAtShare(0.25)!, 1000);
+      history.purgeHistory(history.timeAtShare(0.25)!, 1000);
       expect(history.extent()).toEqual({ rows: 225, oldestAt: '2026-11-01T00:00:25.000Z', newestAt: '2026-11-01T00:01:39.000Z' });
     } finally {
       ctx.dispose();
@@ -70,7 +70,7 @@ describe('history bound', () => {
       expect(full.fileSystemBytes).toBeGreaterThan(0);
       expect(full.freeBytes).toBeGreaterThan(0);
       // Half of it purged: the file keeps its size, half its pages are free.
-      const done = history.purgeDeliveredBefore(history.timeAtShare(0.5)!, 1e9);
+      const done = history.purgeHistory(history.timeAtShare(0.5)!, 1e9);
       expect(done).toBe(6000);
       history.checkpoint('TRUNCATE');
       const half = measureStorage(ctx.db, history, { database: ctx.file });
@@ -167,7 +167,7 @@ describe('history bound', () => {
       expect(look.cutShare).toBeGreaterThan(0.3);
       const cutoff = history.timeAtShare(look.cutShare)!;
       const chunks: number[] = [];
-      const done = await purgeInChunks({ purgeDeliveredBefore: async (c, l) => (chunks.push(history.purgeDeliveredBefore(c, l)), chunks[chunks.length - 1]!) }, cutoff);
+      const done = await purgeInChunks({ purgeHistory: async (c, l) => (chunks.push(history.purgeHistory(c, l)), chunks[chunks.length - 1]!) }, cutoff);
       expect(chunks.length).toBeGreaterThan(3);
       expect(Math.max(...chunks)).toBeLessThanOrEqual(2000);
       const after = measureStorage(ctx.db, history, { database: ctx.file });

@@ -13,9 +13,9 @@ describe('history store', () => {
     const store = createQueueStore(ctx.db);
     const history = createHistoryStore(ctx.db);
     store.enqueue([verify('old'), verify('new')], 'T');
-    store.remove(store.head('sortation', [])!, { deliveredAt: '2026-10-01T00:00:00.000Z', clientAddress: null });
-    store.remove(store.head('sortation', [])!, { deliveredAt: '2026-11-20T00:00:00.000Z', clientAddress: null });
-    expect(history.purgeDeliveredBefore('2026-11-01T00:00:00.000Z', 1000)).toBe(1);
+    store.deliver(store.head('sortation', [])!, { deliveredAt: '2026-10-01T00:00:00.000Z', clientAddress: null });
+    store.deliver(store.head('sortation', [])!, { deliveredAt: '2026-11-20T00:00:00.000Z', clientAddress: null });
+    expect(history.purgeHistory('2026-11-01T00:00:00.000Z', 1000)).toBe(1);
     expect(history.size()).toBe(1);
     expect(history.checkpoint().busy).toBe(false);
     ctx.dispose();
@@ -27,10 +27,10 @@ describe('history store', () => {
     const history = createHistoryStore(ctx.db);
     const days = ['01', '02', '03', '04', '05', '20', '21'];
     store.enqueue(days.map((d) => verify(d)), 'T');
-    for (const d of days) store.remove(store.head('sortation', [])!, { deliveredAt: `2026-10-${d}T00:00:00.000Z`, clientAddress: null });
+    for (const d of days) store.deliver(store.head('sortation', [])!, { deliveredAt: `2026-10-${d}T00:00:00.000Z`, clientAddress: null });
     const cutoff = '2026-10-10T00:00:00.000Z';
-    expect([1, 2, 3].map(() => history.purgeDeliveredBefore(cutoff, 2))).toEqual([2, 2, 1]);
-    expect(history.purgeDeliveredBefore(cutoff, 2)).toBe(0);
+    expect([1, 2, 3].map(() => history.purgeHistory(cutoff, 2))).toEqual([2, 2, 1]);
+    expect(history.purgeHistory(cutoff, 2)).toBe(0);
     expect(history.latest(10).map((r) => r.TrackID)).toEqual(['21', '20']);
     ctx.dispose();
   });
@@ -39,10 +39,10 @@ describe('history store', () => {
     const ctx = freshDb();
     const outbox = createOutboxStore(ctx.db);
     const history = createHistoryStore(ctx.db);
-    const acknowledged = outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: 'A', Barcode: 'B', Destination: 'D1' } }, null, '2026-10-01T00:00:00.000Z');
-    outbox.add({ kind: 'ASSIGNMENT', body: { TrackID: 'Q', Barcode: 'B', Destination: 'D1' } }, null, '2026-10-02T00:00:00.000Z');
-    outbox.remove(acknowledged); // settled now
-    expect(history.purgeDeliveredBefore('2100-01-01T00:00:00.000Z', 10)).toBe(1);
+    const acknowledged = outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: 'A', Barcode: 'B', Destination: 'D1' } }, null, '2026-10-01T00:00:00.000Z');
+    outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: 'Q', Barcode: 'B', Destination: 'D1' } }, null, '2026-10-02T00:00:00.000Z');
+    outbox.removeFromOutbox(acknowledged); // settled now
+    expect(history.purgeHistory('2100-01-01T00:00:00.000Z', 10)).toBe(1);
     expect(ctx.db.prepare('SELECT count(*) FROM outbox_history').pluck().get()).toBe(0);
     expect(outbox.peek(10).map((e) => e.message.kind === 'ASSIGNMENT' && e.message.body.TrackID)).toEqual(['Q']);
     ctx.dispose();

@@ -127,7 +127,7 @@ describe('migrations', () => {
       const insert = messageInsert(migrated);
       const request = { Type: 'REQUEST', TrackID: '4', Barcode: 'B', MessageCode: 210, InductLocation: 'I1', RecirculationCount: 0, Length: null, Width: null, Height: null, Weight: null } as unknown as InductDto;
       expect(insert(request, 'T')).toBe(4);
-      expect(createOutboxStore(migrated).add({ kind: 'ASSIGNMENT', body: { TrackID: '4', Barcode: 'B', Destination: 'D1' } } as OutboundMessage, null, 'T')).toBe(2);
+      expect(createOutboxStore(migrated).addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: '4', Barcode: 'B', Destination: 'D1' } } as OutboundMessage, null, 'T')).toBe(2);
       expect(migrated.prepare("SELECT count(*) FROM sqlite_sequence WHERE name IN ('sortation_queue', 'destination_queue', 'outbox', 'delivered_history')").pluck().get()).toBe(0);
     } finally {
       migrated.close();

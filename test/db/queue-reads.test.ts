@@ -50,7 +50,7 @@ describe('queue reads', () => {
     const store = createQueueStore(ctx.db);
     const [a, b] = atLeast(2, store.enqueue([verify('a'), verify('b'), verify('c')], 'T'));
     expect(store.counts('sortation', [a, b])).toEqual({ waiting: 1, handedOut: 2 });
-    store.remove(store.head('sortation', [])!, { deliveredAt: 'T2', clientAddress: null });
+    store.deliver(store.head('sortation', [])!, { deliveredAt: 'T2', clientAddress: null });
     // A claim whose removal is committed is in neither count.
     expect(store.counts('sortation', [a, b])).toEqual({ waiting: 1, handedOut: 1 });
     expect(store.depth('sortation')).toBe(2);

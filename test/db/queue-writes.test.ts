@@ -14,14 +14,14 @@ describe('queue writes', () => {
     const store = createQueueStore(ctx.db);
     store.enqueue([induct('0004711')], '2026-11-21T10:00:00.000Z');
     const head = store.head('sortation', [])!;
-    expect(store.remove(head, { deliveredAt: '2026-11-21T10:00:01.000Z', clientAddress: '127.0.0.1' })).toBe(true);
+    expect(store.deliver(head, { deliveredAt: '2026-11-21T10:00:01.000Z', clientAddress: '127.0.0.1' })).toBe(true);
     expect(store.depth('sortation')).toBe(0);
     const row = ctx.db.prepare('SELECT * FROM delivered_history').get() as Record<string, unknown>;
     expect(row).toMatchObject({ queue: 'sortation', type: 'REQUEST', track_id: '0004711', destination: 'IND01', client_address: '127.0.0.1', delivered_at: '2026-11-21T10:00:01.000Z' });
     // The payload keeps what the columns do not; delivered_messages gives the whole body back.
     expect(JSON.parse(row.payload as string)).toEqual([1, 1.5, 2, 3, 0.25]);
     expect(ctx.db.prepare('SELECT body FROM delivered_messages').pluck().get()).toBe(JSON.stringify(induct('0004711')));
-    expect(store.remove(head, { deliveredAt: 'x', clientAddress: null })).toBe(false);
+    expect(store.deliver(head, { deliveredAt: 'x', clientAddress: null })).toBe(false);
     expect(ctx.db.prepare('SELECT count(*) FROM delivered_history').pluck().get()).toBe(1);
   });
 
@@ -36,7 +36,7 @@ describe('queue writes', () => {
     ];
     store.enqueue(messages, '2026-11-21T10:00:00.000Z');
     for (const queue of ['sortation', 'sortation', 'destination', 'destination'] as const) {
-      store.remove(store.head(queue, [])!, { deliveredAt: '2026-11-21T10:00:01.000Z', clientAddress: '::ffff:192.168.100.200', attempt: 2, readProof: 'LastResponse' });
+      store.deliver(store.head(queue, [])!, { deliveredAt: '2026-11-21T10:00:01.000Z', clientAddress: '::ffff:192.168.100.200', attempt: 2, readProof: 'LastResponse' });
     }
     expect(ctx.db.prepare('SELECT body FROM delivered_messages ORDER BY id').pluck().all()).toEqual(messages.map((m) => JSON.stringify(m)));
   });
@@ -47,7 +47,7 @@ describe('queue writes', () => {
     expect(ctx.db.pragma('page_size', { simple: true })).toBe(512);
     const longest: InductDto = { ...induct('01234567890123456789'), Barcode: '012345678901234567890123456789012345678901234567', InductLocation: 'IND99', RecirculationCount: 99, Length: 1234.56, Width: 1234.56, Height: 1234.56, Weight: 12345.678 };
     store.enqueue(Array.from({ length: 20 }, () => longest), '2026-11-21T10:00:00.000Z');
-    for (let i = 0; i < 20; i++) store.remove(store.head('sortation', [])!, { deliveredAt: '2026-11-21T10:00:01.000Z', clientAddress: '::ffff:192.168.100.200', attempt: 2, readProof: 'LastResponse' });
+    for (let i = 0; i < 20; i++) store.deliver(store.head('sortation', [])!, { deliveredAt: '2026-11-21T10:00:01.000Z', clientAddress: '::ffff:192.168.100.200', attempt: 2, readProof: 'LastResponse' });
     const leaves = ctx.db.prepare("SELECT count(*) AS pages, sum(ncell) AS rows FROM dbstat WHERE name = 'delivered_history' AND pagetype = 'leaf'").get() as { pages: number; rows: number };
     expect(leaves).toEqual({ pages: 10, rows: 20 });
   });
@@ -63,7 +63,7 @@ describe('queue writes', () => {
     const store = createQueueStore(ctx.db);
     store.enqueue([verify('a')], '2026-11-21T10:00:00.000Z');
     store.enqueue([verify('b')], '2026-11-21T11:00:00.000Z');
-    store.clear();
+    store.clearQueues();
     expect(store.depth('sortation')).toBe(0);
     expect(store.enqueue([verify('c')], 'T')).toEqual([1]);
   });

@@ -33,19 +33,19 @@ describe('serviceStores', () => {
     const stores = serviceStores(reader, writer);
     expect(await stores.queues.enqueue([verify('A'), verify('B')], '2026-01-01T00:00:00.000Z')).toEqual([1, 2]);
     expect(stores.queues.depth('sortation')).toBe(2);
-    expect(await stores.queues.remove(stores.queues.head('sortation', [])!, { deliveredAt: '2026-01-01T00:00:01.000Z', clientAddress: null })).toBe(true);
+    expect(await stores.queues.deliver(stores.queues.head('sortation', [])!, { deliveredAt: '2026-01-01T00:00:01.000Z', clientAddress: null })).toBe(true);
     expect([stores.queues.depth('sortation'), stores.history.size()]).toEqual([1, 1]);
-    await stores.links.ensureSession('PLC01', '2026-01-01T00:00:00.000Z');
+    await stores.links.ensurePeerSession('PLC01', '2026-01-01T00:00:00.000Z');
     expect(stores.links.session('PLC01')).toMatchObject({ lastSeqIn: 0 });
   });
 
   it('an outbox entry: its id once written; a value saying why when the storage did not take it in time', async () => {
     const stores = serviceStores(reader, writer);
-    expect(await stores.outbox.add(assignment, '10.0.0.1', '2026-01-01T00:00:00.000Z')).toEqual({ written: true, value: 1 });
+    expect(await stores.outbox.addToOutbox(assignment, '10.0.0.1', '2026-01-01T00:00:00.000Z')).toEqual({ written: true, value: 1 });
     const operator = new Database(path.join(dir, 'q.db'));
     operator.exec('BEGIN IMMEDIATE');
     try {
-      const refused = await stores.outbox.add(assignment, '10.0.0.1', '2026-01-01T00:00:01.000Z', { cancelAfterMs: 50 });
+      const refused = await stores.outbox.addToOutbox(assignment, '10.0.0.1', '2026-01-01T00:00:01.000Z', { cancelAfterMs: 50 });
       expect(refused).toEqual({ written: false, reason: 'addToOutbox not written: the storage did not start it within 50 ms' });
     } finally {
       operator.exec('COMMIT');

@@ -1,4 +1,4 @@
-// The writer thread (db/writer-worker.ts), driven through Writer as the service drives it, on real
+// The writer thread (db/writer-worker.ts, db/writer-thread.ts, db/wal-sync.ts), driven through Writer as the service drives it, on real
 // SQLite files: it opens and migrates the database, finds out whether it can write, commits one
 // transaction per command or per group, runs checkpoints between transactions, skips what was
 // cancelled, and finishes what it was given before it closes.

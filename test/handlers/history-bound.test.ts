@@ -26,7 +26,7 @@ describe('historyBound', () => {
       const watch = new StorageWatch(settings, () => measureStorage(ctx.db, store, { database: ctx.file }), (share) => store.timeAtShare(share), () => new Date(T0 + 6000e3), log, () => true);
       const restarts: string[] = [];
       const history = {
-        purgeDeliveredBefore: async (cutoff: string, limit: number) => store.purgeDeliveredBefore(cutoff, limit),
+        purgeHistory: async (cutoff: string, limit: number) => store.purgeHistory(cutoff, limit),
         checkpoint: async (mode?: 'TRUNCATE' | 'RESTART', waitMs?: number) => (restarts.push(`${mode} ${waitMs}`), store.checkpoint(mode, waitMs)),
       };
       expect(await historyBound({ history, storageWatch: watch })).toMatchObject({ body: { Cut: false } });

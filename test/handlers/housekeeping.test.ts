@@ -35,8 +35,8 @@ describe('housekeeping', () => {
       const waits: Array<number | undefined> = [];
       const history = {
         // Each call is one writer command, committed on its own (as db/service-stores.ts does).
-        purgeDeliveredBefore: async (cutoff: string, limit: number) => {
-          const n = store.purgeDeliveredBefore(cutoff, limit);
+        purgeHistory: async (cutoff: string, limit: number) => {
+          const n = store.purgeHistory(cutoff, limit);
           chunks.push(n);
           return n;
         },
@@ -63,7 +63,7 @@ describe('housekeeping', () => {
       fill(ctx.db, [[OLD, 10]], []);
       const store = createHistoryStore(ctx.db);
       const said: string[] = [];
-      const history = { purgeDeliveredBefore: async (c: string, l: number) => (said.push('purge'), store.purgeDeliveredBefore(c, l)), checkpoint: async () => store.checkpoint('TRUNCATE', 0) };
+      const history = { purgeHistory: async (c: string, l: number) => (said.push('purge'), store.purgeHistory(c, l)), checkpoint: async () => store.checkpoint('TRUNCATE', 0) };
       await housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent'), storageWatch: { logProjection: (when) => said.push(when) } });
       expect(said).toEqual(['purge', 'purge', 'hourly']);
     } finally {
@@ -77,7 +77,7 @@ describe('housekeeping', () => {
       // The late one first by id, then 2.5 chunks of old settled assignments.
       fill(ctx.db, [], [[OLD, KEPT, 1], [OLD, OLD, 2.5 * PURGE_CHUNK_ROWS]]);
       const store = createHistoryStore(ctx.db);
-      const history = { purgeDeliveredBefore: async (c: string, l: number) => store.purgeDeliveredBefore(c, l), checkpoint: async (m?: 'TRUNCATE' | 'RESTART', w?: number) => store.checkpoint(m, w) };
+      const history = { purgeHistory: async (c: string, l: number) => store.purgeHistory(c, l), checkpoint: async (m?: 'TRUNCATE' | 'RESTART', w?: number) => store.checkpoint(m, w) };
       const result = await housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent') });
       expect(result).toMatchObject({ body: { PurgedHistoryRows: 2.5 * PURGE_CHUNK_ROWS } });
       expect(ctx.db.prepare('SELECT created_at, settled_at FROM outbox_history').all()).toEqual([{ created_at: OLD, settled_at: KEPT }]);
@@ -93,13 +93,13 @@ describe('housekeeping', () => {
       const store = createHistoryStore(ctx.db);
       let state: 'Running' | 'Stopping' = 'Running';
       const history = {
-        purgeDeliveredBefore: async (cutoff: string, limit: number) => ((state = 'Stopping'), store.purgeDeliveredBefore(cutoff, limit)),
+        purgeHistory: async (cutoff: string, limit: number) => ((state = 'Stopping'), store.purgeHistory(cutoff, limit)),
         checkpoint: async () => store.checkpoint('TRUNCATE', 0),
       };
       const deps = { history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent'), state: () => state };
       expect(await housekeeping(deps)).toMatchObject({ body: { PurgedHistoryRows: PURGE_CHUNK_ROWS, Chunks: 1 } });
       state = 'Running';
-      history.purgeDeliveredBefore = async (cutoff, limit) => store.purgeDeliveredBefore(cutoff, limit);
+      history.purgeHistory = async (cutoff, limit) => store.purgeHistory(cutoff, limit);
       expect(await housekeeping(deps)).toMatchObject({ body: { PurgedHistoryRows: 2 * PURGE_CHUNK_ROWS } });
       expect(store.size()).toBe(0);
     } finally {
@@ -116,7 +116,7 @@ describe('housekeeping', () => {
       reader.prepare('SELECT count(*) FROM delivered_history').get();
       fill(ctx.db, [[KEPT, 10]], []); // frames the reader's snapshot does not have
       const store = createHistoryStore(ctx.db);
-      const history = { purgeDeliveredBefore: async (c: string, l: number) => store.purgeDeliveredBefore(c, l), checkpoint: async (m?: 'TRUNCATE' | 'RESTART', w?: number) => store.checkpoint(m, w) };
+      const history = { purgeHistory: async (c: string, l: number) => store.purgeHistory(c, l), checkpoint: async (m?: 'TRUNCATE' | 'RESTART', w?: number) => store.checkpoint(m, w) };
       const started = Date.now();
       const result = await housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent') });
       expect(result).toMatchObject({ body: { PurgedHistoryRows: 10, Checkpoint: { busy: true } } });
@@ -144,7 +144,7 @@ describe('housekeeping and the alarm journal', () => {
       const cutoffs: string[] = [];
       const store = createHistoryStore(ctx.db);
       const result = await housekeeping({
-        history: { purgeDeliveredBefore: async (c, l) => store.purgeDeliveredBefore(c, l), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) },
+        history: { purgeHistory: async (c, l) => store.purgeHistory(c, l), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) },
         alarms: { purgeClearedBefore: async (cutoff) => (cutoffs.push(cutoff), w.purgeAlarmsBefore(cutoff, 1000)) },
         clock,
         settings: { HistoryRetentionDays: 7 },

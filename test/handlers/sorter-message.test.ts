@@ -19,7 +19,7 @@ function setup(memoMs = 0, now = () => performance.now()) {
   const ctx = freshDb();
   const queues = createQueueStore(ctx.db);
   const links = createLinkStore(ctx.db, queues);
-  links.ensureSession('PLC01', 'T');
+  links.ensurePeerSession('PLC01', 'T');
   const uncommitted = new UncommittedMessages(queues.lastId, new EmptyTableMemo(memoMs, now));
   const reads = { head: 0 };
   const deadLetters = deadLetterWrites(ctx.db);
@@ -30,7 +30,7 @@ function setup(memoMs = 0, now = () => performance.now()) {
   const deps = {
     metrics: { messagesIn: { inc: (labels: { queue: string; type: string }) => void counted.push(labels) } },
     decisions: { requested: (trackId: string) => void requested.push(trackId) },
-    links: { accept: async (...a: Parameters<typeof links.accept>) => links.accept(...a) },
+    links: { acceptFromPeer: async (...a: Parameters<typeof links.acceptFromPeer>) => links.acceptFromPeer(...a) },
     dispatchers,
     uncommitted,
     failingPeers: new Set<string>(),
@@ -110,8 +110,8 @@ function gatedCommits(memoMs: number, now?: () => number) {
   s.deps.settings.HandOutBeforeCommit = true;
   const gates: Array<(ok: boolean) => void> = [];
   let released: boolean | null = null;
-  const accept = s.deps.links.accept;
-  s.deps.links.accept = async (...a) => {
+  const accept = s.deps.links.acceptFromPeer;
+  s.deps.links.acceptFromPeer = async (...a) => {
     if (!(await (released ?? new Promise<boolean>((r) => gates.push(r))))) throw new Error('SQLITE_FULL: database or disk is full');
     return accept(...a);
   };
@@ -159,9 +159,9 @@ describe.each([
     s.deps.settings.HandOutBeforeCommit = true;
     let told!: () => void;
     const removalAnswered = new Promise<void>((r) => (told = r));
-    const accept = s.deps.links.accept;
+    const accept = s.deps.links.acceptFromPeer;
     // The row is committed at once; the handler hears of it only after the removal was answered.
-    s.deps.links.accept = async (...a) => {
+    s.deps.links.acceptFromPeer = async (...a) => {
       const accepted = await accept(...a);
       await removalAnswered;
       return accepted;
@@ -224,11 +224,11 @@ describe.each([
     expect(deps.failingPeers.has('PLC01')).toBe(true);
     // The sorter's resend: not handed out while its commit is under way.
     const resendGates: Array<() => void> = [];
-    const commit = async (...a: Parameters<typeof deps.links.accept>) => {
+    const commit = async (...a: Parameters<typeof deps.links.acceptFromPeer>) => {
       await new Promise<void>((r) => resendGates.push(r));
-      return createLinkStore(ctx.db, createQueueStore(ctx.db)).accept(...a);
+      return createLinkStore(ctx.db, createQueueStore(ctx.db)).acceptFromPeer(...a);
     };
-    deps.links.accept = commit;
+    deps.links.acceptFromPeer = commit;
     const second = dispatchers.sortation.take(5000);
     const resend = acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A'), arrivedAt: 0, resent: true });
     await new Promise((r) => setTimeout(r, 20));

@@ -4,11 +4,11 @@ import type { SorterLink } from '../../lib/link/sorter-link-status';
 import type { OutboundMessage } from '../../model/messages';
 
 /** An outbox that remembers what it was given, or refuses every write with `refuse` as the reason. */
-export function fakeOutbox(refuse?: string): Pick<ServiceStores['outbox'], 'add' | 'depth'> & { added: Array<{ message: OutboundMessage; client: string | null; at: string; cancelAfterMs?: number }> } {
+export function fakeOutbox(refuse?: string): Pick<ServiceStores['outbox'], 'addToOutbox' | 'depth'> & { added: Array<{ message: OutboundMessage; client: string | null; at: string; cancelAfterMs?: number }> } {
   const added: Array<{ message: OutboundMessage; client: string | null; at: string; cancelAfterMs?: number }> = [];
   return {
     added,
-    async add(message, client, at, options) {
+    async addToOutbox(message, client, at, options) {
       if (refuse) return { written: false, reason: refuse };
       added.push({ message, client, at, cancelAfterMs: options?.cancelAfterMs });
       return { written: true, value: added.length };

@@ -33,7 +33,7 @@ function unsyncedOutbox() {
   const synced = new Promise<void>((resolve) => (sync = resolve));
   const durableElsewhere = jest.fn();
   const outbox: ForwardDeps['outbox'] = {
-    add: async (_message, _client, _at, options) => {
+    addToOutbox: async (_message, _client, _at, options) => {
       asked.push({ beforeSync: options?.beforeSync });
       return options?.beforeSync ? { written: true, value: 7, unsynced: { durable: synced, durableElsewhere } } : { written: true, value: 7 };
     },

@@ -21,8 +21,8 @@ describe('OutboxFeed', () => {
     const received: Array<[string, InboundMessage]> = [];
     const peerSessions: Array<[string, number]> = [];
     const f = new OutboxFeed({
-      outbox: { ...outbox, remove: async (id) => outbox.remove(id) },
-      drop: async (entry, reason) => void dropped.push([entry.id, reason]),
+      outbox: { ...outbox, removeFromOutbox: async (id) => outbox.removeFromOutbox(id) },
+      dropFromOutbox: async (entry, reason) => void dropped.push([entry.id, reason]),
       epoch: 'E1',
       receive: async (type, event) => void received.push([type, event]),
       setPeerSession: async (epoch, lastSeqIn) => void peerSessions.push([epoch, lastSeqIn]),
@@ -34,7 +34,7 @@ describe('OutboxFeed', () => {
     const add = (track: string, at: number) => {
       const createdAt = new Date(at).toISOString();
       const message = { kind: 'ASSIGNMENT' as const, body: { TrackID: track, Destination: 'D1', Barcode: '' } };
-      return { id: outbox.add(message, null, createdAt), message, createdAt };
+      return { id: outbox.addToOutbox(message, null, createdAt), message, createdAt };
     };
     return { ctx, outbox, f, add, dropped, received, peerSessions };
   }

@@ -128,7 +128,7 @@ describe('QueueDispatcher', () => {
   it('keeps a message whose removal fails claimed, and tries again until it is removed', async () => {
     const errors: unknown[] = [];
     let failures = 2;
-    const flaky = { ...store, remove: (m: Parameters<typeof store.remove>[0], dl: Parameters<typeof store.remove>[1]) => (failures-- > 0 ? Promise.reject(new Error('disk I/O error')) : Promise.resolve(store.remove(m, dl))) };
+    const flaky = { ...store, deliver: (m: Parameters<typeof store.deliver>[0], dl: Parameters<typeof store.deliver>[1]) => (failures-- > 0 ? Promise.reject(new Error('disk I/O error')) : Promise.resolve(store.deliver(m, dl))) };
     const retrying = new QueueDispatcher('sortation', flaky, { onStoreError: (err) => errors.push(err), retryMs: 5 });
     store.enqueue([verify('a'), verify('b')], 'T');
     const claim = await retrying.take(0);
@@ -142,7 +142,7 @@ describe('QueueDispatcher', () => {
   });
 
   it('gives up the retries at close: the row stays, to be delivered again after the restart', async () => {
-    const failing = new QueueDispatcher('sortation', { ...store, remove: () => Promise.reject(new Error('readonly database')) }, { retryMs: 5 });
+    const failing = new QueueDispatcher('sortation', { ...store, deliver: () => Promise.reject(new Error('readonly database')) }, { retryMs: 5 });
     store.enqueue([verify('a')], 'T');
     const claim = await failing.take(0);
     const committing = claim!.commit(delivered);
@@ -158,7 +158,7 @@ describe('QueueDispatcher', () => {
     // moment later: /status and /metrics read the table in between (this once read -1).
     let report!: () => void;
     const reported = new Promise<void>((r) => (report = r));
-    const slow = new QueueDispatcher('sortation', { ...store, remove: async (s, dl) => { const removed = store.remove(s, dl); await reported; return removed; } });
+    const slow = new QueueDispatcher('sortation', { ...store, deliver: async (s, dl) => { const removed = store.deliver(s, dl); await reported; return removed; } });
     store.enqueue([verify('a'), verify('b')], 'T');
     const a = await slow.take(0);
     expect(store.counts('sortation', slow.claimedIds)).toEqual({ waiting: 1, handedOut: 1 });
