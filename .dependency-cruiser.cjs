@@ -43,7 +43,8 @@ module.exports = {
     },
     {
       name: 'nothing-imports-a-handler',
-      comment: 'a handler is loaded by lib/functions/define.ts from manifest.json, never imported (the dashboard feed shares the status function, the one exception)',
+      comment:
+        'a handler is loaded by lib/functions/define.ts from manifest.json, never imported (the dashboard feed shares the status function, the one exception)',
       severity: 'error',
       from: { pathNot: '^handlers/dashboard-data\\.ts$' },
       to: { path: '^handlers/' },
@@ -57,7 +58,7 @@ module.exports = {
     },
     {
       name: 'internals-stay-in-their-room',
-      comment: 'what reaches past Node\'s or hapi\'s public API lives in lib/internals/, one module per dependency',
+      comment: "what reaches past Node's or hapi's public API lives in lib/internals/, one module per dependency",
       severity: 'error',
       from: { pathNot: '^lib/internals/' },
       to: { path: 'node_modules/[^/]+/lib/internals|node_modules/@hapi/hapi/lib/' },

@@ -15,7 +15,10 @@ import { TelegramDecoder } from './v1-decoder';
  * no framework. What the service costs is measured against this.
  *   node dist/bench/baseline.js --port 8090 --sorter-port 2000
  */
-const values = commandLine('baseline', 'node dist/bench/baseline.js [options]', { port: { type: 'string', default: '8090' }, 'sorter-port': { type: 'string', default: '2000' } });
+const values = commandLine('baseline', 'node dist/bench/baseline.js [options]', {
+  port: { type: 'string', default: '8090' },
+  'sorter-port': { type: 'string', default: '2000' },
+});
 
 interface Queued {
   message: SorterMessage;
@@ -115,10 +118,13 @@ const server = http.createServer(async (req, res) => {
     const next = waiters[q].length === 0 ? queues[q].shift() : undefined;
     if (next) return deliver(res, next);
     if (timeOut === 0) return res.writeHead(204).end();
-    const waiter: Waiter = { res, timer: setTimeout(() => {
-      waiters[q].splice(waiters[q].indexOf(waiter), 1);
-      res.writeHead(204).end();
-    }, timeOut * 1000) };
+    const waiter: Waiter = {
+      res,
+      timer: setTimeout(() => {
+        waiters[q].splice(waiters[q].indexOf(waiter), 1);
+        res.writeHead(204).end();
+      }, timeOut * 1000),
+    };
     waiters[q].push(waiter);
     res.on('close', () => {
       const i = waiters[q].indexOf(waiter);
@@ -131,7 +137,8 @@ const server = http.createServer(async (req, res) => {
   }
   if (req.method === 'POST' && name === 'sortation') {
     const b = await readJson(req).catch(() => null);
-    if (!b || typeof b.TrackID !== 'string' || typeof b.Destination !== 'string') return json(res, 400, { message: 'TrackID and Destination required' });
+    if (!b || typeof b.TrackID !== 'string' || typeof b.Destination !== 'string')
+      return json(res, 400, { message: 'TrackID and Destination required' });
     const body = { TrackID: b.TrackID, Destination: b.Destination, Barcode: typeof b.Barcode === 'string' ? b.Barcode : '' };
     seq = nextSequence(seq);
     send('ASGN', seq, 'D', encodeData('ASGN', body));
@@ -153,7 +160,12 @@ const server = http.createServer(async (req, res) => {
     return json(res, 200, { Accepted: true, Message: body });
   }
   if (req.method === 'GET' && name === 'status') {
-    return json(res, 200, { 'Sortation Q': queues.sortation.length, 'Destination Q': queues.destination.length, Sorter: { Connected: socket !== null }, WakeLatency: wake.summary() });
+    return json(res, 200, {
+      'Sortation Q': queues.sortation.length,
+      'Destination Q': queues.destination.length,
+      Sorter: { Connected: socket !== null },
+      WakeLatency: wake.summary(),
+    });
   }
   json(res, 404, { statusCode: 404, error: 'Not Found' });
 });

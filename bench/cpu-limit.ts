@@ -31,7 +31,8 @@ export interface CpuLimit {
 /** `PCT` of `--service-cpu` as a number; otherwise a sentence saying what is wrong. */
 export function parseCpuPct(text: string): number | string {
   const pct = Number(text);
-  if (text.trim() === '' || !Number.isFinite(pct) || pct <= 0 || pct > 100) return `takes the percentage of one core the service may use, a number above 0 and at most 100, e.g. 25; got ${JSON.stringify(text)}`;
+  if (text.trim() === '' || !Number.isFinite(pct) || pct <= 0 || pct > 100)
+    return `takes the percentage of one core the service may use, a number above 0 and at most 100, e.g. 25; got ${JSON.stringify(text)}`;
   return pct;
 }
 
@@ -67,7 +68,13 @@ function v1Root(): string | null {
 
 /** The key-value lines of a cpu.stat file. */
 function statOf(file: string): Record<string, number> {
-  return Object.fromEntries((readable(file) ?? '').split('\n').filter(Boolean).map((l) => l.split(' ')).map(([k, v]) => [k, Number(v)]));
+  return Object.fromEntries(
+    (readable(file) ?? '')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(' '))
+      .map(([k, v]) => [k, Number(v)]),
+  );
 }
 
 /**

@@ -53,12 +53,25 @@ export function historyBytesPerItem(items: number): number {
     const item = db.transaction((i: number) => {
       const t = String(i).padStart(10, '0');
       const at = new Date(T0 + i * 33).toISOString();
-      const request: InductDto = { Type: 'REQUEST', TrackID: t, Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 };
+      const request: InductDto = {
+        Type: 'REQUEST',
+        TrackID: t,
+        Barcode: '4006381333931',
+        MessageCode: 210,
+        InductLocation: 'IND01',
+        RecirculationCount: 0,
+        Length: 320.5,
+        Width: 210,
+        Height: 95,
+        Weight: 1.25,
+      };
       const verify: VerifyDto = { Type: 'VERIFY', TrackID: t, Barcode: '4006381333931', Destination: 'D12', MessageCode: 212 };
       queue.enqueue([request, verify], at);
       queue.deliver(headOf(queue), { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
       queue.deliver(headOf(queue), { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
-      outbox.removeFromOutbox(outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: t, Barcode: '4006381333931', Destination: 'D12' } }, '10.20.0.9', at));
+      outbox.removeFromOutbox(
+        outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: t, Barcode: '4006381333931', Destination: 'D12' } }, '10.20.0.9', at),
+      );
     });
     for (let i = 0; i < items; i++) item(i);
     const bytes = usedDatabaseBytes(db) - empty;
@@ -84,8 +97,20 @@ export function cardTable(bytesPerItem: number, rate: number, cardsGb: number[])
   return cardsGb.map((cardGb) => {
     // A card of N GB holds a file system of about N x 10^9 bytes; the card otherwise empty (its system elsewhere).
     const size = cardGb * 1e9;
-    const look = lookAtBound(settings, { databaseBytes: 0, walBytes: 0, trafficLogBytes: 0, usedDatabaseBytes: 0, fileSystemBytes: size, freeBytes: size, history: { rows: 0, oldestAt: null, newestAt: null } });
-    return { cardGb, boundGb: Math.round((look.boundBytes ?? 0) / 1e8) / 10, daysFit: Math.round(((look.databaseBudgetBytes ?? 0) / perDay) * 10) / 10 };
+    const look = lookAtBound(settings, {
+      databaseBytes: 0,
+      walBytes: 0,
+      trafficLogBytes: 0,
+      usedDatabaseBytes: 0,
+      fileSystemBytes: size,
+      freeBytes: size,
+      history: { rows: 0, oldestAt: null, newestAt: null },
+    });
+    return {
+      cardGb,
+      boundGb: Math.round((look.boundBytes ?? 0) / 1e8) / 10,
+      daysFit: Math.round(((look.databaseBudgetBytes ?? 0) / perDay) * 10) / 10,
+    };
   });
 }
 
@@ -110,7 +135,8 @@ export function historySize(siteRate: number, cardsGb: number[], items = 20_000)
 export function parseCards(value: string | undefined): number[] | string {
   if (value === undefined) return DEFAULT_CARDS_GB;
   const cards = value.split(',').map((v) => Number(v.trim()));
-  if (value.trim() === '' || cards.some((c) => !Number.isFinite(c) || c <= 0)) return `takes card sizes in GB, comma-separated (e.g. 16,32,64); got ${JSON.stringify(value)}`;
+  if (value.trim() === '' || cards.some((c) => !Number.isFinite(c) || c <= 0))
+    return `takes card sizes in GB, comma-separated (e.g. 16,32,64); got ${JSON.stringify(value)}`;
   return cards;
 }
 

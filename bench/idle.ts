@@ -42,7 +42,13 @@ export async function idleProbe(options: TargetOptions, seconds: number): Promis
     const cpuPct = ((cpuMs(pid) - cpu0) / (performance.now() - t0)) * 100;
     clearInterval(sampler);
     const rss = rssMb(pid);
-    return { seconds, cpuPct: Math.round(cpuPct * 100) / 100, threads: threadCount(pid), rssMb: Math.round(rss), peakRssMb: Math.round(Math.max(peakRssMb, rss)) };
+    return {
+      seconds,
+      cpuPct: Math.round(cpuPct * 100) / 100,
+      threads: threadCount(pid),
+      rssMb: Math.round(rss),
+      peakRssMb: Math.round(Math.max(peakRssMb, rss)),
+    };
   } finally {
     // The long polls end when the service does: stop the client first, or it would ask again.
     const stopped = client.stop();

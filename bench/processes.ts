@@ -48,8 +48,19 @@ export function pidOf(proc: ChildProcess): number {
  * Start a node child; resolve when a stdout line satisfies `ready` (returning its value).
  * `spawned` sees the process at once, before it has run its start-up (to put it in a cgroup).
  */
-export function start<T>(script: string, argv: string[], env: NodeJS.ProcessEnv, ready: (line: string) => T | undefined, onLine: (l: string) => void = () => {}, nodeArgs: string[] = [], spawned: (proc: ChildProcess) => void = () => {}): Promise<{ proc: ChildProcess; value: T }> {
-  const proc = spawn(process.execPath, [...nodeArgs, script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] as const });
+export function start<T>(
+  script: string,
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  ready: (line: string) => T | undefined,
+  onLine: (l: string) => void = () => {},
+  nodeArgs: string[] = [],
+  spawned: (proc: ChildProcess) => void = () => {},
+): Promise<{ proc: ChildProcess; value: T }> {
+  const proc = spawn(process.execPath, [...nodeArgs, script, ...argv], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'] as const,
+  });
   spawned(proc);
   let stderr = '';
   proc.stderr.on('data', (d) => (stderr += d));
@@ -80,7 +91,12 @@ export const SERVICE_NODE_ARGS = ['--max-semi-space-size=4'];
  * `delayMs` slower, stalling as `syncStall` says): `syncs` counts every fsync and fdatasync of the
  * process. With `cpuLimit` the service is moved into that cgroup as soon as it is spawned.
  */
-export async function startTarget(target: Target, sorterPort: number, delayMs: number, { serviceRoot, cpuProfDir, serviceConfig, env, syncStall, cpuLimit }: TargetOptions): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
+export async function startTarget(
+  target: Target,
+  sorterPort: number,
+  delayMs: number,
+  { serviceRoot, cpuProfDir, serviceConfig, env, syncStall, cpuLimit }: TargetOptions,
+): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
   if (target === 'baseline') {
     const { proc, value } = await start(dist('bench/baseline.js'), ['--port', '0', '--sorter-port', String(sorterPort)], {}, urlOf);
     return { proc, base: value };
@@ -100,7 +116,15 @@ export async function startTarget(target: Target, sorterPort: number, delayMs: n
   const prof = [...SERVICE_NODE_ARGS, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [])];
   const syncs = new SyncCounter(delayMs, undefined, syncStall);
   const intoCgroup = (proc: ChildProcess) => cpuLimit && proc.pid !== undefined && cpuLimit.add(proc.pid);
-  const { proc, value } = await start(path.join(serviceRoot, 'dist', 'lib', 'main.js'), [], { SORTER_HOME: home, ...syncs.env, ...env }, urlOf, () => {}, prof, intoCgroup);
+  const { proc, value } = await start(
+    path.join(serviceRoot, 'dist', 'lib', 'main.js'),
+    [],
+    { SORTER_HOME: home, ...syncs.env, ...env },
+    urlOf,
+    () => {},
+    prof,
+    intoCgroup,
+  );
   return { proc, base: value, home, syncs };
 }
 
@@ -132,12 +156,37 @@ export interface BenchEmulator {
  */
 export async function startEmulator(rate: number, seconds: number, drainTimeoutS: number): Promise<BenchEmulator> {
   let line = '';
-  const emu = await start(dist('emulator/main.js'), ['--port', '0', '--rate', String(rate), '--seed', '11', '--duration', String(seconds), '--capacity', '100000000', '--drain-timeout', String(drainTimeoutS), '--start-when-connected', '1000'], {}, (l) => {
-    const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
-    return m ? Number(m[1]) : undefined;
-  }, (l) => l.startsWith('EMULATOR ') && (line = l));
+  const emu = await start(
+    dist('emulator/main.js'),
+    [
+      '--port',
+      '0',
+      '--rate',
+      String(rate),
+      '--seed',
+      '11',
+      '--duration',
+      String(seconds),
+      '--capacity',
+      '100000000',
+      '--drain-timeout',
+      String(drainTimeoutS),
+      '--start-when-connected',
+      '1000',
+    ],
+    {},
+    (l) => {
+      const m = /^emulator listening on [\d.]+:(\d+)$/.exec(l);
+      return m ? Number(m[1]) : undefined;
+    },
+    (l) => l.startsWith('EMULATOR ') && (line = l),
+  );
   const stats = new Promise<EmulatorStats>((resolve, reject) =>
-    emu.proc.once('exit', (code) => (line ? resolve(JSON.parse(line.slice('EMULATOR '.length))) : reject(new Error(`the emulator ended (${code}) without its EMULATOR line`)))),
+    emu.proc.once('exit', (code) =>
+      line
+        ? resolve(JSON.parse(line.slice('EMULATOR '.length)))
+        : reject(new Error(`the emulator ended (${code}) without its EMULATOR line`)),
+    ),
   );
   return { proc: emu.proc, port: emu.value, stats };
 }
@@ -154,7 +203,9 @@ export function parseServiceConfig(command: string, text: string | undefined): R
   } catch {
     // reported below
   }
-  console.error(`${command}: --service-config takes a JSON object of config.json settings, e.g. '{"CommitWindowMs":30}' (--help lists the options)`);
+  console.error(
+    `${command}: --service-config takes a JSON object of config.json settings, e.g. '{"CommitWindowMs":30}' (--help lists the options)`,
+  );
   process.exit(2);
 }
 
@@ -212,7 +263,7 @@ export function deviceWrites(dir: string): { ios: number; bytes: number } | null
   try {
     const dev = fs.statSync(dir).dev;
     const major = Math.floor(dev / 256) & 0xfff;
-    const minor = (dev & 0xff) | ((Math.floor(dev / 4096) & 0xfff00));
+    const minor = (dev & 0xff) | (Math.floor(dev / 4096) & 0xfff00);
     const f = fs.readFileSync(`/sys/dev/block/${major}:${minor}/stat`, 'utf8').trim().split(/\s+/).map(Number);
     const [ios, sectors] = [f[4], f[6]];
     if (ios === undefined || sectors === undefined) return null;
@@ -230,4 +281,3 @@ export async function holdWriteLock(file: string, forS: number): Promise<void> {
   sqlite.stdin.end('COMMIT;\n');
   await new Promise((r) => sqlite.once('exit', r));
 }
-

@@ -28,18 +28,40 @@ const at = (hour: number, i: number) => new Date(T0 + hour * 3600e3 + (i * 3600e
 /** History rows as the service writes them: a REQUEST and a VERIFY delivered, an assignment acknowledged, per item. */
 function buildHistory(file: string, hours: number): void {
   const db = openDatabase(file, { synchronous: 'NORMAL' });
-  const delivered = db.prepare(`INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination, payload, received_at, delivered_at, client_address, attempt, read_proof)
+  const delivered =
+    db.prepare(`INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination, payload, received_at, delivered_at, client_address, attempt, read_proof)
     VALUES ('sortation', ?, ?, ?, ?, '4006381333931', ?, ?, ?, ?, '10.0.0.5', 1, 'NextRequest')`);
-  const outbox = db.prepare(`INSERT INTO outbox_history (outbox_id, kind, track_id, barcode, destination, client_address, created_at, fate, settled_at)
+  const outbox =
+    db.prepare(`INSERT INTO outbox_history (outbox_id, kind, track_id, barcode, destination, client_address, created_at, fate, settled_at)
     VALUES (?, 'ASSIGNMENT', ?, '4006381333931', 'D12', '10.0.0.5', ?, 'Acknowledged', ?)`);
   let id = 0;
   const hour = db.transaction((h: number) => {
     for (let i = 0; i < ITEMS_PER_HOUR; i++, id++) {
       const t = at(h, i);
       const track = String(id).padStart(10, '0');
-      const request = { Type: 'REQUEST', TrackID: track, Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 };
+      const request = {
+        Type: 'REQUEST',
+        TrackID: track,
+        Barcode: '4006381333931',
+        MessageCode: 210,
+        InductLocation: 'IND01',
+        RecirculationCount: 0,
+        Length: 320.5,
+        Width: 210,
+        Height: 95,
+        Weight: 1.25,
+      };
       delivered.run(2 * id, 'REQUEST', 210, track, 'IND01', JSON.stringify(request), t, t);
-      delivered.run(2 * id + 1, 'VERIFY', 212, track, 'D12', JSON.stringify({ Type: 'VERIFY', TrackID: track, Barcode: '4006381333931', Destination: 'D12', MessageCode: 212 }), t, t);
+      delivered.run(
+        2 * id + 1,
+        'VERIFY',
+        212,
+        track,
+        'D12',
+        JSON.stringify({ Type: 'VERIFY', TrackID: track, Barcode: '4006381333931', Destination: 'D12', MessageCode: 212 }),
+        t,
+        t,
+      );
       outbox.run(id + 1, track, t, t);
     }
   });
@@ -52,9 +74,17 @@ function buildHistory(file: string, hours: number): void {
 function countRows(file: string, cutoff: string) {
   const db = openReader(file);
   try {
-    const queued = db.prepare<[], { n: number; d: number }>('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue').get() ?? { n: 0, d: 0 };
-    const older = db.prepare<{ c: string }, { n: number }>('SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n').get({ c: cutoff });
-    const kept = db.prepare<[], { n: number }>('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n').get();
+    const queued = db
+      .prepare<[], { n: number; d: number }>('SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM sortation_queue')
+      .get() ?? { n: 0, d: 0 };
+    const older = db
+      .prepare<{ c: string }, { n: number }>(
+        'SELECT (SELECT count(*) FROM delivered_history WHERE delivered_at < @c) + (SELECT count(*) FROM outbox_history WHERE settled_at < @c) AS n',
+      )
+      .get({ c: cutoff });
+    const kept = db
+      .prepare<[], { n: number }>('SELECT (SELECT count(*) FROM delivered_history) + (SELECT count(*) FROM outbox_history) AS n')
+      .get();
     return { queued, older: older?.n ?? 0, kept: kept?.n ?? 0 }; // each a count: always a row
   } finally {
     db.close();
@@ -90,7 +120,14 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks' |
       const sent = performance.now();
       // The first ones warm the writer up: not counted.
       const counted = n >= 10;
-      pending.push(writer.run('enqueue', [[{ Type: 'VERIFY', TrackID: `S${n++}`, Barcode: '', Destination: 'D1', MessageCode: 212 }], new Date().toISOString()]).then(() => counted && commits.push({ sent, done: performance.now() })));
+      pending.push(
+        writer
+          .run('enqueue', [
+            [{ Type: 'VERIFY', TrackID: `S${n++}`, Barcode: '', Destination: 'D1', MessageCode: 212 }],
+            new Date().toISOString(),
+          ])
+          .then(() => counted && commits.push({ sent, done: performance.now() })),
+      );
       await sleep(20);
     }
   })();
@@ -122,14 +159,28 @@ async function measure(file: string, purgeHours: number, way: 'one' | 'chunks' |
 }
 
 /** Purge the history older than `cutoff` one way: as one transaction, as housekeeping does in chunks, or by the size bound's cut keeping `keepShare`. */
-async function purgeOneWay(way: 'one' | 'chunks' | 'size', file: string, writer: Writer, cutoff: string, keepShare: number): Promise<{ purged: number; sizeCutoff: string | null }> {
+async function purgeOneWay(
+  way: 'one' | 'chunks' | 'size',
+  file: string,
+  writer: Writer,
+  cutoff: string,
+  keepShare: number,
+): Promise<{ purged: number; sizeCutoff: string | null }> {
   if (way === 'one') return { purged: await writer.run('purgeHistory', [cutoff, Number.MAX_SAFE_INTEGER]), sizeCutoff: null };
   if (way === 'size') {
     const cut = await sizeCut(file, writer, keepShare);
     return { purged: cut.purged, sizeCutoff: cut.cutoff };
   }
-  const history = { purgeHistory: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) };
-  const result = await housekeeping({ history, clock: () => new Date(Date.parse(cutoff) + 86400e3), settings: { HistoryRetentionDays: 1 }, log: createLogger('silent') });
+  const history = {
+    purgeHistory: (c: string, l: number) => writer.run('purgeHistory', [c, l]),
+    checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }),
+  };
+  const result = await housekeeping({
+    history,
+    clock: () => new Date(Date.parse(cutoff) + 86400e3),
+    settings: { HistoryRetentionDays: 1 },
+    log: createLogger('silent'),
+  });
   return { purged: (result as { body: { PurgedHistoryRows: number } }).body.PurgedHistoryRows, sizeCutoff: null };
 }
 
@@ -143,9 +194,26 @@ async function sizeCut(file: string, writer: Writer, keepShare: number): Promise
     const reads = historyReads(reader);
     const used = usedDatabaseBytes(reader);
     const limits = WAL_LIMITS;
-    const settings = { maxBytes: Math.round((used * keepShare) / CUT_TO_SHARE + walAllowance(limits)), maxDiskShare: 0.4, keepFreeShare: 0, retentionDays: 30, walAllowanceBytes: walAllowance(limits), trafficLogMaxBytes: 0 };
-    const watch = new StorageWatch(settings, () => measureStorage(reader, reads, { database: file }), (share) => reads.timeAtShare(share), () => new Date(), createLogger('silent'), () => fs.statSync(`${file}-wal`).size >= limits.restartBytes);
-    const history = { purgeHistory: (c: string, l: number) => writer.run('purgeHistory', [c, l]), checkpoint: (m?: 'TRUNCATE' | 'RESTART', w?: number) => writer.run('checkpoint', [m, w]) };
+    const settings = {
+      maxBytes: Math.round((used * keepShare) / CUT_TO_SHARE + walAllowance(limits)),
+      maxDiskShare: 0.4,
+      keepFreeShare: 0,
+      retentionDays: 30,
+      walAllowanceBytes: walAllowance(limits),
+      trafficLogMaxBytes: 0,
+    };
+    const watch = new StorageWatch(
+      settings,
+      () => measureStorage(reader, reads, { database: file }),
+      (share) => reads.timeAtShare(share),
+      () => new Date(),
+      createLogger('silent'),
+      () => fs.statSync(`${file}-wal`).size >= limits.restartBytes,
+    );
+    const history = {
+      purgeHistory: (c: string, l: number) => writer.run('purgeHistory', [c, l]),
+      checkpoint: (m?: 'TRUNCATE' | 'RESTART', w?: number) => writer.run('checkpoint', [m, w]),
+    };
     const result = (await historyBound({ history, storageWatch: watch })) as { body: { PurgedHistoryRows?: number; Cutoff?: string } };
     return { purged: result.body.PurgedHistoryRows ?? 0, cutoff: result.body.Cutoff ?? null };
   } finally {
@@ -161,7 +229,12 @@ async function main() {
   try {
     const source = path.join(dir, 'history.db');
     buildHistory(source, hours);
-    const result: Record<string, unknown> = { hours, purgeHours, rows: hours * ITEMS_PER_HOUR * 3, dbMb: Math.round(fs.statSync(source).size / 1e6) };
+    const result: Record<string, unknown> = {
+      hours,
+      purgeHours,
+      rows: hours * ITEMS_PER_HOUR * 3,
+      dbMb: Math.round(fs.statSync(source).size / 1e6),
+    };
     for (const way of ['one', 'chunks', 'size'] as const) {
       const file = path.join(dir, `${way}.db`);
       fs.copyFileSync(source, file);

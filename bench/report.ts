@@ -64,13 +64,22 @@ export interface ReportContext {
 const EMMC = { label: '32 GB eMMC rated 100 TB written', ratedBytes: 100e12 };
 
 /** What `perItem` (KB an item) comes to in a day at `rate` items/s around the clock, GB (10^9 bytes, as TBW ratings count). */
-const gbPerDay = (kbPerItem: number | null, rate: number) => (kbPerItem === null || Number.isNaN(kbPerItem) ? null : Math.round(((kbPerItem * 1024 * rate * 86_400) / 1e9) * 10) / 10);
+const gbPerDay = (kbPerItem: number | null, rate: number) =>
+  kbPerItem === null || Number.isNaN(kbPerItem) ? null : Math.round(((kbPerItem * 1024 * rate * 86_400) / 1e9) * 10) / 10;
 /** Years until `ratedBytes` are written at `gb` a day. */
-const yearsOfLife = (gb: number | null, ratedBytes: number) => (gb === null || gb === 0 ? null : Math.round((ratedBytes / (gb * 1e9) / 365.25) * 10) / 10);
+const yearsOfLife = (gb: number | null, ratedBytes: number) =>
+  gb === null || gb === 0 ? null : Math.round((ratedBytes / (gb * 1e9) / 365.25) * 10) / 10;
 
 /** Items lost and duplicated in every step, and whether the purge removed exactly what was older than its cutoff. */
 export function correctness({ results, site, storage, purge }: Measured, siteRate: number | null) {
-  const all = [...Object.values(results).flatMap((r) => [r.at50, ...r.ramp]), ...(site && siteRate !== 50 ? [site] : []), ...(storage.slow20 ? [storage.slow20] : []), ...(storage.stall ? [storage.stall] : []), ...storage.slow5.ramp, ...(storage.lock ? [storage.lock] : [])];
+  const all = [
+    ...Object.values(results).flatMap((r) => [r.at50, ...r.ramp]),
+    ...(site && siteRate !== 50 ? [site] : []),
+    ...(storage.slow20 ? [storage.slow20] : []),
+    ...(storage.stall ? [storage.stall] : []),
+    ...storage.slow5.ramp,
+    ...(storage.lock ? [storage.lock] : []),
+  ];
   const purgeWays = purge ? [purge.one, purge.chunks] : [];
   // The size bound's cut finds its own cutoff: nothing older than it left, and the rows it took are gone.
   const size = purge?.size ? [purge.size] : [];
@@ -83,23 +92,37 @@ export function correctness({ results, site, storage, purge }: Measured, siteRat
   return { lost, duplicated, purgeWrong };
 }
 
-const ratio = (a: number | null | undefined, b: number | null | undefined) => (a != null && b != null && b !== 0 ? Math.round((a / b) * 100) / 100 : null);
+const ratio = (a: number | null | undefined, b: number | null | undefined) =>
+  a != null && b != null && b !== 0 ? Math.round((a / b) * 100) / 100 : null;
 
 /** What a site's storage sees in a day at its rate, and how long the eMMC lasts at that. */
 function siteWear(site: StepResult | undefined, siteRate: number | null) {
   const processGb = site && siteRate !== null ? gbPerDay(site.diskKbPerCycle, siteRate) : null;
   const deviceGb = site && siteRate !== null ? gbPerDay(site.deviceKbPerCycle, siteRate) : null;
-  return { processGb, deviceGb, years: yearsOfLife(deviceGb ?? processGb, EMMC.ratedBytes), yearsByProcess: yearsOfLife(processGb, EMMC.ratedBytes) };
+  return {
+    processGb,
+    deviceGb,
+    years: yearsOfLife(deviceGb ?? processGb, EMMC.ratedBytes),
+    yearsByProcess: yearsOfLife(processGb, EMMC.ratedBytes),
+  };
 }
 
 /** The storage steps' lines: a slow disk, a stalling one, an operator's lock. */
 function printStorage(storage: Measured['storage']): void {
   const { slow20, stall, stallOf, slow5, lock } = storage;
   if (slow20) {
-    console.log(`\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`);
-    if (stall && stallOf) console.log(`a ${stallOf.ms} ms sync stall every ${stallOf.everyS} s at 50/s (${stall.stalls ?? '-'} stalls): decision p50/p99/max ${stall.decisionP50} / ${stall.decisionP99} / ${stall.decisionMax} ms, late ${stall.late}, passes without assignment ${stall.passesWithoutAssignment}, rejected ${stall.rejected}, lost ${stall.lost}, duplicated ${stall.duplicated}`);
+    console.log(
+      `\nslow storage: fsync +20 ms at 50/s: decision p50/p99 ${slow20.decisionP50} / ${slow20.decisionP99} ms, late ${slow20.late}, rejected ${slow20.rejected}`,
+    );
+    if (stall && stallOf)
+      console.log(
+        `a ${stallOf.ms} ms sync stall every ${stallOf.everyS} s at 50/s (${stall.stalls ?? '-'} stalls): decision p50/p99/max ${stall.decisionP50} / ${stall.decisionP99} / ${stall.decisionMax} ms, late ${stall.late}, passes without assignment ${stall.passesWithoutAssignment}, rejected ${stall.rejected}, lost ${stall.lost}, duplicated ${stall.duplicated}`,
+      );
     if (slow5.max !== null) console.log(`fsync +5 ms: max sustained ${slow5.max} cycles/s`);
-    if (lock) console.log(`10 s write lock at 50/s: /status p99 ${lock.statusP99Ms} ms, reconnects ${lock.reconnects}, late ${lock.late}, rejected ${lock.rejected}`);
+    if (lock)
+      console.log(
+        `10 s write lock at 50/s: /status p99 ${lock.statusP99Ms} ms, reconnects ${lock.reconnects}, late ${lock.late}, rejected ${lock.rejected}`,
+      );
   }
 }
 
@@ -107,9 +130,14 @@ function printStorage(storage: Measured['storage']): void {
 function printPurge(purge: Measured['purge']): void {
   if (purge) {
     const { one, chunks } = purge;
-    console.log(`history purge, ${chunks.purged.toLocaleString('en')} rows, fsync +${purge.fsyncDelayMs} ms: a sorter message's commit p50/p99/max ${chunks.commitP50Ms} / ${chunks.commitP99Ms} / ${chunks.commitMaxMs} ms in chunks (${chunks.seconds} s; ${chunks.commitP99BeforeMs} ms p99 before), ${one.commitP50Ms} / ${one.commitP99Ms} / ${one.commitMaxMs} ms as one transaction (${one.seconds} s): max ${ratio(one.commitMaxMs, chunks.commitMaxMs)}x lower`);
+    console.log(
+      `history purge, ${chunks.purged.toLocaleString('en')} rows, fsync +${purge.fsyncDelayMs} ms: a sorter message's commit p50/p99/max ${chunks.commitP50Ms} / ${chunks.commitP99Ms} / ${chunks.commitMaxMs} ms in chunks (${chunks.seconds} s; ${chunks.commitP99BeforeMs} ms p99 before), ${one.commitP50Ms} / ${one.commitP99Ms} / ${one.commitMaxMs} ms as one transaction (${one.seconds} s): max ${ratio(one.commitMaxMs, chunks.commitMaxMs)}x lower`,
+    );
     const size = purge.size;
-    if (size) console.log(`the size bound's cut of ${size.purged.toLocaleString('en')} rows: a sorter message's commit p50/p99/max ${size.commitP50Ms} / ${size.commitP99Ms} / ${size.commitMaxMs} ms (${size.seconds} s; ${size.commitP99BeforeMs} ms p99 before)`);
+    if (size)
+      console.log(
+        `the size bound's cut of ${size.purged.toLocaleString('en')} rows: a sorter message's commit p50/p99/max ${size.commitP50Ms} / ${size.commitP99Ms} / ${size.commitMaxMs} ms (${size.seconds} s; ${size.commitP99BeforeMs} ms p99 before)`,
+      );
   }
 }
 
@@ -117,26 +145,41 @@ function printPurge(purge: Measured['purge']): void {
 export function printReport(m: Measured, c: ReportContext, started: number): void {
   const { results, site, storage, purge, scale: sc } = m;
   const { siteRate } = c;
-  console.log('\n| target | max sustained cycles/s | decision p50/p99 ms @50/s | wake p50/p99 ms @50/s | decision p99 ms @max | CPU µs/cycle @max (target/emulator/client) | disk KB/cycle @50/s (process / device) | device writes/cycle @50/s | syncs/cycle @50/s | peak RSS MB |');
+  console.log(
+    '\n| target | max sustained cycles/s | decision p50/p99 ms @50/s | wake p50/p99 ms @50/s | decision p99 ms @max | CPU µs/cycle @max (target/emulator/client) | disk KB/cycle @50/s (process / device) | device writes/cycle @50/s | syncs/cycle @50/s | peak RSS MB |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const [target, r] of Object.entries(results)) {
-    console.log(`| ${describeTarget[target as Target]} | ${r.max.toFixed(0)} | ${r.at50.decisionP50} / ${r.at50.decisionP99} | ${r.at50.wakeP50} / ${r.at50.wakeP99} | ${r.atMax?.decisionP99 ?? '-'} | ${r.atMax ? `${r.atMax.cpuUsPerCycle.target} / ${r.atMax.cpuUsPerCycle.emulator} / ${r.atMax.cpuUsPerCycle.client}` : '-'} | ${r.at50.diskKbPerCycle} / ${r.at50.deviceKbPerCycle ?? '-'} | ${r.at50.deviceWritesPerCycle ?? '-'} | ${r.at50.syncsPerCycle ?? '-'} | ${Math.max(...[r.at50, ...r.ramp].map((x) => x.rssMb))} |`);
+    console.log(
+      `| ${describeTarget[target as Target]} | ${r.max.toFixed(0)} | ${r.at50.decisionP50} / ${r.at50.decisionP99} | ${r.at50.wakeP50} / ${r.at50.wakeP99} | ${r.atMax?.decisionP99 ?? '-'} | ${r.atMax ? `${r.atMax.cpuUsPerCycle.target} / ${r.atMax.cpuUsPerCycle.emulator} / ${r.atMax.cpuUsPerCycle.client}` : '-'} | ${r.at50.diskKbPerCycle} / ${r.at50.deviceKbPerCycle ?? '-'} | ${r.at50.deviceWritesPerCycle ?? '-'} | ${r.at50.syncsPerCycle ?? '-'} | ${Math.max(...[r.at50, ...r.ramp].map((x) => x.rssMb))} |`,
+    );
   }
   const wear = siteWear(site, siteRate);
   if (site && siteRate !== null) {
-    console.log(`\nsite at ${siteRate} items/s around the clock: ${site.diskKbPerCycle} KB/item from the process, ${site.deviceKbPerCycle ?? '-'} KB and ${site.deviceWritesPerCycle ?? '-'} writes/item at the device, ${site.syncsPerCycle} syncs/item: ${wear.processGb} GB a day from the process, ${wear.deviceGb ?? '-'} GB at the device; a ${EMMC.label} lasts about ${wear.years} years by the device's figure, ${wear.yearsByProcess} by the process's (its own write amplification not counted; the device's figure counts every process writing to that disk)`);
+    console.log(
+      `\nsite at ${siteRate} items/s around the clock: ${site.diskKbPerCycle} KB/item from the process, ${site.deviceKbPerCycle ?? '-'} KB and ${site.deviceWritesPerCycle ?? '-'} writes/item at the device, ${site.syncsPerCycle} syncs/item: ${wear.processGb} GB a day from the process, ${wear.deviceGb ?? '-'} GB at the device; a ${EMMC.label} lasts about ${wear.years} years by the device's figure, ${wear.yearsByProcess} by the process's (its own write amplification not counted; the device's figure counts every process writing to that disk)`,
+    );
   }
   if (m.history) console.log(describeHistorySize(m.history));
   printStorage(storage);
-  if (m.idle) console.log(`idle (sorter connected, 0 items/s, two long polls waiting, ${m.idle.seconds} s): ${m.idle.cpuPct}% of a core, ${m.idle.threads} threads, RSS ${m.idle.rssMb} MB (peak ${m.idle.peakRssMb})`);
+  if (m.idle)
+    console.log(
+      `idle (sorter connected, 0 items/s, two long polls waiting, ${m.idle.seconds} s): ${m.idle.cpuPct}% of a core, ${m.idle.threads} threads, RSS ${m.idle.rssMb} MB (peak ${m.idle.peakRssMb})`,
+    );
   const svc50 = results.service.at50;
-  console.log(`service at 50/s: ${svc50.cpuPctOfCore}% of a core, RSS peak ${svc50.rssMb} MB, ${svc50.rssEndMb} MB at the end${c.serviceCpuPct != null && svc50.throttling ? `; limited to ${c.serviceCpuPct}% of a core, throttled in ${svc50.throttling.throttled} of ${svc50.throttling.periods} periods` : ''}`);
+  console.log(
+    `service at 50/s: ${svc50.cpuPctOfCore}% of a core, RSS peak ${svc50.rssMb} MB, ${svc50.rssEndMb} MB at the end${c.serviceCpuPct != null && svc50.throttling ? `; limited to ${c.serviceCpuPct}% of a core, throttled in ${svc50.throttling.throttled} of ${svc50.throttling.periods} periods` : ''}`,
+  );
   printPurge(purge);
   const base = results.baseline;
   const svc = results.service;
   const { lost, duplicated } = correctness(m, siteRate);
-  console.log(`\nservice vs baseline: throughput ${ratio(svc.max, base.max)}x${base.brokeDown ? '' : ' (the baseline did not break down: an upper bound)'}, wake p99 ${ratio(svc.at50.wakeP99, base.at50.wakeP99)}x, decision p99 @50/s +${svc.at50.decisionP99 != null && base.at50.decisionP99 != null ? (svc.at50.decisionP99 - base.at50.decisionP99).toFixed(2) : '?'} ms`);
-  console.log(`pop at ${c.scaleRows.toLocaleString('en')} queued vs ~empty: ${ratio(sc.popFull, sc.popEmpty)}x; seeding ${sc.seed.rows.toLocaleString('en')} rows ${sc.seed.seconds.toFixed(1)} s (peak ${sc.seed.maxRssMb.toFixed(0)} MB)`);
+  console.log(
+    `\nservice vs baseline: throughput ${ratio(svc.max, base.max)}x${base.brokeDown ? '' : ' (the baseline did not break down: an upper bound)'}, wake p99 ${ratio(svc.at50.wakeP99, base.at50.wakeP99)}x, decision p99 @50/s +${svc.at50.decisionP99 != null && base.at50.decisionP99 != null ? (svc.at50.decisionP99 - base.at50.decisionP99).toFixed(2) : '?'} ms`,
+  );
+  console.log(
+    `pop at ${c.scaleRows.toLocaleString('en')} queued vs ~empty: ${ratio(sc.popFull, sc.popEmpty)}x; seeding ${sc.seed.rows.toLocaleString('en')} rows ${sc.seed.seconds.toFixed(1)} s (peak ${sc.seed.maxRssMb.toFixed(0)} MB)`,
+  );
   console.log(`correctness: lost ${lost}, duplicated ${duplicated}; ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 

@@ -14,35 +14,55 @@ import { type CpuLimit, createCpuLimit, parseCpuPct } from './cpu-limit';
 import { idleProbe } from './idle';
 import { type Target, allTargets, describeTarget, parseServiceConfig } from './processes';
 import { popMicros, purgeProbe, seedProbe } from './scale';
-import { type Measured, type PurgeResult, type ScaleResult, type StorageResult, type TargetResult, benchLine, correctness, printReport } from './report';
+import {
+  type Measured,
+  type PurgeResult,
+  type ScaleResult,
+  type StorageResult,
+  type TargetResult,
+  benchLine,
+  correctness,
+  printReport,
+} from './report';
 import { type SyncStall, parseSyncStall } from './slow-disk';
 import { describeHistorySize, historySize, parseCards } from './history-size';
 import { type StepOptions, type StepResult, medianStep } from './step';
 
-const args = commandLine('bench', 'npm run bench -- [options]   (docs/performance.md, "Reproduce", says what each does; e.g. --sync-stall 1000/10, --service-cpu 25)', {
-  quick: { type: 'boolean', default: false },
-  // For focused measurements (docs/performance.md): override parts of the plan.
-  targets: { type: 'string' },
-  rates: { type: 'string' },
-  runs: { type: 'string' },
-  seconds: { type: 'string' },
-  'no-scale': { type: 'boolean', default: false },
-  'no-storage': { type: 'boolean', default: false },
-  'cpu-prof': { type: 'string' },
-  'fsync-delay-ms': { type: 'string', default: '0' },
-  'sync-stall': { type: 'string' },
-  'service-cpu': { type: 'string' },
-  'no-idle': { type: 'boolean', default: false },
-  'service-root': { type: 'string' },
-  'site-rate': { type: 'string' },
-  'card-gb': { type: 'string' },
-  'service-config': { type: 'string' },
-  'warmup-s': { type: 'string', default: '0' },
-});
+const args = commandLine(
+  'bench',
+  'npm run bench -- [options]   (docs/performance.md, "Reproduce", says what each does; e.g. --sync-stall 1000/10, --service-cpu 25)',
+  {
+    quick: { type: 'boolean', default: false },
+    // For focused measurements (docs/performance.md): override parts of the plan.
+    targets: { type: 'string' },
+    rates: { type: 'string' },
+    runs: { type: 'string' },
+    seconds: { type: 'string' },
+    'no-scale': { type: 'boolean', default: false },
+    'no-storage': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
+    'fsync-delay-ms': { type: 'string', default: '0' },
+    'sync-stall': { type: 'string' },
+    'service-cpu': { type: 'string' },
+    'no-idle': { type: 'boolean', default: false },
+    'service-root': { type: 'string' },
+    'site-rate': { type: 'string' },
+    'card-gb': { type: 'string' },
+    'service-config': { type: 'string' },
+    'warmup-s': { type: 'string', default: '0' },
+  },
+);
 const quick = args.quick === true;
 const plan: { runs: number; seconds: number; rates: number[]; targets: Target[]; scaleRows: number; clientLoops: number } = quick
   ? { runs: 1, seconds: 3, rates: [300, 1000], targets: ['baseline', 'service'], scaleRows: 100_000, clientLoops: 8 }
-  : { runs: 3, seconds: 8, rates: [200, 500, 1000, 1500, 2000, 2500, 3000], targets: ['baseline', 'service', 'service-normal', 'service-nogroup'], scaleRows: 1_000_000, clientLoops: 8 };
+  : {
+      runs: 3,
+      seconds: 8,
+      rates: [200, 500, 1000, 1500, 2000, 2500, 3000],
+      targets: ['baseline', 'service', 'service-normal', 'service-nogroup'],
+      scaleRows: 1_000_000,
+      clientLoops: 8,
+    };
 if (args.targets) {
   const named = args.targets.split(',');
   const isTarget = (t: string): t is Target => (allTargets as readonly string[]).includes(t);
@@ -110,7 +130,8 @@ let cpuLimit: CpuLimit | undefined;
 let cpuLimitSkipped: string | null = null;
 
 /** What the main plan does to a target's disk and CPU: the service's only, never the baseline's. */
-const mainPlanOptions = (target: Target): StepOptions => (target === 'baseline' ? {} : { fsyncDelayMs, syncStall: syncStall ?? undefined, cpuLimit });
+const mainPlanOptions = (target: Target): StepOptions =>
+  target === 'baseline' ? {} : { fsyncDelayMs, syncStall: syncStall ?? undefined, cpuLimit };
 
 /** A target at 50 items/s, then up the plan's rates until one is not sustained. */
 async function measureTarget(target: Target): Promise<TargetResult> {
@@ -126,7 +147,8 @@ async function measureTarget(target: Target): Promise<TargetResult> {
     if (!r.sustained) break;
     // The baseline's ramp goes on until it breaks down too, so that the throughput ratio is
     // a measurement, not an upper bound (full runs; the quick one is a smoke test).
-    if (target === 'baseline' && !quick && i === rates.length - 1 && rate < 20_000) rates.push(Math.max(Math.round((rate * 1.5) / 500) * 500, Math.ceil(rate * 1.5)));
+    if (target === 'baseline' && !quick && i === rates.length - 1 && rate < 20_000)
+      rates.push(Math.max(Math.round((rate * 1.5) / 500) * 500, Math.ceil(rate * 1.5)));
   }
   const best = ramp.filter((r) => r.sustained).at(-1);
   return { ramp, at50, max: best ? best.cyclesPerS : 0, atMax: best, brokeDown: ramp.some((r) => !r.sustained) };
@@ -143,7 +165,14 @@ async function measureStorage(): Promise<StorageResult> {
   storage.slow20 = await medianStep(ctx, 'service', 50, quick ? 5 : 10, { fsyncDelayMs: 20 }, 'service, fsync +20 ms');
   // Long enough for a stall in every run: the first comes 10 s after the service's start.
   storage.stallOf = STALL_STEP;
-  storage.stall = await medianStep(ctx, 'service', 50, quick ? 12 : 30, { syncStall: STALL_STEP }, `service, ${STALL_STEP.ms} ms sync stall every ${STALL_STEP.everyS} s`);
+  storage.stall = await medianStep(
+    ctx,
+    'service',
+    50,
+    quick ? 12 : 30,
+    { syncStall: STALL_STEP },
+    `service, ${STALL_STEP.ms} ms sync stall every ${STALL_STEP.everyS} s`,
+  );
   if (quick) return storage;
   for (const rate of [250, 500, 750, 1000, 1250, 1500, 2000, 2500]) {
     const r = await medianStep(ctx, 'service', rate, plan.seconds, { fsyncDelayMs: 5 }, 'service, fsync +5 ms');
@@ -162,7 +191,9 @@ async function measurePurge(): Promise<PurgeResult | undefined> {
   if (!storageSteps) return undefined;
   const [hours, purgeHours, delay] = quick ? [2, 1, 0] : [4, 3, 20];
   const purge = { ...(await purgeProbe(hours, purgeHours, delay)), fsyncDelayMs: delay };
-  log(`  history purge of ${purge.chunks.purged.toLocaleString('en')} rows (fsync +${delay} ms), a message's commit p99/max: one transaction ${purge.one.commitP99Ms} / ${purge.one.commitMaxMs} ms, chunks ${purge.chunks.commitP99Ms} / ${purge.chunks.commitMaxMs} ms (${purge.chunks.seconds} s)`);
+  log(
+    `  history purge of ${purge.chunks.purged.toLocaleString('en')} rows (fsync +${delay} ms), a message's commit p99/max: one transaction ${purge.one.commitP99Ms} / ${purge.one.commitMaxMs} ms, chunks ${purge.chunks.commitP99Ms} / ${purge.chunks.commitMaxMs} ms (${purge.chunks.seconds} s)`,
+  );
   return purge;
 }
 
@@ -183,7 +214,9 @@ async function measureIdle() {
   if (!idleStep) return undefined;
   log('idle:');
   const idle = await idleProbe({ serviceRoot, serviceConfig }, quick ? 15 : 20);
-  log(`  service idle, sorter connected, two long polls waiting, ${idle.seconds} s: ${idle.cpuPct}% of a core, ${idle.threads} threads, RSS ${idle.rssMb} MB`);
+  log(
+    `  service idle, sorter connected, two long polls waiting, ${idle.seconds} s: ${idle.cpuPct}% of a core, ${idle.threads} threads, RSS ${idle.rssMb} MB`,
+  );
   return idle;
 }
 
@@ -206,7 +239,9 @@ async function main() {
   // measured targets wait for (both targets alike; the service lowers its own helpers too).
   await lowerHelperThreadsAtStart(HELPER_THREAD_NICE);
   const started = Date.now();
-  log(`bench (${quick ? 'quick' : 'full'}): ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.cpus()[0]?.model}, node ${process.version}`);
+  log(
+    `bench (${quick ? 'quick' : 'full'}): ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.cpus()[0]?.model}, node ${process.version}`,
+  );
   if (fsyncDelayMs > 0) log(`every fsync of the service targets ${fsyncDelayMs} ms slower (--fsync-delay-ms)`);
   if (syncStall) log(`the service targets' syncs stall ${syncStall.ms} ms every ${syncStall.everyS} s (--sync-stall)`);
   if (serviceCpuPct !== null) setUpCpuLimit(serviceCpuPct);
@@ -220,19 +255,42 @@ async function main() {
   let site: StepResult | undefined;
   if (siteRate !== null) {
     log('site:');
-    site = siteRate === 50 ? results.service.at50 : await medianStep(ctx, 'service', siteRate, plan.seconds, mainPlanOptions('service'), `service at the site rate`);
+    site =
+      siteRate === 50
+        ? results.service.at50
+        : await medianStep(ctx, 'service', siteRate, plan.seconds, mainPlanOptions('service'), `service at the site rate`);
   }
   // What the site's history takes a day, and the days that fit on its card (docs/operations.md, "Sizing the card").
   const history = siteRate !== null ? historySize(siteRate, cardsGb) : undefined;
   if (history) log(`  ${describeHistorySize(history)}`);
   cpuLimit?.remove();
-  const measured: Measured = { results, site, history, storage: await measureStorage(), purge: await measurePurge(), scale: await measureScale(), idle: await measureIdle() };
-  const report = { quick, scaleRows: plan.scaleRows, siteRate, fsyncDelayMs, serviceConfig, warmupS, syncStall, serviceCpuPct: cpuLimit ? serviceCpuPct : null, serviceCpuSkipped: cpuLimitSkipped };
+  const measured: Measured = {
+    results,
+    site,
+    history,
+    storage: await measureStorage(),
+    purge: await measurePurge(),
+    scale: await measureScale(),
+    idle: await measureIdle(),
+  };
+  const report = {
+    quick,
+    scaleRows: plan.scaleRows,
+    siteRate,
+    fsyncDelayMs,
+    serviceConfig,
+    warmupS,
+    syncStall,
+    serviceCpuPct: cpuLimit ? serviceCpuPct : null,
+    serviceCpuSkipped: cpuLimitSkipped,
+  };
   printReport(measured, report, started);
   console.log(`BENCH ${JSON.stringify(benchLine(measured, report))}`);
   const { lost, duplicated, purgeWrong } = correctness(measured, siteRate);
   if (lost !== 0 || duplicated !== 0 || purgeWrong) {
-    console.error(`bench: FAILED correctness: ${lost} lost, ${duplicated} duplicated${purgeWrong ? '; the history purge did not remove exactly the rows older than its cutoff' : ''}`);
+    console.error(
+      `bench: FAILED correctness: ${lost} lost, ${duplicated} duplicated${purgeWrong ? '; the history purge did not remove exactly the rows older than its cutoff' : ''}`,
+    );
     process.exit(1);
   }
 }

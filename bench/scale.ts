@@ -14,9 +14,24 @@ export function popMicros(rows: number): number {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pop-'));
   const db = openDatabase(path.join(dir, 'q.db'), { synchronous: 'NORMAL' });
   const store = createQueueStore(db);
-  const m = (n: number): InductDto => ({ Type: 'REQUEST', TrackID: String(n).padStart(10, '0'), Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 });
+  const m = (n: number): InductDto => ({
+    Type: 'REQUEST',
+    TrackID: String(n).padStart(10, '0'),
+    Barcode: '4006381333931',
+    MessageCode: 210,
+    InductLocation: 'IND01',
+    RecirculationCount: 0,
+    Length: 320.5,
+    Width: 210,
+    Height: 95,
+    Weight: 1.25,
+  });
   const batch = 10_000;
-  for (let i = 0; i < rows; i += batch) store.enqueue(Array.from({ length: Math.min(batch, rows - i) }, (_, k) => m(i + k)), new Date().toISOString());
+  for (let i = 0; i < rows; i += batch)
+    store.enqueue(
+      Array.from({ length: Math.min(batch, rows - i) }, (_, k) => m(i + k)),
+      new Date().toISOString(),
+    );
   const samples: number[] = [];
   for (let i = 0; i < 2000; i++) {
     const t0 = performance.now();
@@ -36,7 +51,10 @@ export async function seedProbe(rows: number): Promise<{ seconds: number; maxRss
   const out = fs.createWriteStream(path.join(home, 'Service_PLC.csv'));
   out.write(`${CSV_COLUMNS.join(',')}\n`);
   for (let i = 0; i < rows; i++) {
-    const line = i % 10 === 9 ? `SCAN,211,D${String(i % 50).padStart(3, '0')},,,,,,,,Ready,Off,Off,,NONE\n` : `REQUEST,210,IND01,${String(i).padStart(10, '0')},4006381333931,320.5,210,95,1.25,0,,,,,\n`;
+    const line =
+      i % 10 === 9
+        ? `SCAN,211,D${String(i % 50).padStart(3, '0')},,,,,,,,Ready,Off,Off,,NONE\n`
+        : `REQUEST,210,IND01,${String(i).padStart(10, '0')},4006381333931,320.5,210,95,1.25,0,,,,,\n`;
     if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
   }
   await new Promise<void>((r) => out.end(() => r()));
@@ -64,7 +82,13 @@ export interface PurgeWay {
  * 30 items/s, the oldest `purgeHours` purged: as one transaction (the baseline), in chunks, and as
  * the size bound cuts them (about as many, the cutoff found by their share), in a child process whose fsync takes `fsyncDelayMs` longer.
  */
-export async function purgeProbe(hours: number, purgeHours: number, fsyncDelayMs: number): Promise<{ rows: number; one: PurgeWay; chunks: PurgeWay; size?: PurgeWay }> {
-  const { value } = await start(dist('bench/purge-probe.js'), [String(hours), String(purgeHours)], slowFsyncEnv(fsyncDelayMs), (l) => (l.startsWith('{') ? JSON.parse(l) : undefined));
+export async function purgeProbe(
+  hours: number,
+  purgeHours: number,
+  fsyncDelayMs: number,
+): Promise<{ rows: number; one: PurgeWay; chunks: PurgeWay; size?: PurgeWay }> {
+  const { value } = await start(dist('bench/purge-probe.js'), [String(hours), String(purgeHours)], slowFsyncEnv(fsyncDelayMs), (l) =>
+    l.startsWith('{') ? JSON.parse(l) : undefined,
+  );
   return value;
 }

@@ -15,6 +15,8 @@ async function main() {
   const summary = await seedFromReplay(home, store, createLogger('silent'), () => new Date());
   const seconds = (performance.now() - started) / 1000;
   db.close();
-  process.stdout.write(`${JSON.stringify({ seconds, rows: summary.RowsLoaded, skipped: summary.RowsSkipped, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ seconds, rows: summary.RowsLoaded, skipped: summary.RowsSkipped, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`,
+  );
 }
 void main();

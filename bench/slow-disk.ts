@@ -40,7 +40,8 @@ export interface SyncStall {
 export function parseSyncStall(text: string): SyncStall | string {
   const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(text);
   const [ms, everyS] = m ? [Number(m[1]), Number(m[2])] : [Number.NaN, Number.NaN];
-  if (!m || ms <= 0 || everyS <= 0) return `takes MS/EVERY_S, two positive numbers (a stall of MS milliseconds every EVERY_S seconds), e.g. 1000/10; got ${JSON.stringify(text)}`;
+  if (!m || ms <= 0 || everyS <= 0)
+    return `takes MS/EVERY_S, two positive numbers (a stall of MS milliseconds every EVERY_S seconds), e.g. 1000/10; got ${JSON.stringify(text)}`;
   // A stall as long as its period would leave the disk stalled for good: no sync would ever end.
   if (ms >= everyS * 1000) return `takes a stall shorter than its period (MS < EVERY_S x 1000), e.g. 1000/10; got ${JSON.stringify(text)}`;
   return { ms, everyS };

@@ -5,7 +5,22 @@ import path from 'node:path';
 import { type WcsStats, runWcsClient } from '../examples/wcs-client';
 import type { CpuLimit, Throttling } from './cpu-limit';
 import type { SyncStall } from './slow-disk';
-import { type BenchEmulator, type Target, type TargetOptions, cpuMs, describeTarget, deviceWrites, holdWriteLock, median, pidOf, rssMb, sleep, startEmulator, startTarget, writeBytes } from './processes';
+import {
+  type BenchEmulator,
+  type Target,
+  type TargetOptions,
+  cpuMs,
+  describeTarget,
+  deviceWrites,
+  holdWriteLock,
+  median,
+  pidOf,
+  rssMb,
+  sleep,
+  startEmulator,
+  startTarget,
+  writeBytes,
+} from './processes';
 
 /** What every step shares: the plan's runs and client loops, the service to run, where to log. */
 export interface StepContext extends TargetOptions {
@@ -83,7 +98,12 @@ function statusProber(base: string): { stop(): number[] } {
   const ms: number[] = [];
   const timer = setInterval(() => {
     const t0 = performance.now();
-    fetch(`${base}/status`).then((r) => r.arrayBuffer()).then(() => ms.push(performance.now() - t0), () => ms.push(Infinity));
+    fetch(`${base}/status`)
+      .then((r) => r.arrayBuffer())
+      .then(
+        () => ms.push(performance.now() - t0),
+        () => ms.push(Infinity),
+      );
   }, 100);
   return { stop: () => (clearInterval(timer), ms) };
 }
@@ -145,7 +165,10 @@ function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined):
         peakRssMb: Math.max(peakRssMb, endRssMb),
         endRssMb,
         wallMs: performance.now() - t0,
-        throttling: throttling && throttling1 ? { periods: throttling1.periods - throttling.periods, throttled: throttling1.throttled - throttling.throttled } : null,
+        throttling:
+          throttling && throttling1
+            ? { periods: throttling1.periods - throttling.periods, throttled: throttling1.throttled - throttling.throttled }
+            : null,
       };
     },
   };
@@ -165,7 +188,16 @@ async function drained(base: string): Promise<void> {
 }
 
 /** A run's figures per completed cycle, from the emulator's and the client's counts and the readings. */
-function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsStats, m: Readings, wake: { P50Ms: number | null; P99Ms: number | null }, statusMs: number[], cyclesBefore = 0): StepResult {
+function stepResult(
+  rate: number,
+  seconds: number,
+  e: EmulatorCounts,
+  wcs: WcsStats,
+  m: Readings,
+  wake: { P50Ms: number | null; P99Ms: number | null },
+  statusMs: number[],
+  cyclesBefore = 0,
+): StepResult {
   // The cycles of the measured window: the items inducted before it began are not in its readings.
   const cycles = e.sorted_as_assigned - cyclesBefore;
   const per = (n: number, digits: number) => Math.round((n / cycles) * 10 ** digits) / 10 ** digits;
@@ -183,7 +215,11 @@ function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsSt
     cpuPctOfCore: Math.round((m.targetCpuMs / m.wallMs) * 1000) / 10,
     throttling: m.throttling,
     stalls: m.stalls,
-    cpuUsPerCycle: { target: Math.round((m.targetCpuMs * 1000) / cycles), emulator: Math.round((m.emulatorCpuMs * 1000) / cycles), client: Math.round(m.clientCpuUs / cycles) },
+    cpuUsPerCycle: {
+      target: Math.round((m.targetCpuMs * 1000) / cycles),
+      emulator: Math.round((m.emulatorCpuMs * 1000) / cycles),
+      client: Math.round(m.clientCpuUs / cycles),
+    },
     diskKbPerCycle: per(m.targetWritten / 1024, 1),
     deviceKbPerCycle: m.device ? per(m.device.bytes / 1024, 1) : null,
     deviceWritesPerCycle: m.device ? per(m.device.ios, 2) : null,
@@ -194,7 +230,10 @@ function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsSt
     rejected: e.rejected,
     late: e.late_assignments,
     passesWithoutAssignment: e.passes_without_assignment ?? 0,
-    statusP99Ms: statusMs.length > 0 ? Math.round(([...statusMs].sort((a, b) => a - b)[Math.floor(statusMs.length * 0.99)] ?? Number.NaN) * 10) / 10 : null,
+    statusP99Ms:
+      statusMs.length > 0
+        ? Math.round(([...statusMs].sort((a, b) => a - b)[Math.floor(statusMs.length * 0.99)] ?? Number.NaN) * 10) / 10
+        : null,
     reconnects: Math.max(0, e.connections - 1),
   };
 }
@@ -203,7 +242,11 @@ function stepResult(rate: number, seconds: number, e: EmulatorCounts, wcs: WcsSt
 async function step(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}): Promise<StepResult> {
   const warmupS = ctx.warmupS ?? 0;
   const emu = await startEmulator(rate, seconds + warmupS, 120);
-  const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, { ...ctx, syncStall: options.syncStall, cpuLimit: options.cpuLimit });
+  const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, {
+    ...ctx,
+    syncStall: options.syncStall,
+    cpuLimit: options.cpuLimit,
+  });
   const client = runWcsClient({ base: t.base, loops: ctx.clientLoops, timeOut: 1 });
   // The emulator inducts from when the link is up: the warm-up counts from its first item, so that `seconds` of items remain.
   for (let i = 0; warmupS > 0 && client.stats.requests === 0 && i < 3000; i++) await sleep(10);
@@ -213,7 +256,8 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   const prober = options.lock ? statusProber(t.base) : null;
   const { lock } = options;
   const home = t.home;
-  const locked = lock && home ? sleep(lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(home, 'data/sorter.db'), lock.forS)) : undefined;
+  const locked =
+    lock && home ? sleep(lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(home, 'data/sorter.db'), lock.forS)) : undefined;
   const measuring = meters(t, emu, target === 'baseline' ? undefined : options.cpuLimit);
   const e = await emu.stats;
   await locked;
@@ -230,7 +274,14 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
 }
 
 /** Median over the plan's runs of one (target, rate). */
-export async function medianStep(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}, label = describeTarget[target]): Promise<StepResult> {
+export async function medianStep(
+  ctx: StepContext,
+  target: Target,
+  rate: number,
+  seconds: number,
+  options: StepOptions = {},
+  label = describeTarget[target],
+): Promise<StepResult> {
   const runs: StepResult[] = [];
   for (let i = 0; i < ctx.runs; i++) runs.push(await step(ctx, target, rate, seconds, options));
   const pick = (f: (r: StepResult) => number | null) => median(runs.map((r) => f(r) ?? Number.NaN));
@@ -246,7 +297,9 @@ export async function medianStep(ctx: StepContext, target: Target, rate: number,
     rssMb: Math.max(...runs.map((x) => x.rssMb)),
     rssEndMb: pick((x) => x.rssEndMb),
     cpuPctOfCore: pick((x) => x.cpuPctOfCore),
-    throttling: runs.some((x) => x.throttling !== null) ? { periods: pick((x) => x.throttling?.periods ?? null), throttled: pick((x) => x.throttling?.throttled ?? null) } : null,
+    throttling: runs.some((x) => x.throttling !== null)
+      ? { periods: pick((x) => x.throttling?.periods ?? null), throttled: pick((x) => x.throttling?.throttled ?? null) }
+      : null,
     stalls: runs.some((x) => x.stalls !== null) ? pick((x) => x.stalls) : null,
     cpuUsPerCycle: {
       target: median(runs.map((x) => x.cpuUsPerCycle.target)),
@@ -266,7 +319,8 @@ export async function medianStep(ctx: StepContext, target: Target, rate: number,
     statusP99Ms: runs.some((x) => x.statusP99Ms !== null) ? pick((x) => x.statusP99Ms) : null,
     reconnects: Math.max(...runs.map((x) => x.reconnects)),
   };
-  ctx.log(`  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  passes w/o assignment ${r.passesWithoutAssignment}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}${r.stalls ? `  stalls ${r.stalls}, decision max ${r.decisionMax} ms` : ''}${r.throttling ? `  cpu ${r.cpuPctOfCore}% of a core, throttled in ${r.throttling.throttled} of ${r.throttling.periods} periods` : ''}`);
+  ctx.log(
+    `  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  passes w/o assignment ${r.passesWithoutAssignment}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}${r.stalls ? `  stalls ${r.stalls}, decision max ${r.decisionMax} ms` : ''}${r.throttling ? `  cpu ${r.cpuPctOfCore}% of a core, throttled in ${r.throttling.throttled} of ${r.throttling.periods} periods` : ''}`,
+  );
   return r;
 }
-

@@ -1,16 +1,32 @@
 // Protocol version 1 written by hand: header, fixed-width data, NAK data, and the sorter messages
 // they carry. The service speaks every layout through lib/layout/; this independent codec is the
 // benchmark's baseline and what tests use to craft and read telegrams without the layout engine.
-import {
-  BatchDoorStatus,
-  DestinationStatus,
-  LightColor,
-  LightStatus,
-  isExactEnum,
-} from '../model/enums';
+import { BatchDoorStatus, DestinationStatus, LightColor, LightStatus, isExactEnum } from '../model/enums';
 import { FieldWidth, PrintableAscii } from '../lib/telegram/fields';
-import { ETX, MAX_SEQUENCE, NakReason, STX, type Telegram, TelegramError, type TelegramFlag, type TelegramType, TelegramTypes, nextSequence } from '../lib/telegram/telegram';
-export { ETX, MAX_SEQUENCE, NakReason, STX, type Telegram, TelegramError, type TelegramFlag, type TelegramType, TelegramTypes, nextSequence };
+import {
+  ETX,
+  MAX_SEQUENCE,
+  NakReason,
+  STX,
+  type Telegram,
+  TelegramError,
+  type TelegramFlag,
+  type TelegramType,
+  TelegramTypes,
+  nextSequence,
+} from '../lib/telegram/telegram';
+export {
+  ETX,
+  MAX_SEQUENCE,
+  NakReason,
+  STX,
+  type Telegram,
+  TelegramError,
+  type TelegramFlag,
+  type TelegramType,
+  TelegramTypes,
+  nextSequence,
+};
 import type { Assignment, DestinationInfoDto, DestinationSetting, InductDto, VerifyDto } from '../model/messages';
 
 /**
@@ -18,7 +34,6 @@ import type { Assignment, DestinationInfoDto, DestinationSetting, InductDto, Ver
  * between STX and ETX, a fixed 27-character header, then fixed-width data fields.
  */
 export const HEADER_WIDTH = 27;
-
 
 /** A field of a data layout: its width and how it is written. */
 type FieldKind = 'text' | 'int' | 'decimal' | 'enum';
@@ -34,15 +49,47 @@ interface FieldSpec {
 const text = (name: keyof typeof FieldWidth, optional = true): FieldSpec => ({ name, width: FieldWidth[name], kind: 'text', optional });
 const int = (name: string, width: number): FieldSpec => ({ name, width, kind: 'int' });
 const decimal = (name: string): FieldSpec => ({ name, width: 9, kind: 'decimal' });
-const enumField = (name: string, values: readonly string[], width: number, optional = false): FieldSpec => ({ name, width, kind: 'enum', values, optional });
+const enumField = (name: string, values: readonly string[], width: number, optional = false): FieldSpec => ({
+  name,
+  width,
+  kind: 'enum',
+  values,
+  optional,
+});
 
 /** The data layouts, field by field, in wire order. docs/sorter-protocol.md prints these tables. */
 export const Layouts = {
-  REQU: [int('MessageCode', 5), text('TrackID', false), text('Barcode'), text('InductLocation', false), int('RecirculationCount', 3), decimal('Length'), decimal('Width'), decimal('Height'), decimal('Weight')],
+  REQU: [
+    int('MessageCode', 5),
+    text('TrackID', false),
+    text('Barcode'),
+    text('InductLocation', false),
+    int('RecirculationCount', 3),
+    decimal('Length'),
+    decimal('Width'),
+    decimal('Height'),
+    decimal('Weight'),
+  ],
   VERI: [int('MessageCode', 5), text('TrackID', false), text('Barcode'), text('Destination', false)],
-  SCAN: [int('MessageCode', 5), text('Destination', false), enumField('DestinationStatus', DestinationStatus, 8), enumField('LightStatus', LightStatus, 8), enumField('LightColor', LightColor, 8), int('ButtonID', 3), enumField('BatchDoorStatus', BatchDoorStatus, 6, true), text('DestinationText')],
+  SCAN: [
+    int('MessageCode', 5),
+    text('Destination', false),
+    enumField('DestinationStatus', DestinationStatus, 8),
+    enumField('LightStatus', LightStatus, 8),
+    enumField('LightColor', LightColor, 8),
+    int('ButtonID', 3),
+    enumField('BatchDoorStatus', BatchDoorStatus, 6, true),
+    text('DestinationText'),
+  ],
   ASGN: [text('TrackID', false), text('Barcode'), text('Destination', false)],
-  DSET: [text('Destination', false), enumField('DestinationStatus', DestinationStatus, 8), enumField('LightStatus', LightStatus, 8), enumField('LightColor', LightColor, 8), enumField('BatchDoorStatus', BatchDoorStatus, 6, true), text('DestinationText')],
+  DSET: [
+    text('Destination', false),
+    enumField('DestinationStatus', DestinationStatus, 8),
+    enumField('LightStatus', LightStatus, 8),
+    enumField('LightColor', LightColor, 8),
+    enumField('BatchDoorStatus', BatchDoorStatus, 6, true),
+    text('DestinationText'),
+  ],
   LIFE: [],
   SYNS: [{ name: 'Epoch', width: 12, kind: 'text' }, int('NextSeq', 6)],
   SYNE: [],
@@ -53,18 +100,19 @@ export function dataWidth(type: TelegramType): number {
   return Layouts[type].reduce((sum, f) => sum + f.width, 0);
 }
 
-
 const pad = (s: string, width: number) => s + ' '.repeat(width - s.length);
 
 function encodeField(spec: FieldSpec, value: unknown): string {
   let s: string;
   switch (spec.kind) {
     case 'int':
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new TelegramError(spec.name, String(value), 'a non-negative integer');
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+        throw new TelegramError(spec.name, String(value), 'a non-negative integer');
       s = String(value).padStart(spec.width, '0');
       break;
     case 'decimal':
-      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new TelegramError(spec.name, String(value), 'a non-negative decimal');
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+        throw new TelegramError(spec.name, String(value), 'a non-negative decimal');
       s = String(value).padStart(spec.width, '0');
       if (s.includes('e')) throw new TelegramError(spec.name, String(value), `a decimal of at most ${spec.width} characters`);
       break;
@@ -141,7 +189,14 @@ export function parseContent(content: string): Telegram {
   if (!TelegramTypes.includes(type)) throw new TelegramError('Type', type, `one of ${TelegramTypes.join(', ')}`);
   const flag = content.charAt(26);
   if (flag !== 'D' && flag !== 'A' && flag !== 'N') throw new TelegramError('Flag', flag, 'D, A or N');
-  return { sender: content.slice(4, 10).trimEnd(), receiver: content.slice(10, 16).trimEnd(), seq: Number(seq), type, flag, data: content.slice(HEADER_WIDTH) };
+  return {
+    sender: content.slice(4, 10).trimEnd(),
+    receiver: content.slice(10, 16).trimEnd(),
+    seq: Number(seq),
+    type,
+    flag,
+    data: content.slice(HEADER_WIDTH),
+  };
 }
 
 /** The queue message carried by a REQU, VERI or SCAN data telegram. */
@@ -149,11 +204,38 @@ export function sorterMessageOf(t: Telegram): InductDto | VerifyDto | Destinatio
   const f = decodeData(t.type, t.data);
   switch (t.type) {
     case 'REQU':
-      return { Type: 'REQUEST', TrackID: f.TrackID, Barcode: f.Barcode, MessageCode: f.MessageCode, InductLocation: f.InductLocation, RecirculationCount: f.RecirculationCount, Length: f.Length, Width: f.Width, Height: f.Height, Weight: f.Weight } as InductDto;
+      return {
+        Type: 'REQUEST',
+        TrackID: f.TrackID,
+        Barcode: f.Barcode,
+        MessageCode: f.MessageCode,
+        InductLocation: f.InductLocation,
+        RecirculationCount: f.RecirculationCount,
+        Length: f.Length,
+        Width: f.Width,
+        Height: f.Height,
+        Weight: f.Weight,
+      } as InductDto;
     case 'VERI':
-      return { Type: 'VERIFY', TrackID: f.TrackID, Barcode: f.Barcode, Destination: f.Destination, MessageCode: f.MessageCode } as VerifyDto;
+      return {
+        Type: 'VERIFY',
+        TrackID: f.TrackID,
+        Barcode: f.Barcode,
+        Destination: f.Destination,
+        MessageCode: f.MessageCode,
+      } as VerifyDto;
     case 'SCAN':
-      return { Type: 'SCAN', Destination: f.Destination, DestinationStatus: f.DestinationStatus, DestinationText: f.DestinationText, LightStatus: f.LightStatus, LightColor: f.LightColor, ButtonID: f.ButtonID, MessageCode: f.MessageCode, BatchDoorStatus: f.BatchDoorStatus } as DestinationInfoDto;
+      return {
+        Type: 'SCAN',
+        Destination: f.Destination,
+        DestinationStatus: f.DestinationStatus,
+        DestinationText: f.DestinationText,
+        LightStatus: f.LightStatus,
+        LightColor: f.LightColor,
+        ButtonID: f.ButtonID,
+        MessageCode: f.MessageCode,
+        BatchDoorStatus: f.BatchDoorStatus,
+      } as DestinationInfoDto;
     default:
       throw new TelegramError('Type', t.type, 'REQU, VERI or SCAN');
   }
@@ -166,7 +248,10 @@ export function sorterMessageData(m: InductDto | VerifyDto | DestinationInfoDto)
 }
 
 /** Data for an assignment (ASGN) or destination settings (DSET) telegram. */
-export function outboundData(m: { kind: 'ASSIGNMENT'; body: Assignment } | { kind: 'DESTINATION'; body: DestinationSetting }): { type: TelegramType; data: string } {
+export function outboundData(m: { kind: 'ASSIGNMENT'; body: Assignment } | { kind: 'DESTINATION'; body: DestinationSetting }): {
+  type: TelegramType;
+  data: string;
+} {
   return m.kind === 'ASSIGNMENT' ? { type: 'ASGN', data: encodeData('ASGN', m.body) } : { type: 'DSET', data: encodeData('DSET', m.body) };
 }
 
@@ -175,7 +260,10 @@ export const NAK_TEXT_WIDTH = 40;
 
 /** NAK data for a reason; the text is cut to its field (it is a diagnostic, not data). */
 export function nakData(code: number, text: string): string {
-  const printable = text.replace(/[^\x20-\x7e]/g, '?').slice(0, NAK_TEXT_WIDTH).replace(/ +$/, '');
+  const printable = text
+    .replace(/[^\x20-\x7e]/g, '?')
+    .slice(0, NAK_TEXT_WIDTH)
+    .replace(/ +$/, '');
   return String(code).padStart(2, '0') + pad(printable, NAK_TEXT_WIDTH);
 }
 
@@ -183,7 +271,6 @@ export function nakData(code: number, text: string): string {
 export function parseNak(data: string): { code: number; text: string } {
   return { code: Number(data.slice(0, 2)) || 0, text: data.slice(2).trimEnd() };
 }
-
 
 /** The sequence number in a telegram's header, even when the rest does not parse (0 if it is unreadable). */
 export function sequenceOf(content: string): number {

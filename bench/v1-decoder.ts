@@ -2,7 +2,6 @@
 import { type Decoded, ETX, STX } from '../lib/telegram/telegram';
 export type { Decoded };
 
-
 /** Longest content between STX and ETX: the 4-digit length field cannot say more. */
 export const MAX_CONTENT = 9999;
 

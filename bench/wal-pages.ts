@@ -43,9 +43,19 @@ function fileLayout(file: string): { pageSize: number; owner: Map<number, string
   const db = new Database(file, { readonly: true });
   try {
     const pageSize = pragmaNumber(db, 'page_size');
-    const owner = new Map(db.prepare<[], { pageno: number; name: string }>('SELECT pageno, name FROM dbstat').all().map((r) => [r.pageno, r.name]));
+    const owner = new Map(
+      db
+        .prepare<[], { pageno: number; name: string }>('SELECT pageno, name FROM dbstat')
+        .all()
+        .map((r) => [r.pageno, r.name]),
+    );
     // What the history keeps of an item in the file: its tables' and their indexes' pages.
-    const historyBytes = db.prepare<[], { bytes: number | null }>("SELECT sum(b.pgsize) AS bytes FROM dbstat b JOIN sqlite_schema s ON s.name = b.name WHERE s.tbl_name IN ('delivered_history', 'outbox_history')").get()?.bytes ?? 0;
+    const historyBytes =
+      db
+        .prepare<[], { bytes: number | null }>(
+          "SELECT sum(b.pgsize) AS bytes FROM dbstat b JOIN sqlite_schema s ON s.name = b.name WHERE s.tbl_name IN ('delivered_history', 'outbox_history')",
+        )
+        .get()?.bytes ?? 0;
     return { pageSize, owner, historyBytes };
   } finally {
     db.close();
@@ -65,10 +75,29 @@ function readSlice(file: string, from: number, to: number): string {
 }
 
 /** What a reader looks at first, on stderr: the per-item figures and the B-trees that wrote them. */
-function printSummary(r: { items: number; page_size: number; decision_p50_ms: number | null; decision_p99_ms: number | null; commits_per_item: number; syncs_per_item: number; wal_frames_per_item: number; wal_kb_per_item_written: number; wal_blocks_dirtied_per_item: number; checkpoint_blocks_dirtied_per_item: number; process_kb_per_item: number; history_bytes_per_item: number; frames: Array<{ btree: string; frames_per_item: number }>; checkpoint_pages: Array<{ btree: string; pages_per_item: number }> }): void {
+function printSummary(r: {
+  items: number;
+  page_size: number;
+  decision_p50_ms: number | null;
+  decision_p99_ms: number | null;
+  commits_per_item: number;
+  syncs_per_item: number;
+  wal_frames_per_item: number;
+  wal_kb_per_item_written: number;
+  wal_blocks_dirtied_per_item: number;
+  checkpoint_blocks_dirtied_per_item: number;
+  process_kb_per_item: number;
+  history_bytes_per_item: number;
+  frames: Array<{ btree: string; frames_per_item: number }>;
+  checkpoint_pages: Array<{ btree: string; pages_per_item: number }>;
+}): void {
   const out = process.stderr;
-  out.write(`${r.items} items at ${rate}/s, ${r.page_size}-byte pages${fsyncDelayMs ? `, every sync ${fsyncDelayMs} ms slower` : ''}${serviceConfig ? `, ${JSON.stringify(serviceConfig)}` : ''}; decision p50 ${r.decision_p50_ms} ms, p99 ${r.decision_p99_ms} ms\n`);
-  out.write(`per item: ${r.commits_per_item} commits, ${r.syncs_per_item} syncs, ${r.wal_frames_per_item} WAL frames (${r.wal_kb_per_item_written} KB in write calls), ${r.wal_blocks_dirtied_per_item} WAL blocks of 4 KB dirtied between syncs, ${r.checkpoint_blocks_dirtied_per_item} by checkpoints; the process: ${r.process_kb_per_item} KB; the history keeps ${r.history_bytes_per_item} bytes of the file\n`);
+  out.write(
+    `${r.items} items at ${rate}/s, ${r.page_size}-byte pages${fsyncDelayMs ? `, every sync ${fsyncDelayMs} ms slower` : ''}${serviceConfig ? `, ${JSON.stringify(serviceConfig)}` : ''}; decision p50 ${r.decision_p50_ms} ms, p99 ${r.decision_p99_ms} ms\n`,
+  );
+  out.write(
+    `per item: ${r.commits_per_item} commits, ${r.syncs_per_item} syncs, ${r.wal_frames_per_item} WAL frames (${r.wal_kb_per_item_written} KB in write calls), ${r.wal_blocks_dirtied_per_item} WAL blocks of 4 KB dirtied between syncs, ${r.checkpoint_blocks_dirtied_per_item} by checkpoints; the process: ${r.process_kb_per_item} KB; the history keeps ${r.history_bytes_per_item} bytes of the file\n`,
+  );
   out.write('WAL frames per item by B-tree:\n');
   for (const f of r.frames) out.write(`  ${f.btree.padEnd(36)} ${f.frames_per_item.toFixed(2)}\n`);
   out.write('pages copied back by checkpoints per item:\n');
@@ -78,7 +107,11 @@ function printSummary(r: { items: number; page_size: number; decision_p50_ms: nu
 /** One run: the emulator at the rate, the service with the page log, the reference client; what each measured. */
 async function run(logFile: string) {
   const emu = await startEmulator(rate, seconds, 60);
-  const t = await startTarget('service', emu.port, fsyncDelayMs, { serviceRoot: projectRoot, serviceConfig, env: { SORTER_PAGELOG_FILE: logFile } });
+  const t = await startTarget('service', emu.port, fsyncDelayMs, {
+    serviceRoot: projectRoot,
+    serviceConfig,
+    env: { SORTER_PAGELOG_FILE: logFile },
+  });
   const { syncs: counter, home } = t;
   if (!counter || !home) throw new Error('wal-pages: a service target has its home and its sync counter');
   const client = runWcsClient({ base: t.base, loops: 4, timeOut: 1 });

@@ -9,7 +9,8 @@
   let latest = [];
 
   const time = (iso) => (iso ? new Date(iso).toLocaleTimeString('en-GB', { hour12: false }) : '–');
-  const day = (iso) => (iso && new Date(iso).toDateString() !== new Date().toDateString() ? `${new Date(iso).toLocaleDateString('en-GB')} ` : '');
+  const day = (iso) =>
+    iso && new Date(iso).toDateString() !== new Date().toDateString() ? `${new Date(iso).toLocaleDateString('en-GB')} ` : '';
 
   /** The lamp as the light shows it, in words: "red, flashing", "green, solid", "off". */
   function lampText(status, color) {
@@ -37,19 +38,38 @@
     div.dataset.status = t.DestinationStatus;
 
     const head = el('div', 'tile-head');
-    head.append(el('span', 'tile-name', t.Destination), el('span', `badge ${t.DestinationStatus === 'Ready' ? 'good' : 'bad'} tile-status`, STATUS_TEXT[t.DestinationStatus] ?? t.DestinationStatus));
+    head.append(
+      el('span', 'tile-name', t.Destination),
+      el(
+        'span',
+        `badge ${t.DestinationStatus === 'Ready' ? 'good' : 'bad'} tile-status`,
+        STATUS_TEXT[t.DestinationStatus] ?? t.DestinationStatus,
+      ),
+    );
     div.append(head);
 
     const lamp = el('div', 'tile-lamp');
     const off = t.LightStatus === 'Off' || t.LightColor === 'Off';
-    const bulb = el('span', `lamp lamp-${off ? 'off' : t.LightColor.toLowerCase()}${!off && t.LightStatus === 'Flashing' ? ' lamp-flashing' : ''}`);
+    const bulb = el(
+      'span',
+      `lamp lamp-${off ? 'off' : t.LightColor.toLowerCase()}${!off && t.LightStatus === 'Flashing' ? ' lamp-flashing' : ''}`,
+    );
     bulb.setAttribute('aria-hidden', 'true');
     lamp.append(bulb, el('span', 'lamp-text', `lamp ${lampText(t.LightStatus, t.LightColor)}`));
     div.append(lamp);
 
     div.append(el('div', 'tile-display', t.DestinationText ? `“${t.DestinationText}”` : '(no display text)'));
-    div.append(line('batch door', t.BatchDoorStatus ? t.BatchDoorStatus.toLowerCase() : '–'), line('button', t.ButtonID === null ? '–' : String(t.ButtonID)));
-    div.append(el('div', 'tile-changed muted', `changed ${day(t.ChangedAt)}${time(t.ChangedAt)} by ${t.ChangedBy === 'sorter' ? 'the sorter' : `the WCS (${t.ChangedBy})`}`));
+    div.append(
+      line('batch door', t.BatchDoorStatus ? t.BatchDoorStatus.toLowerCase() : '–'),
+      line('button', t.ButtonID === null ? '–' : String(t.ButtonID)),
+    );
+    div.append(
+      el(
+        'div',
+        'tile-changed muted',
+        `changed ${day(t.ChangedAt)}${time(t.ChangedAt)} by ${t.ChangedBy === 'sorter' ? 'the sorter' : `the WCS (${t.ChangedBy})`}`,
+      ),
+    );
     if (t.Wcs) {
       const w = t.Wcs;
       const set = `${STATUS_TEXT[w.DestinationStatus] ?? w.DestinationStatus}, lamp ${lampText(w.LightStatus, w.LightColor)}`;
@@ -86,7 +106,10 @@
     );
     const visible = tiles.filter(shown);
     const boardEl = $('board');
-    if (tiles.length === 0) boardEl.replaceChildren(el('p', 'muted', 'No destination yet: the board fills with the sorter\'s SCANs and the WCS\'s POST /destination.'));
+    if (tiles.length === 0)
+      boardEl.replaceChildren(
+        el('p', 'muted', "No destination yet: the board fills with the sorter's SCANs and the WCS's POST /destination."),
+      );
     else if (visible.length === 0) boardEl.replaceChildren(el('p', 'muted', 'No destination matches the filter.'));
     else boardEl.replaceChildren(...visible.map(tile));
   }

@@ -5,7 +5,19 @@
 
 (function charts() {
   const $ = (id) => document.getElementById(id);
-  const COLORS = { items: '#1d2330', inSort: '#3b7dd8', outSort: '#1f8a4c', inDest: '#b7791f', p50: '#3b7dd8', p99: '#c53030', late: '#b7791f', sortation: '#3b7dd8', destination: '#b7791f', oldest: '#c53030', link: '#1f8a4c' };
+  const COLORS = {
+    items: '#1d2330',
+    inSort: '#3b7dd8',
+    outSort: '#1f8a4c',
+    inDest: '#b7791f',
+    p50: '#3b7dd8',
+    p99: '#c53030',
+    late: '#b7791f',
+    sortation: '#3b7dd8',
+    destination: '#b7791f',
+    oldest: '#c53030',
+    link: '#1f8a4c',
+  };
   const made = {};
   let lastAt = null;
 
@@ -15,17 +27,30 @@
   /** Each chart: its series (after time) and how a sample gives their values. */
   const DEFS = {
     'chart-rates': {
-      series: [line('items/s (REQUESTs)', COLORS.items), line('sortation in/s', COLORS.inSort), line('sortation to WCS/s', COLORS.outSort, { dash: [6, 4] }), line('destination in/s', COLORS.inDest)],
+      series: [
+        line('items/s (REQUESTs)', COLORS.items),
+        line('sortation in/s', COLORS.inSort),
+        line('sortation to WCS/s', COLORS.outSort, { dash: [6, 4] }),
+        line('destination in/s', COLORS.inDest),
+      ],
       values: (x) => [x.Items, x.In.sortation, x.Out.sortation, x.In.destination],
       axes: [{ label: 'per second' }],
     },
     'chart-decisions': {
-      series: [line('p50 ms', COLORS.p50), line('p99 ms', COLORS.p99), line('late', COLORS.late, { scale: 'right', width: 1, fill: 'rgba(183,121,31,0.2)' })],
+      series: [
+        line('p50 ms', COLORS.p50),
+        line('p99 ms', COLORS.p99),
+        line('late', COLORS.late, { scale: 'right', width: 1, fill: 'rgba(183,121,31,0.2)' }),
+      ],
       values: (x) => [x.DecisionP50Ms, x.DecisionP99Ms, x.LateDecisions],
       axes: [{ label: 'ms' }, rightAxis('late decisions')],
     },
     'chart-queues': {
-      series: [line('sortation waiting', COLORS.sortation), line('destination waiting', COLORS.destination), line('oldest age s', COLORS.oldest, { scale: 'right', dash: [4, 4] })],
+      series: [
+        line('sortation waiting', COLORS.sortation),
+        line('destination waiting', COLORS.destination),
+        line('oldest age s', COLORS.oldest, { scale: 'right', dash: [4, 4] }),
+      ],
       values: (x) => [x.Depth.sortation, x.Depth.destination, x.OldestAgeSeconds ?? 0],
       axes: [{ label: 'messages' }, rightAxis('seconds')],
     },
@@ -47,7 +72,14 @@
       ...size(el),
       legend: { live: false },
       // 24-hour clock and ISO dates, as the rest of the page.
-      fmtDate: (tpl) => uPlot.fmtDate(tpl.replace(/\{h\}/g, '{HH}').replace(/\{aa\}/g, '').replace('{M}/{D}/{YY}', '{YYYY}-{MM}-{DD}').replace('{M}/{D}', '{MM}-{DD}')),
+      fmtDate: (tpl) =>
+        uPlot.fmtDate(
+          tpl
+            .replace(/\{h\}/g, '{HH}')
+            .replace(/\{aa\}/g, '')
+            .replace('{M}/{D}/{YY}', '{YYYY}-{MM}-{DD}')
+            .replace('{M}/{D}', '{MM}-{DD}'),
+        ),
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, right: { range: (u, min, max) => [0, Math.max(1, max)] }, ...def.scales },
       series: [{ label: 'time' }, ...def.series],

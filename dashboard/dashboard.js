@@ -57,7 +57,8 @@ function duration(seconds) {
   return `${Math.floor(seconds / 86400)} d ${Math.floor((seconds % 86400) / 3600)} h`;
 }
 
-const time = (iso) => (iso ? new Date(iso).toLocaleTimeString('en-GB', { hour12: false }) + '.' + String(new Date(iso).getMilliseconds()).padStart(3, '0') : '–');
+const time = (iso) =>
+  iso ? new Date(iso).toLocaleTimeString('en-GB', { hour12: false }) + '.' + String(new Date(iso).getMilliseconds()).padStart(3, '0') : '–';
 
 /** Replace a table body's rows; cells are text, never HTML. */
 function rows(tbodyId, data, cells) {
@@ -104,11 +105,25 @@ function render(d) {
   // A dead letter waits for an operator (GET /dead-letters, POST /dead-letters/requeue): shown as a problem while there are any.
   const dead = s.DeadLetters['Sortation Q'] + s.DeadLetters['Destination Q'];
   badge($('dead-letters'), fmt(dead), '0', '');
-  text('dead-detail', `${fmt(s.DeadLetters['Sortation Q'])} sortation, ${fmt(s.DeadLetters['Destination Q'])} destination; ${fmt(s.Delivery.DeadLettered)} since start`);
+  text(
+    'dead-detail',
+    `${fmt(s.DeadLetters['Sortation Q'])} sortation, ${fmt(s.DeadLetters['Destination Q'])} destination; ${fmt(s.Delivery.DeadLettered)} since start`,
+  );
 
   const st = s.Storage;
   badge($('storage-state'), st.State, 'Ok', 'Stalled');
-  text('storage-detail', [`last commit ${st.LastCommitMs ?? '–'} ms`, `${st.PendingWrites} writes pending`, st.WaitingFor && `waiting for the ${st.WaitingFor.toLowerCase()}`, st.ReadOnly && 'read-only', st.LastError].filter(Boolean).join(' · '));
+  text(
+    'storage-detail',
+    [
+      `last commit ${st.LastCommitMs ?? '–'} ms`,
+      `${st.PendingWrites} writes pending`,
+      st.WaitingFor && `waiting for the ${st.WaitingFor.toLowerCase()}`,
+      st.ReadOnly && 'read-only',
+      st.LastError,
+    ]
+      .filter(Boolean)
+      .join(' · '),
+  );
 
   const l = s.Sorter;
   if (s.TestMode) {
@@ -118,7 +133,20 @@ function render(d) {
   } else {
     // Refusing: connected, but every telegram refused for a reason that will not pass by itself.
     badge($('link-state'), l.State === 'Refusing' ? 'refusing' : l.Connected ? 'connected' : 'disconnected', 'connected', '');
-    text('link-detail', [l.RefusingBecause, `${l.Address ?? ''}`, l.Since && `since ${time(l.Since)}`, `${fmt(l.Resends)} resends`, `${fmt(l.NaksSent)} NAKs sent`, `${fmt(l.NaksReceived)} received`, `${fmt(l.ConnectionsLost)} connections lost`].filter(Boolean).join(' · '));
+    text(
+      'link-detail',
+      [
+        l.RefusingBecause,
+        `${l.Address ?? ''}`,
+        l.Since && `since ${time(l.Since)}`,
+        `${fmt(l.Resends)} resends`,
+        `${fmt(l.NaksSent)} NAKs sent`,
+        `${fmt(l.NaksReceived)} received`,
+        `${fmt(l.ConnectionsLost)} connections lost`,
+      ]
+        .filter(Boolean)
+        .join(' · '),
+    );
   }
 
   const t = d.Totals;
@@ -130,14 +158,30 @@ function render(d) {
   }
   text('rate-telegrams-in', rate(r.TelegramsIn));
   text('rate-telegrams-out', rate(r.TelegramsOut));
-  text('rates-window', r.Seconds >= 59 ? 'over the last minute' : r.Seconds > 0 ? `over the last ${Math.round(r.Seconds)} s (since start)` : 'from the first sample on');
+  text(
+    'rates-window',
+    r.Seconds >= 59
+      ? 'over the last minute'
+      : r.Seconds > 0
+        ? `over the last ${Math.round(r.Seconds)} s (since start)`
+        : 'from the first sample on',
+  );
   text('total-received', fmt(t.Received.sortation + t.Received.destination));
   text('total-delivered', fmt(t.Delivered.sortation + t.Delivered.destination));
   text('total-telegrams-in', fmt(t.TelegramsIn));
   text('total-telegrams-out', fmt(t.TelegramsOut));
 
   chart(d.Decisions);
-  rows('deliveries', d.Deliveries, (x) => [time(x.DeliveredAt), x.Queue, x.Type, x.TrackID, x.InductLocation, x.Destination, x.Client, `${fmt(x.WaitedMs)} ms`]);
+  rows('deliveries', d.Deliveries, (x) => [
+    time(x.DeliveredAt),
+    x.Queue,
+    x.Type,
+    x.TrackID,
+    x.InductLocation,
+    x.Destination,
+    x.Client,
+    `${fmt(x.WaitedMs)} ms`,
+  ]);
   rows('telegrams', [...d.Telegrams].reverse(), (x) => [time(x.At), x.Direction, x.Telegram]);
   for (const part of window.dashboardRenderers) {
     try {
@@ -191,7 +235,8 @@ async function refresh() {
   try {
     const r = await getJson('/dashboard/data');
     if (!r) return;
-    if (r.status !== 200 || !r.body) throw new Error(`GET /dashboard/data answered ${r.status}${r.body?.message ? `: ${r.body.message}` : ''}`);
+    if (r.status !== 200 || !r.body)
+      throw new Error(`GET /dashboard/data answered ${r.status}${r.body?.message ? `: ${r.body.message}` : ''}`);
     $('error').hidden = true;
     render(r.body);
   } catch (err) {

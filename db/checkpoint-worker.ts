@@ -54,7 +54,8 @@ function run(): boolean {
 
 /** Between two copies: only whether the WAL file endangers the disk (a TRUNCATE), from its size. */
 function guard(): void {
-  if (checkpointNeeded(0, walFileBytes(), freeBytes(path.dirname(file)) ?? Infinity, limits) === 'TRUNCATE') parent.postMessage({ mode: 'TRUNCATE' });
+  if (checkpointNeeded(0, walFileBytes(), freeBytes(path.dirname(file)) ?? Infinity, limits) === 'TRUNCATE')
+    parent.postMessage({ mode: 'TRUNCATE' });
 }
 
 /** Changes whenever another connection (the writer) commits. */

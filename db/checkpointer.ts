@@ -49,7 +49,13 @@ export class Checkpointer {
   }
 
   /** Start checkpointing `file` (already created and migrated by the writer). */
-  static start(file: string, locking: LockingCheckpoint, intervalMs = CHECKPOINT_INTERVAL_MS, limits: WalLimits = WAL_LIMITS, checkMs = Math.min(WAL_CHECK_INTERVAL_MS, intervalMs)): Checkpointer {
+  static start(
+    file: string,
+    locking: LockingCheckpoint,
+    intervalMs = CHECKPOINT_INTERVAL_MS,
+    limits: WalLimits = WAL_LIMITS,
+    checkMs = Math.min(WAL_CHECK_INTERVAL_MS, intervalMs),
+  ): Checkpointer {
     const worker = new Worker(path.join(projectRoot, 'dist', 'db', 'checkpoint-worker.js'), {
       workerData: { file, intervalMs, checkMs, limits },
       resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
@@ -61,14 +67,16 @@ export class Checkpointer {
   private request(mode: 'RESTART' | 'TRUNCATE'): void {
     if (this.inFlight || Date.now() < this.notBefore) return;
     this.inFlight = true;
-    this.locking(mode, this.limits.writerWaitMs).then(
-      (r) => {
-        if (r.busy) this.notBefore = Date.now() + this.limits.busyBackoffMs;
-      },
-      // A full disk, the writer closing: asked again at a later interval; the hourly
-      // housekeeping checkpoint reports failures.
-      () => {},
-    ).finally(() => (this.inFlight = false));
+    this.locking(mode, this.limits.writerWaitMs)
+      .then(
+        (r) => {
+          if (r.busy) this.notBefore = Date.now() + this.limits.busyBackoffMs;
+        },
+        // A full disk, the writer closing: asked again at a later interval; the hourly
+        // housekeeping checkpoint reports failures.
+        () => {},
+      )
+      .finally(() => (this.inFlight = false));
   }
 
   /** Stop and close the connection. */

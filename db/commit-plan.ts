@@ -143,7 +143,13 @@ export function planTransaction(pending: Held[], now: number, joining = false, t
   const [firstDurable] = durable;
   const heldLongEnough = unsynced.length >= HOLD_MAX_WRITES || (firstUnsynced !== undefined && now - firstUnsynced.at >= timing.holdMs);
   if (firstDurable === undefined) return heldLongEnough ? { batch: pending, rest: [], synced: false } : null;
-  if (!joining && durable.every((c) => waitsForCompany(c.op)) && durable.length < (timing.maxWrites ?? WINDOW_MAX_WRITES) && now - firstDurable.at < timing.windowMs) return null;
+  if (
+    !joining &&
+    durable.every((c) => waitsForCompany(c.op)) &&
+    durable.length < (timing.maxWrites ?? WINDOW_MAX_WRITES) &&
+    now - firstDurable.at < timing.windowMs
+  )
+    return null;
   if (heldLongEnough || durable.some((c) => !overtakes(c.op) || conflicts(c, unsynced))) {
     return { batch: pending, rest: [], synced: true };
   }

@@ -87,7 +87,9 @@ const asDeadLetter = (r: DeadLetterRow): DeadLetter => ({
 /** The dead-letter reads on an open, migrated database. */
 export function deadLetterReads(db: Db): DeadLetterReads {
   const counts = db.prepare<[], { queue: QueueName; n: number }>('SELECT queue, count(*) AS n FROM dead_letters GROUP BY queue');
-  const list = db.prepare<{ limit: number; queue: QueueName | null }, DeadLetterRow>('SELECT * FROM dead_letters WHERE @queue IS NULL OR queue = @queue ORDER BY id LIMIT @limit');
+  const list = db.prepare<{ limit: number; queue: QueueName | null }, DeadLetterRow>(
+    'SELECT * FROM dead_letters WHERE @queue IS NULL OR queue = @queue ORDER BY id LIMIT @limit',
+  );
   return {
     deadLetterCounts() {
       const out: Record<QueueName, number> = { sortation: 0, destination: 0 };
@@ -108,12 +110,21 @@ export function deadLetterWrites(db: Db): DeadLetterWrites {
     VALUES (@queue, @message_id, @type, @message_code, @track_id, @barcode, @destination, @payload,
       @received_at, @dead_at, @attempts, @last_client_address, @last_return)`);
   const selectAll = db.prepare<[], Row>('SELECT id, queue, message_id, payload, received_at, attempts FROM dead_letters ORDER BY id');
-  const selectOne = db.prepare<[number], Row>('SELECT id, queue, message_id, payload, received_at, attempts FROM dead_letters WHERE id = ?');
+  const selectOne = db.prepare<[number], Row>(
+    'SELECT id, queue, message_id, payload, received_at, attempts FROM dead_letters WHERE id = ?',
+  );
   const deleteDead = db.prepare('DELETE FROM dead_letters WHERE id = ?');
 
   const deadLetter = db.transaction((stored: StoredMessage, info: DeadLetterInfo): boolean => {
     if (deleteMessage(stored) === 0) return false;
-    insertDead.run({ ...messageColumns(stored), payload: JSON.stringify(stored.message), dead_at: info.deadAt, attempts: info.attempts, last_client_address: info.clientAddress, last_return: info.lastReturn });
+    insertDead.run({
+      ...messageColumns(stored),
+      payload: JSON.stringify(stored.message),
+      dead_at: info.deadAt,
+      attempts: info.attempts,
+      last_client_address: info.clientAddress,
+      last_return: info.lastReturn,
+    });
     return true;
   });
 

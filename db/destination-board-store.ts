@@ -20,7 +20,15 @@ export interface DestinationTile {
   ChangedAt: string;
   ChangedBy: string;
   /** What the WCS last set, if it ever did, and what the sorter's SCANs since say of it. */
-  Wcs: { DestinationStatus: string; DestinationText: string; LightStatus: string; LightColor: string; BatchDoorStatus: string | null; SetAt: string; Agreement: Agreement } | null;
+  Wcs: {
+    DestinationStatus: string;
+    DestinationText: string;
+    LightStatus: string;
+    LightColor: string;
+    BatchDoorStatus: string | null;
+    SetAt: string;
+    Agreement: Agreement;
+  } | null;
 }
 
 /** Reading the board (main thread). */
@@ -70,7 +78,15 @@ const toTile = (r: BoardRow): DestinationTile => ({
   Wcs:
     r.wcs_set_at === null || r.wcs_status === null || r.wcs_text === null || r.wcs_light_status === null || r.wcs_light_color === null
       ? null
-      : { DestinationStatus: r.wcs_status, DestinationText: r.wcs_text, LightStatus: r.wcs_light_status, LightColor: r.wcs_light_color, BatchDoorStatus: r.wcs_batch_door, SetAt: r.wcs_set_at, Agreement: r.agreement ?? 'Pending' },
+      : {
+          DestinationStatus: r.wcs_status,
+          DestinationText: r.wcs_text,
+          LightStatus: r.wcs_light_status,
+          LightColor: r.wcs_light_color,
+          BatchDoorStatus: r.wcs_batch_door,
+          SetAt: r.wcs_set_at,
+          Agreement: r.agreement ?? 'Pending',
+        },
 });
 
 /** The board's reads on an open, migrated database. */

@@ -100,8 +100,19 @@ export function lookAtBound(s: BoundSettings, m: StorageMeasure, aheadBytes = 0)
     if (boundBytes === null || byFree < boundBytes) [boundBytes, boundBy] = [Math.max(0, byFree), 'HistoryKeepFreeShare'];
   }
   if (boundBytes === null) return { boundBytes, boundBy, filesBytes, databaseBudgetBytes: null, cutShare: 0, diskLow, lowBelowBytes };
-  const databaseBudgetBytes = Math.max(0, boundBytes - Math.max(m.walBytes, s.walAllowanceBytes) - Math.max(m.trafficLogBytes, s.trafficLogMaxBytes));
-  return { boundBytes, boundBy, filesBytes, databaseBudgetBytes, cutShare: cutShare(m.usedDatabaseBytes, databaseBudgetBytes, m.history.rows, aheadBytes), diskLow, lowBelowBytes };
+  const databaseBudgetBytes = Math.max(
+    0,
+    boundBytes - Math.max(m.walBytes, s.walAllowanceBytes) - Math.max(m.trafficLogBytes, s.trafficLogMaxBytes),
+  );
+  return {
+    boundBytes,
+    boundBy,
+    filesBytes,
+    databaseBudgetBytes,
+    cutShare: cutShare(m.usedDatabaseBytes, databaseBudgetBytes, m.history.rows, aheadBytes),
+    diskLow,
+    lowBelowBytes,
+  };
 }
 
 /**
@@ -128,7 +139,12 @@ export function project(s: Pick<BoundSettings, 'retentionDays'>, m: StorageMeasu
   const daysFit = look.databaseBudgetBytes / bytesPerDay;
   const retentionMet = daysFit >= s.retentionDays;
   const untilFullMs = (Math.max(0, look.databaseBudgetBytes - m.usedDatabaseBytes) / bytesPerDay) * DAY_MS;
-  return { bytesPerDay: Math.round(bytesPerDay), daysFit: Math.round(daysFit * 1000) / 1000, retentionMet, sizeCutsFrom: retentionMet ? null : new Date(now.getTime() + untilFullMs).toISOString() };
+  return {
+    bytesPerDay: Math.round(bytesPerDay),
+    daysFit: Math.round(daysFit * 1000) / 1000,
+    retentionMet,
+    sizeCutsFrom: retentionMet ? null : new Date(now.getTime() + untilFullMs).toISOString(),
+  };
 }
 
 /** The smallest bound that keeps the WAL's usual limits; below it the WAL starts over sooner, to leave the history its share. */

@@ -5,7 +5,20 @@ import type { Db } from './connection';
 /** One thing that happened to an item, at a time (ISO-8601 UTC). */
 export interface ItemEvent {
   Time: string;
-  Event: 'RequestReceived' | 'RequestDelivered' | 'RequestRemoved' | 'RequestWaiting' | 'RequestDeadLettered' | 'AssignmentPosted' | 'AssignmentAcknowledged' | 'AssignmentDropped' | 'AssignmentQueued' | 'VerifyReceived' | 'VerifyDelivered' | 'VerifyWaiting' | 'VerifyDeadLettered';
+  Event:
+    | 'RequestReceived'
+    | 'RequestDelivered'
+    | 'RequestRemoved'
+    | 'RequestWaiting'
+    | 'RequestDeadLettered'
+    | 'AssignmentPosted'
+    | 'AssignmentAcknowledged'
+    | 'AssignmentDropped'
+    | 'AssignmentQueued'
+    | 'VerifyReceived'
+    | 'VerifyDelivered'
+    | 'VerifyWaiting'
+    | 'VerifyDeadLettered';
   /** The event in words. */
   Text: string;
   RecirculationCount?: number;
@@ -63,24 +76,57 @@ type Received = { type: string; received_at: string; destination: string | null 
 /** A REQUEST's or VERIFY's arrival from the sorter. */
 function receivedEvent(r: Received, rc: number | undefined): ItemEvent {
   return r.type === 'REQUEST'
-    ? { Time: r.received_at, Event: 'RequestReceived', Text: `REQUEST from the sorter${rc !== undefined ? `, recirculation ${rc}` : ''}`, RecirculationCount: rc }
-    : { Time: r.received_at, Event: 'VerifyReceived', Text: `VERIFY from the sorter: reached ${r.destination}`, Destination: r.destination ?? undefined };
+    ? {
+        Time: r.received_at,
+        Event: 'RequestReceived',
+        Text: `REQUEST from the sorter${rc !== undefined ? `, recirculation ${rc}` : ''}`,
+        RecirculationCount: rc,
+      }
+    : {
+        Time: r.received_at,
+        Event: 'VerifyReceived',
+        Text: `VERIFY from the sorter: reached ${r.destination}`,
+        Destination: r.destination ?? undefined,
+      };
 }
 
 /** A message in the history: it arrived, and was handed to a WCS or taken out of its queue. */
 function deliveredEvents(r: DeliveredRow): ItemEvent[] {
   const rc = r.type === 'REQUEST' ? (r.rc ?? undefined) : undefined;
   if (r.removed_reason)
-    return [receivedEvent(r, rc), { Time: r.delivered_at, Event: 'RequestRemoved', Text: `REQUEST taken out of the queue: ${r.removed_reason}`, Reason: r.removed_reason, RecirculationCount: rc }];
+    return [
+      receivedEvent(r, rc),
+      {
+        Time: r.delivered_at,
+        Event: 'RequestRemoved',
+        Text: `REQUEST taken out of the queue: ${r.removed_reason}`,
+        Reason: r.removed_reason,
+        RecirculationCount: rc,
+      },
+    ];
   const who = `${r.client_address ?? 'a client'}${r.attempt > 1 ? ` (delivery ${r.attempt})` : ''}`;
   const event = r.type === 'REQUEST' ? 'RequestDelivered' : 'VerifyDelivered';
-  return [receivedEvent(r, rc), { Time: r.delivered_at, Event: event, Text: `${r.type} handed to ${who}`, Client: r.client_address, Attempt: r.attempt, ReadProof: r.read_proof, RecirculationCount: rc }];
+  return [
+    receivedEvent(r, rc),
+    {
+      Time: r.delivered_at,
+      Event: event,
+      Text: `${r.type} handed to ${who}`,
+      Client: r.client_address,
+      Attempt: r.attempt,
+      ReadProof: r.read_proof,
+      RecirculationCount: rc,
+    },
+  ];
 }
 
 /** A message still waiting in the sortation queue. */
 function queuedEvents(r: QueuedRow): ItemEvent[] {
   const event = r.type === 'REQUEST' ? 'RequestWaiting' : 'VerifyWaiting';
-  return [receivedEvent(r, r.recirculation_count ?? undefined), { Time: r.received_at, Event: event, Text: `${r.type} waiting in the sortation queue for a WCS` }];
+  return [
+    receivedEvent(r, r.recirculation_count ?? undefined),
+    { Time: r.received_at, Event: event, Text: `${r.type} waiting in the sortation queue for a WCS` },
+  ];
 }
 
 /** A message moved to the dead letters. */
@@ -89,30 +135,89 @@ function deadEvents(r: DeadRow): ItemEvent[] {
   const who = r.last_client_address ?? 'a client';
   const Text = `${r.type} moved to the dead letters: handed out ${r.attempts} times without proof of the read, last to ${who}`;
   const event = r.type === 'REQUEST' ? 'RequestDeadLettered' : 'VerifyDeadLettered';
-  return [receivedEvent(r, rc), { Time: r.dead_at, Event: event, Text, Client: r.last_client_address, Attempt: r.attempts, RecirculationCount: rc }];
+  return [
+    receivedEvent(r, rc),
+    { Time: r.dead_at, Event: event, Text, Client: r.last_client_address, Attempt: r.attempts, RecirculationCount: rc },
+  ];
 }
 
 /** An assignment: posted, then acknowledged, dropped, or still waiting for the sorter. */
 function assignmentEvents(r: OutboxRow): ItemEvent[] {
-  const posted: ItemEvent = { Time: r.created_at, Event: 'AssignmentPosted', Text: `assignment to ${r.destination} posted by ${r.client_address ?? 'a client'}`, Destination: r.destination, Client: r.client_address };
+  const posted: ItemEvent = {
+    Time: r.created_at,
+    Event: 'AssignmentPosted',
+    Text: `assignment to ${r.destination} posted by ${r.client_address ?? 'a client'}`,
+    Destination: r.destination,
+    Client: r.client_address,
+  };
   const settledAt = r.settled_at ?? r.created_at;
-  if (r.fate === 'Acknowledged') return [posted, { Time: settledAt, Event: 'AssignmentAcknowledged', Text: `assignment to ${r.destination} acknowledged by the sorter`, Destination: r.destination }];
-  if (r.fate === 'Dropped') return [posted, { Time: settledAt, Event: 'AssignmentDropped', Text: `assignment to ${r.destination} dropped, not sent: ${r.reason}`, Destination: r.destination, Reason: r.reason ?? '' }];
-  return [posted, { Time: r.created_at, Event: 'AssignmentQueued', Text: `assignment to ${r.destination} waiting for the sorter's acknowledgement`, Destination: r.destination }];
+  if (r.fate === 'Acknowledged')
+    return [
+      posted,
+      {
+        Time: settledAt,
+        Event: 'AssignmentAcknowledged',
+        Text: `assignment to ${r.destination} acknowledged by the sorter`,
+        Destination: r.destination,
+      },
+    ];
+  if (r.fate === 'Dropped')
+    return [
+      posted,
+      {
+        Time: settledAt,
+        Event: 'AssignmentDropped',
+        Text: `assignment to ${r.destination} dropped, not sent: ${r.reason}`,
+        Destination: r.destination,
+        Reason: r.reason ?? '',
+      },
+    ];
+  return [
+    posted,
+    {
+      Time: r.created_at,
+      Event: 'AssignmentQueued',
+      Text: `assignment to ${r.destination} waiting for the sorter's acknowledgement`,
+      Destination: r.destination,
+    },
+  ];
 }
 
 /** Oldest first; at the same instant, in the order an item lives through them. */
-const EVENT_ORDER = ['RequestReceived', 'RequestWaiting', 'RequestDelivered', 'RequestRemoved', 'RequestDeadLettered', 'AssignmentPosted', 'AssignmentQueued', 'AssignmentAcknowledged', 'AssignmentDropped', 'VerifyReceived', 'VerifyWaiting', 'VerifyDelivered', 'VerifyDeadLettered'];
+const EVENT_ORDER = [
+  'RequestReceived',
+  'RequestWaiting',
+  'RequestDelivered',
+  'RequestRemoved',
+  'RequestDeadLettered',
+  'AssignmentPosted',
+  'AssignmentQueued',
+  'AssignmentAcknowledged',
+  'AssignmentDropped',
+  'VerifyReceived',
+  'VerifyWaiting',
+  'VerifyDelivered',
+  'VerifyDeadLettered',
+];
 
 /** Reads an item's timeline from an open database (statements prepared once). */
 export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
   // delivered_messages: delivered_history with each body whole (migrations/012).
-  const delivered = db.prepare<[string], DeliveredRow>("SELECT type, destination, body ->> '$.RecirculationCount' AS rc, received_at, delivered_at, client_address, attempt, read_proof, removed_reason FROM delivered_messages WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')");
-  const queued = db.prepare<[string], QueuedRow>('SELECT type, destination, recirculation_count, received_at FROM sortation_queue WHERE track_id = ?');
+  const delivered = db.prepare<[string], DeliveredRow>(
+    "SELECT type, destination, body ->> '$.RecirculationCount' AS rc, received_at, delivered_at, client_address, attempt, read_proof, removed_reason FROM delivered_messages WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')",
+  );
+  const queued = db.prepare<[string], QueuedRow>(
+    'SELECT type, destination, recirculation_count, received_at FROM sortation_queue WHERE track_id = ?',
+  );
   // Settled in outbox_history; still waiting for the sorter in the outbox (migrations/009).
-  const outbox = db.prepare<{ t: string }, OutboxRow>(`SELECT destination, client_address, created_at, fate, settled_at, reason FROM outbox_history WHERE track_id = @t AND kind = 'ASSIGNMENT'
+  const outbox = db.prepare<
+    { t: string },
+    OutboxRow
+  >(`SELECT destination, client_address, created_at, fate, settled_at, reason FROM outbox_history WHERE track_id = @t AND kind = 'ASSIGNMENT'
     UNION ALL SELECT destination, client_address, created_at, 'Queued', NULL, NULL FROM outbox WHERE track_id = @t AND kind = 'ASSIGNMENT'`);
-  const dead = db.prepare<[string], DeadRow>("SELECT type, destination, payload, received_at, dead_at, attempts, last_client_address FROM dead_letters WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')");
+  const dead = db.prepare<[string], DeadRow>(
+    "SELECT type, destination, payload, received_at, dead_at, attempts, last_client_address FROM dead_letters WHERE track_id = ? AND type IN ('REQUEST', 'VERIFY')",
+  );
   return (trackId) => {
     const events = [
       ...delivered.all(trackId).flatMap(deliveredEvents),
@@ -122,6 +227,9 @@ export function itemTrace(db: Db): (trackId: string) => ItemTimeline | null {
     ];
     if (events.length === 0) return null;
     events.sort((a, b) => a.Time.localeCompare(b.Time) || EVENT_ORDER.indexOf(a.Event) - EVENT_ORDER.indexOf(b.Event));
-    return { TrackID: trackId, Events: events.map((e) => Object.fromEntries(Object.entries(e).filter(([, v]) => v !== undefined)) as unknown as ItemEvent) };
+    return {
+      TrackID: trackId,
+      Events: events.map((e) => Object.fromEntries(Object.entries(e).filter(([, v]) => v !== undefined)) as unknown as ItemEvent),
+    };
   };
 }

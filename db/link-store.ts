@@ -48,7 +48,15 @@ export interface LinkWrites {
    * `id`: the queue id given it on arrival (lib/queue/uncommitted.ts: it may be handed out under
    * it before this commit); null takes the next.
    */
-  acceptFromPeer(peer: string, seq: number, after: number | null, message: SorterMessage, at: string, dropSuperseded?: boolean, id?: number | null): Accepted;
+  acceptFromPeer(
+    peer: string,
+    seq: number,
+    after: number | null,
+    message: SorterMessage,
+    at: string,
+    dropSuperseded?: boolean,
+    id?: number | null,
+  ): Accepted;
   /** Move an outbox entry the sorter can no longer use to outbox_dropped, with the reason. */
   dropFromOutbox(entry: OutboxEntry, reason: string, at: string): void;
 }
@@ -82,7 +90,9 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
   const insert = db.prepare('INSERT OR IGNORE INTO link_state (peer, our_epoch, updated_at) VALUES (?, ?, ?)');
   const setSession = db.prepare('UPDATE link_state SET peer_epoch = ?, last_seq_in = ?, updated_at = ? WHERE peer = ?');
   // `@after` NULL: any stored number (the peer's numbering taken as it comes).
-  const setLastIn = db.prepare('UPDATE link_state SET last_seq_in = @seq, updated_at = @at WHERE peer = @peer AND (@after IS NULL OR last_seq_in = @after)');
+  const setLastIn = db.prepare(
+    'UPDATE link_state SET last_seq_in = @seq, updated_at = @at WHERE peer = @peer AND (@after IS NULL OR last_seq_in = @after)',
+  );
   const insertDropped = db.prepare(`INSERT OR REPLACE INTO outbox_dropped (id, kind, track_id, destination, created_at, dropped_at, reason)
     VALUES (@id, @kind, @track_id, @destination, @created_at, @dropped_at, @reason)`);
   const deleteOutbox = db.prepare('DELETE FROM outbox WHERE id = ?');
@@ -94,17 +104,29 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
     return toSession(row);
   };
 
-  const acceptFromPeer = db.transaction((peer: string, seq: number, after: number | null, message: SorterMessage, at: string, dropSuperseded = false, given: number | null = null): Accepted => {
-    if (setLastIn.run({ seq, at, peer, after }).changes === 0) {
-      const stored = select.get(peer)?.last_seq_in;
-      throw new Error(`telegram ${seq} from ${peer} out of sequence: expected the last stored number to be ${after}, it is ${stored ?? 'missing'}`);
-    }
-    const [id] = queues.enqueue([message], at, [given]);
-    if (id === undefined) throw new Error('enqueue returned no id for the message');
-    // A newer REQUEST for the item: the older ones can no longer be used by anybody.
-    const superseded = dropSuperseded && message.Type === 'REQUEST' ? queues.supersedeRequests(message.TrackID, id, at) : 0;
-    return { id, superseded };
-  });
+  const acceptFromPeer = db.transaction(
+    (
+      peer: string,
+      seq: number,
+      after: number | null,
+      message: SorterMessage,
+      at: string,
+      dropSuperseded = false,
+      given: number | null = null,
+    ): Accepted => {
+      if (setLastIn.run({ seq, at, peer, after }).changes === 0) {
+        const stored = select.get(peer)?.last_seq_in;
+        throw new Error(
+          `telegram ${seq} from ${peer} out of sequence: expected the last stored number to be ${after}, it is ${stored ?? 'missing'}`,
+        );
+      }
+      const [id] = queues.enqueue([message], at, [given]);
+      if (id === undefined) throw new Error('enqueue returned no id for the message');
+      // A newer REQUEST for the item: the older ones can no longer be used by anybody.
+      const superseded = dropSuperseded && message.Type === 'REQUEST' ? queues.supersedeRequests(message.TrackID, id, at) : 0;
+      return { id, superseded };
+    },
+  );
 
   const dropFromOutbox = db.transaction((entry: OutboxEntry, reason: string, at: string) => {
     const m = entry.message;
@@ -128,7 +150,8 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
   return {
     ensurePeerSession,
     setPeerSession: (peer, epoch, lastSeqIn, at) => setPeerSession.immediate(peer, epoch, lastSeqIn, at),
-    acceptFromPeer: (peer, seq, after, message, at, dropSuperseded, id) => acceptFromPeer.immediate(peer, seq, after, message, at, dropSuperseded, id),
+    acceptFromPeer: (peer, seq, after, message, at, dropSuperseded, id) =>
+      acceptFromPeer.immediate(peer, seq, after, message, at, dropSuperseded, id),
     dropFromOutbox: (entry, reason, at) => dropFromOutbox.immediate(entry, reason, at),
   };
 }

@@ -108,11 +108,21 @@ export function outboxWrites(db: Db): OutboxWrites {
   const remove = db.prepare('DELETE FROM outbox WHERE id = ?');
   const reserved = db.prepare<[], number>('SELECT upto FROM outbox_reserved').pluck();
   const reserve = db.prepare('UPDATE outbox_reserved SET upto = ? WHERE upto < ?');
-  const skip = db.prepare("UPDATE id_floors SET floor = (SELECT upto FROM outbox_reserved) WHERE name = 'outbox' AND floor < (SELECT upto FROM outbox_reserved)");
+  const skip = db.prepare(
+    "UPDATE id_floors SET floor = (SELECT upto FROM outbox_reserved) WHERE name = 'outbox' AND floor < (SELECT upto FROM outbox_reserved)",
+  );
   const release = db.prepare(`UPDATE outbox_reserved SET upto = ${lastIdOf('outbox')}`);
   const board = destinationBoardWrites(db);
   const insertEntry = (message: OutboundMessage, clientAddress: string | null, createdAt: string): number => {
-    const none = { track_id: null, barcode: null, destination_status: null, destination_text: null, light_status: null, light_color: null, batch_door_status: null };
+    const none = {
+      track_id: null,
+      barcode: null,
+      destination_status: null,
+      destination_text: null,
+      light_status: null,
+      light_color: null,
+      batch_door_status: null,
+    };
     const columns =
       message.kind === 'ASSIGNMENT'
         ? { ...none, track_id: message.body.TrackID, barcode: message.body.Barcode, destination: message.body.Destination }
@@ -126,17 +136,22 @@ export function outboxWrites(db: Db): OutboxWrites {
             batch_door_status: message.body.BatchDoorStatus,
           };
     // Its id is also the number of its telegram to the sorter: never given twice (nextId).
-    return Number(insert.run({ ...columns, id: null, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid);
+    return Number(
+      insert.run({ ...columns, id: null, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid,
+    );
   };
   // A destination setting and its tile on the board, all or none, in the same commit (a savepoint
   // inside the writer's transaction); an assignment stays one statement.
-  const addSetting = db.transaction((message: OutboundMessage & { kind: 'DESTINATION' }, clientAddress: string | null, createdAt: string): number => {
-    const id = insertEntry(message, clientAddress, createdAt);
-    board.set(message.body, clientAddress, createdAt);
-    return id;
-  });
+  const addSetting = db.transaction(
+    (message: OutboundMessage & { kind: 'DESTINATION' }, clientAddress: string | null, createdAt: string): number => {
+      const id = insertEntry(message, clientAddress, createdAt);
+      board.set(message.body, clientAddress, createdAt);
+      return id;
+    },
+  );
   return {
-    addToOutbox: (message, clientAddress, createdAt) => (message.kind === 'DESTINATION' ? addSetting(message, clientAddress, createdAt) : insertEntry(message, clientAddress, createdAt)),
+    addToOutbox: (message, clientAddress, createdAt) =>
+      message.kind === 'DESTINATION' ? addSetting(message, clientAddress, createdAt) : insertEntry(message, clientAddress, createdAt),
     removeFromOutbox: (id) => remove.run(id).changes > 0,
     reservedUpTo: () => reserved.get() ?? 0, // migrations/011 inserts its one row
     reserveUpTo: (id) => void reserve.run(id, id),

@@ -56,7 +56,10 @@ export function queueReads(db: Db): QueueReads {
   return {
     head<Q extends QueueName>(queue: Q, skip: Iterable<number>): StoredMessage<Q> | undefined {
       const skipped = JSON.stringify([...skip]);
-      const found = queue === 'sortation' ? withMessage(heads.sortation.get(skipped), sortationMessage) : withMessage(heads.destination.get(skipped), destinationMessage);
+      const found =
+        queue === 'sortation'
+          ? withMessage(heads.sortation.get(skipped), sortationMessage)
+          : withMessage(heads.destination.get(skipped), destinationMessage);
       if (!found) return undefined;
       return { id: found.row.id, queue, message: found.message as QueueMessages[Q], receivedAt: found.row.received_at };
     },

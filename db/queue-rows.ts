@@ -105,7 +105,8 @@ function sortationParams(m: InductDto | VerifyDto, receivedAt: string) {
 type IdTable = 'sortation_queue' | 'destination_queue' | 'outbox';
 
 /** The highest id a table has given, those of rows that have left it too (id_floors, migrations/010). */
-export const lastIdOf = (table: IdTable) => `max((SELECT floor FROM id_floors WHERE name = '${table}'), coalesce((SELECT max(id) FROM ${table}), 0))`;
+export const lastIdOf = (table: IdTable) =>
+  `max((SELECT floor FROM id_floors WHERE name = '${table}'), coalesce((SELECT max(id) FROM ${table}), 0))`;
 
 /**
  * The id of a new row: the one given (a dead letter back in its place, a telegram's id given on

@@ -4,7 +4,15 @@
 import type { Db } from './connection';
 import type { SorterMessage } from '../model/messages';
 import { destinationBoardWrites } from './destination-board-store';
-import { type SortationRow, type StoredMessage, historyPayload, messageColumns, messageDelete, messageInsert, sortationMessage } from './queue-rows';
+import {
+  type SortationRow,
+  type StoredMessage,
+  historyPayload,
+  messageColumns,
+  messageDelete,
+  messageInsert,
+  sortationMessage,
+} from './queue-rows';
 
 /** Who received a message, when, and how the read was proved: written to delivered_history as the message leaves. */
 export interface Delivery {
@@ -58,11 +66,17 @@ function historyInsert(db: Db): (stored: StoredMessage, delivery: Delivery, remo
  */
 function requestRemovals(db: Db, insertHistory: ReturnType<typeof historyInsert>) {
   const removeWithReason = (reason: 'Superseded' | 'Expired', where: string) => {
-    const select = db.prepare<Record<string, string | number>, SortationRow>(`SELECT * FROM sortation_queue WHERE type = 'REQUEST' AND ${where} ORDER BY id`);
+    const select = db.prepare<Record<string, string | number>, SortationRow>(
+      `SELECT * FROM sortation_queue WHERE type = 'REQUEST' AND ${where} ORDER BY id`,
+    );
     const remove = db.prepare(`DELETE FROM sortation_queue WHERE type = 'REQUEST' AND ${where}`);
     return (params: Record<string, string | number>, at: string): number => {
       for (const row of select.all(params)) {
-        insertHistory({ id: row.id, queue: 'sortation', message: sortationMessage(row), receivedAt: row.received_at }, { deliveredAt: at, clientAddress: null }, reason);
+        insertHistory(
+          { id: row.id, queue: 'sortation', message: sortationMessage(row), receivedAt: row.received_at },
+          { deliveredAt: at, clientAddress: null },
+          reason,
+        );
       }
       return remove.run(params).changes;
     };

@@ -58,7 +58,8 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
       ...outboxReads(reader),
       addToOutbox: async (message, clientAddress, createdAt, options = {}) => {
         try {
-          if (!options.beforeSync) return { written: true, value: await writer.run('addToOutbox', [message, clientAddress, createdAt], options) };
+          if (!options.beforeSync)
+            return { written: true, value: await writer.run('addToOutbox', [message, clientAddress, createdAt], options) };
           const { value, ...unsynced } = await writer.runUnsynced('addToOutboxUnsynced', [message, clientAddress, createdAt], options);
           return { written: true, value, unsynced };
         } catch (err) {
@@ -72,7 +73,8 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
       ...linkReads(reader),
       ensurePeerSession: (peer, at) => writer.run('ensurePeerSession', [peer, at]),
       setPeerSession: (peer, epoch, lastSeqIn, at) => writer.run('setPeerSession', [peer, epoch, lastSeqIn, at]),
-      acceptFromPeer: (peer, seq, after, message, at, dropSuperseded, id) => writer.run('acceptFromPeer', [peer, seq, after, message, at, dropSuperseded, id]),
+      acceptFromPeer: (peer, seq, after, message, at, dropSuperseded, id) =>
+        writer.run('acceptFromPeer', [peer, seq, after, message, at, dropSuperseded, id]),
       dropFromOutbox: (entry, reason, at) => writer.run('dropFromOutbox', [entry, reason, at]),
     },
     history: {

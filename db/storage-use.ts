@@ -25,7 +25,9 @@ export function rotatedFilesBytes(file: string): number {
   } catch {
     return 0;
   }
-  return names.filter((n) => n === base || (n.startsWith(`${base}.`) && /^\d+$/.test(n.slice(base.length + 1)))).reduce((sum, n) => sum + fileBytes(path.join(path.dirname(file), n)), 0);
+  return names
+    .filter((n) => n === base || (n.startsWith(`${base}.`) && /^\d+$/.test(n.slice(base.length + 1))))
+    .reduce((sum, n) => sum + fileBytes(path.join(path.dirname(file), n)), 0);
 }
 
 /** The file system that holds `dir`: its size and what an unprivileged writer may still use; nulls when unknown. */
@@ -46,7 +48,11 @@ export function usedDatabaseBytes(db: Db): number {
 }
 
 /** Measure the stores: `database` the SQLite file (its WAL beside it), `trafficLog` Service_PLC.log if the service keeps one. */
-export function measureStorage(db: Db, history: Pick<HistoryReads, 'extent'>, files: { database: string; trafficLog?: string }): StorageMeasure {
+export function measureStorage(
+  db: Db,
+  history: Pick<HistoryReads, 'extent'>,
+  files: { database: string; trafficLog?: string },
+): StorageMeasure {
   const { sizeBytes, freeBytes } = fileSystemOf(path.dirname(files.database));
   return {
     databaseBytes: fileBytes(files.database),

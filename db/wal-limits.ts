@@ -24,15 +24,27 @@ export interface WalLimits {
  * often. Emptying the file is kept for when the WAL endangers the disk: past a quarter of the free
  * space, or past 1 GB (a runaway, when a reader kept it from starting over).
  */
-export const WAL_LIMITS: WalLimits = { restartBytes: 16 * 1048576, maxBytes: 1024 * 1048576, freeShare: 0.25, writerWaitMs: 100, busyBackoffMs: 10_000 };
+export const WAL_LIMITS: WalLimits = {
+  restartBytes: 16 * 1048576,
+  maxBytes: 1024 * 1048576,
+  freeShare: 0.25,
+  writerWaitMs: 100,
+  busyBackoffMs: 10_000,
+};
 
 /**
  * What the writer must be asked for beyond the checkpoint thread's PASSIVE copy: `TRUNCATE` when the WAL file endangers
  * the disk, `RESTART` when the WAL holds `restartBytes` since its last start, else nothing.
  * `walBytes`: the frames since the WAL last started over; `walFileBytes`: the file's size.
  */
-export function checkpointNeeded(walBytes: number, walFileBytes: number, freeBytes: number, limits: WalLimits): 'TRUNCATE' | 'RESTART' | null {
-  if (walFileBytes > 0 && (walFileBytes > limits.maxBytes || (limits.freeShare > 0 && walFileBytes > freeBytes * limits.freeShare))) return 'TRUNCATE';
+export function checkpointNeeded(
+  walBytes: number,
+  walFileBytes: number,
+  freeBytes: number,
+  limits: WalLimits,
+): 'TRUNCATE' | 'RESTART' | null {
+  if (walFileBytes > 0 && (walFileBytes > limits.maxBytes || (limits.freeShare > 0 && walFileBytes > freeBytes * limits.freeShare)))
+    return 'TRUNCATE';
   if (walBytes >= limits.restartBytes) return 'RESTART';
   return null;
 }
@@ -53,5 +65,14 @@ export function walCheckpoint(db: { pragma(source: string): unknown }, mode: 'PA
 }
 
 function isCheckpointRow(row: unknown): row is CheckpointRow {
-  return typeof row === 'object' && row !== null && 'busy' in row && typeof row.busy === 'number' && 'log' in row && typeof row.log === 'number' && 'checkpointed' in row && typeof row.checkpointed === 'number';
+  return (
+    typeof row === 'object' &&
+    row !== null &&
+    'busy' in row &&
+    typeof row.busy === 'number' &&
+    'log' in row &&
+    typeof row.log === 'number' &&
+    'checkpointed' in row &&
+    typeof row.checkpointed === 'number'
+  );
 }

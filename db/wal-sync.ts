@@ -149,7 +149,12 @@ export class WalSync {
       status.set(Field.SyncSince, 0);
       if (!err) status.add(Field.SyncedCommits, 1);
       const ms = performance.now() - this.syncStartedAt;
-      if (ms >= this.options.slowSyncMs) this.options.post({ type: 'slow-sync', ms: Math.round(ms), answeredEarly: Number(status.get(Field.AnsweredBeforeSync) - earlyBefore) });
+      if (ms >= this.options.slowSyncMs)
+        this.options.post({
+          type: 'slow-sync',
+          ms: Math.round(ms),
+          answeredEarly: Number(status.get(Field.AnsweredBeforeSync) - earlyBefore),
+        });
       const done = this.syncing ?? [];
       this.syncing = null;
       this.settle(done, err ? errorText(err) : null);

@@ -12,7 +12,10 @@ export interface RunOptions {
 
 /** The writer gave up on a command before starting it: nothing of it was written. */
 export class WriteCancelled extends Error {
-  constructor(readonly op: string, readonly afterMs: number) {
+  constructor(
+    readonly op: string,
+    readonly afterMs: number,
+  ) {
     super(`${op} not written: the storage did not start it within ${afterMs} ms`);
     this.name = 'WriteCancelled';
   }
@@ -20,7 +23,10 @@ export class WriteCancelled extends Error {
 
 /** A write that failed in the database (its own error, or its transaction's). */
 export class WriteFailed extends Error {
-  constructor(readonly op: string, reason: string) {
+  constructor(
+    readonly op: string,
+    reason: string,
+  ) {
     super(`${op} failed: ${reason}`);
     this.name = 'WriteFailed';
   }
@@ -238,7 +244,14 @@ export class WriteQueue {
    * commands at 50 items/s for 10 s) settles in slices with the event loop's I/O in between, so a
    * /status, a telegram or a GET is not kept waiting behind the whole backlog's continuations.
    */
-  private settleFrom(results: CommandResult[], from: number, now: number, waited: number[], committed: boolean, unsynced: ReadonlySet<number> | null): void {
+  private settleFrom(
+    results: CommandResult[],
+    from: number,
+    now: number,
+    waited: number[],
+    committed: boolean,
+    unsynced: ReadonlySet<number> | null,
+  ): void {
     const to = Math.min(results.length, from + SETTLE_CHUNK);
     for (const [seq, ok, value] of results.slice(from, to)) {
       const w = this.waiting.get(seq);

@@ -6,7 +6,17 @@ import { DEFAULT_TIMING, type Held, type Plan, planTransaction, wakeAt } from '.
 import { type Db, openDatabase } from './connection';
 import { type OutboxWrites, RESERVED_IDS_AT_A_TIME, outboxWrites } from './outbox-store';
 import { type Owed, WalSync } from './wal-sync';
-import { type Command, type CommitTiming, type FromWriter, type WriterData, Cancel, Field, Phase, StatusFields, errorText } from './writer-protocol';
+import {
+  type Command,
+  type CommitTiming,
+  type FromWriter,
+  type WriterData,
+  Cancel,
+  Field,
+  Phase,
+  StatusFields,
+  errorText,
+} from './writer-protocol';
 
 type Result = [number, true, unknown] | [number, false, string];
 type OutsideCommands = ReturnType<typeof outsideTransactionCommands>;

@@ -65,8 +65,15 @@ export class Writer {
     readOnly: boolean,
     private readonly options: WriterOptions,
   ) {
-    const gathering = { coalesceMs: coalesceMs((options.timing ?? DEFAULT_TIMING).windowMs), postGroupMs: options.postGroupMs ?? POST_GROUP_MS };
-    this.queue = new WriteQueue((batch) => worker.postMessage(batch), (writes, waitedMs) => options.onCommit?.(writes, waitedMs), gathering);
+    const gathering = {
+      coalesceMs: coalesceMs((options.timing ?? DEFAULT_TIMING).windowMs),
+      postGroupMs: options.postGroupMs ?? POST_GROUP_MS,
+    };
+    this.queue = new WriteQueue(
+      (batch) => worker.postMessage(batch),
+      (writes, waitedMs) => options.onCommit?.(writes, waitedMs),
+      gathering,
+    );
     this.monitor = new StorageMonitor(status64, readOnly, options);
     worker.on('message', (m: FromWriter) => this.onMessage(m));
     worker.on('error', (err) => this.stopped(`the writer thread failed: ${err.message}`));

@@ -98,6 +98,16 @@ export class EmulatedDestinations {
   }
 
   private scan(d: Destination, button: number): void {
-    this.c.scan({ Type: 'SCAN', Destination: d.id, DestinationStatus: d.status, DestinationText: d.text, LightStatus: d.light, LightColor: d.color, ButtonID: button, MessageCode: 211, BatchDoorStatus: d.door });
+    this.c.scan({
+      Type: 'SCAN',
+      Destination: d.id,
+      DestinationStatus: d.status,
+      DestinationText: d.text,
+      LightStatus: d.light,
+      LightColor: d.color,
+      ButtonID: button,
+      MessageCode: 211,
+      BatchDoorStatus: d.door,
+    });
   }
 }

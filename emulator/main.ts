@@ -131,7 +131,17 @@ async function main() {
       while (Date.now() < until && (sorter.onSorter > 0 || link.unacknowledged > 0)) await new Promise((r) => setTimeout(r, 50));
     }
     sorter.stop();
-    const stats = { ...sorter.stats, ...sorter.decisionSummary(), ...link.counters, on_sorter_at_exit: sorter.onSorter, unacknowledged_at_exit: link.unacknowledged, oldest_unacknowledged_at_exit: link.oldestUnacknowledged, seed: num('seed'), rate: num('rate'), inducting_since_ms: inductingSince };
+    const stats = {
+      ...sorter.stats,
+      ...sorter.decisionSummary(),
+      ...link.counters,
+      on_sorter_at_exit: sorter.onSorter,
+      unacknowledged_at_exit: link.unacknowledged,
+      oldest_unacknowledged_at_exit: link.oldestUnacknowledged,
+      seed: num('seed'),
+      rate: num('rate'),
+      inducting_since_ms: inductingSince,
+    };
     process.stdout.write(`EMULATOR ${JSON.stringify(stats)}\n`);
     await link.close();
     process.exit(0);

@@ -76,7 +76,15 @@ export class PlcLink {
   private readonly timers: NodeJS.Timeout[] = [];
   private session: TelegramSession<number>;
   /** The counters of the sessions before the last restart. */
-  private readonly earlier: SessionCounters = { telegramsIn: 0, telegramsOut: 0, resends: 0, naksSent: 0, naksReceived: 0, duplicatesReceived: 0, garbageBytes: 0 };
+  private readonly earlier: SessionCounters = {
+    telegramsIn: 0,
+    telegramsOut: 0,
+    resends: 0,
+    naksSent: 0,
+    naksReceived: 0,
+    duplicatesReceived: 0,
+    garbageBytes: 0,
+  };
   private restarts = 0;
   private readonly timing: ReturnType<TelegramWire['settings']>;
   private readonly o: Required<Omit<PlcLinkOptions, 'misbehave' | 'log' | 'onData' | 'wire' | 'firstSeq'>> & { misbehave: Misbehaviour };
@@ -92,18 +100,32 @@ export class PlcLink {
       heartbeatMs: options.heartbeatMs ?? 2000,
       ackTimeoutMs: options.ackTimeoutMs ?? 1000,
       window: options.window ?? 64,
-      misbehave: { dropEverySeconds: 0, silentAfterSeconds: 0, silentForSeconds: 0, garbageEvery: 0, repeatEvery: 0, splitBytes: false, restartAfterSeconds: 0, ...options.misbehave },
+      misbehave: {
+        dropEverySeconds: 0,
+        silentAfterSeconds: 0,
+        silentForSeconds: 0,
+        garbageEvery: 0,
+        repeatEvery: 0,
+        splitBytes: false,
+        restartAfterSeconds: 0,
+        ...options.misbehave,
+      },
     };
     this.wire = options.wire ?? defaultWire();
     this.nextSeq = options.firstSeq ?? 1;
-    const timing = (this.timing = this.wire.settings({ heartbeatMs: this.o.heartbeatMs, ackTimeoutMs: this.o.ackTimeoutMs, window: this.o.window }));
+    const timing = (this.timing = this.wire.settings({
+      heartbeatMs: this.o.heartbeatMs,
+      ackTimeoutMs: this.o.ackTimeoutMs,
+      window: this.o.window,
+    }));
     this.session = this.newSession();
     this.server = net.createServer((socket) => this.onConnection(socket));
     this.timers.push(setInterval(() => this.tick(), Math.max(20, Math.min(timing.heartbeatMs, timing.ackTimeoutMs) / 4)));
     if (this.o.misbehave.dropEverySeconds > 0) {
       this.timers.push(setInterval(() => this.socket?.destroy(), this.o.misbehave.dropEverySeconds * 1000));
     }
-    if (this.o.misbehave.restartAfterSeconds > 0) this.timers.push(setTimeout(() => this.restart(), this.o.misbehave.restartAfterSeconds * 1000));
+    if (this.o.misbehave.restartAfterSeconds > 0)
+      this.timers.push(setTimeout(() => this.restart(), this.o.misbehave.restartAfterSeconds * 1000));
   }
 
   /** The PLC's protocol engine as it starts: it knows nothing of the host's numbering. */

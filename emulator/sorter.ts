@@ -90,7 +90,22 @@ export interface SorterStats {
  * operator's button press, and apply the settings the WCS sends (emulator/destinations.ts).
  */
 export class EmulatedSorter {
-  readonly stats: SorterStats = { inducted: 0, requests: 0, verifies: 0, scans: 0, assignments: 0, destination_settings: 0, sorted_as_assigned: 0, sorted_elsewhere: 0, recirculated: 0, rejected: 0, late_assignments: 0, unknown_assignments: 0, passes_without_assignment: 0, last_pass_without_assignment_s: null };
+  readonly stats: SorterStats = {
+    inducted: 0,
+    requests: 0,
+    verifies: 0,
+    scans: 0,
+    assignments: 0,
+    destination_settings: 0,
+    sorted_as_assigned: 0,
+    sorted_elsewhere: 0,
+    recirculated: 0,
+    rejected: 0,
+    late_assignments: 0,
+    unknown_assignments: 0,
+    passes_without_assignment: 0,
+    last_pass_without_assignment_s: null,
+  };
   /** REQUEST sent to assignment received, ms, one sample per pass that got an assignment. */
   private readonly decisionMs = new LatencyWindow(100_000);
   /** The longest of them, over the whole run (the window keeps only the last 100,000). */
@@ -158,7 +173,11 @@ export class EmulatedSorter {
   /** Decision round trip percentiles and maximum (ms), as seen by the sorter. */
   decisionSummary(): { decision_p50_ms: number | null; decision_p99_ms: number | null; decision_max_ms: number | null } {
     const { P50Ms, P99Ms } = this.decisionMs.summary();
-    return { decision_p50_ms: P50Ms, decision_p99_ms: P99Ms, decision_max_ms: this.decisionMaxMs === null ? null : Math.round(this.decisionMaxMs * 100) / 100 };
+    return {
+      decision_p50_ms: P50Ms,
+      decision_p99_ms: P99Ms,
+      decision_max_ms: this.decisionMaxMs === null ? null : Math.round(this.decisionMaxMs * 100) / 100,
+    };
   }
 
   /** Items still on the sorter. */
@@ -219,7 +238,18 @@ export class EmulatedSorter {
     item.assigned = null;
     item.decided = false;
     item.requestedAt = performance.now();
-    const m: InductDto = { Type: 'REQUEST', TrackID: item.trackId, Barcode: item.barcode, MessageCode: 210, InductLocation: this.inductName, RecirculationCount: item.recirculations, Length: item.length, Width: item.width, Height: item.height, Weight: item.weight };
+    const m: InductDto = {
+      Type: 'REQUEST',
+      TrackID: item.trackId,
+      Barcode: item.barcode,
+      MessageCode: 210,
+      InductLocation: this.inductName,
+      RecirculationCount: item.recirculations,
+      Length: item.length,
+      Width: item.width,
+      Height: item.height,
+      Weight: item.weight,
+    };
     this.send(m);
     this.stats.requests += 1;
     this.after(this.o.decisionWindowMs, () => this.decide(item));

@@ -32,7 +32,12 @@ const freePort = () =>
   });
 
 /** Start a node child and resolve with the first stdout line matching `ready`. */
-function start(args: string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean, onLine: (line: string) => void = () => {}): Promise<ChildProcess> {
+function start(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: (line: string) => boolean,
+  onLine: (line: string) => void = () => {},
+): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] as const });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code}`)));
@@ -50,23 +55,43 @@ async function main() {
   fs.mkdirSync(home, { recursive: true });
   const sorterPort = await freePort();
   const httpPort = Number(values.port);
-  fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify({ TestMode: false, Port: httpPort, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: sorterPort } }, null, 2));
+  fs.writeFileSync(
+    path.join(home, 'config.json'),
+    JSON.stringify({ TestMode: false, Port: httpPort, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: sorterPort } }, null, 2),
+  );
 
   let emulatorSummary = '';
   const emulator = await start(
-    [path.join(projectRoot, 'dist/emulator/main.js'), '--port', String(sorterPort), '--rate', values.rate, '--seed', values.seed, '--duration', String(duration)],
+    [
+      path.join(projectRoot, 'dist/emulator/main.js'),
+      '--port',
+      String(sorterPort),
+      '--rate',
+      values.rate,
+      '--seed',
+      values.seed,
+      '--duration',
+      String(duration),
+    ],
     {},
     (l) => l.startsWith('emulator listening'),
     (l) => l.startsWith('EMULATOR ') && (emulatorSummary = l),
   );
   const service = await start([path.join(projectRoot, 'dist/lib/main.js')], { SORTER_HOME: home }, (l) => l.includes('"url"'));
   const base = `http://127.0.0.1:${httpPort}`;
-  console.log(`demo: sorter emulator on 127.0.0.1:${sorterPort} (${values.rate} items/s), service on ${base} (Swagger UI at /), home ${home}`);
+  console.log(
+    `demo: sorter emulator on 127.0.0.1:${sorterPort} (${values.rate} items/s), service on ${base} (Swagger UI at /), home ${home}`,
+  );
 
   const client = runWcsClient({ base, loops: 2, timeOut: 2, durationMs: duration * 1000 + 3000 });
   const started = Date.now();
   const progress = setInterval(async () => {
-    const status = (await (await fetch(`${base}/status`)).json()) as { 'Sortation Q': number; 'Destination Q': number; Outbox: { Depth: number }; Sorter: { Connected: boolean } };
+    const status = (await (await fetch(`${base}/status`)).json()) as {
+      'Sortation Q': number;
+      'Destination Q': number;
+      Outbox: { Depth: number };
+      Sorter: { Connected: boolean };
+    };
     const s = client.stats;
     console.log(
       `t=${Math.round((Date.now() - started) / 1000)}s  requests ${s.requests}  assigned ${s.assignments_posted}  verified ${s.verifies}  scans ${s.scans}  ` +

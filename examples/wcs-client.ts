@@ -89,7 +89,11 @@ export function dedupKey(m: { Type: string; TrackID?: string; RecirculationCount
   return m.Type === 'REQUEST' ? `REQUEST/${m.TrackID}/${m.RecirculationCount}` : `${m.Type}/${m.TrackID}`;
 }
 
-type JsonRequest = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: ReturnType<typeof JSON.parse>; retryAfterS?: number }>;
+type JsonRequest = (
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<{ status: number; json: ReturnType<typeof JSON.parse>; retryAfterS?: number }>;
 
 /**
  * Requests over one keep-alive agent, JSON in and out; counts the responses marked as possible
@@ -99,21 +103,29 @@ function jsonRequester(base: string, agent: http.Agent, headers: Record<string, 
   return (method, path, body) =>
     new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = http.request(base + path, { method, agent, headers: payload ? { ...headers, 'content-length': Buffer.byteLength(payload) } : headers }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          if (Number(res.headers['x-delivery-attempt'] ?? 1) > 1) stats.redeliveries_seen += 1;
-          try {
-            const retryAfter = Number(res.headers['retry-after']);
-            resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined, retryAfterS: Number.isFinite(retryAfter) ? retryAfter : undefined });
-          } catch (err) {
-            reject(err);
-          }
-        });
-        res.on('error', reject);
-      });
+      const req = http.request(
+        base + path,
+        { method, agent, headers: payload ? { ...headers, 'content-length': Buffer.byteLength(payload) } : headers },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            if (Number(res.headers['x-delivery-attempt'] ?? 1) > 1) stats.redeliveries_seen += 1;
+            try {
+              const retryAfter = Number(res.headers['retry-after']);
+              resolve({
+                status: res.statusCode ?? 0,
+                json: text ? JSON.parse(text) : undefined,
+                retryAfterS: Number.isFinite(retryAfter) ? retryAfter : undefined,
+              });
+            } catch (err) {
+              reject(err);
+            }
+          });
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(payload);
     });
@@ -122,7 +134,10 @@ function jsonRequester(base: string, agent: http.Agent, headers: Record<string, 
 /** Pick a destination: no-reads go to REJECT; others spread over Ready destinations by TrackID. */
 function chooseDestination(ready: Map<string, boolean>, trackId: string, barcode: string): string {
   if (barcode === 'NOREAD' || barcode === '') return 'REJECT';
-  const candidates = [...ready].filter(([, ok]) => ok).map(([d]) => d).sort();
+  const candidates = [...ready]
+    .filter(([, ok]) => ok)
+    .map(([d]) => d)
+    .sort();
   if (candidates.length === 0) return 'D001';
   let h = 0;
   for (const c of trackId) h = (h * 31 + c.charCodeAt(0)) >>> 0;
@@ -191,13 +206,23 @@ async function onDestination(c: ClientState, r: { status: number; json: ReturnTy
   const wasReady = c.ready.get(scan.Destination);
   c.ready.set(scan.Destination, scan.DestinationStatus === 'Ready');
   if (wasReady && scan.DestinationStatus === 'NotReady' && scan.LightColor !== 'RED') {
-    await postUntilStored(c, '/destination', { Destination: scan.Destination, DestinationStatus: 'NotReady', LightStatus: 'Flashing', LightColor: 'RED', DestinationText: 'FULL - please empty' });
+    await postUntilStored(c, '/destination', {
+      Destination: scan.Destination,
+      DestinationStatus: 'NotReady',
+      LightStatus: 'Flashing',
+      LightColor: 'RED',
+      DestinationText: 'FULL - please empty',
+    });
     c.stats.destination_settings_posted += 1;
   }
 }
 
 /** Long-poll `queue` until stopped, handing each answer to `handle`; an error is counted, logged and waited out. */
-async function pollLoop(c: ClientState, queue: 'sortation' | 'destination', handle: (c: ClientState, r: Awaited<ReturnType<JsonRequest>>) => Promise<void>): Promise<void> {
+async function pollLoop(
+  c: ClientState,
+  queue: 'sortation' | 'destination',
+  handle: (c: ClientState, r: Awaited<ReturnType<JsonRequest>>) => Promise<void>,
+): Promise<void> {
   while (!c.stopping()) {
     try {
       await handle(c, await c.request('GET', `/${queue}?timeOut=${c.timeOut}`));
@@ -213,7 +238,19 @@ async function pollLoop(c: ClientState, queue: 'sortation' | 'destination', hand
 export function runWcsClient(options: WcsClientOptions): WcsClient {
   const { base, loops = 1, timeOut = 2, apiKey, log = () => {} } = options;
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) };
-  const stats: WcsStats = { requests: 0, duplicate_requests: 0, assignments_posted: 0, verifies: 0, duplicate_verifies: 0, scans: 0, destination_settings_posted: 0, redeliveries_seen: 0, errors: 0, assigned: new Map(), verified: new Map() };
+  const stats: WcsStats = {
+    requests: 0,
+    duplicate_requests: 0,
+    assignments_posted: 0,
+    verifies: 0,
+    duplicate_verifies: 0,
+    scans: 0,
+    destination_settings_posted: 0,
+    redeliveries_seen: 0,
+    errors: 0,
+    assigned: new Map(),
+    verified: new Map(),
+  };
   let stopping = false;
 
   // One kept-alive connection per loop: a long poll holds its connection, so the pool needs
@@ -222,9 +259,20 @@ export function runWcsClient(options: WcsClientOptions): WcsClient {
   // (node:http costs a third of the CPU of fetch per request, which matters when the benchmark
   // runs this client on the service's own machine.)
   const agent = new http.Agent({ keepAlive: true, maxSockets: loops + 2, scheduling: 'lifo' });
-  const state: ClientState = { request: jsonRequester(base, agent, headers, stats), stats, seen: new RecentKeys(), ready: new Map(), timeOut, log, stopping: () => stopping };
+  const state: ClientState = {
+    request: jsonRequester(base, agent, headers, stats),
+    stats,
+    seen: new RecentKeys(),
+    ready: new Map(),
+    timeOut,
+    log,
+    stopping: () => stopping,
+  };
 
-  const running = [pollLoop(state, 'destination', onDestination), ...Array.from({ length: loops }, () => pollLoop(state, 'sortation', onSortation))];
+  const running = [
+    pollLoop(state, 'destination', onDestination),
+    ...Array.from({ length: loops }, () => pollLoop(state, 'sortation', onSortation)),
+  ];
   const done = Promise.all(running).then(() => {
     agent.destroy();
     return stats;
@@ -247,7 +295,8 @@ export function statsJson(s: WcsStats) {
 }
 
 if (require.main === module) {
-  const usage = 'usage: npm run wcs-client -- [--base http://localhost:8081] [--loops 1] [--time-out 2] [--duration SECONDS] [--api-key KEY]\n';
+  const usage =
+    'usage: npm run wcs-client -- [--base http://localhost:8081] [--loops 1] [--time-out 2] [--duration SECONDS] [--api-key KEY]\n';
   const fail = (why: string): never => {
     process.stderr.write(`wcs-client: ${why}\n${usage}`);
     process.exit(2);
@@ -274,7 +323,9 @@ if (require.main === module) {
   const count = (name: 'duration' | 'loops' | 'time-out') => {
     const given = values[name];
     const n = Number(given);
-    return Number.isFinite(n) && n >= 0 && given !== undefined && given.trim() !== '' ? n : fail(`--${name} must be a non-negative number, got ${JSON.stringify(values[name])}`);
+    return Number.isFinite(n) && n >= 0 && given !== undefined && given.trim() !== ''
+      ? n
+      : fail(`--${name} must be a non-negative number, got ${JSON.stringify(values[name])}`);
   };
   const client = runWcsClient({
     base: values.base ?? 'http://localhost:8081',

@@ -33,6 +33,9 @@ export async function postAssignment(deps: AssignmentDeps, event: AssignmentEven
 export const fn = httpFunction(postAssignment, {
   payload: assignmentBody,
   notes: ['TrackID and Destination are required non-empty strings; Barcode and Type are optional.', ...postNotes],
-  responses: () => ({ 200: { description: 'Acknowledged', schema: assignmentAck }, ...postErrors('AssignmentBadRequestError', '"TrackID" is required') }),
+  responses: () => ({
+    200: { description: 'Acknowledged', schema: assignmentAck },
+    ...postErrors('AssignmentBadRequestError', '"TrackID" is required'),
+  }),
   event: (request) => postEvent<AssignmentEvent['body']>(request),
 });

@@ -21,7 +21,10 @@ export interface DeadLettersEvent {
 /** The counts per queue and the oldest dead letters, each with its message. */
 export function listDeadLetters(deps: DeadLettersDeps, event: DeadLettersEvent): HandlerResult {
   const counts = deps.deadLetters.deadLetterCounts();
-  return ok({ Counts: { 'Sortation Q': counts.sortation, 'Destination Q': counts.destination }, DeadLetters: deps.deadLetters.listDeadLetters(event.limit, event.queue) });
+  return ok({
+    Counts: { 'Sortation Q': counts.sortation, 'Destination Q': counts.destination },
+    DeadLetters: deps.deadLetters.listDeadLetters(event.limit, event.queue),
+  });
 }
 
 export const fn = httpFunction(listDeadLetters, {
@@ -30,6 +33,10 @@ export const fn = httpFunction(listDeadLetters, {
     'A message handed out MaxDeliveries times (default 10) without proof that a client read it leaves its queue for the dead letters, so that the queue moves on; nothing is lost. Each one says which client had it last and how its last delivery ended.',
     'POST /dead-letters/requeue sends dead letters back to their queues. Operators can read the table dead_letters with sqlite3 too (docs/queue-semantics.md, "Dead letters").',
   ],
-  responses: () => ({ 200: { description: 'The dead letters, oldest first', schema: deadLetterListDto }, 400: badRequest('DeadLetterQueryBadRequestError', '"queue" must be one of [sortation, destination]'), 401: unauthorized }),
+  responses: () => ({
+    200: { description: 'The dead letters, oldest first', schema: deadLetterListDto },
+    400: badRequest('DeadLetterQueryBadRequestError', '"queue" must be one of [sortation, destination]'),
+    401: unauthorized,
+  }),
   event: (request) => ({ queue: request.query.queue as QueueName | undefined, limit: request.query.limit as number }),
 });

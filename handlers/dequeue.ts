@@ -45,7 +45,8 @@ export async function dequeue(deps: DequeueDeps, event: DequeueEvent): Promise<H
 }
 
 /** The ids of an X-Ack header (validated by ackHeaders). */
-const ackIds = (header: unknown): number[] | undefined => (typeof header === 'string' ? header.split(',').map((id) => Number(id.trim())) : undefined);
+const ackIds = (header: unknown): number[] | undefined =>
+  typeof header === 'string' ? header.split(',').map((id) => Number(id.trim())) : undefined;
 
 /** The queue a manifest function serves (its fixed input). */
 function queueOf(input: FunctionInput): QueueName {

@@ -30,7 +30,10 @@ export interface DestinationSettingsEvent {
  * included) takes the default and is not an error. Returns the canonical settings and the
  * defaults that were applied.
  */
-export function normaliseDestinationSetting(body: DestinationSettingsEvent['body']): { setting: DestinationSetting; defaults: DefaultApplied[] } {
+export function normaliseDestinationSetting(body: DestinationSettingsEvent['body']): {
+  setting: DestinationSetting;
+  defaults: DefaultApplied[];
+} {
   const defaults: DefaultApplied[] = [];
   const pick = <T extends string, F extends T | null>(field: string, values: readonly T[], received: unknown, fallback: F): T | F => {
     const parsed = parseEnum(values, received);
@@ -45,7 +48,10 @@ export function normaliseDestinationSetting(body: DestinationSettingsEvent['body
     LightStatus: pick('LightStatus', LightStatus, body.LightStatus, EnumDefaults.LightStatus),
     LightColor: pick('LightColor', LightColor, body.LightColor, EnumDefaults.LightColor),
     // Not applicable unless given: a missing BatchDoorStatus is null, not a default.
-    BatchDoorStatus: body.BatchDoorStatus === undefined || body.BatchDoorStatus === null ? null : pick('BatchDoorStatus', BatchDoorStatus, body.BatchDoorStatus, null),
+    BatchDoorStatus:
+      body.BatchDoorStatus === undefined || body.BatchDoorStatus === null
+        ? null
+        : pick('BatchDoorStatus', BatchDoorStatus, body.BatchDoorStatus, null),
   };
   return { setting, defaults };
 }
@@ -62,6 +68,9 @@ export const fn = httpFunction(postDestinationSettings, {
     'Enum fields parse case-insensitively; a value that does not parse (or is missing) takes the default (DestinationStatus NotReady, LightStatus Off, LightColor Off), is listed in DefaultsApplied, and is not an error.',
     ...postNotes,
   ],
-  responses: () => ({ 200: { description: 'Acknowledged', schema: destinationAck }, ...postErrors('DestinationSetBadRequestError', '"Destination" is required') }),
+  responses: () => ({
+    200: { description: 'Acknowledged', schema: destinationAck },
+    ...postErrors('DestinationSetBadRequestError', '"Destination" is required'),
+  }),
   event: (request) => postEvent<DestinationSettingsEvent['body']>(request),
 });

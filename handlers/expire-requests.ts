@@ -28,4 +28,7 @@ export async function expireRequests(deps: ExpireRequestsDeps): Promise<HandlerR
 }
 
 /** Scheduled only in live mode with MaxRequestAgeSeconds set: otherwise its every-second run would do nothing. */
-export const fn = scheduledFunction(expireRequests, (deps: Pick<ExpireRequestsDeps, 'testMode' | 'settings'>) => !deps.testMode && deps.settings.MaxRequestAgeSeconds > 0);
+export const fn = scheduledFunction(
+  expireRequests,
+  (deps: Pick<ExpireRequestsDeps, 'testMode' | 'settings'>) => !deps.testMode && deps.settings.MaxRequestAgeSeconds > 0,
+);

@@ -24,20 +24,31 @@ export interface HealthEvent {
 
 /** 200 when no check fails (warnings included), 503 when one does. */
 export function getHealth(deps: HealthDeps, event: HealthEvent): HandlerResult {
-  const inputs = { testMode: deps.testMode, now: deps.clock(), storage: deps.storage.status(), schema: deps.schema, link: deps.link.status(), eventLoop: deps.eventLoop };
+  const inputs = {
+    testMode: deps.testMode,
+    now: deps.clock(),
+    storage: deps.storage.status(),
+    schema: deps.schema,
+    link: deps.link.status(),
+    eventLoop: deps.eventLoop,
+  };
   const report = event.probe === 'live' ? liveness(inputs) : readiness(inputs);
   return ok(report, report.status === 'fail' ? 503 : 200);
 }
 
 export const fn = httpFunction(getHealth, {
   notes: [
-    'live: the process and its event loop answer (a delay over 1 s is a warning). ready: the database takes writes, its schema is this version\'s, and in live mode the sorter is connected.',
+    "live: the process and its event loop answer (a delay over 1 s is a warning). ready: the database takes writes, its schema is this version's, and in live mode the sorter is connected.",
     'Each check is pass, warn or fail; the status is the worst of them. 200 unless a check fails, then 503. The body follows the IETF health-check draft.',
   ],
   // The liveness check only warns: answering at all is its proof.
   responses: (input): Responses =>
     input.probe === 'live'
       ? { 200: { description: 'The process answers', schema: healthReport }, 401: unauthorized }
-      : { 200: { description: 'No check fails', schema: healthReport }, 503: { description: 'A check fails (its output says why)', schema: healthReport }, 401: unauthorized },
+      : {
+          200: { description: 'No check fails', schema: healthReport },
+          503: { description: 'A check fails (its output says why)', schema: healthReport },
+          401: unauthorized,
+        },
   event: (_request, input): HealthEvent => ({ probe: input.probe === 'live' ? 'live' : 'ready' }),
 });

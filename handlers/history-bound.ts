@@ -30,7 +30,15 @@ export async function historyBound(deps: HistoryBoundDeps): Promise<HandlerResul
   const restart = async () => deps.storageWatch.walPastRestart() && deps.history.checkpoint('RESTART', WAL_RESTART_WAIT_MS);
   const done = await purgeInChunks(deps.history, look.cutoff, () => deps.state?.() === 'Stopping', restart);
   deps.storageWatch.cut(done, look.cutoff, look);
-  return ok({ Cut: true, PurgedHistoryRows: done.purged, Chunks: done.chunks, PurgeMs: done.ms, Cutoff: look.cutoff, FilesBytes: look.bound.filesBytes, BoundBytes: look.bound.boundBytes });
+  return ok({
+    Cut: true,
+    PurgedHistoryRows: done.purged,
+    Chunks: done.chunks,
+    PurgeMs: done.ms,
+    Cutoff: look.cutoff,
+    FilesBytes: look.bound.filesBytes,
+    BoundBytes: look.bound.boundBytes,
+  });
 }
 
 // Light: a look every 5 s must not keep an idle service's event loop sampler running.

@@ -15,7 +15,9 @@ export async function getMetrics(deps: MetricsDeps): Promise<HandlerResult> {
 
 export const fn = httpFunction(getMetrics, {
   undocumented: true,
-  notes: ['Prometheus text format; names and meanings in docs/operations.md. With ApiKeys set, send the key as X-API-Key or Authorization: Bearer.'],
+  notes: [
+    'Prometheus text format; names and meanings in docs/operations.md. With ApiKeys set, send the key as X-API-Key or Authorization: Bearer.',
+  ],
   responses: () => ({}),
   event: () => ({}),
 });

@@ -11,7 +11,11 @@ import type { Logger } from '../lib/process/logger';
 
 /** What sending dead letters back needs: the write, and the dispatchers to wake (and to tell the attempts so far). */
 export interface RequeueDeps {
-  deadLetters: { requeueDeadLetters(...args: Parameters<DeadLetterWrites['requeueDeadLetters']>): Promise<ReturnType<DeadLetterWrites['requeueDeadLetters']>> };
+  deadLetters: {
+    requeueDeadLetters(
+      ...args: Parameters<DeadLetterWrites['requeueDeadLetters']>
+    ): Promise<ReturnType<DeadLetterWrites['requeueDeadLetters']>>;
+  };
   dispatchers: { [Q in QueueName]: Pick<QueueDispatcher<Q>, 'requeued'> };
   /** Who sent what back is logged (the key's name, never the key). */
   log?: Pick<Logger, 'info'>;
@@ -39,7 +43,10 @@ export async function requeueDeadLetters(deps: RequeueDeps, event: RequeueEvent)
   }
   for (const m of moved) deps.dispatchers[m.queue].requeued(m.messageId, m.attempts);
   const by = event.caller ?? `address ${event.clientAddress ?? 'unknown'}`;
-  deps.log?.info({ requeued: moved.length, by, all: event.body.All === true }, `${moved.length} dead letters sent back to their queues by ${by}`);
+  deps.log?.info(
+    { requeued: moved.length, by, all: event.body.All === true },
+    `${moved.length} dead letters sent back to their queues by ${by}`,
+  );
   return ok({ Requeued: moved.length, Messages: moved.map((m) => ({ Queue: m.queue, MessageId: m.messageId })) });
 }
 
@@ -49,6 +56,14 @@ export const fn = httpFunction(requeueDeadLetters, {
     'Sends dead letters (GET /dead-letters) back to their queues under their old X-Message-Id, so at their old places: { "Ids": [3, 4] } or { "All": true }. Unknown ids are skipped.',
     'Fix the client first (docs/queue-semantics.md, "Dead letters"): a message that is again handed out MaxDeliveries times without proof goes back to the dead letters.',
   ],
-  responses: () => ({ 200: { description: 'Sent back', schema: requeueAck }, 400: badRequest('RequeueBadRequestError', 'give "Ids" (the dead letters to send back) or "All": true'), 401: unauthorized }),
-  event: (request) => ({ body: request.payload as RequeueEvent['body'], caller: request.caller ?? null, clientAddress: request.clientAddress }),
+  responses: () => ({
+    200: { description: 'Sent back', schema: requeueAck },
+    400: badRequest('RequeueBadRequestError', 'give "Ids" (the dead letters to send back) or "All": true'),
+    401: unauthorized,
+  }),
+  event: (request) => ({
+    body: request.payload as RequeueEvent['body'],
+    caller: request.caller ?? null,
+    clientAddress: request.clientAddress,
+  }),
 });

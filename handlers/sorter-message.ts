@@ -11,7 +11,17 @@ import { type HandlerResult, ok } from '../lib/functions/results';
 
 /** What the sorter-message handler needs. */
 export interface SorterMessageDeps {
-  links: { acceptFromPeer(peer: string, seq: number, after: number | null, message: InboundMessage['message'], at: string, dropSuperseded?: boolean, id?: number | null): Promise<Accepted> };
+  links: {
+    acceptFromPeer(
+      peer: string,
+      seq: number,
+      after: number | null,
+      message: InboundMessage['message'],
+      at: string,
+      dropSuperseded?: boolean,
+      id?: number | null,
+    ): Promise<Accepted>;
+  };
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   /** Queue ids given on arrival, and the messages handed out before their commit (HandOutBeforeCommit). */
   uncommitted: Pick<UncommittedMessages, 'nextId' | 'refused' | 'add' | 'settled'>;
@@ -52,11 +62,22 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
   // Not while the storage is held up (a lock, a write that does not go through; a slow sync does
   // not count, commits go on beside it): the WCS could not get its answer committed either. Nor while this peer's commits fail: each resend would reach the WCS again.
   const peer = deps.settings.Sorter.PeerName;
-  const early = deps.settings.HandOutBeforeCommit && deps.storage.prompt() && !deps.failingPeers.has(peer) ? deps.uncommitted.add(queue, event.message as QueueMessages[typeof queue], at, given) : null;
+  const early =
+    deps.settings.HandOutBeforeCommit && deps.storage.prompt() && !deps.failingPeers.has(peer)
+      ? deps.uncommitted.add(queue, event.message as QueueMessages[typeof queue], at, given)
+      : null;
   if (early) handOut(deps, queue, early.id, event, false);
   let accepted: Accepted;
   try {
-    accepted = await deps.links.acceptFromPeer(peer, event.seq, event.after, event.message, at, deps.settings.DropSupersededRequests, given);
+    accepted = await deps.links.acceptFromPeer(
+      peer,
+      event.seq,
+      event.after,
+      event.message,
+      at,
+      deps.settings.DropSupersededRequests,
+      given,
+    );
   } catch (err) {
     deps.uncommitted.refused(queue);
     deps.failingPeers.add(peer);
@@ -68,7 +89,10 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
   const { id, superseded } = accepted;
   if (superseded > 0 && event.message.Type === 'REQUEST') {
     deps.requestsRemoved.Superseded += superseded;
-    deps.log.debug({ trackId: event.message.TrackID, recirculationCount: event.message.RecirculationCount, superseded }, 'older REQUESTs of a recirculated item taken out of the queue');
+    deps.log.debug(
+      { trackId: event.message.TrackID, recirculationCount: event.message.RecirculationCount, superseded },
+      'older REQUESTs of a recirculated item taken out of the queue',
+    );
   }
   deps.metrics.messagesIn.inc({ queue, type: event.message.Type });
   if (!early) handOut(deps, queue, id, event, true);

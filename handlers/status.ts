@@ -62,8 +62,18 @@ export function statusOf(deps: StatusDeps) {
     .map((t) => now.getTime() - Date.parse(t));
   // Not "Running" while the service cannot do its whole job: the readiness checks say why.
   // Messages handed out before their commit ends are counted with the table's (HandOutBeforeCommit).
-  const counts = (q: QueueName) => deps.store.counts(q, deps.dispatchers[q].claimedIds).waiting + deps.uncommitted.counts(q, deps.dispatchers[q].claimedIds).waiting;
-  const wrong = problems(readiness({ testMode: deps.testMode, now, storage: deps.storage.status(), schema: deps.schema, link: deps.link.status(), eventLoop: { delayP99Ms: () => 0 } }));
+  const counts = (q: QueueName) =>
+    deps.store.counts(q, deps.dispatchers[q].claimedIds).waiting + deps.uncommitted.counts(q, deps.dispatchers[q].claimedIds).waiting;
+  const wrong = problems(
+    readiness({
+      testMode: deps.testMode,
+      now,
+      storage: deps.storage.status(),
+      schema: deps.schema,
+      link: deps.link.status(),
+      eventLoop: { delayP99Ms: () => 0 },
+    }),
+  );
   const state = deps.state() === 'Stopping' ? 'Stopping' : wrong.length > 0 ? 'Degraded' : 'Running';
   const dead = deps.deadLetters.deadLetterCounts();
   return {

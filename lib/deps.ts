@@ -65,4 +65,3 @@ export interface Deps {
   /** The alarms: raised and cleared by their conditions, acknowledged by operators. */
   alarms: AlarmMonitor;
 }
-

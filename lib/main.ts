@@ -37,7 +37,12 @@ function orExit<T>(run: () => T, errors: Array<new (...a: never[]) => Error>, co
 async function main(argv: string[]): Promise<void> {
   // The home comes from SORTER_HOME: an option that is not ours (--home, say) must not pass
   // unnoticed while the service opens another home's database.
-  const args = commandLine('sorter-integration', 'SORTER_HOME=DIR node dist/lib/main.js [--default-home DIR]   (docs/configuration.md)', { 'default-home': { type: 'string' } }, argv);
+  const args = commandLine(
+    'sorter-integration',
+    'SORTER_HOME=DIR node dist/lib/main.js [--default-home DIR]   (docs/configuration.md)',
+    { 'default-home': { type: 'string' } },
+    argv,
+  );
   const home = resolveHome(process.env, args['default-home'] || projectRoot);
   // A mistyped SORTER_HOME must not pass for the real one: say so once the log is up.
   const newHome = !fs.existsSync(home) || fs.readdirSync(home).length === 0;
@@ -47,7 +52,11 @@ async function main(argv: string[]): Promise<void> {
   instanceLock = orExit(() => lockInstance(home), [InstanceLockedError], 75); // EX_TEMPFAIL
   const out = stdoutDestination();
   const log = createLogger(config.LogLevel, out.stream);
-  if (newHome) log.warn({ home }, `the service home ${home} did not exist or was empty: starting with a new, empty home (no config.json: all defaults; check SORTER_HOME)`);
+  if (newHome)
+    log.warn(
+      { home },
+      `the service home ${home} did not exist or was empty: starting with a new, empty home (no config.json: all defaults; check SORTER_HOME)`,
+    );
   for (const line of narrowerThanContract(layout)) log.warn({ layout: layout.name }, line);
   const manifest = loadManifest();
   // Checked before anything is touched (the test database re-seeded, the sorter connected).
@@ -88,10 +97,16 @@ async function main(argv: string[]): Promise<void> {
   // supervisor, a test) must find the handler, or the signal's default ends the process uncleanly.
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
-  log.info({ url: server.info.uri, address, home, testMode: config.TestMode, replay: service.deps.replay }, `listening on ${address} (${mode}); Swagger UI at /`);
+  log.info(
+    { url: server.info.uri, address, home, testMode: config.TestMode, replay: service.deps.replay },
+    `listening on ${address} (${mode}); Swagger UI at /`,
+  );
   systemd?.ready(`listening on ${address} (${mode})`);
   if (!isLoopback(config.Host) && config.ApiKeys.length === 0) {
-    log.warn({ host: config.Host }, `listening on ${config.Host}, beyond this machine, with no ApiKeys: anyone who can reach port ${server.info.port} can take messages and send assignments (set ApiKeys, or Host "127.0.0.1")`);
+    log.warn(
+      { host: config.Host },
+      `listening on ${config.Host}, beyond this machine, with no ApiKeys: anyone who can reach port ${server.info.port} can take messages and send assignments (set ApiKeys, or Host "127.0.0.1")`,
+    );
   }
 }
 
@@ -109,7 +124,9 @@ function onceOnly<A extends unknown[]>(f: (...a: A) => Promise<void>): (...a: A)
 async function preflight(home: string, config: Config): Promise<string | null> {
   const listen = await new Promise<string | null>((resolve) => {
     const probe = net.createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) => resolve(`cannot listen on ${config.Host}:${config.Port} (Host, Port in config.json): ${err.code ?? err.message}`));
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      resolve(`cannot listen on ${config.Host}:${config.Port} (Host, Port in config.json): ${err.code ?? err.message}`),
+    );
     probe.listen(config.Port, config.Host, () => probe.close(() => resolve(null)));
   });
   if (listen) return listen;

@@ -112,18 +112,37 @@ async function openStorage(file: string, config: Config, log: Logger, metrics: M
     postGroupMs: config.PostGroupMs,
     ackUnsyncedAfterMs: config.AckUnsyncedAfterMs,
     onSlowSync: (ms, answeredEarly) =>
-      log.warn({ storage: 'Stalled', syncMs: ms, ackedBeforeSync: answeredEarly }, `storage: a disk sync took ${ms} ms (the disk stalled; commits went on beside it); ${answeredEarly} sorter telegrams were acknowledged before their sync meanwhile (AckUnsyncedAfterMs)`),
-    onState: (state, detail) => (state === 'Ok' ? log.info({ storage: state }, `storage: ${detail}`) : log.error({ storage: state, reason: detail }, `storage ${state.toLowerCase()}: ${detail}`)),
+      log.warn(
+        { storage: 'Stalled', syncMs: ms, ackedBeforeSync: answeredEarly },
+        `storage: a disk sync took ${ms} ms (the disk stalled; commits went on beside it); ${answeredEarly} sorter telegrams were acknowledged before their sync meanwhile (AckUnsyncedAfterMs)`,
+      ),
+    onState: (state, detail) =>
+      state === 'Ok'
+        ? log.info({ storage: state }, `storage: ${detail}`)
+        : log.error({ storage: state, reason: detail }, `storage ${state.toLowerCase()}: ${detail}`),
   });
-  if (writer.status().ReadOnly) log.error({ database: file }, 'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)');
+  if (writer.status().ReadOnly)
+    log.error(
+      { database: file },
+      'the database file is read-only: messages can be read, but nothing can be written (see GET /status, Storage)',
+    );
   // Under a small size bound the WAL starts over sooner, leaving the history its share (db/history-bound.ts).
   const walLimits = walLimitsFor(configuredBound(config, file));
-  const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), undefined, walLimits, walCheckMs(walLimits));
+  const checkpointer = Checkpointer.start(
+    file,
+    (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]),
+    undefined,
+    walLimits,
+    walCheckMs(walLimits),
+  );
   const db = openReader(file);
   const pageSize = pragmaNumber(db, 'page_size');
   log.info({ database: file, testMode: config.TestMode, pageSize }, 'queue database open');
   if (pageSize > PAGE_SIZE) {
-    log.info({ pageSize, recommended: PAGE_SIZE }, `the queue database has ${pageSize}-byte pages, made before ${PAGE_SIZE} became the default: converting it writes fewer bytes per item to the disk (docs/operations.md, "Fewer writes for an existing database")`);
+    log.info(
+      { pageSize, recommended: PAGE_SIZE },
+      `the queue database has ${pageSize}-byte pages, made before ${PAGE_SIZE} became the default: converting it writes fewer bytes per item to the disk (docs/operations.md, "Fewer writes for an existing database")`,
+    );
   }
   return { writer, checkpointer, db, stores: serviceStores(db, writer) };
 }
@@ -135,7 +154,15 @@ function configuredBound(config: Config, file: string): number | null {
 }
 
 /** The disk's watch: the database, its WAL and the traffic log (when kept) against the history's size bound. */
-function storageWatch(home: string, file: string, config: Config, db: Db, history: ServiceStores['history'], log: Logger, clock: () => Date): StorageWatch {
+function storageWatch(
+  home: string,
+  file: string,
+  config: Config,
+  db: Db,
+  history: ServiceStores['history'],
+  log: Logger,
+  clock: () => Date,
+): StorageWatch {
   const s = config.Sorter;
   const trafficLog = !config.TestMode && s.TrafficLog ? path.join(home, 'Service_PLC.log') : undefined;
   const walLimits = walLimitsFor(configuredBound(config, file));
@@ -148,7 +175,14 @@ function storageWatch(home: string, file: string, config: Config, db: Db, histor
     trafficLogMaxBytes: trafficLog ? s.TrafficLogMaxBytes * (s.TrafficLogFiles + 1) : 0,
   };
   const walPastRestart = () => fileBytes(`${file}-wal`) >= walLimits.restartBytes;
-  return new StorageWatch(settings, () => measureStorage(db, history, { database: file, trafficLog }), (share) => history.timeAtShare(share), clock, log, walPastRestart);
+  return new StorageWatch(
+    settings,
+    () => measureStorage(db, history, { database: file, trafficLog }),
+    (share) => history.timeAtShare(share),
+    clock,
+    log,
+    walPastRestart,
+  );
 }
 
 /** The two queues' dispatchers, and the watch for rows other processes write. */
@@ -157,7 +191,10 @@ function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Lo
   const options = {
     onWaiting: () => watch?.waiting(),
     onStoreError: (err: unknown, stored: { id: number; queue: QueueName }) =>
-      log.error({ err, queue: stored.queue, id: stored.id }, 'could not remove a delivered message (or move it to the dead letters); it stays claimed and the removal is tried again (a dead letter stays queued)'),
+      log.error(
+        { err, queue: stored.queue, id: stored.id },
+        'could not remove a delivered message (or move it to the dead letters); it stays claimed and the removal is tried again (a dead letter stays queued)',
+      ),
     maxDeliveries: config.MaxDeliveries,
     onDeadLetter: deadLetterLog(log, config.MaxDeliveries),
     clock,
@@ -166,7 +203,10 @@ function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Lo
   // row is seen within ExternalChangePollMs, as the change watcher sees it for a waiting GET.
   const uncommitted = new UncommittedMessages(stores.queues.lastId, new EmptyTableMemo(config.ExternalChangePollMs));
   const store = uncommitted.over({ head: stores.queues.head, deliver: stores.queues.deliver, deadLetter: stores.deadLetters.deadLetter });
-  const dispatchers = { sortation: new QueueDispatcher('sortation', store, options), destination: new QueueDispatcher('destination', store, options) };
+  const dispatchers = {
+    sortation: new QueueDispatcher('sortation', store, options),
+    destination: new QueueDispatcher('destination', store, options),
+  };
   watch = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
   const stopWatching = watch.stop;
   return { dispatchers, uncommitted, stopWatching };
@@ -176,18 +216,39 @@ function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Lo
 function trafficLog(home: string, s: Config['Sorter'], log: Logger): TrafficLogWriter | undefined {
   if (!s.TrafficLog) return undefined;
   const file = path.join(home, 'Service_PLC.log');
-  return new TrafficLogWriter(file, { maxBytes: s.TrafficLogMaxBytes, keep: s.TrafficLogFiles, minFreeBytes: s.TrafficLogMinFreeBytes }, {
-    failed: (err) => log.error({ err, file }, `traffic log: cannot write ${file} (${errorCode(err) ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`),
-    recovered: (dropped) => log.warn({ file, dropped }, `traffic log: writing ${file} again; ${dropped} telegram lines could not be logged meanwhile`),
-    reserve: (paused, free, dropped) =>
-      paused
-        ? log.error({ file, freeBytes: free, minFreeBytes: s.TrafficLogMinFreeBytes }, `traffic log: paused, ${mb(free)} free on its disk is below Sorter.TrafficLogMinFreeBytes (${mb(s.TrafficLogMinFreeBytes)}), kept for the queue database; telegrams are not logged until there is more`)
-        : log.warn({ file, freeBytes: free, dropped }, `traffic log: writing ${file} again (${mb(free)} free); ${dropped} telegram lines could not be logged meanwhile`),
-  });
+  return new TrafficLogWriter(
+    file,
+    { maxBytes: s.TrafficLogMaxBytes, keep: s.TrafficLogFiles, minFreeBytes: s.TrafficLogMinFreeBytes },
+    {
+      failed: (err) =>
+        log.error(
+          { err, file },
+          `traffic log: cannot write ${file} (${errorCode(err) ?? err.message}); telegrams are not logged there until it can (tried every 5 s). The link and the database are not affected`,
+        ),
+      recovered: (dropped) =>
+        log.warn({ file, dropped }, `traffic log: writing ${file} again; ${dropped} telegram lines could not be logged meanwhile`),
+      reserve: (paused, free, dropped) =>
+        paused
+          ? log.error(
+              { file, freeBytes: free, minFreeBytes: s.TrafficLogMinFreeBytes },
+              `traffic log: paused, ${mb(free)} free on its disk is below Sorter.TrafficLogMinFreeBytes (${mb(s.TrafficLogMinFreeBytes)}), kept for the queue database; telegrams are not logged until there is more`,
+            )
+          : log.warn(
+              { file, freeBytes: free, dropped },
+              `traffic log: writing ${file} again (${mb(free)} free); ${dropped} telegram lines could not be logged meanwhile`,
+            ),
+    },
+  );
 }
 
 /** The live link to the sorter, each data telegram going to `receive` (the telegram trigger). */
-async function sorterLink(options: ServiceOptions, stores: ServiceStores, receive: TelegramReceiver, clock: () => Date, wire: TelegramWire) {
+async function sorterLink(
+  options: ServiceOptions,
+  stores: ServiceStores,
+  receive: TelegramReceiver,
+  clock: () => Date,
+  wire: TelegramWire,
+) {
   const { config, log, home } = options;
   const s = config.Sorter;
   const traffic = trafficLog(home, s, log);
@@ -196,7 +257,17 @@ async function sorterLink(options: ServiceOptions, stores: ServiceStores, receiv
   await stores.links.ensurePeerSession(s.PeerName, clock().toISOString()).catch((err) => {
     if (!stores.links.session(s.PeerName)) throw err;
   });
-  const link = new TcpSorterLink({ settings: s, outbox: stores.outbox, links: stores.links, log, clock, traffic, receive, wire, lastStopClean: options.lastStopClean });
+  const link = new TcpSorterLink({
+    settings: s,
+    outbox: stores.outbox,
+    links: stores.links,
+    log,
+    clock,
+    traffic,
+    receive,
+    wire,
+    lastStopClean: options.lastStopClean,
+  });
   return { link, traffic };
 }
 
@@ -214,12 +285,18 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const wire = layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter));
   // A sorter that may send only so many telegrams before their ACKs (one, in a stop-and-wait
   // layout) is never kept waiting by a commit window holding that many.
-  const { window } = wire.settings({ heartbeatMs: config.Sorter.HeartbeatMs, ackTimeoutMs: config.Sorter.AckTimeoutMs, window: config.Sorter.Window });
+  const { window } = wire.settings({
+    heartbeatMs: config.Sorter.HeartbeatMs,
+    ackTimeoutMs: config.Sorter.AckTimeoutMs,
+    window: config.Sorter.Window,
+  });
   const { writer, checkpointer, db, stores } = await openStorage(file, config, log, metrics, Math.min(WINDOW_MAX_WRITES, window));
   const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock, undefined, wire) : null;
   const { dispatchers, uncommitted, stopWatching } = queueDispatchers(stores, db, config, log, clock);
   const receive = telegramTrigger(options.manifest ?? loadManifest(), () => deps);
-  const { link, traffic } = config.TestMode ? { link: offlineLink(null), traffic: undefined } : await sorterLink(options, stores, receive, clock, wire);
+  const { link, traffic } = config.TestMode
+    ? { link: offlineLink(null), traffic: undefined }
+    : await sorterLink(options, stores, receive, clock, wire);
   let state: 'Running' | 'Stopping' = 'Running';
   // At start: what the stores take, and how many days of history fit at the rate the history shows.
   const watch = storageWatch(options.home, file, config, db, stores.history, log, clock);
@@ -251,10 +328,18 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     link,
     replay,
     requestsRemoved: { Superseded: 0, Expired: 0 },
-    deliveries: new DeliveryTracker({ mode: config.Delivery, visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000, closeGraceMs: config.DeliveryCloseGraceMs, clock }),
+    deliveries: new DeliveryTracker({
+      mode: config.Delivery,
+      visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000,
+      closeGraceMs: config.DeliveryCloseGraceMs,
+      clock,
+    }),
     storage: writer,
     storageWatch: watch,
-    schema: { applied: pragmaNumber(db, 'user_version'), known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) },
+    schema: {
+      applied: pragmaNumber(db, 'user_version'),
+      known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)),
+    },
     eventLoop,
     items: { timeline: itemTrace(db) },
     log,
@@ -264,7 +349,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   deps.alarms = alarmMonitor(deps, stores.alarms, file, options.lastStopClean === false);
   alarmGauge(metrics.registry, deps.alarms);
   const stopSampling = sampleLastHour(deps, config);
-  const close = () => closeService({ drain, stopAlarms: () => deps.alarms.stop(), stopSampling, eventLoop, stopWatching, dispatchers, link, checkpointer, writer, traffic, db });
+  const close = () =>
+    closeService({
+      drain,
+      stopAlarms: () => deps.alarms.stop(),
+      stopSampling,
+      eventLoop,
+      stopWatching,
+      dispatchers,
+      link,
+      checkpointer,
+      writer,
+      traffic,
+      db,
+    });
   return { deps, db, writer, databaseFile: file, drain, close };
 }
 
@@ -288,7 +386,8 @@ async function closeService(p: {
   p.eventLoop.stop();
   p.stopWatching();
   // Responses already read commit their messages a moment later: let them, briefly.
-  for (let i = 0; i < 200 && p.dispatchers.sortation.inFlight + p.dispatchers.destination.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 200 && p.dispatchers.sortation.inFlight + p.dispatchers.destination.inFlight > 0; i++)
+    await new Promise((r) => setTimeout(r, 10));
   await p.link.stop();
   await p.checkpointer.stop();
   await p.writer.close();
@@ -313,7 +412,7 @@ function sampleLastHour(deps: Deps, config: Config): () => void {
   const sample = () => {
     readLastHour(deps, deps.metrics, deps.clock(), deps.testMode)
       .then((r) => deps.lastHour.record(r))
-      .catch((err) => deps.log.warn({ err }, 'the dashboard\'s last hour: a sample could not be read'));
+      .catch((err) => deps.log.warn({ err }, "the dashboard's last hour: a sample could not be read"));
   };
   sample();
   const timer = setInterval(sample, config.ChartSampleSeconds * 1000);

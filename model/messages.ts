@@ -1,11 +1,6 @@
 // The message model: the DTOs of the HTTP contract, the queues they go to, and what travels to
 // the sorter.
-import type {
-  BatchDoorStatusValue,
-  DestinationStatusValue,
-  LightColorValue,
-  LightStatusValue,
-} from './enums';
+import type { BatchDoorStatusValue, DestinationStatusValue, LightColorValue, LightStatusValue } from './enums';
 
 /** InductDto: a REQUEST, returned by GET /sortation with 210 (spec 2.1). */
 export interface InductDto {
@@ -75,9 +70,7 @@ export interface DestinationSetting {
 }
 
 /** One entry of the outbox: what the service must still deliver to the sorter. */
-export type OutboundMessage =
-  | { kind: 'ASSIGNMENT'; body: Assignment }
-  | { kind: 'DESTINATION'; body: DestinationSetting };
+export type OutboundMessage = { kind: 'ASSIGNMENT'; body: Assignment } | { kind: 'DESTINATION'; body: DestinationSetting };
 
 /** How a POSTed message travels on: written to the sorter, waiting in the outbox, or not at all (test mode). */
 export const DeliveryStates = ['Sent', 'Queued', 'NotSent'] as const;

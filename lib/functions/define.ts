@@ -56,8 +56,17 @@ export interface HttpBinding<E> {
 
 /** A function as the server, the scheduler and the sorter link run it, by trigger kind. */
 export type FunctionDefinition =
-  | { kind: 'http'; binding: Omit<HttpBinding<unknown>, 'event'>; invoke(deps: Deps, request: HttpRequestView, input: FunctionInput): HandlerResult | Promise<HandlerResult> }
-  | { kind: 'schedule'; invoke(deps: Deps, input: FunctionInput): HandlerResult | Promise<HandlerResult>; runsWhen?(deps: Deps): boolean; light?: boolean }
+  | {
+      kind: 'http';
+      binding: Omit<HttpBinding<unknown>, 'event'>;
+      invoke(deps: Deps, request: HttpRequestView, input: FunctionInput): HandlerResult | Promise<HandlerResult>;
+    }
+  | {
+      kind: 'schedule';
+      invoke(deps: Deps, input: FunctionInput): HandlerResult | Promise<HandlerResult>;
+      runsWhen?(deps: Deps): boolean;
+      light?: boolean;
+    }
   | { kind: 'telegram'; invoke(deps: Deps, event: InboundMessage): HandlerResult | Promise<HandlerResult> };
 
 /** A function triggered by HTTP requests. */
@@ -73,8 +82,17 @@ export function httpFunction<E>(handler: Handler<E>, binding: HttpBinding<E>): F
  * not sample the event loop for a second after it, as it does for other runs; the function says
  * itself when it has work (deps.eventLoop.busy()).
  */
-export function scheduledFunction<D = Deps>(handler: Handler<FunctionInput>, runsWhen?: (deps: D) => boolean, light?: 'light'): FunctionDefinition {
-  return { kind: 'schedule', invoke: handler, ...(runsWhen && { runsWhen: runsWhen as (deps: Deps) => boolean }), ...(light && { light: true }) };
+export function scheduledFunction<D = Deps>(
+  handler: Handler<FunctionInput>,
+  runsWhen?: (deps: D) => boolean,
+  light?: 'light',
+): FunctionDefinition {
+  return {
+    kind: 'schedule',
+    invoke: handler,
+    ...(runsWhen && { runsWhen: runsWhen as (deps: Deps) => boolean }),
+    ...(light && { light: true }),
+  };
 }
 
 /** A function triggered by a data telegram from the sorter; it resolves once the message is kept. */
@@ -83,7 +101,12 @@ export function telegramFunction(handler: Handler<InboundMessage>): FunctionDefi
 }
 
 const isDefinition = (x: unknown): x is FunctionDefinition =>
-  typeof x === 'object' && x !== null && 'kind' in x && 'invoke' in x && typeof x.invoke === 'function' && ['http', 'schedule', 'telegram'].includes(String(x.kind));
+  typeof x === 'object' &&
+  x !== null &&
+  'kind' in x &&
+  'invoke' in x &&
+  typeof x.invoke === 'function' &&
+  ['http', 'schedule', 'telegram'].includes(String(x.kind));
 
 /** The function a manifest names (`handlers/status`): that module's `fn`. */
 function load(module: string): FunctionDefinition {
@@ -95,7 +118,8 @@ function load(module: string): FunctionDefinition {
   return exported;
 }
 
-const wrongKind = (module: string, kind: string, trigger: string) => new Error(`manifest.json: ${module} is a ${kind} function, it cannot have a ${trigger} trigger`);
+const wrongKind = (module: string, kind: string, trigger: string) =>
+  new Error(`manifest.json: ${module} is a ${kind} function, it cannot have a ${trigger} trigger`);
 
 export function loadHttpFunction(module: string) {
   const f = load(module);

@@ -33,16 +33,25 @@ export interface DefaultApplied {
  * telegram layout cannot carry (a value wider than its field there) is answered 400 naming the
  * field, and nothing is written: it could never be sent.
  */
-export async function forward(deps: ForwardDeps, message: OutboundMessage, clientAddress: string | null, defaults: DefaultApplied[]): Promise<HandlerResult> {
+export async function forward(
+  deps: ForwardDeps,
+  message: OutboundMessage,
+  clientAddress: string | null,
+  defaults: DefaultApplied[],
+): Promise<HandlerResult> {
   if (deps.testMode) return ok({ Accepted: true, Delivery: 'NotSent', OutboxID: null, Message: message.body, DefaultsApplied: defaults });
   const encoded = deps.link.encode(message);
   if (encoded?.refused) return ok({ statusCode: 400, error: 'Bad Request', message: encoded.refused }, 400);
   const createdAt = deps.clock().toISOString();
   const beforeSync = deps.settings.DurableBySorterAck && deps.link.acknowledgesPromptly();
-  const added = await deps.outbox.addToOutbox(message, clientAddress, createdAt, { cancelAfterMs: deps.settings.CommitTimeoutMs, beforeSync });
+  const added = await deps.outbox.addToOutbox(message, clientAddress, createdAt, {
+    cancelAfterMs: deps.settings.CommitTimeoutMs,
+    beforeSync,
+  });
   if (!added.written) return unavailable(`not accepted, nothing was written, send it again: ${added.reason}`);
   const entry = { id: added.value, message, createdAt };
-  const answer = (delivery: DeliveryState) => ok({ Accepted: true, Delivery: delivery, OutboxID: added.value, Message: message.body, DefaultsApplied: defaults });
+  const answer = (delivery: DeliveryState) =>
+    ok({ Accepted: true, Delivery: delivery, OutboxID: added.value, Message: message.body, DefaultsApplied: defaults });
   const { unsynced } = added;
   if (!unsynced) return answer(deps.link.offer(entry, undefined, encoded ?? undefined));
   let acknowledged!: () => void;
@@ -60,7 +69,9 @@ export async function forward(deps: ForwardDeps, message: OutboundMessage, clien
   try {
     await Promise.race([sorterHasIt, unsynced.durable]);
   } catch (err) {
-    return unavailable(`not accepted: the storage failed before the entry was durable, and the sorter has not acknowledged it (it may still reach the sorter); send it again: ${(err as Error).message}`);
+    return unavailable(
+      `not accepted: the storage failed before the entry was durable, and the sorter has not acknowledged it (it may still reach the sorter); send it again: ${(err as Error).message}`,
+    );
   }
   // Queued behind others when offered, and acknowledged by now: it went out.
   return answer(sorter.acknowledged ? 'Sent' : delivery);

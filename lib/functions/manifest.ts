@@ -42,7 +42,9 @@ const manifestSchema = Joi.object({
     .pattern(
       Joi.string(),
       Joi.object({
-        handler: Joi.string().pattern(/^handlers\/[\w-]+$/).required(),
+        handler: Joi.string()
+          .pattern(/^handlers\/[\w-]+$/)
+          .required(),
         description: Joi.string().required(),
         input: Joi.object(),
         events: Joi.array()
@@ -50,14 +52,24 @@ const manifestSchema = Joi.object({
           .items(
             // One trigger per event; each key says what is wrong with it.
             Joi.object({
-              http: Joi.object({ method: Joi.string().valid('GET', 'POST').required(), path: Joi.string().pattern(/^\//).required(), access: Joi.string().valid('wcs', 'operator', 'monitor').default('operator') }),
+              http: Joi.object({
+                method: Joi.string().valid('GET', 'POST').required(),
+                path: Joi.string().pattern(/^\//).required(),
+                access: Joi.string().valid('wcs', 'operator', 'monitor').default('operator'),
+              }),
               schedule: Joi.object({
                 cron: Joi.string()
                   .required()
                   .custom((v, helpers) => (cron.validate(v) ? v : helpers.error('any.invalid')))
                   .messages({ 'any.invalid': '{{#label}} is not a valid cron expression' }),
               }),
-              telegram: Joi.object({ types: Joi.array().items(Joi.string().valid('REQU', 'VERI', 'SCAN')).min(1).unique().required() }),
+              telegram: Joi.object({
+                types: Joi.array()
+                  .items(Joi.string().valid('REQU', 'VERI', 'SCAN'))
+                  .min(1)
+                  .unique()
+                  .required(),
+              }),
             }).xor('http', 'schedule', 'telegram'),
           )
           .required(),
@@ -78,7 +90,9 @@ export function loadManifest(file = defaultManifestFile): Manifest {
 }
 
 /** The HTTP triggers of a manifest, with the function each one runs. */
-export function httpTriggers(manifest: Manifest): Array<{ name: string; fn: FunctionSpec; method: 'GET' | 'POST'; path: string; access?: 'wcs' | 'operator' | 'monitor' }> {
+export function httpTriggers(
+  manifest: Manifest,
+): Array<{ name: string; fn: FunctionSpec; method: 'GET' | 'POST'; path: string; access?: 'wcs' | 'operator' | 'monitor' }> {
   return Object.entries(manifest.functions).flatMap(([name, fn]) =>
     fn.events.filter((e): e is HttpEvent => 'http' in e).map((e) => ({ name, fn, ...e.http })),
   );

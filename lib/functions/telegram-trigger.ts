@@ -15,7 +15,9 @@ export type TelegramReceiver = (type: TelegramType, event: InboundMessage) => Pr
  * deps hold the link, which is built with this receiver.
  */
 export function telegramTrigger(manifest: Manifest, deps: () => Deps): TelegramReceiver {
-  const byType = new Map<TelegramType, TelegramFunction>(telegramTriggers(manifest).flatMap(({ fn, types }) => types.map((type) => [type, loadTelegramFunction(fn.handler)] as const)));
+  const byType = new Map<TelegramType, TelegramFunction>(
+    telegramTriggers(manifest).flatMap(({ fn, types }) => types.map((type) => [type, loadTelegramFunction(fn.handler)] as const)),
+  );
   return async (type, event) => {
     const f = byType.get(type);
     if (!f) throw new RefuseError(NakReason.UNEXPECTED, `no function takes ${type} (manifest.json)`);

@@ -23,13 +23,24 @@ export function recordResponses(server: Hapi.Server, deps: { metrics: Metrics; l
     const message = handedOut(request);
     // Every request costs about 10% CPU at 1,000 items/s (docs/performance.md): errors by default.
     if (accessLog === 'all' || (accessLog === 'errors' && status >= 400)) {
-      const poll = queue && request.method === 'get' ? { outcome: message ? 'message' : status === 204 ? 'empty' : 'error', ...(message && { messageId: message.messageId, attempt: message.attempt }) } : {};
+      const poll =
+        queue && request.method === 'get'
+          ? {
+              outcome: message ? 'message' : status === 204 ? 'empty' : 'error',
+              ...(message && { messageId: message.messageId, attempt: message.attempt }),
+            }
+          : {};
       const key = callerOf(request)?.name;
-      log.info({ access: true, method, path: request.path, status, ms, client: clientAddress(request), ...(key && { key }), ...poll }, `${method} ${request.path} ${status} ${ms} ms`);
+      log.info(
+        { access: true, method, path: request.path, status, ms, client: clientAddress(request), ...(key && { key }), ...poll },
+        `${method} ${request.path} ${status} ${ms} ms`,
+      );
     }
     if (!queue) return;
     if (message) metrics.handedOut.inc({ queue, type: message.type });
     else if (request.method === 'get' && status === 204) metrics.emptyReceives.inc({ queue });
   });
-  server.events.on({ name: 'request', channels: 'error' }, (request, event) => log.error({ err: event.error, method: request.method, path: request.path }, 'request failed'));
+  server.events.on({ name: 'request', channels: 'error' }, (request, event) =>
+    log.error({ err: event.error, method: request.method, path: request.path }, 'request failed'),
+  );
 }

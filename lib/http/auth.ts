@@ -9,7 +9,13 @@ import type { ApiRole, NamedApiKey } from '../process/config';
  * Paths that stay open without a key: the Swagger UI, the OpenAPI document and the dashboard's page
  * and files. None of them carries data; the page asks for the key to read /dashboard/data.
  */
-const isOpen = (path: string) => path === '/' || path === '/swagger.json' || path === '/openapi.json' || path.startsWith('/swaggerui/') || path === '/dashboard' || path.startsWith('/dashboard/assets/');
+const isOpen = (path: string) =>
+  path === '/' ||
+  path === '/swagger.json' ||
+  path === '/openapi.json' ||
+  path.startsWith('/swaggerui/') ||
+  path === '/dashboard' ||
+  path.startsWith('/dashboard/assets/');
 
 const digest = (s: string) => crypto.createHash('sha256').update(s).digest();
 
@@ -38,7 +44,10 @@ export const keyName = (entry: string | NamedApiKey, index: number) => (typeof e
  * throws 401 when the key is missing or unknown.
  */
 export function apiKeyCheck(keys: Array<string | NamedApiKey>): (request: Request) => Caller | null {
-  const known = keys.map((entry, i) => ({ digest: digest(typeof entry === 'string' ? entry : entry.Key), caller: { name: keyName(entry, i), role: typeof entry === 'string' ? 'all' : entry.Role } as Caller }));
+  const known = keys.map((entry, i) => ({
+    digest: digest(typeof entry === 'string' ? entry : entry.Key),
+    caller: { name: keyName(entry, i), role: typeof entry === 'string' ? 'all' : entry.Role } as Caller,
+  }));
   return (request) => {
     if (isOpen(request.path)) return null;
     // Prometheus (and other tools) send a key as a bearer token.

@@ -38,7 +38,12 @@ export async function registerDocumentation(server: Hapi.Server, version: string
   // The document clients generate code from: finished where the generator cannot say it all.
   server.ext('onPreResponse', (request, h) => {
     const response = request.response;
-    if (request.path === '/swagger.json' && !('isBoom' in response && response.isBoom) && 'source' in response && typeof response.source === 'object') {
+    if (
+      request.path === '/swagger.json' &&
+      !('isBoom' in response && response.isBoom) &&
+      'source' in response &&
+      typeof response.source === 'object'
+    ) {
       return h.response(finishDocument(structuredClone(response.source) as OpenApiDocument, { security })).code(response.statusCode);
     }
     return h.continue;

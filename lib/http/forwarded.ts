@@ -23,7 +23,9 @@ function proxyCheck(trustedProxies: readonly string[]): (address: string) => boo
  * each proxy appends the address it received from, and only the trusted ones' entries can be
  * believed). Without TrustedProxies the header is ignored.
  */
-export function clientAddressResolver(trustedProxies: readonly string[]): (remote: string | undefined, forwardedFor: string | string[] | undefined) => string | null {
+export function clientAddressResolver(
+  trustedProxies: readonly string[],
+): (remote: string | undefined, forwardedFor: string | string[] | undefined) => string | null {
   if (trustedProxies.length === 0) return (remote) => (remote ? plain(remote) : null);
   const isTrusted = proxyCheck(trustedProxies);
   return (remote, forwardedFor) => {

@@ -28,7 +28,16 @@ export function routeFunctions(server: Hapi.Server, manifest: Manifest, deps: De
       options: {
         ...routeOptions(f.binding, input, fn.description, path, { app, id }),
         handler: async (request, h) => {
-          const view = { method: request.method, params: request.params, query: request.query, headers: request.headers, payload: request.payload, clientAddress: clientAddress(request), gone: goneWatch(request), caller: callerOf(request)?.name ?? null };
+          const view = {
+            method: request.method,
+            params: request.params,
+            query: request.query,
+            headers: request.headers,
+            payload: request.payload,
+            clientAddress: clientAddress(request),
+            gone: goneWatch(request),
+            caller: callerOf(request)?.name ?? null,
+          };
           return reply(request, h, await f.invoke(deps, view, input), deps);
         },
       },
@@ -40,14 +49,19 @@ export function routeFunctions(server: Hapi.Server, manifest: Manifest, deps: De
 /** Any other method on a path we serve: 405 with Allow (what HTTP clients expect), not 404. */
 function refuseOtherMethods(server: Hapi.Server, manifest: Manifest): void {
   const methodsByPath = new Map<string, string[]>();
-  for (const { method, path } of httpTriggers(manifest)) methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), ...(method === 'GET' ? ['GET', 'HEAD'] : [method])]);
+  for (const { method, path } of httpTriggers(manifest))
+    methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), ...(method === 'GET' ? ['GET', 'HEAD'] : [method])]);
   for (const [path, methods] of methodsByPath) {
     server.route({
       method: '*',
       path,
       options: {
         handler: (request, h) => {
-          const err = Boom.methodNotAllowed(`${request.method.toUpperCase()} is not allowed on ${request.path}; allowed: ${methods.join(', ')}`, undefined, methods);
+          const err = Boom.methodNotAllowed(
+            `${request.method.toUpperCase()} is not allowed on ${request.path}; allowed: ${methods.join(', ')}`,
+            undefined,
+            methods,
+          );
           return h.response(err.output.payload).code(405).header('Allow', methods.join(', '));
         },
       },

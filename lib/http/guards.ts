@@ -22,8 +22,17 @@ export interface KeyLists {
 
 /** A route's key lists, if it has them (the function routes do; hapi-swagger's and the dashboard's have `{}`). */
 function keyListsOf(app: unknown): KeyLists | undefined {
-  return typeof app === 'object' && app !== null && 'query' in app && Array.isArray(app.query) && 'payload' in app && Array.isArray(app.payload)
-    ? { query: app.query, payload: app.payload, ...('access' in app && (app.access === 'wcs' || app.access === 'operator' || app.access === 'monitor') && { access: app.access }) }
+  return typeof app === 'object' &&
+    app !== null &&
+    'query' in app &&
+    Array.isArray(app.query) &&
+    'payload' in app &&
+    Array.isArray(app.payload)
+    ? {
+        query: app.query,
+        payload: app.payload,
+        ...('access' in app && (app.access === 'wcs' || app.access === 'operator' || app.access === 'monitor') && { access: app.access }),
+      }
     : undefined;
 }
 

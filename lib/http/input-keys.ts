@@ -42,7 +42,8 @@ export function canonicalKeys(input: unknown, keys: string[], source: string): u
 export function refuseRepeatedKeys(json: string, keys: string[]): void {
   const known = new Map(keys.map((k) => [k.toLowerCase(), k]));
   const twice = duplicateKeys(json).find((d) => d.path === '' && known.has(d.key.toLowerCase()));
-  if (twice) throw Boom.badRequest(`"${known.get(twice.key.toLowerCase())}" is given twice in the body (as "${twice.key}" and "${twice.key}")`);
+  if (twice)
+    throw Boom.badRequest(`"${known.get(twice.key.toLowerCase())}" is given twice in the body (as "${twice.key}" and "${twice.key}")`);
 }
 
 /**

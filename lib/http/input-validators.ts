@@ -44,7 +44,12 @@ export function absentKeysValidator(schema: Joi.ObjectSchema): Validator {
 
 /** The keys of an object schema (lower case, as Node gives header names) if all are optional and unknown keys are allowed; else null. */
 function schemaKeysIfOptional(schema: Joi.ObjectSchema): string[] | null {
-  const d = schema.describe() as { flags?: { unknown?: boolean }; keys?: Record<string, { flags?: { presence?: string } }>; rules?: unknown[]; dependencies?: unknown[] };
+  const d = schema.describe() as {
+    flags?: { unknown?: boolean };
+    keys?: Record<string, { flags?: { presence?: string } }>;
+    rules?: unknown[];
+    dependencies?: unknown[];
+  };
   if (d.flags?.unknown !== true || d.rules?.length || d.dependencies?.length) return null;
   const entries = Object.entries(d.keys ?? {});
   if (entries.some(([, k]) => k.flags?.presence === 'required')) return null;
@@ -52,7 +57,9 @@ function schemaKeysIfOptional(schema: Joi.ObjectSchema): string[] | null {
 }
 
 /** A key of a body schema as the fast check sees it: a plain string's rules, or anything at all. */
-type KeyRule = { name: string; required: boolean } & ({ any: true } | { any: false; max: number; patterns: RegExp[]; allowEmpty: boolean; allowNull: boolean });
+type KeyRule = { name: string; required: boolean } & (
+  { any: true } | { any: false; max: number; patterns: RegExp[]; allowEmpty: boolean; allowNull: boolean }
+);
 
 /**
  * A POST body: when every key of the schema plainly meets its rules (a string within its length
@@ -66,7 +73,8 @@ type KeyRule = { name: string; required: boolean } & ({ any: true } | { any: fal
 export function plainKeysValidator(schema: Joi.ObjectSchema): Validator {
   const rules = plainKeyRules(schema);
   return async (value, options) => {
-    if (rules && onlyContext(options) && isPlainObject(value) && rules.every((r) => meets(r, (value as Record<string, unknown>)[r.name]))) return { ...value };
+    if (rules && onlyContext(options) && isPlainObject(value) && rules.every((r) => meets(r, (value as Record<string, unknown>)[r.name])))
+      return { ...value };
     return schema.validateAsync(value, options);
   };
 }
@@ -74,7 +82,8 @@ export function plainKeysValidator(schema: Joi.ObjectSchema): Validator {
 /** hapi's options carry the request as joi's context; anything more is a route's own joi options. */
 const onlyContext = (options: object) => Object.keys(options).every((k) => k === 'context');
 
-const isPlainObject = (value: unknown): value is object => typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
+const isPlainObject = (value: unknown): value is object =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
 
 function meets(rule: KeyRule, v: unknown): boolean {
   if (v === undefined) return !rule.required;
@@ -101,12 +110,19 @@ type Described = {
 };
 
 /** Only the flags the fast check knows: descriptions, labels, and `extra`. */
-const knownFlags = (flags: Record<string, unknown> | undefined, extra: string[]) => Object.keys(flags ?? {}).every((f) => ['description', 'label', ...extra].includes(f));
+const knownFlags = (flags: Record<string, unknown> | undefined, extra: string[]) =>
+  Object.keys(flags ?? {}).every((f) => ['description', 'label', ...extra].includes(f));
 
 /** One key's rule, or null if its schema says more than the fast check knows (then joi checks the object). */
 function keyRule(name: string, k: Described): KeyRule | null {
   const presence = k.flags?.presence;
-  if ((presence !== undefined && presence !== 'required' && presence !== 'optional') || !knownFlags(k.flags, ['presence']) || k.invalid || k.whens) return null;
+  if (
+    (presence !== undefined && presence !== 'required' && presence !== 'optional') ||
+    !knownFlags(k.flags, ['presence']) ||
+    k.invalid ||
+    k.whens
+  )
+    return null;
   const required = presence === 'required';
   if (k.type === 'any') return k.rules?.length || k.allow || k.preferences ? null : { name, required, any: true };
   if (k.type !== 'string' || (k.allow ?? []).some((a) => a !== '' && a !== null)) return null;
@@ -114,7 +130,8 @@ function keyRule(name: string, k: Described): KeyRule | null {
   const patterns: RegExp[] = [];
   for (const r of k.rules ?? []) {
     if (r.name === 'max' && typeof r.args.limit === 'number' && r.args.encoding === undefined) max = r.args.limit;
-    else if (r.name === 'pattern' && !(r.args.options as { invert?: boolean } | undefined)?.invert) patterns.push(regexOf(r.args.regex as string));
+    else if (r.name === 'pattern' && !(r.args.options as { invert?: boolean } | undefined)?.invert)
+      patterns.push(regexOf(r.args.regex as string));
     else return null;
   }
   return { name, required, any: false, max, patterns, allowEmpty: (k.allow ?? []).includes(''), allowNull: (k.allow ?? []).includes(null) };
@@ -123,7 +140,18 @@ function keyRule(name: string, k: Described): KeyRule | null {
 /** The key rules of an object schema that allows unknown keys and has only keys the fast check knows; else null. */
 function plainKeyRules(schema: Joi.ObjectSchema): KeyRule[] | null {
   const d = schema.describe() as Described;
-  if (d.flags?.unknown !== true || !knownFlags(d.flags, ['unknown']) || d.rules?.length || d.dependencies?.length || d.patterns?.length || d.renames?.length || d.preferences || d.allow || d.whens) return null;
+  if (
+    d.flags?.unknown !== true ||
+    !knownFlags(d.flags, ['unknown']) ||
+    d.rules?.length ||
+    d.dependencies?.length ||
+    d.patterns?.length ||
+    d.renames?.length ||
+    d.preferences ||
+    d.allow ||
+    d.whens
+  )
+    return null;
   const rules: KeyRule[] = [];
   for (const [name, k] of Object.entries(d.keys ?? {})) {
     const rule = keyRule(name, k);

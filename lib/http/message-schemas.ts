@@ -32,7 +32,9 @@ export const timeOutQuery = Joi.object({
       }),
     )
     .messages({ 'number.once': '{{#label}} is given more than once: give it once' })
-    .description('Seconds to wait for a message. Any number is accepted, truncated to whole seconds and clamped to 0..30; 0 = immediate check. Omitted: the DefaultTimeOut setting (default 0).')
+    .description(
+      'Seconds to wait for a message. Any number is accepted, truncated to whole seconds and clamped to 0..30; 0 = immediate check. Omitted: the DefaultTimeOut setting (default 0).',
+    )
     .example(10),
 })
   .unknown(true)
@@ -43,11 +45,15 @@ export const ackHeaders = Joi.object({
   'x-ack-mode': Joi.string()
     .valid('explicit')
     .insensitive()
-    .description('"explicit": the message this GET returns leaves its queue only when you acknowledge it (X-Ack on a later GET or HEAD of this queue, or POST /sortation for a REQUEST\'s TrackID), or comes back after VisibilityTimeoutSeconds. The proof that holds through a proxy. Omitted: the connection proves the read.'),
+    .description(
+      '"explicit": the message this GET returns leaves its queue only when you acknowledge it (X-Ack on a later GET or HEAD of this queue, or POST /sortation for a REQUEST\'s TrackID), or comes back after VisibilityTimeoutSeconds. The proof that holds through a proxy. Omitted: the connection proves the read.',
+    ),
   'x-ack': Joi.string()
     .pattern(/^ *\d{1,15}( *, *\d{1,15}){0,99} *$/, { name: 'message ids' })
     .messages({ 'string.pattern.name': '{{#label}} must be message ids (X-Message-Id), comma-separated' })
-    .description('Message ids (X-Message-Id of earlier responses, comma-separated) that you have read and processed: they leave the queue. For messages taken with X-Ack-Mode explicit; HEAD acknowledges without taking a message.')
+    .description(
+      'Message ids (X-Message-Id of earlier responses, comma-separated) that you have read and processed: they leave the queue. For messages taken with X-Ack-Mode explicit; HEAD acknowledges without taking a message.',
+    )
     .example('17'),
 })
   .unknown(true)
@@ -57,7 +63,12 @@ export const ackHeaders = Joi.object({
 export const assignmentBody = Joi.object({
   TrackID: telegramText('TrackID').required().description('The item being answered (from the REQUEST). Required.').example('0004711'),
   Destination: telegramText('Destination').required().description('Destination identifier. Required.').example('D017'),
-  Barcode: telegramText('Barcode').allow('', null).description('Optional; sent to the sorter with the assignment. null (as .NET and Java serializers send for an unset property, e.g. on a no-read) means omitted.').example('4006381333931'),
+  Barcode: telegramText('Barcode')
+    .allow('', null)
+    .description(
+      'Optional; sent to the sorter with the assignment. null (as .NET and Java serializers send for an unset property, e.g. on a no-read) means omitted.',
+    )
+    .example('4006381333931'),
   Type: Joi.string().allow('', null).description('Optional and ignored; normal integration omits it. null means omitted.'),
 })
   .unknown(true)
@@ -71,10 +82,15 @@ const enumInput = (values: readonly string[], fallback: string) =>
 export const destinationBody = Joi.object({
   Destination: telegramText('Destination').required().description('Destination identifier. Required.').example('D017'),
   DestinationStatus: enumInput(DestinationStatus, 'NotReady').example('Ready'),
-  DestinationText: telegramText('DestinationText').allow('', null).description('Display text; "" (or omitted) clears it.').example('Tour 4711'),
+  DestinationText: telegramText('DestinationText')
+    .allow('', null)
+    .description('Display text; "" (or omitted) clears it.')
+    .example('Tour 4711'),
   LightStatus: enumInput(LightStatus, 'Off').example('Solid'),
   LightColor: enumInput(LightColor, 'Off').example('BLUE'),
-  BatchDoorStatus: Joi.any().description(`Case-insensitive, one of ${oneOf(BatchDoorStatus)}; omitted or unparsable means not applicable (null).`).example('OPENED'),
+  BatchDoorStatus: Joi.any()
+    .description(`Case-insensitive, one of ${oneOf(BatchDoorStatus)}; omitted or unparsable means not applicable (null).`)
+    .example('OPENED'),
   Type: Joi.any().description('Optional and ignored.'),
 })
   .unknown(true)
@@ -110,13 +126,23 @@ export const verifyDto = Joi.object({
 export const destinationInfoDto = Joi.object({
   Type: Joi.string().valid('SCAN').required(),
   Destination: Joi.string().required().example('D017'),
-  DestinationStatus: Joi.string().valid(...DestinationStatus).required(),
+  DestinationStatus: Joi.string()
+    .valid(...DestinationStatus)
+    .required(),
   DestinationText: Joi.string().allow('').required().example(''),
-  LightStatus: Joi.string().valid(...LightStatus).required(),
-  LightColor: Joi.string().valid(...LightColor).required(),
+  LightStatus: Joi.string()
+    .valid(...LightStatus)
+    .required(),
+  LightColor: Joi.string()
+    .valid(...LightColor)
+    .required(),
   ButtonID: Joi.number().integer().required().description('0 = no button (NONE in replay files)').example(0),
   MessageCode: Joi.number().integer().required().example(211),
-  BatchDoorStatus: Joi.string().valid(...BatchDoorStatus).allow(null).required().description('null when not applicable'),
+  BatchDoorStatus: Joi.string()
+    .valid(...BatchDoorStatus)
+    .allow(null)
+    .required()
+    .description('null when not applicable'),
 }).label('DestinationInfoDto');
 
 const defaultApplied = Joi.object({
@@ -132,7 +158,10 @@ const defaultApplied = Joi.object({
 const ack = (label: string, message: Joi.ObjectSchema) =>
   Joi.object({
     Accepted: Joi.boolean().valid(true).required(),
-    Delivery: Joi.string().valid(...DeliveryStates).required().description('Sent: written to the sorter. Queued: in the outbox until the sorter link is back. NotSent: test mode.'),
+    Delivery: Joi.string()
+      .valid(...DeliveryStates)
+      .required()
+      .description('Sent: written to the sorter. Queued: in the outbox until the sorter link is back. NotSent: test mode.'),
     OutboxID: Joi.number().integer().allow(null).required().description('Row id in the outbox table (null in test mode)'),
     Message: message.required(),
     DefaultsApplied: Joi.array().items(defaultApplied).required().description('Fields that did not parse and took the default'),
@@ -141,7 +170,9 @@ const ack = (label: string, message: Joi.ObjectSchema) =>
 /** POST /sortation: what was accepted and how it travels to the sorter. */
 export const assignmentAck = ack(
   'AssignmentAck',
-  Joi.object({ TrackID: Joi.string().required(), Destination: Joi.string().required(), Barcode: Joi.string().allow('').required() }).label('Assignment'),
+  Joi.object({ TrackID: Joi.string().required(), Destination: Joi.string().required(), Barcode: Joi.string().allow('').required() }).label(
+    'Assignment',
+  ),
 );
 
 /** POST /destination: what was accepted and how it travels to the sorter. */
@@ -149,10 +180,19 @@ export const destinationAck = ack(
   'DestinationSetAck',
   Joi.object({
     Destination: Joi.string().required(),
-    DestinationStatus: Joi.string().valid(...DestinationStatus).required(),
+    DestinationStatus: Joi.string()
+      .valid(...DestinationStatus)
+      .required(),
     DestinationText: Joi.string().allow('').required(),
-    LightStatus: Joi.string().valid(...LightStatus).required(),
-    LightColor: Joi.string().valid(...LightColor).required(),
-    BatchDoorStatus: Joi.string().valid(...BatchDoorStatus).allow(null).required(),
+    LightStatus: Joi.string()
+      .valid(...LightStatus)
+      .required(),
+    LightColor: Joi.string()
+      .valid(...LightColor)
+      .required(),
+    BatchDoorStatus: Joi.string()
+      .valid(...BatchDoorStatus)
+      .allow(null)
+      .required(),
   }).label('DestinationSetting'),
 );

@@ -4,7 +4,15 @@
 import { BatchDoorStatus, DestinationStatus, LightColor, LightStatus } from '../../model/enums';
 
 /** A JSON Schema object of the document (loosely typed: the document is plain JSON). */
-type Schema = { [key: string]: unknown; $ref?: string; enum?: unknown[]; nullable?: boolean; properties?: Record<string, Schema>; items?: Schema; required?: string[] };
+type Schema = {
+  [key: string]: unknown;
+  $ref?: string;
+  enum?: unknown[];
+  nullable?: boolean;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  required?: string[];
+};
 interface Parameter {
   name: string;
   in: string;
@@ -35,13 +43,18 @@ const DOMAIN_ENUMS = new Map<string, readonly string[]>([
 
 /** Response headers of the queue and POST routes, which joi cannot describe. */
 const MESSAGE_HEADERS = {
-  'X-Message-Id': { description: 'The message\'s id in its queue (for logs and deduplication)', schema: { type: 'integer' } },
-  'X-Delivery-Attempt': { description: 'Which delivery of this message this is: 2 or more means an earlier response went out without proof that it was read (a possible duplicate)', schema: { type: 'integer', minimum: 1 } },
+  'X-Message-Id': { description: "The message's id in its queue (for logs and deduplication)", schema: { type: 'integer' } },
+  'X-Delivery-Attempt': {
+    description:
+      'Which delivery of this message this is: 2 or more means an earlier response went out without proof that it was read (a possible duplicate)',
+    schema: { type: 'integer', minimum: 1 },
+  },
 };
 const RETRY_AFTER = { 'Retry-After': { description: 'Seconds after which to send the request again', schema: { type: 'integer' } } };
 
 const refName = (ref: string) => ref.slice(ref.lastIndexOf('/') + 1);
-const isEnumModel = (s: Schema | undefined): s is Schema & { enum: unknown[] } => s !== undefined && Array.isArray(s.enum) && s.type === 'string';
+const isEnumModel = (s: Schema | undefined): s is Schema & { enum: unknown[] } =>
+  s !== undefined && Array.isArray(s.enum) && s.type === 'string';
 const JSON_MEDIA = 'application/json';
 
 /**
@@ -53,7 +66,9 @@ const JSON_MEDIA = 'application/json';
 function documentSuccessRange(op: Operation, schemas: Record<string, Schema>): void {
   const responses = op.responses ?? {};
   const codes = Object.keys(responses).filter((code) => /^2\d\d$/.test(code) && Number(code) > 207);
-  const bodies = codes.map((code) => responses[code]?.content?.[JSON_MEDIA]?.schema).filter((s): s is Schema & { $ref: string } => s?.$ref !== undefined);
+  const bodies = codes
+    .map((code) => responses[code]?.content?.[JSON_MEDIA]?.schema)
+    .filter((s): s is Schema & { $ref: string } => s?.$ref !== undefined);
   if (bodies.length === 0 || responses['2XX']) return;
   // Each body's Type is a required single-value enum ("REQUEST"): a discriminator tells typed clients (Java, C#) which model to read.
   const typeOf = (s: Schema & { $ref: string }) => {
@@ -68,7 +83,9 @@ function documentSuccessRange(op: Operation, schemas: Record<string, Schema>): v
       ? { $ref: only.$ref }
       : {
           oneOf: bodies.map((s) => ({ $ref: s.$ref })),
-          ...(types.every((t) => t !== undefined) && { discriminator: { propertyName: 'Type', mapping: Object.fromEntries(bodies.map((s, i) => [types[i], s.$ref])) } }),
+          ...(types.every((t) => t !== undefined) && {
+            discriminator: { propertyName: 'Type', mapping: Object.fromEntries(bodies.map((s, i) => [types[i], s.$ref])) },
+          }),
         };
   responses['2XX'] = {
     description: `A message: the same bodies as ${codes.join(', ')}, for generated clients that take only 200-207 and 2XX for success`,

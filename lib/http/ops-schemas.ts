@@ -4,23 +4,32 @@
 import Joi from 'joi';
 import { activeAlarmsDto } from './alarm-schemas';
 
-const queueCounts = (what: string) => Joi.object({ 'Sortation Q': Joi.number().required(), 'Destination Q': Joi.number().required() }).required().description(what);
+const queueCounts = (what: string) =>
+  Joi.object({ 'Sortation Q': Joi.number().required(), 'Destination Q': Joi.number().required() }).required().description(what);
 
 /** Dead letters by the queue they left (GET /status, GET /dead-letters). */
-const deadLetterCounts = queueCounts('Messages in the dead letters (table dead_letters), by the queue they left: handed out MaxDeliveries times without proof of the read. GET /dead-letters lists them, POST /dead-letters/requeue sends them back').label('DeadLetterCounts');
+const deadLetterCounts = queueCounts(
+  'Messages in the dead letters (table dead_letters), by the queue they left: handed out MaxDeliveries times without proof of the read. GET /dead-letters lists them, POST /dead-letters/requeue sends them back',
+).label('DeadLetterCounts');
 
 /** GET /status: the service, its queues, the sorter link, deliveries and the storage. */
 export const statusDto = Joi.object({
   Service: Joi.string().required(),
   Version: Joi.string().required(),
-  State: Joi.string().valid('Running', 'Degraded', 'Stopping').required().description('Degraded: running, but a readiness check fails or warns (see Problems and /health/ready)'),
+  State: Joi.string()
+    .valid('Running', 'Degraded', 'Stopping')
+    .required()
+    .description('Degraded: running, but a readiness check fails or warns (see Problems and /health/ready)'),
   Problems: Joi.array().items(Joi.string()).required().description('What is wrong, one sentence each (empty when Running)'),
   TestMode: Joi.boolean().required(),
   StartedAt: Joi.string().required(),
   UptimeSeconds: Joi.number().required(),
   'Sortation Q': Joi.number().integer().required().description('Messages waiting in the sortation queue'),
   'Destination Q': Joi.number().integer().required().description('Messages waiting in the destination queue'),
-  OldestMessageAgeSeconds: Joi.number().allow(null).required().description('Age of the oldest waiting message, null when both queues are empty'),
+  OldestMessageAgeSeconds: Joi.number()
+    .allow(null)
+    .required()
+    .description('Age of the oldest waiting message, null when both queues are empty'),
   WaitingClients: queueCounts('Long polls waiting on each queue'),
   Sorter: Joi.object({
     Connected: Joi.boolean().required(),
@@ -28,8 +37,16 @@ export const statusDto = Joi.object({
     Since: Joi.string().allow(null).required(),
     LastTelegramIn: Joi.string().allow(null).required(),
     LastTelegramOut: Joi.string().allow(null).required(),
-    State: Joi.string().valid('Connected', 'Disconnected', 'Refusing').required().description("Refusing: connected, but the sorter's telegrams are refused for a reason that will not pass by itself (RefusingBecause)"),
-    RefusingBecause: Joi.string().allow(null).required().description("Why the sorter's telegrams are refused (a schema error, a numbering the store cannot accept), else null"),
+    State: Joi.string()
+      .valid('Connected', 'Disconnected', 'Refusing')
+      .required()
+      .description(
+        "Refusing: connected, but the sorter's telegrams are refused for a reason that will not pass by itself (RefusingBecause)",
+      ),
+    RefusingBecause: Joi.string()
+      .allow(null)
+      .required()
+      .description("Why the sorter's telegrams are refused (a schema error, a numbering the store cannot accept), else null"),
     TelegramsIn: Joi.number().integer().required(),
     TelegramsOut: Joi.number().integer().required(),
     Resends: Joi.number().integer().required(),
@@ -38,7 +55,10 @@ export const statusDto = Joi.object({
     DuplicatesReceived: Joi.number().integer().required(),
     GarbageBytes: Joi.number().integer().required(),
     Reconnects: Joi.number().integer().required().description('Connections made after the first one'),
-    ConnectionsLost: Joi.number().integer().required().description('Connections that were up and dropped (by either side, or declared dead)'),
+    ConnectionsLost: Joi.number()
+      .integer()
+      .required()
+      .description('Connections that were up and dropped (by either side, or declared dead)'),
     ConnectAttemptsFailed: Joi.number().integer().required().description('Connection attempts that never connected'),
     DroppedAssignments: Joi.number().integer().required(),
     DroppedSettings: Joi.number().integer().required(),
@@ -53,10 +73,17 @@ export const statusDto = Joi.object({
     RowsLoaded: Joi.number().integer().required(),
     RowsSkipped: Joi.number().integer().required(),
     Error: Joi.string().allow(null).required(),
-  }).allow(null).required().label('ReplaySummary').description('Test mode only: what was loaded from the replay file'),
+  })
+    .allow(null)
+    .required()
+    .label('ReplaySummary')
+    .description('Test mode only: what was loaded from the replay file'),
   Delivery: Joi.object({
     Mode: Joi.string().valid('AtLeastOnce', 'AtMostOnce').required(),
-    AwaitingProof: Joi.number().integer().required().description('Messages whose response went out and whose read is not proven yet (invisible to other clients)'),
+    AwaitingProof: Joi.number()
+      .integer()
+      .required()
+      .description('Messages whose response went out and whose read is not proven yet (invisible to other clients)'),
     Confirmed: Joi.object({
       NextRequest: Joi.number().integer().required(),
       ClientClose: Joi.number().integer().required(),
@@ -66,13 +93,26 @@ export const statusDto = Joi.object({
       Answered: Joi.number().integer().required(),
       Grace: Joi.number().integer().required(),
       Injected: Joi.number().integer().required(),
-    }).required().label('DeliveryConfirmed').description('Messages removed from their queue, by what proved the read'),
-    Returned: Joi.object({ Reset: Joi.number().integer().required(), ClosedUnread: Joi.number().integer().required(), NoProof: Joi.number().integer().required() })
+    })
+      .required()
+      .label('DeliveryConfirmed')
+      .description('Messages removed from their queue, by what proved the read'),
+    Returned: Joi.object({
+      Reset: Joi.number().integer().required(),
+      ClosedUnread: Joi.number().integer().required(),
+      NoProof: Joi.number().integer().required(),
+    })
       .required()
       .label('DeliveryReturned')
       .description('Messages put back at the head of their queue, by reason'),
-    Redelivered: Joi.number().integer().required().description('Deliveries of a message whose earlier response went out without proof: possible duplicates'),
-    DeadLettered: Joi.number().integer().required().description('Messages moved to the dead letters since start: handed out MaxDeliveries times without proof of the read'),
+    Redelivered: Joi.number()
+      .integer()
+      .required()
+      .description('Deliveries of a message whose earlier response went out without proof: possible duplicates'),
+    DeadLettered: Joi.number()
+      .integer()
+      .required()
+      .description('Messages moved to the dead letters since start: handed out MaxDeliveries times without proof of the read'),
   })
     .required()
     .label('DeliveryStatus')
@@ -81,26 +121,61 @@ export const statusDto = Joi.object({
   RequestsRemoved: Joi.object({ Superseded: Joi.number().integer().required(), Expired: Joi.number().integer().required() })
     .required()
     .label('RequestsRemoved')
-    .description('REQUESTs taken out of the sortation queue since start without reaching a WCS: Superseded (a newer REQUEST for the same TrackID arrived, DropSupersededRequests), Expired (MaxRequestAgeSeconds)'),
-  WakeLatency: Joi.object({ P50Ms: Joi.number().allow(null).required(), P99Ms: Joi.number().allow(null).required(), Samples: Joi.number().integer().required() })
+    .description(
+      'REQUESTs taken out of the sortation queue since start without reaching a WCS: Superseded (a newer REQUEST for the same TrackID arrived, DropSupersededRequests), Expired (MaxRequestAgeSeconds)',
+    ),
+  WakeLatency: Joi.object({
+    P50Ms: Joi.number().allow(null).required(),
+    P99Ms: Joi.number().allow(null).required(),
+    Samples: Joi.number().integer().required(),
+  })
     .required()
     .label('WakeLatency')
-    .description('From a sorter telegram arriving to the response that hands its message to a client that was waiting for it (last 10,000 such messages; messages that queue because no client is waiting are not counted)'),
+    .description(
+      'From a sorter telegram arriving to the response that hands its message to a client that was waiting for it (last 10,000 such messages; messages that queue because no client is waiting are not counted)',
+    ),
   Storage: Joi.object({
-    State: Joi.string().valid('Ok', 'Stalled', 'Failing').required().description('Stalled: a commit has waited over 1 s (a lock), or a disk sync has lasted over 1 s (a stalled card; commits go on); Failing: the last transaction failed'),
+    State: Joi.string()
+      .valid('Ok', 'Stalled', 'Failing')
+      .required()
+      .description(
+        'Stalled: a commit has waited over 1 s (a lock), or a disk sync has lasted over 1 s (a stalled card; commits go on); Failing: the last transaction failed',
+      ),
     Since: Joi.string().isoDate().required().description('Since when the state holds'),
-    WaitingFor: Joi.string().valid('Lock', 'Disk').allow(null).required().description('Stalled: what holds it up: another connection\'s lock (commits wait), or the disk (its sync; commits go on)'),
+    WaitingFor: Joi.string()
+      .valid('Lock', 'Disk')
+      .allow(null)
+      .required()
+      .description("Stalled: what holds it up: another connection's lock (commits wait), or the disk (its sync; commits go on)"),
     PendingWrites: Joi.number().integer().required().description('Writes handed to the writer and not yet answered'),
     LastCommitMs: Joi.number().allow(null).required().description('Duration of the last committed transaction, lock wait included'),
     Commits: Joi.number().integer().required().description('Transactions committed since start'),
     Writes: Joi.number().integer().required().description('Writes those transactions carried (group commit)'),
-    Syncs: Joi.number().integer().required().description('Disk syncs of the WAL since start, made beside the commits: for the sorter telegrams (and other writes) that must be durable before they are answered, and for POSTs the sorter did not acknowledge within the commit window (DurableBySorterAck). Each is a flush an SD card or eMMC must complete'),
-    SyncInFlightMs: Joi.number().allow(null).required().description('How long the disk sync in flight has lasted (ms); null when none is. Commits go on meanwhile'),
-    AckedBeforeSync: Joi.number().integer().required().description('Sorter telegrams acknowledged before their sync ended, since start (AckUnsyncedAfterMs: a stalled disk); a power cut during such a stall may lose them'),
+    Syncs: Joi.number()
+      .integer()
+      .required()
+      .description(
+        'Disk syncs of the WAL since start, made beside the commits: for the sorter telegrams (and other writes) that must be durable before they are answered, and for POSTs the sorter did not acknowledge within the commit window (DurableBySorterAck). Each is a flush an SD card or eMMC must complete',
+      ),
+    SyncInFlightMs: Joi.number()
+      .allow(null)
+      .required()
+      .description('How long the disk sync in flight has lasted (ms); null when none is. Commits go on meanwhile'),
+    AckedBeforeSync: Joi.number()
+      .integer()
+      .required()
+      .description(
+        'Sorter telegrams acknowledged before their sync ended, since start (AckUnsyncedAfterMs: a stalled disk); a power cut during such a stall may lose them',
+      ),
     LastError: Joi.string().allow(null).required().description('Failing: why the last transaction failed'),
     ReadOnly: Joi.boolean().required().description('The database file cannot be written: messages can be read, nothing is accepted'),
     Disk: Joi.object({
-      State: Joi.string().valid('Ok', 'Low', 'Unknown').required().description("Low: less is free on the database's file system than LowBelowBytes (HistoryKeepFreeShare of it, at least 2%): the history is cut so that the database does not grow, but the disk is filling; Unknown: its size cannot be read"),
+      State: Joi.string()
+        .valid('Ok', 'Low', 'Unknown')
+        .required()
+        .description(
+          "Low: less is free on the database's file system than LowBelowBytes (HistoryKeepFreeShare of it, at least 2%): the history is cut so that the database does not grow, but the disk is filling; Unknown: its size cannot be read",
+        ),
       FreeBytes: Joi.number().integer().allow(null).required().description('Free on the file system (what the service may still use)'),
       SizeBytes: Joi.number().integer().allow(null).required().description("The file system's size"),
       LowBelowBytes: Joi.number().integer().allow(null).required().description('The disk is Low below this much free'),
@@ -109,23 +184,56 @@ export const statusDto = Joi.object({
       .label('DiskStatus')
       .description('The file system that holds the database, as last measured (every 5 s)'),
     History: Joi.object({
-      FilesBytes: Joi.number().integer().required().description('The database file, its WAL and the traffic log together: what the size bound counts'),
+      FilesBytes: Joi.number()
+        .integer()
+        .required()
+        .description('The database file, its WAL and the traffic log together: what the size bound counts'),
       DatabaseBytes: Joi.number().integer().required(),
       WalBytes: Joi.number().integer().required(),
       TrafficLogBytes: Joi.number().integer().required().description('Service_PLC.log and its rotated files (0 when not kept)'),
-      UsedDatabaseBytes: Joi.number().integer().required().description("The database's pages in use; the rest of the file is pages the purge freed, which new rows reuse"),
-      BoundBytes: Joi.number().integer().allow(null).required().description('The most the database, its WAL and the traffic log may take together; null when the file system cannot be measured'),
-      BoundBy: Joi.string().valid('HistoryMaxBytes', 'HistoryMaxDiskShare', 'HistoryKeepFreeShare', 'None').required().description('The setting that makes the bound now (HistoryKeepFreeShare: the free space, what other programs take counted)'),
+      UsedDatabaseBytes: Joi.number()
+        .integer()
+        .required()
+        .description("The database's pages in use; the rest of the file is pages the purge freed, which new rows reuse"),
+      BoundBytes: Joi.number()
+        .integer()
+        .allow(null)
+        .required()
+        .description('The most the database, its WAL and the traffic log may take together; null when the file system cannot be measured'),
+      BoundBy: Joi.string()
+        .valid('HistoryMaxBytes', 'HistoryMaxDiskShare', 'HistoryKeepFreeShare', 'None')
+        .required()
+        .description('The setting that makes the bound now (HistoryKeepFreeShare: the free space, what other programs take counted)'),
       Rows: Joi.number().integer().required().description('Rows of delivered_history and outbox_history (from their ids)'),
       OldestAt: Joi.string().allow(null).required().description('The oldest delivery the history holds'),
       RetentionDays: Joi.number().integer().required().description('HistoryRetentionDays: the age bound'),
-      BytesPerDay: Joi.number().integer().allow(null).required().description("The history's bytes a day, at the rate it shows itself (its pages in use over the time it spans); null while it spans less than 10 s"),
+      BytesPerDay: Joi.number()
+        .integer()
+        .allow(null)
+        .required()
+        .description(
+          "The history's bytes a day, at the rate it shows itself (its pages in use over the time it spans); null while it spans less than 10 s",
+        ),
       DaysFit: Joi.number().allow(null).required().description('Days of history the size bound holds at that rate'),
-      RetentionMet: Joi.boolean().allow(null).required().description('false: the size bound cuts the history short of HistoryRetentionDays (logged once as a warning)'),
-      SizeCutsFrom: Joi.string().allow(null).required().description('When the size bound begins to cut the history short of HistoryRetentionDays (now or earlier: it does); null when it does not'),
+      RetentionMet: Joi.boolean()
+        .allow(null)
+        .required()
+        .description('false: the size bound cuts the history short of HistoryRetentionDays (logged once as a warning)'),
+      SizeCutsFrom: Joi.string()
+        .allow(null)
+        .required()
+        .description(
+          'When the size bound begins to cut the history short of HistoryRetentionDays (now or earlier: it does); null when it does not',
+        ),
       Cuts: Joi.number().integer().required().description('Purges made for the size bound since start'),
       CutRows: Joi.number().integer().required().description('History rows they purged'),
-      LastCut: Joi.object({ At: Joi.string().required(), Rows: Joi.number().integer().required(), Cutoff: Joi.string().required(), Chunks: Joi.number().integer().required(), Ms: Joi.number().integer().required() })
+      LastCut: Joi.object({
+        At: Joi.string().required(),
+        Rows: Joi.number().integer().required(),
+        Cutoff: Joi.string().required(),
+        Chunks: Joi.number().integer().required(),
+        Ms: Joi.number().integer().required(),
+      })
         .allow(null)
         .required()
         .label('HistoryCut')
@@ -134,7 +242,9 @@ export const statusDto = Joi.object({
     })
       .required()
       .label('HistoryStorage')
-      .description('The delivery history bounded by age (HistoryRetentionDays) and by size (HistoryMaxBytes or HistoryMaxDiskShare, HistoryKeepFreeShare), as last measured (every 5 s); docs/operations.md, "Sizing the card"'),
+      .description(
+        'The delivery history bounded by age (HistoryRetentionDays) and by size (HistoryMaxBytes or HistoryMaxDiskShare, HistoryKeepFreeShare), as last measured (every 5 s); docs/operations.md, "Sizing the card"',
+      ),
   })
     .required()
     .label('StorageStatus')
@@ -144,7 +254,11 @@ export const statusDto = Joi.object({
 
 const healthCheck = Joi.object({
   status: Joi.string().valid('pass', 'warn', 'fail').required(),
-  observedValue: Joi.alternatives().try(Joi.string(), Joi.number(), Joi.boolean()).allow(null).meta({ anyJson: true }).description('What the check saw'),
+  observedValue: Joi.alternatives()
+    .try(Joi.string(), Joi.number(), Joi.boolean())
+    .allow(null)
+    .meta({ anyJson: true })
+    .description('What the check saw'),
   observedUnit: Joi.string(),
   output: Joi.string().description('Why, when not pass'),
   time: Joi.string().required(),
@@ -172,7 +286,21 @@ export const itemTimelineDto = Joi.object({
       Joi.object({
         Time: Joi.string().required().example('2026-11-22T10:15:03.120Z'),
         Event: Joi.string()
-          .valid('RequestReceived', 'RequestDelivered', 'RequestRemoved', 'RequestWaiting', 'RequestDeadLettered', 'AssignmentPosted', 'AssignmentAcknowledged', 'AssignmentDropped', 'AssignmentQueued', 'VerifyReceived', 'VerifyDelivered', 'VerifyWaiting', 'VerifyDeadLettered')
+          .valid(
+            'RequestReceived',
+            'RequestDelivered',
+            'RequestRemoved',
+            'RequestWaiting',
+            'RequestDeadLettered',
+            'AssignmentPosted',
+            'AssignmentAcknowledged',
+            'AssignmentDropped',
+            'AssignmentQueued',
+            'VerifyReceived',
+            'VerifyDelivered',
+            'VerifyWaiting',
+            'VerifyDeadLettered',
+          )
           .required(),
         Text: Joi.string().required().example('REQUEST handed to 10.20.0.9'),
         RecirculationCount: Joi.number().integer(),
@@ -200,7 +328,11 @@ export const deadLetterListDto = Joi.object({
       Joi.object({
         Id: Joi.number().integer().required().description('Its id in dead_letters (what POST /dead-letters/requeue takes)').example(3),
         Queue: Joi.string().valid('sortation', 'destination').required(),
-        MessageId: Joi.number().integer().required().description('Its X-Message-Id; it goes back under this id, in its old place').example(17),
+        MessageId: Joi.number()
+          .integer()
+          .required()
+          .description('Its X-Message-Id; it goes back under this id, in its old place')
+          .example(17),
         Type: Joi.string().valid('REQUEST', 'VERIFY', 'SCAN').required(),
         TrackID: Joi.string().allow(null).required().example('0004711'),
         Destination: Joi.string().allow(null).required().description('Destination, or InductLocation for a REQUEST').example('IND01'),
@@ -217,11 +349,19 @@ export const deadLetterListDto = Joi.object({
 
 /** POST /dead-letters/requeue: which dead letters go back. */
 export const requeueBody = Joi.object({
-  Ids: Joi.array().items(Joi.number().integer().min(1)).min(1).max(10000).description('Ids of dead letters (GET /dead-letters) to send back').example([3, 4]),
+  Ids: Joi.array()
+    .items(Joi.number().integer().min(1))
+    .min(1)
+    .max(10000)
+    .description('Ids of dead letters (GET /dead-letters) to send back')
+    .example([3, 4]),
   All: Joi.boolean().valid(true).description('true: send every dead letter back'),
 })
   .xor('Ids', 'All')
-  .messages({ 'object.missing': 'give "Ids" (the dead letters to send back) or "All": true', 'object.xor': 'give "Ids" or "All", not both' })
+  .messages({
+    'object.missing': 'give "Ids" (the dead letters to send back) or "All": true',
+    'object.xor': 'give "Ids" or "All", not both',
+  })
   .label('RequeueDeadLetters')
   .description('Field names match case-insensitively.');
 
@@ -229,6 +369,10 @@ export const requeueBody = Joi.object({
 export const requeueAck = Joi.object({
   Requeued: Joi.number().integer().required().description('How many went back to their queues (unknown ids are skipped)').example(2),
   Messages: Joi.array()
-    .items(Joi.object({ Queue: Joi.string().valid('sortation', 'destination').required(), MessageId: Joi.number().integer().required() }).label('RequeuedMessage'))
+    .items(
+      Joi.object({ Queue: Joi.string().valid('sortation', 'destination').required(), MessageId: Joi.number().integer().required() }).label(
+        'RequeuedMessage',
+      ),
+    )
     .required(),
 }).label('RequeueAck');

@@ -77,7 +77,11 @@ export function reply(request: Request, h: ResponseToolkit, result: HandlerResul
       const body = JSON.stringify(message);
       Object.assign(request.app, { handedOut: { messageId: id, attempt: result.claim.attempt, type: message.Type } });
       // Read now: once the client has closed the socket, its address is gone.
-      context.deliveries.track(result.claim, req, res, { injected: isInjected(request), address: clientAddress(request), explicit: result.explicitAck });
+      context.deliveries.track(result.claim, req, res, {
+        injected: isInjected(request),
+        address: clientAddress(request),
+        explicit: result.explicitAck,
+      });
       res.writeHead(code, ReasonPhrase[message.Type], {
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),

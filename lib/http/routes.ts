@@ -23,8 +23,13 @@ export const unauthorized = {
 
 /** 403: the key is known, but its role may not call this route. */
 export const forbidden = {
-  description: "ApiKeys is configured and the key's role may not call this route (docs/operations.md, \"Who may do what\")",
-  schema: errorDto('ForbiddenError', 403, 'Forbidden', '/sortation needs a key with the wcs role; the key shift-lead has the operator role'),
+  description: 'ApiKeys is configured and the key\'s role may not call this route (docs/operations.md, "Who may do what")',
+  schema: errorDto(
+    'ForbiddenError',
+    403,
+    'Forbidden',
+    '/sortation needs a key with the wcs role; the key shift-lead has the operator role',
+  ),
 };
 
 /** 400 for a query or body that does not validate; the example is the route's own. */
@@ -37,11 +42,23 @@ export const badRequest = (label: string, message: string) => ({
 export const postErrors = (badRequestLabel: string, badRequestMessage: string) => ({
   400: badRequest(badRequestLabel, badRequestMessage),
   401: unauthorized,
-  413: { description: 'Body larger than MaxPayloadBytes', schema: errorDto('PayloadTooLargeError', 413, 'Request Entity Too Large', 'Payload content length greater than maximum allowed: 16384') },
-  415: { description: 'Content-Type is not application/json', schema: errorDto('UnsupportedMediaTypeError', 415, 'Unsupported Media Type', 'Unsupported Media Type') },
+  413: {
+    description: 'Body larger than MaxPayloadBytes',
+    schema: errorDto('PayloadTooLargeError', 413, 'Request Entity Too Large', 'Payload content length greater than maximum allowed: 16384'),
+  },
+  415: {
+    description: 'Content-Type is not application/json',
+    schema: errorDto('UnsupportedMediaTypeError', 415, 'Unsupported Media Type', 'Unsupported Media Type'),
+  },
   503: {
-    description: 'The storage did not take the write within CommitTimeoutMs (a lock, a stalled or failing disk): nothing was written, send it again after Retry-After',
-    schema: errorDto('StorageUnavailableError', 503, 'Service Unavailable', 'not accepted, nothing was written, send it again: outbox-add not written: the storage did not start it within 2000 ms'),
+    description:
+      'The storage did not take the write within CommitTimeoutMs (a lock, a stalled or failing disk): nothing was written, send it again after Retry-After',
+    schema: errorDto(
+      'StorageUnavailableError',
+      503,
+      'Service Unavailable',
+      'not accepted, nothing was written, send it again: outbox-add not written: the storage did not start it within 2000 ms',
+    ),
   },
 });
 
@@ -62,7 +79,13 @@ export const postEvent = <B>(request: HttpRequestView): { body: B; clientAddress
 export const tagOf = (path: string) => path.replace(/^\//, '') || 'service';
 
 /** hapi route options for a binding: validation, case-insensitive keys, Swagger docs. */
-export function routeOptions(binding: Omit<HttpBinding<unknown>, 'event'>, input: FunctionInput, description: string, path: string, extra: Partial<RouteOptions>): RouteOptions {
+export function routeOptions(
+  binding: Omit<HttpBinding<unknown>, 'event'>,
+  input: FunctionInput,
+  description: string,
+  path: string,
+  extra: Partial<RouteOptions>,
+): RouteOptions {
   return {
     ...extra,
     description,
@@ -77,6 +100,15 @@ export function routeOptions(binding: Omit<HttpBinding<unknown>, 'event'>, input
       ...(binding.payload && { payload: plainKeysValidator(binding.payload) }),
       ...extra.validate,
     },
-    plugins: { 'hapi-swagger': { responses: { ...binding.responses(input), 403: forbidden }, validate: { ...(binding.query && { query: binding.query }), ...(binding.headers && { headers: binding.headers }), ...(binding.payload && { payload: binding.payload }) } } },
+    plugins: {
+      'hapi-swagger': {
+        responses: { ...binding.responses(input), 403: forbidden },
+        validate: {
+          ...(binding.query && { query: binding.query }),
+          ...(binding.headers && { headers: binding.headers }),
+          ...(binding.payload && { payload: binding.payload }),
+        },
+      },
+    },
   };
 }

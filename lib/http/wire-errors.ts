@@ -76,7 +76,10 @@ export function answerParserErrors(listener: import('node:http').Server): void {
     const error = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
     const body = JSON.stringify({ statusCode: status, error, message: parserErrorMessage(err) });
     const write = () => {
-      if (socket.writable) socket.end(`HTTP/1.1 ${status} ${error}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      if (socket.writable)
+        socket.end(
+          `HTTP/1.1 ${status} ${error}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
       else socket.destroy();
     };
     // A response still being written on this connection (a pipelined request went wrong) finishes first.
@@ -86,8 +89,16 @@ export function answerParserErrors(listener: import('node:http').Server): void {
   });
   // An Expect other than 100-continue: Node answers 417 with an empty body unless asked.
   listener.on('checkExpectation', (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
-    const body = JSON.stringify({ statusCode: 417, error: 'Expectation Failed', message: `the Expect header "${String(req.headers.expect).slice(0, 100)}" is not supported: send "100-continue" or none` });
-    res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+    const body = JSON.stringify({
+      statusCode: 417,
+      error: 'Expectation Failed',
+      message: `the Expect header "${String(req.headers.expect).slice(0, 100)}" is not supported: send "100-continue" or none`,
+    });
+    res.writeHead(417, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      Connection: 'close',
+    });
     res.end(body);
   });
 }

@@ -26,15 +26,19 @@ function headerRoles(problems: string[], header: Field[]): Roles {
   const roles: Roles = {};
   for (const f of header) {
     if (!f.role) {
-      if (f.kind !== 'fixed' && f.kind !== 'spare') problems.push(`Header field "${f.name}" has no Role: give it one (${Object.keys(ROLE_KINDS).join(', ')}) or make it fixed or spare`);
+      if (f.kind !== 'fixed' && f.kind !== 'spare')
+        problems.push(
+          `Header field "${f.name}" has no Role: give it one (${Object.keys(ROLE_KINDS).join(', ')}) or make it fixed or spare`,
+        );
       continue;
     }
     const earlier = roles[f.role];
     if (earlier) problems.push(`Header: two fields have Role ${f.role} ("${earlier.name}" and "${f.name}")`);
     roles[f.role] = f;
-    if (!ROLE_KINDS[f.role].includes(f.kind)) problems.push(`Header field "${f.name}" (Role ${f.role}) is ${f.kind}; it must be ${ROLE_KINDS[f.role].join(' or ')}`);
+    if (!ROLE_KINDS[f.role].includes(f.kind))
+      problems.push(`Header field "${f.name}" (Role ${f.role}) is ${f.kind}; it must be ${ROLE_KINDS[f.role].join(' or ')}`);
   }
-  if (!roles.Type) problems.push('Header: no field has Role Type, so a telegram\'s type cannot be told');
+  if (!roles.Type) problems.push("Header: no field has Role Type, so a telegram's type cannot be told");
   return roles;
 }
 
@@ -42,20 +46,40 @@ function headerRoles(problems: string[], header: Field[]): Roles {
 function checkSequence(problems: string[], file: LayoutFile, roles: Roles): void {
   const seqField = roles.Sequence;
   if (seqField) {
-    if (file.Sequence.Last > capacity(seqField.kind, seqField.width)) problems.push(`Sequence.Last ${file.Sequence.Last} does not fit the ${seqField.width}-${seqField.kind === 'bin' ? 'byte' : 'digit'} Sequence field`);
-    if (file.Sequence.Control > capacity(seqField.kind, seqField.width)) problems.push(`Sequence.Control ${file.Sequence.Control} does not fit the Sequence field`);
+    if (file.Sequence.Last > capacity(seqField.kind, seqField.width))
+      problems.push(
+        `Sequence.Last ${file.Sequence.Last} does not fit the ${seqField.width}-${seqField.kind === 'bin' ? 'byte' : 'digit'} Sequence field`,
+      );
+    if (file.Sequence.Control > capacity(seqField.kind, seqField.width))
+      problems.push(`Sequence.Control ${file.Sequence.Control} does not fit the Sequence field`);
   } else if (file.Handshake.Window !== 1 && file.Handshake.Ack === 'each') {
-    problems.push('Header: no field has Role Sequence, so acknowledgements cannot name what they answer: add one, or set Handshake.Window to 1 (one telegram at a time)');
+    problems.push(
+      'Header: no field has Role Sequence, so acknowledgements cannot name what they answer: add one, or set Handshake.Window to 1 (one telegram at a time)',
+    );
   }
-  if (file.Sequence.Control >= 1 && file.Sequence.Control <= file.Sequence.Last) problems.push(`Sequence.Control ${file.Sequence.Control} is inside the data numbers 1-${file.Sequence.Last}: use 0 or a number above Sequence.Last`);
+  if (file.Sequence.Control >= 1 && file.Sequence.Control <= file.Sequence.Last)
+    problems.push(
+      `Sequence.Control ${file.Sequence.Control} is inside the data numbers 1-${file.Sequence.Last}: use 0 or a number above Sequence.Last`,
+    );
 }
 
 /** Something tells where a telegram ends: an end character, a fixed length, or a Length field the receiver can find. */
 function checkFraming(problems: string[], file: LayoutFile, roles: Roles, start: Buffer, end: Buffer): void {
   const fixed = file.Framing.TelegramLength;
-  if (end.length === 0 && fixed === null && !roles.Length) problems.push('Framing: nothing tells where a telegram ends: give an End character, a TelegramLength, or a header field with Role Length');
-  if (start.length > 0 && end.length === 0 && fixed === null && !roles.Length) problems.push('Framing: a Start character alone does not end a telegram');
-  if (roles.Length && roles.Length.counts === 'telegram' && roles.Length.offset > 0 && start.length === 0 && end.length === 0 && fixed === null) {
+  if (end.length === 0 && fixed === null && !roles.Length)
+    problems.push(
+      'Framing: nothing tells where a telegram ends: give an End character, a TelegramLength, or a header field with Role Length',
+    );
+  if (start.length > 0 && end.length === 0 && fixed === null && !roles.Length)
+    problems.push('Framing: a Start character alone does not end a telegram');
+  if (
+    roles.Length &&
+    roles.Length.counts === 'telegram' &&
+    roles.Length.offset > 0 &&
+    start.length === 0 &&
+    end.length === 0 &&
+    fixed === null
+  ) {
     problems.push('Framing: without start and end characters the Length field must be the first header field');
   }
 }
@@ -78,9 +102,13 @@ function handshakeFlags(problems: string[], file: LayoutFile, roles: Roles): Lay
       }
     }
   } else {
-    if (roles.Handshake) problems.push(`Header field "${roles.Handshake.name}" has Role Handshake, but Handshake.By is type (acknowledgements are ACK and NAK telegrams)`);
+    if (roles.Handshake)
+      problems.push(
+        `Header field "${roles.Handshake.name}" has Role Handshake, but Handshake.By is type (acknowledgements are ACK and NAK telegrams)`,
+      );
     if (hs.Flags) problems.push('Handshake.Flags applies only when Handshake.By is flag');
-    if (hs.Echo === 'telegram') problems.push('Handshake.Echo telegram needs Handshake.By flag (the answer is the telegram itself with its flag changed)');
+    if (hs.Echo === 'telegram')
+      problems.push('Handshake.Echo telegram needs Handshake.By flag (the answer is the telegram itself with its flag changed)');
   }
   const codes = Object.values(hs.NakCodes);
   if (new Set(codes).size !== codes.length) problems.push('Handshake.NakCodes: each reason needs its own code');
@@ -104,9 +132,18 @@ function checkTelegramSet(problems: string[], file: LayoutFile, roles: Roles, te
     need('ACK', 'Handshake.By is type');
     need('NAK', 'Handshake.By is type');
   }
-  if (hs.By === 'flag' && telegrams.has('ACK')) problems.push('Telegrams: an ACK telegram is described, but Handshake.By is flag (an acknowledgement is the answered type with the Ack flag)');
-  if (hs.Ack === 'each' && hs.By === 'flag' && !roles.Code && !telegrams.has('NAK')) problems.push('Handshake: a NAK\'s code has nowhere to go: describe a NAK telegram with a field mapped to Code, or give a header field with Role Code');
-  if (hs.Echo === 'telegram' && telegrams.has('NAK')) problems.push('Handshake.Echo telegram: a NAK echoes the telegram it answers, so its code goes in a header field with Role Code, and no NAK telegram is described');
+  if (hs.By === 'flag' && telegrams.has('ACK'))
+    problems.push(
+      'Telegrams: an ACK telegram is described, but Handshake.By is flag (an acknowledgement is the answered type with the Ack flag)',
+    );
+  if (hs.Ack === 'each' && hs.By === 'flag' && !roles.Code && !telegrams.has('NAK'))
+    problems.push(
+      "Handshake: a NAK's code has nowhere to go: describe a NAK telegram with a field mapped to Code, or give a header field with Role Code",
+    );
+  if (hs.Echo === 'telegram' && telegrams.has('NAK'))
+    problems.push(
+      'Handshake.Echo telegram: a NAK echoes the telegram it answers, so its code goes in a header field with Role Code, and no NAK telegram is described',
+    );
   if (roles.Code) {
     for (const [reason, code] of Object.entries(hs.NakCodes)) {
       const problem = wireValueProblem(roles.Code, String(code), file.Charset);
@@ -126,7 +163,13 @@ function checkAckTypes(problems: string[], file: LayoutFile, set: TelegramSet): 
 }
 
 /** The receivers' limit on a telegram's length; the longest telegram must fit it and the length field. */
-function maxTelegramLength(problems: string[], file: LayoutFile, roles: Roles, headerWidth: number, telegrams: Map<LogicalType, TelegramSpec>): number {
+function maxTelegramLength(
+  problems: string[],
+  file: LayoutFile,
+  roles: Roles,
+  headerWidth: number,
+  telegrams: Map<LogicalType, TelegramSpec>,
+): number {
   const fixed = file.Framing.TelegramLength;
   const longest = Math.max(headerWidth, ...[...telegrams.values()].map((t) => headerWidth + t.dataWidth));
   const echoLongest = file.Handshake.Echo === 'telegram' ? longest : headerWidth;
@@ -134,7 +177,8 @@ function maxTelegramLength(problems: string[], file: LayoutFile, roles: Roles, h
   const maxLength = file.Framing.MaxLength ?? fixed ?? (roles.Length ? capacity(roles.Length.kind, roles.Length.width) : biggest);
   if (roles.Length) {
     const counted = roles.Length.counts === 'telegram' ? biggest : biggest - roles.Length.offset - roles.Length.width;
-    if (counted > capacity(roles.Length.kind, roles.Length.width)) problems.push(`Header field "${roles.Length.name}" (Role Length) cannot say ${counted}, the length of the longest telegram`);
+    if (counted > capacity(roles.Length.kind, roles.Length.width))
+      problems.push(`Header field "${roles.Length.name}" (Role Length) cannot say ${counted}, the length of the longest telegram`);
   }
   if (biggest > maxLength) problems.push(`Framing.MaxLength ${maxLength} is shorter than the longest telegram (${biggest} bytes)`);
   return Math.min(maxLength, 65535);

@@ -61,7 +61,11 @@ export class LayoutCodec {
     const spec = this.spec(type);
     const record = values as Record<string, unknown>;
     const out = Buffer.alloc(spec.dataWidth, this.layout.fill);
-    for (const f of spec.fields) this.encodeField(f, f.maps === 'AckType' ? this.codeOf(f, record.AckType) : f.maps === undefined ? undefined : record[f.maps]).copy(out, f.offset - this.layout.headerWidth);
+    for (const f of spec.fields)
+      this.encodeField(f, f.maps === 'AckType' ? this.codeOf(f, record.AckType) : f.maps === undefined ? undefined : record[f.maps]).copy(
+        out,
+        f.offset - this.layout.headerWidth,
+      );
     return out;
   }
 
@@ -93,7 +97,11 @@ export class LayoutCodec {
       this.encodeField(f, this.headerValue(f, t)).copy(content, f.offset);
     }
     const length = roles.Length;
-    if (length) this.encodeField(length, length.counts === 'telegram' ? content.length : content.length - length.offset - length.width).copy(content, length.offset);
+    if (length)
+      this.encodeField(length, length.counts === 'telegram' ? content.length : content.length - length.offset - length.width).copy(
+        content,
+        length.offset,
+      );
     return content;
   }
 
@@ -107,9 +115,11 @@ export class LayoutCodec {
   parseContent(content: Buffer): WireTelegram {
     const { headerWidth, roles, framing, handshake } = this.layout;
     const unit = this.layout.binary ? 'bytes' : 'characters';
-    if (!this.layout.binary && !this.rules.text.test(content.toString('latin1'))) throw new TelegramError('telegram', content.toString('latin1'), charsetName(this.layout.charset));
+    if (!this.layout.binary && !this.rules.text.test(content.toString('latin1')))
+      throw new TelegramError('telegram', content.toString('latin1'), charsetName(this.layout.charset));
     if (content.length < headerWidth) throw new TelegramError('header', this.shown(content), `at least ${headerWidth} ${unit}`);
-    if (framing.telegramLength !== null && content.length !== framing.telegramLength) throw new TelegramError('telegram', this.shown(content), `${framing.telegramLength} ${unit}`);
+    if (framing.telegramLength !== null && content.length !== framing.telegramLength)
+      throw new TelegramError('telegram', this.shown(content), `${framing.telegramLength} ${unit}`);
     const raw = (f: Field) => content.subarray(f.offset, f.offset + f.width);
     if (roles.Length) {
       const f = roles.Length;
@@ -120,7 +130,12 @@ export class LayoutCodec {
       } catch {
         got = undefined;
       }
-      if (got !== want) throw new TelegramError(f.name, this.shown(raw(f)), `${f.width} ${f.kind === 'bin' ? 'bytes' : 'digits'} equal to the telegram length ${want}`);
+      if (got !== want)
+        throw new TelegramError(
+          f.name,
+          this.shown(raw(f)),
+          `${f.width} ${f.kind === 'bin' ? 'bytes' : 'digits'} equal to the telegram length ${want}`,
+        );
     }
     const t: WireTelegram = { sender: '', receiver: '', seq: 0, type: 'LIFE', flag: 'D', code: null, data: content.subarray(headerWidth) };
     for (const f of this.layout.header) {
@@ -171,7 +186,12 @@ export class LayoutCodec {
     let code = t.code ?? 0;
     if (t.code === null && codeField) {
       const raw = t.data.subarray(at(codeField), at(codeField) + codeField.width);
-      code = codeField.kind === 'bin' ? (raw.length === codeField.width ? raw.readUIntBE(0, raw.length) : 0) : Number(raw.toString('latin1')) || 0;
+      code =
+        codeField.kind === 'bin'
+          ? raw.length === codeField.width
+            ? raw.readUIntBE(0, raw.length)
+            : 0
+          : Number(raw.toString('latin1')) || 0;
     }
     let text = '';
     if (textField) {

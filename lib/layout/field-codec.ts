@@ -51,7 +51,12 @@ export function encodeField(r: FieldRules, f: Field, value: unknown): Buffer {
         if (wire === undefined) throw new TelegramError(f.name, String(value), `one of ${[...f.reverse.keys()].map(String).join(', ')}`);
         n = Number(wire);
       } else n = scaled(f, value);
-      if (n > 2 ** (8 * f.width) - 1) throw new TelegramError(f.name, String(value), `at most ${2 ** (8 * f.width) - 1}${f.scale ? ` / 10^${f.scale}` : ''} (${f.width} bytes)`);
+      if (n > 2 ** (8 * f.width) - 1)
+        throw new TelegramError(
+          f.name,
+          String(value),
+          `at most ${2 ** (8 * f.width) - 1}${f.scale ? ` / 10^${f.scale}` : ''} (${f.width} bytes)`,
+        );
       out.writeUIntBE(n, 0, f.width);
       return out;
     }
@@ -59,7 +64,8 @@ export function encodeField(r: FieldRules, f: Field, value: unknown): Buffer {
     case 'decimal': {
       let s: string;
       if (f.kind === 'decimal' && f.scale === null) {
-        if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new TelegramError(f.name, String(value), 'a non-negative decimal');
+        if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+          throw new TelegramError(f.name, String(value), 'a non-negative decimal');
         s = String(value);
         if (s.includes('e')) throw new TelegramError(f.name, String(value), `a decimal of at most ${f.width} characters`);
       } else s = String(scaled(f, value));
@@ -80,9 +86,11 @@ export function encodeField(r: FieldRules, f: Field, value: unknown): Buffer {
         if (f.cut) s = diagnostic(r, f, s);
       }
       if (!r.text.test(s)) throw new TelegramError(f.name, s, charsetName(r.charset));
-      if (r.forbidden && Buffer.from(s, 'latin1').includes(r.forbidden)) throw new TelegramError(f.name, s, `no ${JSON.stringify(r.forbidden.toString('latin1'))} (it ends a telegram)`);
+      if (r.forbidden && Buffer.from(s, 'latin1').includes(r.forbidden))
+        throw new TelegramError(f.name, s, `no ${JSON.stringify(r.forbidden.toString('latin1'))} (it ends a telegram)`);
       const fillChar = String.fromCharCode(f.fill);
-      if (s.length > 0 && (f.align === 'left' ? s.endsWith(fillChar) : s.startsWith(fillChar))) throw new TelegramError(f.name, s, `no ${f.align === 'left' ? 'trailing' : 'leading'} ${fillName(f.fill)}`);
+      if (s.length > 0 && (f.align === 'left' ? s.endsWith(fillChar) : s.startsWith(fillChar)))
+        throw new TelegramError(f.name, s, `no ${f.align === 'left' ? 'trailing' : 'leading'} ${fillName(f.fill)}`);
       if (s.length > f.width) throw new TelegramError(f.name, String(value), `at most ${f.width} characters`);
       return aligned(f, s);
     }
@@ -110,7 +118,8 @@ export function decodeField(r: FieldRules, f: Field, raw: Buffer): unknown {
     case 'decimal': {
       const s = unpadded(f, raw.toString('latin1'));
       if (f.kind === 'decimal' && f.scale === null) {
-        if (!/^\d+(\.\d+)?$/.test(s)) throw new TelegramError(f.name, raw.toString('latin1'), `a zero-padded decimal of ${f.width} characters`);
+        if (!/^\d+(\.\d+)?$/.test(s))
+          throw new TelegramError(f.name, raw.toString('latin1'), `a zero-padded decimal of ${f.width} characters`);
         return Number(s);
       }
       if (!/^\d+$/.test(s)) throw new TelegramError(f.name, raw.toString('latin1'), f.width === 1 ? 'a digit' : `${f.width} digits`);
@@ -145,7 +154,8 @@ export function unpadded(f: Field, s: string): string {
 
 /** A number times 10^Scale as a whole number; refused if it has more decimals than that. */
 function scaled(f: Field, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new TelegramError(f.name, String(value), f.scale ? 'a non-negative decimal' : 'a non-negative integer');
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    throw new TelegramError(f.name, String(value), f.scale ? 'a non-negative decimal' : 'a non-negative integer');
   const n = f.scale ? value * 10 ** f.scale : value;
   const whole = Math.round(n);
   if (f.scale ? Math.abs(n - whole) > 1e-6 * Math.max(1, Math.abs(n)) : !Number.isInteger(value)) {
@@ -163,7 +173,10 @@ function aligned(f: Field, s: string): Buffer {
 /** A NAK's text: characters outside the set replaced, cut to its field, no padding at its end. */
 function diagnostic(r: FieldRules, f: Field, s: string): string {
   const fill = String.fromCharCode(f.fill);
-  let out = [...s].map((c) => (r.text.test(c) ? c : '?')).join('').slice(0, f.width);
+  let out = [...s]
+    .map((c) => (r.text.test(c) ? c : '?'))
+    .join('')
+    .slice(0, f.width);
   if (r.forbidden) out = out.split(r.forbidden.toString('latin1')).join('?');
   while (out.endsWith(fill) || out.endsWith(' ')) out = out.slice(0, -1);
   return out;

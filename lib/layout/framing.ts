@@ -31,7 +31,10 @@ export class LayoutFramer {
 
   /** Feed one read; returns what it completed, in stream order. */
   push(chunk: Buffer | string): Framed[] {
-    this.buffer = this.buffer.length === 0 ? Buffer.from(typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk) : Buffer.concat([this.buffer, typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk]);
+    this.buffer =
+      this.buffer.length === 0
+        ? Buffer.from(typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk)
+        : Buffer.concat([this.buffer, typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk]);
     const out: Framed[] = [];
     for (;;) {
       const item = this.start.length > 0 ? this.nextStarted() : this.nextUnstarted();
@@ -67,11 +70,13 @@ export class LayoutFramer {
     const from = start.length;
     const length = this.lengthFrom(from);
     if (length === 'wait') return this.cutShortByStart(from);
-    if (length === 'misaligned') return this.skip(start.length, `the length field does not say ${this.fixed}: skipped up to the next ${nameOf(start)}`);
+    if (length === 'misaligned')
+      return this.skip(start.length, `the length field does not say ${this.fixed}: skipped up to the next ${nameOf(start)}`);
     if (length === 'unreadable') return this.skip(start.length, `unreadable length field: skipped up to the next ${nameOf(start)}`);
     if (length !== null) {
       if (this.buffer.length < from + length + end.length) return this.cutShortByStart(from);
-      if (!this.buffer.subarray(from + length, from + length + end.length).equals(end)) return this.skip(start.length, `no ${nameOf(end)} after ${length} bytes: skipped up to the next ${nameOf(start)}`);
+      if (!this.buffer.subarray(from + length, from + length + end.length).equals(end))
+        return this.skip(start.length, `no ${nameOf(end)} after ${length} bytes: skipped up to the next ${nameOf(start)}`);
       return this.take(from, from + length, from + length + end.length);
     }
     const stop = this.buffer.indexOf(end, from);
@@ -97,7 +102,11 @@ export class LayoutFramer {
     const length = this.lengthFrom(0);
     if (length === 'wait') return null;
     if (length === 'unreadable') {
-      if (end.length === 0) return this.skip(this.buffer.length, 'unreadable length field: no framing character to resynchronise on, the buffered bytes are skipped');
+      if (end.length === 0)
+        return this.skip(
+          this.buffer.length,
+          'unreadable length field: no framing character to resynchronise on, the buffered bytes are skipped',
+        );
       return this.skipPastEnd('unreadable length field');
     }
     if (length === 'misaligned') return this.skipToLength();
@@ -126,8 +135,15 @@ export class LayoutFramer {
    */
   private resyncOnEnd(length: number): Framed | null {
     const stop = this.buffer.indexOf(this.end);
-    if (stop < 0) return this.buffer.length > length + this.max ? this.skip(this.buffer.length - length, `no ${nameOf(this.end)} after ${length} bytes`) : null;
-    if (stop >= length) return this.skip(stop - length, `no ${nameOf(this.end)} after ${length} bytes: skipped up to the telegram before the next ${nameOf(this.end)}`);
+    if (stop < 0)
+      return this.buffer.length > length + this.max
+        ? this.skip(this.buffer.length - length, `no ${nameOf(this.end)} after ${length} bytes`)
+        : null;
+    if (stop >= length)
+      return this.skip(
+        stop - length,
+        `no ${nameOf(this.end)} after ${length} bytes: skipped up to the telegram before the next ${nameOf(this.end)}`,
+      );
     return this.skip(stop + this.end.length, `no ${nameOf(this.end)} after ${length} bytes: skipped up to the next ${nameOf(this.end)}`);
   }
 
@@ -152,7 +168,9 @@ export class LayoutFramer {
     const { Type: type, Sequence: seq } = this.layout.roles;
     if (type && !this.knownType(type, at)) return false;
     if (seq?.kind === 'bin' && this.buffer.readUIntBE(at + seq.offset, seq.width) > this.layout.sequence.last) return false;
-    return this.layout.header.every((f) => f.kind !== 'fixed' || this.buffer.subarray(at + f.offset, at + f.offset + f.width).equals(constantOf(f)));
+    return this.layout.header.every(
+      (f) => f.kind !== 'fixed' || this.buffer.subarray(at + f.offset, at + f.offset + f.width).equals(constantOf(f)),
+    );
   }
 
   private knownType(f: Field, from: number): boolean {
@@ -167,7 +185,10 @@ export class LayoutFramer {
   /** Skip up to and including the next end character (the next telegram starts after it). */
   private skipPastEnd(why: string): Framed | null {
     const stop = this.buffer.indexOf(this.end, 1);
-    if (stop < 0) return this.buffer.length > this.max ? this.skip(this.buffer.length, `${why}: no ${nameOf(this.end)} within ${this.max} bytes`) : null;
+    if (stop < 0)
+      return this.buffer.length > this.max
+        ? this.skip(this.buffer.length, `${why}: no ${nameOf(this.end)} within ${this.max} bytes`)
+        : null;
     return this.skip(stop + this.end.length, `${why}: skipped up to the next ${nameOf(this.end)}`);
   }
 

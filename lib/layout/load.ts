@@ -20,7 +20,8 @@ export class LayoutError extends Error {
 
 /** Check a parsed layout file: the shape, then everything the shape cannot say. Never throws. */
 export function checkLayout(raw: unknown): { layout: Layout | null; draft: Layout | null; problems: string[] } {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { layout: null, draft: null, problems: ['the file must hold one JSON object'] };
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    return { layout: null, draft: null, problems: ['the file must hold one JSON object'] };
   const { value, error } = layoutSchema.validate(raw);
   if (error) return { layout: null, draft: null, problems: error.details.map((d) => d.message) };
   return resolveLayout(value as LayoutFile);
@@ -43,7 +44,11 @@ export function parseLayoutText(text: string, file: string): unknown {
     throw new LayoutError(file, [`is not valid JSON: ${errorMessage(err)}`]);
   }
   const twice = duplicateKeys(json);
-  if (twice.length > 0) throw new LayoutError(file, twice.map((d) => `"${d.path ? `${d.path}.` : ''}${d.key}" is given more than once: give it once`));
+  if (twice.length > 0)
+    throw new LayoutError(
+      file,
+      twice.map((d) => `"${d.path ? `${d.path}.` : ''}${d.key}" is given more than once: give it once`),
+    );
   return raw;
 }
 

@@ -14,11 +14,38 @@ export function sorterMessageOf(codec: LayoutCodec, type: LogicalType, data: Buf
   const f = codec.decodeData(type, data);
   switch (type) {
     case 'REQU':
-      return { Type: 'REQUEST', TrackID: f.TrackID, Barcode: f.Barcode, MessageCode: f.MessageCode, InductLocation: f.InductLocation, RecirculationCount: f.RecirculationCount, Length: f.Length, Width: f.Width, Height: f.Height, Weight: f.Weight } as InductDto;
+      return {
+        Type: 'REQUEST',
+        TrackID: f.TrackID,
+        Barcode: f.Barcode,
+        MessageCode: f.MessageCode,
+        InductLocation: f.InductLocation,
+        RecirculationCount: f.RecirculationCount,
+        Length: f.Length,
+        Width: f.Width,
+        Height: f.Height,
+        Weight: f.Weight,
+      } as InductDto;
     case 'VERI':
-      return { Type: 'VERIFY', TrackID: f.TrackID, Barcode: f.Barcode, Destination: f.Destination, MessageCode: f.MessageCode } as VerifyDto;
+      return {
+        Type: 'VERIFY',
+        TrackID: f.TrackID,
+        Barcode: f.Barcode,
+        Destination: f.Destination,
+        MessageCode: f.MessageCode,
+      } as VerifyDto;
     case 'SCAN':
-      return { Type: 'SCAN', Destination: f.Destination, DestinationStatus: f.DestinationStatus, DestinationText: f.DestinationText, LightStatus: f.LightStatus, LightColor: f.LightColor, ButtonID: f.ButtonID, MessageCode: f.MessageCode, BatchDoorStatus: f.BatchDoorStatus } as DestinationInfoDto;
+      return {
+        Type: 'SCAN',
+        Destination: f.Destination,
+        DestinationStatus: f.DestinationStatus,
+        DestinationText: f.DestinationText,
+        LightStatus: f.LightStatus,
+        LightColor: f.LightColor,
+        ButtonID: f.ButtonID,
+        MessageCode: f.MessageCode,
+        BatchDoorStatus: f.BatchDoorStatus,
+      } as DestinationInfoDto;
   }
 }
 

@@ -92,7 +92,9 @@ const wireValue = Joi.alternatives(Joi.string().min(1), Joi.number().integer().m
 
 const field = Joi.object<FieldDef>({
   Name: name.required(),
-  Kind: Joi.string().valid(...FieldKinds).required(),
+  Kind: Joi.string()
+    .valid(...FieldKinds)
+    .required(),
   Width: Joi.number().integer().min(1).max(4096).required(),
   Offset: Joi.number().integer().min(0),
   Role: Joi.string().valid(...HeaderRoles),
@@ -120,9 +122,15 @@ export const layoutSchema = Joi.object<LayoutFile>({
     TelegramLength: Joi.number().integer().min(1).max(65535).allow(null).default(null),
     MaxLength: Joi.number().integer().min(1).max(65535).allow(null).default(null),
   }).required(),
-  Header: Joi.array().items(field.keys({ Maps: Joi.forbidden() })).required(),
+  Header: Joi.array()
+    .items(field.keys({ Maps: Joi.forbidden() }))
+    .required(),
   Sequence: Joi.object({
-    Last: Joi.number().integer().min(9).max(2 ** 31 - 1).required(),
+    Last: Joi.number()
+      .integer()
+      .min(9)
+      .max(2 ** 31 - 1)
+      .required(),
     Control: Joi.number().integer().min(0).default(0),
   }).required(),
   Handshake: Joi.object({
@@ -139,7 +147,9 @@ export const layoutSchema = Joi.object<LayoutFile>({
     ResendMs: Joi.number().integer().min(50).max(60000).allow(null).default(null),
     Window: Joi.number().integer().min(1).max(1000).allow(null).default(null),
   }).required(),
-  Life: Joi.object({ IntervalMs: Joi.number().integer().min(100).max(60000).allow(null).default(null) }).allow(null).required(),
+  Life: Joi.object({ IntervalMs: Joi.number().integer().min(100).max(60000).allow(null).default(null) })
+    .allow(null)
+    .required(),
   Resync: Joi.string().valid('SYNS', 'none').required(),
   Telegrams: Joi.array()
     .items(
@@ -148,7 +158,9 @@ export const layoutSchema = Joi.object<LayoutFile>({
         Code: wireValue,
         Direction: Joi.string().valid('FromSorter', 'ToSorter', 'Both').required(),
         Contract: Joi.string(),
-        Fields: Joi.array().items(field.keys({ Role: Joi.forbidden() })).required(),
+        Fields: Joi.array()
+          .items(field.keys({ Role: Joi.forbidden() }))
+          .required(),
         Constants: Joi.object().pattern(Joi.string(), Joi.alternatives(Joi.string().allow(''), Joi.number(), null)),
         Description: Joi.string().allow(''),
       }),

@@ -11,7 +11,9 @@ import { LAYOUTS_DIR, TelegramWire } from './wire';
 /** The file Sorter.Layout names: absolute, else in the service home, else in layouts/ (".json" may be left off). */
 export function layoutFile(home: string, name: string): string {
   const names = path.extname(name) === '' ? [name, `${name}.json`] : [name];
-  const candidates = path.isAbsolute(name) ? names : [...names.map((n) => path.resolve(home, n)), ...names.map((n) => path.join(LAYOUTS_DIR, n))];
+  const candidates = path.isAbsolute(name)
+    ? names
+    : [...names.map((n) => path.resolve(home, n)), ...names.map((n) => path.join(LAYOUTS_DIR, n))];
   const found = candidates.find((f) => fs.existsSync(f) && fs.statSync(f).isFile());
   if (!found) throw new LayoutError(`Sorter.Layout "${name}"`, [`names no layout file: looked for ${candidates.join(', ')}`]);
   return found;
@@ -25,12 +27,19 @@ export function sorterLayout(home: string, s: Pick<SorterSettings, 'Layout' | 'N
   const file = layoutFile(home, s.Layout);
   const layout = loadLayout(file);
   const problems: string[] = [];
-  for (const [key, role] of [['Name', 'Sender'], ['PeerName', 'Receiver']] as const) {
+  for (const [key, role] of [
+    ['Name', 'Sender'],
+    ['PeerName', 'Receiver'],
+  ] as const) {
     const f = layout.roles[role];
-    if (f && (s[key].length > f.width || !charsetPattern(layout.charset).test(s[key]))) problems.push(`Sorter.${key} "${s[key]}" does not fit the layout's ${f.width}-character ${role} field "${f.name}"`);
+    if (f && (s[key].length > f.width || !charsetPattern(layout.charset).test(s[key])))
+      problems.push(`Sorter.${key} "${s[key]}" does not fit the layout's ${f.width}-character ${role} field "${f.name}"`);
   }
   const repeatWindow = new TelegramWire(layout).repeatWindow;
-  if (s.Window >= repeatWindow) problems.push(`Sorter.Window ${s.Window} must be below ${repeatWindow}, half the layout's sequence numbers (1-${layout.sequence.last})`);
+  if (s.Window >= repeatWindow)
+    problems.push(
+      `Sorter.Window ${s.Window} must be below ${repeatWindow}, half the layout's sequence numbers (1-${layout.sequence.last})`,
+    );
   if (problems.length > 0) throw new LayoutError(`${file} (Sorter.Layout)`, problems);
   return layout;
 }
@@ -50,7 +59,9 @@ export function narrowerThanContract(layout: Layout): string[] {
       if (contract === undefined) continue;
       if (f.kind === 'text' && f.width >= contract) continue;
       const takes = f.kind === 'text' ? `${f.width} characters` : `a ${f.kind} field of ${f.width} bytes`;
-      lines.push(`layout ${layout.name}: ${type} carries "${f.maps}" in ${f.name}, ${takes}, where the HTTP contract allows ${contract} characters: a POST with a value that does not fit is answered 400`);
+      lines.push(
+        `layout ${layout.name}: ${type} carries "${f.maps}" in ${f.name}, ${takes}, where the HTTP contract allows ${contract} characters: a POST with a value that does not fit is answered 400`,
+      );
     }
   }
   return lines;

@@ -9,7 +9,7 @@ const hex = (bytes: Buffer) => bytes.toString('hex').toUpperCase();
 /** Bytes as readable text: printable ASCII as it is, anything else (and '<') as <hh>, a run of four or more of the same as <hh*n>. */
 export function readableBytes(bytes: Buffer): string {
   let out = '';
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const b = bytes.readUInt8(i);
     let n = 1;
     while (i + n < bytes.length && bytes[i + n] === b) n++;
@@ -52,7 +52,10 @@ export function bytesOf(readable: string): Buffer {
   let at = 0;
   for (let m = re.exec(readable); m; m = re.exec(readable)) {
     const group = Buffer.from(m[1] ?? '', 'hex');
-    parts.push(Buffer.from(readable.slice(at, m.index), 'latin1'), m[2] === undefined ? group : Buffer.alloc(group.length * Number(m[2]), group));
+    parts.push(
+      Buffer.from(readable.slice(at, m.index), 'latin1'),
+      m[2] === undefined ? group : Buffer.alloc(group.length * Number(m[2]), group),
+    );
     at = m.index + m[0].length;
   }
   parts.push(Buffer.from(readable.slice(at), 'latin1'));

@@ -14,8 +14,18 @@ import { bytesOf, readableTelegram } from './text';
 import type { OutboundMessage } from '../../model/messages';
 
 /** The session's refusal reasons (protocol version 1's codes) by the name a layout gives their codes. */
-const REASONS = new Map<number, keyof Layout['handshake']['nakCodes']>([[NakReason.MALFORMED, 'Malformed'], [NakReason.BAD_DATA, 'BadData'], [NakReason.UNEXPECTED, 'Unexpected'], [NakReason.CANNOT_STORE, 'CannotStore']]);
-const REASON_TEXT = { Malformed: 'malformed telegram', BadData: 'bad data', Unexpected: 'unexpected telegram', CannotStore: 'cannot store now' } as const;
+const REASONS = new Map<number, keyof Layout['handshake']['nakCodes']>([
+  [NakReason.MALFORMED, 'Malformed'],
+  [NakReason.BAD_DATA, 'BadData'],
+  [NakReason.UNEXPECTED, 'Unexpected'],
+  [NakReason.CANNOT_STORE, 'CannotStore'],
+]);
+const REASON_TEXT = {
+  Malformed: 'malformed telegram',
+  BadData: 'bad data',
+  Unexpected: 'unexpected telegram',
+  CannotStore: 'cannot store now',
+} as const;
 
 /** Numbers within this distance at or before the last accepted one are repeats (at most half the numbers). */
 const REPEAT_WINDOW = 100_000;
@@ -65,7 +75,12 @@ export class TelegramWire {
   }
 
   /** The session's timing and window, with what the layout prescribes in their place. */
-  settings(base: { heartbeatMs: number; ackTimeoutMs: number; window: number }): { heartbeatMs: number; ackTimeoutMs: number; window: number; wire: TelegramWire } {
+  settings(base: { heartbeatMs: number; ackTimeoutMs: number; window: number }): {
+    heartbeatMs: number;
+    ackTimeoutMs: number;
+    window: number;
+    wire: TelegramWire;
+  } {
     const { life, handshake } = this.layout;
     return {
       heartbeatMs: life?.intervalMs ?? base.heartbeatMs,
@@ -78,7 +93,16 @@ export class TelegramWire {
   /** A stream decoder for one connection. */
   decoder(): { push(chunk: Buffer | string): Decoded[] } {
     const framer = new LayoutFramer(this.layout);
-    return { push: (chunk) => framer.push(chunk).map((d) => (d.kind === 'telegram' ? { kind: d.kind, content: str(d.content), raw: d.content } : { kind: d.kind, bytes: str(d.bytes), reason: d.reason })) };
+    return {
+      push: (chunk) =>
+        framer
+          .push(chunk)
+          .map((d) =>
+            d.kind === 'telegram'
+              ? { kind: d.kind, content: str(d.content), raw: d.content }
+              : { kind: d.kind, bytes: str(d.bytes), reason: d.reason },
+          ),
+    };
   }
 
   /** The sequence number after `seq`: 1..maxSequence, wrapping to 1. */
@@ -103,7 +127,15 @@ export class TelegramWire {
       else data = this.codec.encodeData((type = 'NAK'), { AckType: answered, Code: t.code ?? 0, Text: t.data });
     }
     if (t.flag === 'D' && t.seq > 0) this.lastDataOut = t.seq;
-    const wire: WireTelegram = { sender: t.sender, receiver: t.receiver, seq: t.seq, type, flag: t.flag, code: t.flag === 'N' ? (t.code ?? null) : null, data };
+    const wire: WireTelegram = {
+      sender: t.sender,
+      receiver: t.receiver,
+      seq: t.seq,
+      type,
+      flag: t.flag,
+      code: t.flag === 'N' ? (t.code ?? null) : null,
+      data,
+    };
     return str(this.codec.encodeFrame(wire));
   }
 
@@ -138,7 +170,16 @@ export class TelegramWire {
       if (w.flag !== 'D') seq = this.lastDataOut;
       else if (['REQU', 'VERI', 'SCAN', 'ASGN', 'DSET'].includes(type)) seq = this.lastDataIn = this.nextSequence(this.lastDataIn);
     }
-    return { sender: w.sender, receiver: w.receiver, seq, type, flag: w.flag, data: str(w.data), dataBytes: w.data, ...(w.code !== null && { code: w.code }) };
+    return {
+      sender: w.sender,
+      receiver: w.receiver,
+      seq,
+      type,
+      flag: w.flag,
+      data: str(w.data),
+      dataBytes: w.data,
+      ...(w.code !== null && { code: w.code }),
+    };
   }
 
   /** The sequence number of a telegram, even when the rest does not parse (0 if it is unreadable). */
@@ -174,7 +215,15 @@ export class TelegramWire {
 
   /** Code (the layout's) and text of a refusal received; the text names the reason when the layout carries none. */
   parseNak(t: Telegram & { code?: number }): { code: number; text: string } {
-    const { code, text } = this.codec.parseNak({ sender: t.sender, receiver: t.receiver, seq: t.seq, type: this.layout.handshake.by === 'type' ? 'NAK' : t.type, flag: 'N', code: t.code ?? null, data: bytes(t.data) });
+    const { code, text } = this.codec.parseNak({
+      sender: t.sender,
+      receiver: t.receiver,
+      seq: t.seq,
+      type: this.layout.handshake.by === 'type' ? 'NAK' : t.type,
+      flag: 'N',
+      code: t.code ?? null,
+      data: bytes(t.data),
+    });
     const reason = (Object.keys(this.codes) as Array<keyof typeof REASON_TEXT>).find((k) => this.codes[k] === code);
     return { code, text: text || (reason ? REASON_TEXT[reason] : '') };
   }
@@ -208,11 +257,15 @@ export class TelegramWire {
       if (!(err instanceof TelegramError)) throw err;
       const type: LogicalType = m.kind === 'ASSIGNMENT' ? 'ASGN' : 'DSET';
       const field = this.layout.telegrams.get(type)?.fields.find((f) => f.name === err.field);
-      const what = field?.maps ? `"${field.maps}" does not fit` : `${m.kind === 'ASSIGNMENT' ? 'an assignment' : 'destination settings'} do not fit`;
-      return { telegram: null, refused: `${what} the sorter's telegram layout ${this.layout.name}: its ${err.field} takes ${err.expected}, got ${JSON.stringify(err.value)}` };
+      const what = field?.maps
+        ? `"${field.maps}" does not fit`
+        : `${m.kind === 'ASSIGNMENT' ? 'an assignment' : 'destination settings'} do not fit`;
+      return {
+        telegram: null,
+        refused: `${what} the sorter's telegram layout ${this.layout.name}: its ${err.field} takes ${err.expected}, got ${JSON.stringify(err.value)}`,
+      };
     }
   }
-
 
   /** The fields of the type a content's header names (for writing it readably), if it reads. */
   private fieldsOf(content: Buffer): Field[] | null {

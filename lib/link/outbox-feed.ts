@@ -122,7 +122,9 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   acknowledged(entry: OutboxEntry): void {
     this.told(entry.id)?.();
     // If this removal is lost in a crash, the entry is sent again and the sorter recognises the repeat.
-    this.deps.outbox.removeFromOutbox(entry.id).catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not remove an acknowledged outbox entry'));
+    this.deps.outbox
+      .removeFromOutbox(entry.id)
+      .catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not remove an acknowledged outbox entry'));
   }
 
   refused(entry: OutboxEntry, { code, text }: Refusal): void {
@@ -131,7 +133,13 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
 
   /** Decoded here (a bad field throws: NAK 02), committed by the telegram trigger. */
   deliver(t: Telegram, after: number | null, resent: boolean): Promise<void> {
-    return this.deps.receive(t.type, { seq: t.seq, after, message: this.wire.sorterMessageOf(t), arrivedAt: t.arrivedAt ?? performance.now(), resent });
+    return this.deps.receive(t.type, {
+      seq: t.seq,
+      after,
+      message: this.wire.sorterMessageOf(t),
+      arrivedAt: t.arrivedAt ?? performance.now(),
+      resent,
+    });
   }
 
   /** A commit that failed for a reason a resend would meet again (db/lasting-failure.ts). */
@@ -180,6 +188,8 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   /** Move an entry to outbox_dropped (committed in the background; a repeat of the drop after a resync is harmless). */
   private drop(entry: OutboxEntry, reason: string, at: string): void {
     this.told(entry.id);
-    this.deps.dropFromOutbox(entry, reason, at).catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not move an outbox entry to outbox_dropped'));
+    this.deps
+      .dropFromOutbox(entry, reason, at)
+      .catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not move an outbox entry to outbox_dropped'));
   }
 }

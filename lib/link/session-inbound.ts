@@ -130,7 +130,8 @@ export class InboundNumbering<R> {
       this.counters.duplicatesReceived += 1;
       // Kept already (our ACK was lost or late): acknowledge again, deliver nothing. Still being
       // kept (a slow disk): the ACK follows, never before it.
-      if (isRepeat(t.seq, this.keptSeqIn, maxSequence, repeatWindow) && this.wire.acks) this.line.send(t.type, t.seq, 'A', this.wire.ackData(t));
+      if (isRepeat(t.seq, this.keptSeqIn, maxSequence, repeatWindow) && this.wire.acks)
+        this.line.send(t.type, t.seq, 'A', this.wire.ackData(t));
       return;
     }
     if (this.inOrderOnly) {

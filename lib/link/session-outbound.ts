@@ -51,7 +51,8 @@ export class OutboundWindow<R> {
     this.inflight.clear();
     const { epoch, nextSeq } = this.port.restart();
     this.resyncing = this.wire.resync;
-    if (this.wire.resync) this.line.send('SYNS', this.wire.layout.sequence.control, 'D', this.wire.encodeData('SYNS', { Epoch: epoch, NextSeq: nextSeq }));
+    if (this.wire.resync)
+      this.line.send('SYNS', this.wire.layout.sequence.control, 'D', this.wire.encodeData('SYNS', { Epoch: epoch, NextSeq: nextSeq }));
   }
 
   /** The connection is gone: what was in flight goes again after the next open. */

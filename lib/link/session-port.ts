@@ -71,7 +71,10 @@ export interface SessionPort<R> {
 
 /** Thrown (or rejected with) by a port's deliver to refuse a telegram with a NAK code. */
 export class RefuseError extends Error {
-  constructor(readonly code: number, message: string) {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'RefuseError';
   }

@@ -18,7 +18,15 @@ import { errorMessage } from '../process/errors';
  * `receive` takes its bytes, `tick` runs the timers, `detach` ends it.
  */
 export class TelegramSession<R> {
-  readonly counters: SessionCounters = { telegramsIn: 0, telegramsOut: 0, resends: 0, naksSent: 0, naksReceived: 0, duplicatesReceived: 0, garbageBytes: 0 };
+  readonly counters: SessionCounters = {
+    telegramsIn: 0,
+    telegramsOut: 0,
+    resends: 0,
+    naksSent: 0,
+    naksReceived: 0,
+    duplicatesReceived: 0,
+    garbageBytes: 0,
+  };
   /** When the last telegram came in and went out (ms, the session's clock; 0: never). */
   lastInAt = 0;
   lastOutAt = 0;
@@ -113,7 +121,9 @@ export class TelegramSession<R> {
    */
   nextDueAt(): number {
     if (!this.write) return Infinity;
-    const life = this.wire.life ? Math.min(this.lastOutAt + this.settings.heartbeatMs, this.lastBytesAt + 3 * this.settings.heartbeatMs) + 1 : Infinity;
+    const life = this.wire.life
+      ? Math.min(this.lastOutAt + this.settings.heartbeatMs, this.lastBytesAt + 3 * this.settings.heartbeatMs) + 1
+      : Infinity;
     return Math.min(life, this.outbound.resendAt());
   }
 

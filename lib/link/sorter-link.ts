@@ -111,7 +111,8 @@ export class TcpSorterLink implements SorterLink {
       this.feed,
       () => clock().getTime(),
       {
-        garbage: (bytes, reason) => garbage.write({ bytes: JSON.stringify(bytes.slice(0, 60)), reason }, 'garbage on the sorter link skipped'),
+        garbage: (bytes, reason) =>
+          garbage.write({ bytes: JSON.stringify(bytes.slice(0, 60)), reason }, 'garbage on the sorter link skipped'),
         telegram: (direction, content, atMs) => {
           this.recent.add({ atMs, direction, content });
           deps.traffic?.write(new Date(atMs), direction, content);
@@ -119,7 +120,11 @@ export class TcpSorterLink implements SorterLink {
         nakSent: (seq, type, code, why) => naksSent.write({ seq, type, code, why }, `NAK sent to the sorter: ${why}`),
         nakReceived: (seq, type, code, text) => log.warn({ seq, type, code, text }, 'NAK received from the sorter'),
         newPeerSession: (epoch, nextSeq) => log.info({ peer: s.PeerName, epoch, nextSeq }, 'sorter announced a new session'),
-        storeFailed: (seq, err) => storeFailed.write({ err, seq }, `could not store a sorter message; NAK ${this.wire.codes.CannotStore}, the sorter sends it again`),
+        storeFailed: (seq, err) =>
+          storeFailed.write(
+            { err, seq },
+            `could not store a sorter message; NAK ${this.wire.codes.CannotStore}, the sorter sends it again`,
+          ),
         validTelegram: () => this.peerProven(),
         refusing: (reason, code) => this.refused(reason, code),
       },
@@ -139,7 +144,18 @@ export class TcpSorterLink implements SorterLink {
   status(): SorterLinkStatus {
     const { connected, lastInAt, lastOutAt, counters, inFlight } = this.session;
     const dropped = { assignments: this.deps.links.droppedCount('ASSIGNMENT'), settings: this.deps.links.droppedCount('DESTINATION') };
-    return linkStatus({ connected, address: this.address, since: this.since, lastInAt, lastOutAt, counters, connections: this.connections, dropped, inFlight, refusing: this.refusing });
+    return linkStatus({
+      connected,
+      address: this.address,
+      since: this.since,
+      lastInAt,
+      lastOutAt,
+      counters,
+      connections: this.connections,
+      dropped,
+      inFlight,
+      refusing: this.refusing,
+    });
   }
 
   offer(entry: OutboxEntry, acknowledged?: () => void, encoded?: OutboundEncoding): DeliveryState {
@@ -198,7 +214,10 @@ export class TcpSorterLink implements SorterLink {
     this.connections.made += 1;
     const failed = this.unreachable.reset();
     // While a peer accepts and says nothing, each of its connections is a debug line (it was logged once).
-    this.deps.log[this.silentLogged ? 'debug' : 'info']({ address: this.address, ...(failed > 0 && { failedAttemptsBefore: failed }) }, 'sorter link connected; resynchronising');
+    this.deps.log[this.silentLogged ? 'debug' : 'info'](
+      { address: this.address, ...(failed > 0 && { failedAttemptsBefore: failed }) },
+      'sorter link connected; resynchronising',
+    );
     // The telegrams of one tick (the ACKs for a chunk, the assignments they let through) leave in
     // one write: corked at the first, uncorked once this tick's work is done.
     this.session.attach((frame) => {
@@ -216,7 +235,10 @@ export class TcpSorterLink implements SorterLink {
     const wasUp = this.session.connected;
     if (wasUp && !this.proven) this.silentPeer();
     if (wasUp) {
-      this.deps.log[this.proven || !this.silentLogged ? 'warn' : 'debug']({ address: this.address }, 'sorter link lost; unacknowledged telegrams stay in the outbox');
+      this.deps.log[this.proven || !this.silentLogged ? 'warn' : 'debug'](
+        { address: this.address },
+        'sorter link lost; unacknowledged telegrams stay in the outbox',
+      );
       this.since = this.deps.clock().toISOString();
     }
     this.session.detach();
@@ -225,7 +247,10 @@ export class TcpSorterLink implements SorterLink {
     if (wasUp) this.connections.lost += 1;
     else {
       this.connections.failedAttempts += 1;
-      this.unreachable.write({ address: this.address, attempts: this.connections.failedAttempts, error: this.lastError }, `cannot reach the sorter at ${this.address} (${this.lastError ?? 'connection closed'}); trying again, up to every ${this.deps.settings.ReconnectMaxMs} ms (this line at most once a minute while it lasts)`);
+      this.unreachable.write(
+        { address: this.address, attempts: this.connections.failedAttempts, error: this.lastError },
+        `cannot reach the sorter at ${this.address} (${this.lastError ?? 'connection closed'}); trying again, up to every ${this.deps.settings.ReconnectMaxMs} ms (this line at most once a minute while it lasts)`,
+      );
     }
     this.reconnectTimer = setTimeout(() => this.connect(), this.backoffMs);
     this.backoffMs = Math.min(this.backoffMs * 2, this.deps.settings.ReconnectMaxMs);
@@ -235,7 +260,10 @@ export class TcpSorterLink implements SorterLink {
     this.ticker = null;
     this.tickAt = Infinity;
     if (this.session.tick() === 'dead') {
-      this.deps.log[this.proven ? 'warn' : 'debug']({ silentMs: this.deps.clock().getTime() - this.session.lastInAt }, 'sorter link silent for 3 heartbeats: declared dead, reconnecting');
+      this.deps.log[this.proven ? 'warn' : 'debug'](
+        { silentMs: this.deps.clock().getTime() - this.session.lastInAt },
+        'sorter link silent for 3 heartbeats: declared dead, reconnecting',
+      );
       this.socket?.destroy();
       return;
     }
@@ -262,7 +290,11 @@ export class TcpSorterLink implements SorterLink {
    * when it starts and once when it ends, however many telegrams it refuses meanwhile.
    */
   private refused(reason: string | null, nakCode?: number): void {
-    if (reason !== null) this.deps.log.error({ peer: this.deps.settings.PeerName, reason, nakCode }, `the sorter's telegrams are refused, not stored: ${reason}; this will not pass by itself (the sorter gets a NAK that says so, not ${this.wire.codes.CannotStore}), see /status Sorter.RefusingBecause`);
+    if (reason !== null)
+      this.deps.log.error(
+        { peer: this.deps.settings.PeerName, reason, nakCode },
+        `the sorter's telegrams are refused, not stored: ${reason}; this will not pass by itself (the sorter gets a NAK that says so, not ${this.wire.codes.CannotStore}), see /status Sorter.RefusingBecause`,
+      );
     else if (this.refusing !== null) this.deps.log.info({ peer: this.deps.settings.PeerName }, "the sorter's telegrams are stored again");
     this.refusing = reason;
   }

@@ -25,11 +25,31 @@ export interface DelaySummary {
 const NOTHING: DelaySummary = { min: 0, max: 0, mean: 0, stddev: 0, p50: 0, p90: 0, p99: 0 };
 
 const summary = (h: IntervalHistogram): DelaySummary | null =>
-  h.count === 0 ? null : { min: h.min / 1e6, max: h.max / 1e6, mean: h.mean / 1e6, stddev: h.stddev / 1e6, p50: h.percentile(50) / 1e6, p90: h.percentile(90) / 1e6, p99: h.percentile(99) / 1e6 };
+  h.count === 0
+    ? null
+    : {
+        min: h.min / 1e6,
+        max: h.max / 1e6,
+        mean: h.mean / 1e6,
+        stddev: h.stddev / 1e6,
+        p50: h.percentile(50) / 1e6,
+        p90: h.percentile(90) / 1e6,
+        p99: h.percentile(99) / 1e6,
+      };
 
 /** Two stretches of sampling as one: the worst of each figure (a percentile cannot be merged exactly). */
 const merge = (a: DelaySummary | null, b: DelaySummary | null): DelaySummary | null =>
-  !a || !b ? (a ?? b) : { min: Math.min(a.min, b.min), max: Math.max(a.max, b.max), mean: Math.max(a.mean, b.mean), stddev: Math.max(a.stddev, b.stddev), p50: Math.max(a.p50, b.p50), p90: Math.max(a.p90, b.p90), p99: Math.max(a.p99, b.p99) };
+  !a || !b
+    ? (a ?? b)
+    : {
+        min: Math.min(a.min, b.min),
+        max: Math.max(a.max, b.max),
+        mean: Math.max(a.mean, b.mean),
+        stddev: Math.max(a.stddev, b.stddev),
+        p50: Math.max(a.p50, b.p50),
+        p90: Math.max(a.p90, b.p90),
+        p99: Math.max(a.p99, b.p99),
+      };
 
 /**
  * The event loop's delay for the liveness check and the metrics, sampled while there is work. One

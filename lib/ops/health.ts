@@ -32,14 +32,24 @@ export interface HealthInputs {
   eventLoop: { delayP99Ms(): number };
 }
 
-const worst = (checks: Check[]): HealthStatus => (checks.some((c) => c.status === 'fail') ? 'fail' : checks.some((c) => c.status === 'warn') ? 'warn' : 'pass');
-const report = (checks: Record<string, Check>): HealthReport => ({ status: worst(Object.values(checks)), checks: Object.fromEntries(Object.entries(checks).map(([k, c]) => [k, [c]])) });
+const worst = (checks: Check[]): HealthStatus =>
+  checks.some((c) => c.status === 'fail') ? 'fail' : checks.some((c) => c.status === 'warn') ? 'warn' : 'pass';
+const report = (checks: Record<string, Check>): HealthReport => ({
+  status: worst(Object.values(checks)),
+  checks: Object.fromEntries(Object.entries(checks).map(([k, c]) => [k, [c]])),
+});
 
 /** The event loop answers (this runs on it); a delay over 1 s since the last look is a warning. */
 export function liveness(i: Pick<HealthInputs, 'now' | 'eventLoop'>): HealthReport {
   const delay = Math.round(i.eventLoop.delayP99Ms());
   return report({
-    'eventLoop:delay': { status: delay > 1000 ? 'warn' : 'pass', observedValue: delay, observedUnit: 'ms', time: i.now.toISOString(), ...(delay > 1000 && { output: `the event loop was held up to ${delay} ms` }) },
+    'eventLoop:delay': {
+      status: delay > 1000 ? 'warn' : 'pass',
+      observedValue: delay,
+      observedUnit: 'ms',
+      time: i.now.toISOString(),
+      ...(delay > 1000 && { output: `the event loop was held up to ${delay} ms` }),
+    },
   });
 }
 
@@ -51,17 +61,32 @@ export function readiness(i: HealthInputs): HealthReport {
     s.ReadOnly || s.State === 'Failing'
       ? { status: 'fail', observedValue: s.State, output: s.LastError ?? 'the database does not take writes', time }
       : s.State === 'Stalled'
-        ? { status: 'warn', observedValue: s.State, output: `a commit has waited since ${s.Since} (${s.WaitingFor === 'Lock' ? 'a lock held by another connection' : 'the disk'})`, time }
+        ? {
+            status: 'warn',
+            observedValue: s.State,
+            output: `a commit has waited since ${s.Since} (${s.WaitingFor === 'Lock' ? 'a lock held by another connection' : 'the disk'})`,
+            time,
+          }
         : { status: 'pass', observedValue: s.State, time };
   const schema: Check =
     i.schema.applied === i.schema.known
       ? { status: 'pass', observedValue: i.schema.applied, time }
-      : { status: 'fail', observedValue: i.schema.applied, output: `schema version ${i.schema.applied}, this version of the service needs ${i.schema.known}`, time };
+      : {
+          status: 'fail',
+          observedValue: i.schema.applied,
+          output: `schema version ${i.schema.applied}, this version of the service needs ${i.schema.known}`,
+          time,
+        };
   const link: Check = i.testMode
     ? { status: 'pass', observedValue: false, output: 'test mode: no sorter link', time }
     : i.link.Connected
       ? { status: 'pass', observedValue: true, time }
-      : { status: 'fail', observedValue: false, output: `the sorter ${i.link.Address ?? ''} is not connected${i.link.Since ? ` (since ${i.link.Since})` : ''}`.replace('  ', ' '), time };
+      : {
+          status: 'fail',
+          observedValue: false,
+          output: `the sorter ${i.link.Address ?? ''} is not connected${i.link.Since ? ` (since ${i.link.Since})` : ''}`.replace('  ', ' '),
+          time,
+        };
   return report({ 'database:writable': storage, 'database:migrations': schema, 'sorter:link': link });
 }
 

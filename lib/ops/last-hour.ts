@@ -89,8 +89,14 @@ export class LastHour {
       At: r.at.toISOString(),
       Seconds: Math.round(s * 1000) / 1000,
       Items: perSecond(r.requests, before.requests, s),
-      In: { sortation: perSecond(r.in.sortation, before.in.sortation, s), destination: perSecond(r.in.destination, before.in.destination, s) },
-      Out: { sortation: perSecond(r.out.sortation, before.out.sortation, s), destination: perSecond(r.out.destination, before.out.destination, s) },
+      In: {
+        sortation: perSecond(r.in.sortation, before.in.sortation, s),
+        destination: perSecond(r.in.destination, before.in.destination, s),
+      },
+      Out: {
+        sortation: perSecond(r.out.sortation, before.out.sortation, s),
+        destination: perSecond(r.out.destination, before.out.destination, s),
+      },
       TelegramsIn: perSecond(r.telegramsIn, before.telegramsIn, s),
       TelegramsOut: perSecond(r.telegramsOut, before.telegramsOut, s),
       Decisions: decisions.length,

@@ -28,12 +28,19 @@ function open(file: string) {
 }
 
 function printProblems(file: string, problems: string[]): void {
-  process.stdout.write(`\n${file}: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n${problems.map((p) => `  - ${p}`).join('\n')}\n`);
+  process.stdout.write(
+    `\n${file}: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n${problems.map((p) => `  - ${p}`).join('\n')}\n`,
+  );
 }
 
 function main(argv: string[]): number {
   const [command, file, ...rest] = argv;
-  if (!file || (command !== 'check' && command !== 'decode') || (command === 'decode' && rest.length === 0) || (command === 'check' && rest.length > 0)) {
+  if (
+    !file ||
+    (command !== 'check' && command !== 'decode') ||
+    (command === 'decode' && rest.length === 0) ||
+    (command === 'check' && rest.length > 0)
+  ) {
     process.stderr.write(USAGE);
     return 2;
   }

@@ -20,14 +20,20 @@ export interface MetricsSources {
   storageWatch?: Pick<StorageWatch, 'status' | 'diskStatus'>;
 }
 
-const ageSeconds = (since: string | null | undefined, now: Date) => (since ? Math.max(0, (now.getTime() - Date.parse(since)) / 1000) : null);
+const ageSeconds = (since: string | null | undefined, now: Date) =>
+  since ? Math.max(0, (now.getTime() - Date.parse(since)) / 1000) : null;
 
 /** The service's state as the metrics name it. */
 export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapshot {
   const queue = (q: 'sortation' | 'destination') => {
     const d = deps.dispatchers[q];
     const { waiting, handedOut } = deps.store.counts(q, d.claimedIds);
-    return { ready: waiting, unacked: handedOut, oldestAgeSeconds: ageSeconds(deps.store.oldestReceivedAt(q), now), waitingClients: d.waiting };
+    return {
+      ready: waiting,
+      unacked: handedOut,
+      oldestAgeSeconds: ageSeconds(deps.store.oldestReceivedAt(q), now),
+      waitingClients: d.waiting,
+    };
   };
   const link = deps.link.status();
   // A counter the status may not have (test mode's offline link has none).

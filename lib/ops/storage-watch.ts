@@ -106,7 +106,13 @@ export class StorageWatch {
     this.lastCut = { At: this.clock().toISOString(), Rows: done.purged, Cutoff: cutoff, Chunks: done.chunks, Ms: done.ms };
     const b = before.bound;
     this.log.info(
-      { historyCut: this.lastCut, usedDatabaseBytes: before.measure.usedDatabaseBytes, databaseBudgetBytes: b.databaseBudgetBytes, boundBytes: b.boundBytes, boundBy: b.boundBy },
+      {
+        historyCut: this.lastCut,
+        usedDatabaseBytes: before.measure.usedDatabaseBytes,
+        databaseBudgetBytes: b.databaseBudgetBytes,
+        boundBytes: b.boundBytes,
+        boundBy: b.boundBy,
+      },
       `history: purged ${done.purged} rows delivered before ${cutoff} to stay within the size bound (the database's pages in use ${mb(before.measure.usedDatabaseBytes)} of ${mb(b.databaseBudgetBytes)} it may take; ${b.boundBy} ${mb(b.boundBytes)} for the database, its WAL and the traffic log)`,
     );
     this.look();
@@ -117,8 +123,16 @@ export class StorageWatch {
     const l = this.last ?? this.look();
     const p = l.projection;
     const fields = { when, history: this.status(), disk: this.diskStatus() };
-    if (!p) this.log.info(fields, `history: ${mb(l.measure.usedDatabaseBytes)} in the database, ${mb(l.bound.filesBytes)} with its WAL and the traffic log, bound ${mb(l.bound.boundBytes)} (${l.bound.boundBy}); too little history yet to project the days that fit`);
-    else this.log.info(fields, `history: ${days(p.daysFit)} days fit in the size bound at the current rate (${mb(p.bytesPerDay)} a day; bound ${mb(l.bound.boundBytes)} by ${l.bound.boundBy}); HistoryRetentionDays ${this.settings.retentionDays} ${p.retentionMet ? 'is met' : `cannot be met: the size bound cuts the history from ${p.sizeCutsFrom}`}`);
+    if (!p)
+      this.log.info(
+        fields,
+        `history: ${mb(l.measure.usedDatabaseBytes)} in the database, ${mb(l.bound.filesBytes)} with its WAL and the traffic log, bound ${mb(l.bound.boundBytes)} (${l.bound.boundBy}); too little history yet to project the days that fit`,
+      );
+    else
+      this.log.info(
+        fields,
+        `history: ${days(p.daysFit)} days fit in the size bound at the current rate (${mb(p.bytesPerDay)} a day; bound ${mb(l.bound.boundBytes)} by ${l.bound.boundBy}); HistoryRetentionDays ${this.settings.retentionDays} ${p.retentionMet ? 'is met' : `cannot be met: the size bound cuts the history from ${p.sizeCutsFrom}`}`,
+      );
   }
 
   /** The last look's Storage.History for GET /status. */
@@ -150,7 +164,12 @@ export class StorageWatch {
   /** The last look's Storage.Disk for GET /status. */
   diskStatus(): DiskStatus {
     const l = this.last ?? this.look();
-    return { State: l.measure.freeBytes === null ? 'Unknown' : l.bound.diskLow ? 'Low' : 'Ok', FreeBytes: l.measure.freeBytes, SizeBytes: l.measure.fileSystemBytes, LowBelowBytes: l.bound.lowBelowBytes };
+    return {
+      State: l.measure.freeBytes === null ? 'Unknown' : l.bound.diskLow ? 'Low' : 'Ok',
+      FreeBytes: l.measure.freeBytes,
+      SizeBytes: l.measure.fileSystemBytes,
+      LowBelowBytes: l.bound.lowBelowBytes,
+    };
   }
 
   /** One line when the age bound stops being met (or is met again), when the disk turns Low (or Ok again), and when the bound leaves the history nothing. */
@@ -159,7 +178,12 @@ export class StorageWatch {
     const noRoom = l.bound.databaseBudgetBytes === 0 && l.bound.boundBy !== 'HistoryKeepFreeShare';
     if (noRoom && !this.noRoom)
       this.log.error(
-        { boundBytes: l.bound.boundBytes, boundBy: l.bound.boundBy, walAllowanceBytes: this.settings.walAllowanceBytes, trafficLogMaxBytes: this.settings.trafficLogMaxBytes },
+        {
+          boundBytes: l.bound.boundBytes,
+          boundBy: l.bound.boundBy,
+          walAllowanceBytes: this.settings.walAllowanceBytes,
+          trafficLogMaxBytes: this.settings.trafficLogMaxBytes,
+        },
         `history: the size bound (${mb(l.bound.boundBytes)} by ${l.bound.boundBy}) leaves the database nothing beside the WAL (${mb(this.settings.walAllowanceBytes)}) and the traffic log (${mb(this.settings.trafficLogMaxBytes)} at its most): no history is kept. Raise HistoryMaxBytes, or lower Sorter.TrafficLogMaxBytes or Sorter.TrafficLogFiles`,
       );
     this.noRoom = noRoom;
@@ -168,15 +192,35 @@ export class StorageWatch {
       this.ageUnmet = !p.retentionMet;
       if (this.ageUnmet)
         this.log.warn(
-          { daysFit: p.daysFit, retentionDays: this.settings.retentionDays, bytesPerDay: p.bytesPerDay, boundBytes: l.bound.boundBytes, boundBy: l.bound.boundBy, sizeCutsFrom: p.sizeCutsFrom },
+          {
+            daysFit: p.daysFit,
+            retentionDays: this.settings.retentionDays,
+            bytesPerDay: p.bytesPerDay,
+            boundBytes: l.bound.boundBytes,
+            boundBy: l.bound.boundBy,
+            sizeCutsFrom: p.sizeCutsFrom,
+          },
           `history: HistoryRetentionDays ${this.settings.retentionDays} cannot be met: at the current rate (${mb(p.bytesPerDay)} a day) only ${days(p.daysFit)} days fit in the size bound (${mb(l.bound.boundBytes)} by ${l.bound.boundBy}), which cuts the oldest history from ${p.sizeCutsFrom} (docs/operations.md, "Sizing the card")`,
         );
-      else this.log.info({ daysFit: p.daysFit, retentionDays: this.settings.retentionDays }, `history: HistoryRetentionDays ${this.settings.retentionDays} is met again (${days(p.daysFit)} days fit at the current rate)`);
+      else
+        this.log.info(
+          { daysFit: p.daysFit, retentionDays: this.settings.retentionDays },
+          `history: HistoryRetentionDays ${this.settings.retentionDays} is met again (${days(p.daysFit)} days fit at the current rate)`,
+        );
     }
     if (l.bound.diskLow !== this.low) {
       this.low = l.bound.diskLow;
-      const fields = { disk: l.bound.diskLow ? 'Low' : 'Ok', freeBytes: l.measure.freeBytes, lowBelowBytes: l.bound.lowBelowBytes, filesBytes: l.bound.filesBytes };
-      if (this.low) this.log.error(fields, `disk low: ${mb(l.measure.freeBytes)} free on the database's file system, below ${mb(l.bound.lowBelowBytes)} (HistoryKeepFreeShare): the history is cut so that the database does not grow, but something else is filling the disk, or the bound leaves too little free; see GET /status, Storage.Disk`);
+      const fields = {
+        disk: l.bound.diskLow ? 'Low' : 'Ok',
+        freeBytes: l.measure.freeBytes,
+        lowBelowBytes: l.bound.lowBelowBytes,
+        filesBytes: l.bound.filesBytes,
+      };
+      if (this.low)
+        this.log.error(
+          fields,
+          `disk low: ${mb(l.measure.freeBytes)} free on the database's file system, below ${mb(l.bound.lowBelowBytes)} (HistoryKeepFreeShare): the history is cut so that the database does not grow, but something else is filling the disk, or the bound leaves too little free; see GET /status, Storage.Disk`,
+        );
       else this.log.info(fields, `disk Ok again: ${mb(l.measure.freeBytes)} free`);
     }
   }

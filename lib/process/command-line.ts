@@ -22,7 +22,12 @@ function usageOf(synopsis: string, options: Options): string {
  * the usage to stdout and exits 0; a bad option prints `<command>: <why>` and the usage to stderr
  * and exits 2.
  */
-export function commandLine<O extends Options>(command: string, synopsis: string, options: O, argv: string[] = process.argv.slice(2)): Values<O> {
+export function commandLine<O extends Options>(
+  command: string,
+  synopsis: string,
+  options: O,
+  argv: string[] = process.argv.slice(2),
+): Values<O> {
   const usage = usageOf(synopsis, options);
   let parsed: { values: Record<string, unknown> };
   try {

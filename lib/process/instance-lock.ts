@@ -7,7 +7,10 @@ import { errorCode } from './errors';
 
 /** Another instance holds the home: says which process. */
 export class InstanceLockedError extends Error {
-  constructor(readonly home: string, readonly holder: string) {
+  constructor(
+    readonly home: string,
+    readonly holder: string,
+  ) {
     super(`another instance of the service is running on ${home} (${holder}); stop it first, or give this one its own SORTER_HOME`);
     this.name = 'InstanceLockedError';
   }

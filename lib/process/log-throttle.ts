@@ -27,7 +27,10 @@ export class ThrottledLog {
     const repeated = this.held;
     this.held = 0;
     this.lastAt = t;
-    this.log[this.level]({ ...fields, ...(repeated > 0 && { repeatedSinceLastLine: repeated }) }, repeated > 0 ? `${msg} (and ${repeated} more like it since the last line)` : msg);
+    this.log[this.level](
+      { ...fields, ...(repeated > 0 && { repeatedSinceLastLine: repeated }) },
+      repeated > 0 ? `${msg} (and ${repeated} more like it since the last line)` : msg,
+    );
   }
 
   /** The episode is over: the next occurrence is logged at once. Returns how many were held back. */

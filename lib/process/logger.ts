@@ -55,5 +55,8 @@ export function stdoutDestination(): { stream: pino.DestinationStream; output: L
 
 /** The service's logger at a level; writes to `destination` (default: stdout, as above). */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, base: { service: 'sorter-integration' }, timestamp: pino.stdTimeFunctions.isoTime }, destination ?? stdoutDestination().stream);
+  return pino(
+    { level, base: { service: 'sorter-integration' }, timestamp: pino.stdTimeFunctions.isoTime },
+    destination ?? stdoutDestination().stream,
+  );
 }

@@ -42,7 +42,10 @@ export class SystemdNotifier {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       unix = require('unix-dgram');
     } catch (err) {
-      log.error({ err }, 'systemd asks to be notified (NOTIFY_SOCKET) but the optional module unix-dgram is not installed (it needs python3, make and g++ at npm install): reinstall with them, or use Type=exec in the unit');
+      log.error(
+        { err },
+        'systemd asks to be notified (NOTIFY_SOCKET) but the optional module unix-dgram is not installed (it needs python3, make and g++ at npm install): reinstall with them, or use Type=exec in the unit',
+      );
       return null;
     }
     const usec = Number(env.WATCHDOG_USEC);

@@ -31,7 +31,12 @@ export interface ExternalChangeWatch {
  * `idleMs`. So while the service has traffic it looks every `intervalMs`, as before, and an idle
  * one wakes every `idleMs`. It looks only while somebody waits; the next waiter starts it again.
  */
-export function watchExternalChanges(db: Db, targets: Notifiable[], intervalMs: number, idleMs = Math.max(intervalMs, EXTERNAL_CHANGE_IDLE_MS)): ExternalChangeWatch {
+export function watchExternalChanges(
+  db: Db,
+  targets: Notifiable[],
+  intervalMs: number,
+  idleMs = Math.max(intervalMs, EXTERNAL_CHANGE_IDLE_MS),
+): ExternalChangeWatch {
   let last = pragmaNumber(db, 'data_version');
   let wait = intervalMs;
   let timer: NodeJS.Timeout | null = null;

@@ -98,7 +98,15 @@ export class QueueDispatcher<Q extends QueueName> {
     private readonly store: DispatchStore,
     options: DispatcherOptions<Q> = {},
   ) {
-    this.options = { onStoreError: () => {}, retryMs: 500, maxDeliveries: 0, onDeadLetter: () => {}, onWaiting: () => {}, clock: () => new Date(), ...options };
+    this.options = {
+      onStoreError: () => {},
+      retryMs: 500,
+      maxDeliveries: 0,
+      onDeadLetter: () => {},
+      onWaiting: () => {},
+      clock: () => new Date(),
+      ...options,
+    };
   }
 
   /** Clients currently waiting. */
@@ -239,9 +247,15 @@ export class QueueDispatcher<Q extends QueueName> {
    * storage fails, the message goes back to the queue: the next unproven delivery tries again.
    */
   private async deadLetter(stored: StoredMessage<Q>, attempts: number, from: Unproven | undefined): Promise<void> {
-    const info: DeadLetterInfo = { attempts, clientAddress: from?.clientAddress ?? null, lastReturn: from?.reason ?? 'NoProof', deadAt: this.options.clock().toISOString() };
+    const info: DeadLetterInfo = {
+      attempts,
+      clientAddress: from?.clientAddress ?? null,
+      lastReturn: from?.reason ?? 'NoProof',
+      deadAt: this.options.clock().toISOString(),
+    };
     try {
-      if (await this.store.deadLetter?.(stored, info)) { // called only where the store has it
+      if (await this.store.deadLetter?.(stored, info)) {
+        // called only where the store has it
         this.forget(stored.id);
         this.deadLettered += 1;
         this.options.onDeadLetter(stored, info);

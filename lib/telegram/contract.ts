@@ -45,7 +45,17 @@ export const Contracts: Record<LogicalType, Contract> = {
   REQU: {
     name: 'InductDto',
     direction: 'FromSorter',
-    fields: { TrackID: str, Barcode: str, MessageCode: int, InductLocation: str, RecirculationCount: int, Length: num, Width: num, Height: num, Weight: num },
+    fields: {
+      TrackID: str,
+      Barcode: str,
+      MessageCode: int,
+      InductLocation: str,
+      RecirculationCount: int,
+      Length: num,
+      Width: num,
+      Height: num,
+      Weight: num,
+    },
   },
   VERI: { name: 'VerifyDto', direction: 'FromSorter', fields: { TrackID: str, Barcode: str, Destination: str, MessageCode: int } },
   SCAN: {
@@ -66,7 +76,14 @@ export const Contracts: Record<LogicalType, Contract> = {
   DSET: {
     name: 'DestinationSetDto',
     direction: 'ToSorter',
-    fields: { Destination: str, DestinationStatus: oneOf(DestinationStatus), DestinationText: str, LightStatus: oneOf(LightStatus), LightColor: oneOf(LightColor), BatchDoorStatus: oneOf(BatchDoorStatus, true) },
+    fields: {
+      Destination: str,
+      DestinationStatus: oneOf(DestinationStatus),
+      DestinationText: str,
+      LightStatus: oneOf(LightStatus),
+      LightColor: oneOf(LightColor),
+      BatchDoorStatus: oneOf(BatchDoorStatus, true),
+    },
   },
   LIFE: { name: 'Life', direction: 'Both', fields: {} },
   SYNS: { name: 'SyncStart', direction: 'Both', fields: { Epoch: str, NextSeq: int } },

@@ -12,8 +12,21 @@ import { parseTrafficLine } from '../link/traffic-log';
 
 /** The exact header of Service_PLC.csv, in order (spec section 1, "Test mode"). */
 export const CSV_COLUMNS = [
-  'Type', 'MessageCode', 'DeviceID', 'TrackID', 'Barcode', 'Length', 'Width', 'Height', 'Weight',
-  'RecircCount', 'DestinationStatus', 'LightStatus', 'LightColor', 'DestinationText', 'ButtonID',
+  'Type',
+  'MessageCode',
+  'DeviceID',
+  'TrackID',
+  'Barcode',
+  'Length',
+  'Width',
+  'Height',
+  'Weight',
+  'RecircCount',
+  'DestinationStatus',
+  'LightStatus',
+  'LightColor',
+  'DestinationText',
+  'ButtonID',
 ] as const;
 
 /** Replay files in the service home, in order of preference (spec's table: CSV first). */
@@ -37,7 +50,11 @@ const COLUMN_INDEX = Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, i])) as Re
 const field = (row: Row, column: Column): string => row[COLUMN_INDEX[column]] ?? ''; // rows of another column count are skipped before
 
 class RowError extends Error {
-  constructor(readonly column: string, readonly value: string, readonly expected: string) {
+  constructor(
+    readonly column: string,
+    readonly value: string,
+    readonly expected: string,
+  ) {
     super(`${column}: ${expected}`);
   }
 }
@@ -52,7 +69,8 @@ function integer(row: Row, column: keyof typeof INTEGER_DIGITS, emptyIs?: number
   const v = field(row, column);
   if (v === '' && emptyIs !== undefined) return emptyIs;
   if (!INTEGER.test(v)) throw new RowError(column, v, 'a whole number');
-  if (v.replace(/^0+(?=\d)/, '').length > INTEGER_DIGITS[column]) throw new RowError(column, v, `a whole number of at most ${INTEGER_DIGITS[column]} digits`);
+  if (v.replace(/^0+(?=\d)/, '').length > INTEGER_DIGITS[column])
+    throw new RowError(column, v, `a whole number of at most ${INTEGER_DIGITS[column]} digits`);
   return Number(v);
 }
 
@@ -95,7 +113,13 @@ function messageOfRow(row: Row): SorterMessage {
         Weight: decimal(row, 'Weight'),
       };
     case 'VERIFY':
-      return { Type: 'VERIFY', TrackID: required(row, 'TrackID'), Barcode: field(row, 'Barcode'), Destination: required(row, 'DeviceID'), MessageCode: integer(row, 'MessageCode') };
+      return {
+        Type: 'VERIFY',
+        TrackID: required(row, 'TrackID'),
+        Barcode: field(row, 'Barcode'),
+        Destination: required(row, 'DeviceID'),
+        MessageCode: integer(row, 'MessageCode'),
+      };
     case 'SCAN':
       return {
         Type: 'SCAN',
@@ -145,13 +169,23 @@ export async function* readReplayCsv(file: string): AsyncGenerator<ReplayItem> {
   // A stray quote inside a field is taken literally (the row is then checked like any other);
   // a record the parser still cannot read (a quote never closed) is skipped and reported, and
   // the rows before it load, instead of the whole file failing.
-  const parser = fs.createReadStream(file).pipe(parse({ bom: true, relax_column_count: true, relax_quotes: true, skip_records_with_error: true }));
+  const parser = fs
+    .createReadStream(file)
+    .pipe(parse({ bom: true, relax_column_count: true, relax_quotes: true, skip_records_with_error: true }));
   const unreadable: Error[] = [];
   parser.on('skip', (err: Error) => unreadable.push(err));
   let nextLine = 1;
   let header = true;
   const unreadableRecords = function* (): Generator<ReplayItem> {
-    for (const err of unreadable.splice(0)) yield { problem: { line: nextLine, column: '(record)', value: err.message.slice(0, 80), expected: 'a CSV record whose quoted fields are closed' } };
+    for (const err of unreadable.splice(0))
+      yield {
+        problem: {
+          line: nextLine,
+          column: '(record)',
+          value: err.message.slice(0, 80),
+          expected: 'a CSV record whose quoted fields are closed',
+        },
+      };
   };
   for await (const record of parser as AsyncIterable<string[]>) {
     yield* unreadableRecords();
@@ -161,7 +195,9 @@ export async function* readReplayCsv(file: string): AsyncGenerator<ReplayItem> {
     if (header) {
       header = false;
       if (record.join(',') !== CSV_COLUMNS.join(',')) {
-        throw new ReplayFileError(`${path.basename(file)} line ${line}: header must be exactly "${CSV_COLUMNS.join(',')}", found "${record.join(',')}"`);
+        throw new ReplayFileError(
+          `${path.basename(file)} line ${line}: header must be exactly "${CSV_COLUMNS.join(',')}", found "${record.join(',')}"`,
+        );
       }
       continue;
     }

@@ -19,14 +19,26 @@ export interface ReplaySummary {
 }
 
 /** The queue writes seeding needs: synchronous (one connection) or through the writer thread. */
-export type SeedTarget = { [K in 'clearQueues' | 'enqueue']: (...args: Parameters<QueueWrites[K]>) => ReturnType<QueueWrites[K]> | Promise<ReturnType<QueueWrites[K]>> };
+export type SeedTarget = {
+  [K in 'clearQueues' | 'enqueue']: (
+    ...args: Parameters<QueueWrites[K]>
+  ) => ReturnType<QueueWrites[K]> | Promise<ReturnType<QueueWrites[K]>>;
+};
 
 /**
  * The replay file's messages into the queues, in file order, in batches, one committed while the
  * next is read; rows that do not parse are skipped (the first ones logged). A file that cannot be
  * read ends the load: what was committed stays, and `summary.Error` says why.
  */
-async function loadRows(file: string, wire: TelegramWire | undefined, store: SeedTarget, log: Logger, now: () => Date, batchSize: number, summary: ReplaySummary): Promise<void> {
+async function loadRows(
+  file: string,
+  wire: TelegramWire | undefined,
+  store: SeedTarget,
+  log: Logger,
+  now: () => Date,
+  batchSize: number,
+  summary: ReplaySummary,
+): Promise<void> {
   let batch: SorterMessage[] = [];
   let committing: Promise<unknown> = Promise.resolve();
   const flush = async () => {
@@ -42,7 +54,10 @@ async function loadRows(file: string, wire: TelegramWire | undefined, store: See
         summary.RowsSkipped += 1;
         // The first ones each get a line; a file full of bad rows must not flood the log.
         if (summary.RowsSkipped <= LOGGED_SKIPPED_ROWS) {
-          log.warn({ file: summary.File, ...item.problem }, `replay row skipped: line ${item.problem.line}, ${item.problem.column} ${JSON.stringify(item.problem.value)}: expected ${item.problem.expected}`);
+          log.warn(
+            { file: summary.File, ...item.problem },
+            `replay row skipped: line ${item.problem.line}, ${item.problem.column} ${JSON.stringify(item.problem.value)}: expected ${item.problem.expected}`,
+          );
         }
         continue;
       }
@@ -89,7 +104,10 @@ export async function seedFromReplay(
   }
   await loadRows(file, wire, store, log, now, batchSize, summary);
   if (summary.RowsSkipped > LOGGED_SKIPPED_ROWS) {
-    log.warn({ file: summary.File, skipped: summary.RowsSkipped, logged: LOGGED_SKIPPED_ROWS }, `replay: ${summary.RowsSkipped - LOGGED_SKIPPED_ROWS} more rows skipped, not logged one by one (the first ${LOGGED_SKIPPED_ROWS} are above)`);
+    log.warn(
+      { file: summary.File, skipped: summary.RowsSkipped, logged: LOGGED_SKIPPED_ROWS },
+      `replay: ${summary.RowsSkipped - LOGGED_SKIPPED_ROWS} more rows skipped, not logged one by one (the first ${LOGGED_SKIPPED_ROWS} are above)`,
+    );
   }
   log.info({ ...summary }, `test mode: replayed ${summary.RowsLoaded} messages from ${summary.File} (${summary.RowsSkipped} rows skipped)`);
   return summary;

@@ -14,7 +14,7 @@ describe('parseCpuPct', () => {
     for (const bad of ['', '0', '-5', '101', 'a lot', '25%']) expect(parseCpuPct(bad)).toMatch(/^takes the percentage of one core .* got /);
   });
 
-  it('hands the quota out every 10 ms, or less often where it would fall under the kernel\'s 1 ms', () => {
+  it("hands the quota out every 10 ms, or less often where it would fall under the kernel's 1 ms", () => {
     expect(quotaOf(25)).toEqual({ periodUs: 10_000, quotaUs: 2_500 });
     expect(quotaOf(5)).toEqual({ periodUs: 20_000, quotaUs: 1_000 });
   });

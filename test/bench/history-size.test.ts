@@ -23,7 +23,9 @@ describe('bench: the history size', () => {
     expect(h.cards.map((c) => c.cardGb)).toEqual([16, 32, 64]);
     expect(h.gbPerDay).toBeCloseTo((h.bytesPerItem * 30 * 86400) / 1e9, 1);
     expect(h.retentionFitsFromGb).toBeGreaterThan(64);
-    expect(describeHistorySize(h)).toMatch(/^history at 30 items\/s around the clock: \d+ bytes an item in the database file, [\d.]+ GB a day; .*16 GB card [\d.]+ days, 32 GB card [\d.]+ days, 64 GB card [\d.]+ days; HistoryRetentionDays 30 fits from a \d+ GB card$/);
+    expect(describeHistorySize(h)).toMatch(
+      /^history at 30 items\/s around the clock: \d+ bytes an item in the database file, [\d.]+ GB a day; .*16 GB card [\d.]+ days, 32 GB card [\d.]+ days, 64 GB card [\d.]+ days; HistoryRetentionDays 30 fits from a \d+ GB card$/,
+    );
   });
 
   it('--card-gb takes positive sizes, comma-separated', () => {

@@ -9,7 +9,11 @@ const w = (page: number, commit: number, frame: number) => `W ${page} ${commit} 
 describe('readPageLog', () => {
   it('counts frames by page and commits by their last frame', () => {
     const log = readPageLog([w(5, 0, 0), w(7, 0, 1), w(1, 40, 2), w(5, 40, 3), 'S wal', ''].join('\n'), 1024);
-    expect([...log.frames]).toEqual([[5, 2], [7, 1], [1, 1]]);
+    expect([...log.frames]).toEqual([
+      [5, 2],
+      [7, 1],
+      [1, 1],
+    ]);
     expect(log.commits).toBe(2);
     expect(log.walSyncs).toBe(1);
   });
@@ -25,7 +29,11 @@ describe('readPageLog', () => {
 
   it('checkpoint writes count the pages they copy and the blocks of the database file they dirty', () => {
     const log = readPageLog(['D 1024 0', 'D 2048 4096', 'S db'].join('\n'), 1024);
-    expect([...log.copied]).toEqual([[1, 1], [5, 1], [6, 1]]);
+    expect([...log.copied]).toEqual([
+      [1, 1],
+      [5, 1],
+      [6, 1],
+    ]);
     expect(log.dbBlocks).toBe(2);
     expect(log.dbSyncs).toBe(1);
   });
@@ -33,8 +41,23 @@ describe('readPageLog', () => {
 
 describe('byBtree', () => {
   it('sums pages into the B-tree that owns them, the biggest first; page 1 is the schema', () => {
-    const owner = new Map([[5, 'sortation_queue'], [6, 'sortation_queue'], [7, 'outbox']]);
-    expect(byBtree(new Map([[5, 2], [6, 1], [7, 4], [1, 3], [99, 1]]), owner)).toEqual([
+    const owner = new Map([
+      [5, 'sortation_queue'],
+      [6, 'sortation_queue'],
+      [7, 'outbox'],
+    ]);
+    expect(
+      byBtree(
+        new Map([
+          [5, 2],
+          [6, 1],
+          [7, 4],
+          [1, 3],
+          [99, 1],
+        ]),
+        owner,
+      ),
+    ).toEqual([
       ['outbox', 4],
       ['sortation_queue', 3],
       ['sqlite_schema', 3],

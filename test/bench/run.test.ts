@@ -6,13 +6,16 @@ import path from 'node:path';
 import { SERVICE_NODE_ARGS } from '../../bench/processes';
 import { projectRoot } from '../../lib/process/paths';
 
-const bench = (...argv: string[]) => spawnSync(process.execPath, [path.join(projectRoot, 'dist/bench/run.js'), ...argv], { encoding: 'utf8', timeout: 20_000 });
+const bench = (...argv: string[]) =>
+  spawnSync(process.execPath, [path.join(projectRoot, 'dist/bench/run.js'), ...argv], { encoding: 'utf8', timeout: 20_000 });
 
 describe('npm run bench, bad flags', () => {
   it.each([['1000'], ['0/10'], ['1000/0'], ['ten/1'], ['']])('--sync-stall %j: exit 2 and what it takes', (value) => {
     const r = bench('--sync-stall', value);
     expect(r.status).toBe(2);
-    expect(r.stderr.trim()).toBe(`bench: --sync-stall takes MS/EVERY_S, two positive numbers (a stall of MS milliseconds every EVERY_S seconds), e.g. 1000/10; got ${JSON.stringify(value)}`);
+    expect(r.stderr.trim()).toBe(
+      `bench: --sync-stall takes MS/EVERY_S, two positive numbers (a stall of MS milliseconds every EVERY_S seconds), e.g. 1000/10; got ${JSON.stringify(value)}`,
+    );
     expect(r.stdout).toBe('');
   });
 
@@ -45,7 +48,8 @@ describe('npm run bench, bad flags', () => {
   it('--help lists the new options', () => {
     const r = bench('--help');
     expect(r.status).toBe(0);
-    for (const o of ['--sync-stall <value>', '--service-cpu <value>', '--no-idle', '--site-rate <value>', '--card-gb <value>']) expect(r.stdout).toContain(o);
+    for (const o of ['--sync-stall <value>', '--service-cpu <value>', '--no-idle', '--site-rate <value>', '--card-gb <value>'])
+      expect(r.stdout).toContain(o);
   });
 });
 

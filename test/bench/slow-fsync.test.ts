@@ -66,7 +66,10 @@ linuxWithCc('SORTER_FSYNC_STALL', () => {
     counter = new SyncCounter(0, undefined, { ms: 500, everyS: 1 });
     const syncs = syncLoops(2, 1.7, counter);
     // The sync that started the stall is the earliest of those that took about its length.
-    const first = nth(syncs.filter((s) => s.ms >= 490).sort((a, b) => a.at - b.at), 0);
+    const first = nth(
+      syncs.filter((s) => s.ms >= 490).sort((a, b) => a.at - b.at),
+      0,
+    );
     expect(counter.read().stalls).toBe(1);
     // Timed from the child's side, a sync starts before the shim sees it and ends after: the
     // stall's window begins at or after `first.at`, so it ends at or after `first.at + 500`.

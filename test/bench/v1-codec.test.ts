@@ -15,11 +15,38 @@ import {
   sorterMessageOf,
 } from '../../bench/v1-codec';
 
-const induct: InductDto = { Type: 'REQUEST', TrackID: '0004711', Barcode: '00012345678901234567', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 2, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 };
+const induct: InductDto = {
+  Type: 'REQUEST',
+  TrackID: '0004711',
+  Barcode: '00012345678901234567',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 2,
+  Length: 320.5,
+  Width: 210,
+  Height: 95,
+  Weight: 1.25,
+};
 const verify: VerifyDto = { Type: 'VERIFY', TrackID: '0004711', Barcode: '', Destination: 'D017', MessageCode: 212 };
-const scan: DestinationInfoDto = { Type: 'SCAN', Destination: 'D017', DestinationStatus: 'NotReady', DestinationText: 'Tour 17', LightStatus: 'Flashing', LightColor: 'BLUE', ButtonID: 3, MessageCode: 211, BatchDoorStatus: 'OPENED' };
+const scan: DestinationInfoDto = {
+  Type: 'SCAN',
+  Destination: 'D017',
+  DestinationStatus: 'NotReady',
+  DestinationText: 'Tour 17',
+  LightStatus: 'Flashing',
+  LightColor: 'BLUE',
+  ButtonID: 3,
+  MessageCode: 211,
+  BatchDoorStatus: 'OPENED',
+};
 
-const telegram = (m: InductDto | VerifyDto | DestinationInfoDto, seq = 42) => ({ sender: 'PLC01', receiver: 'WCS01', seq, flag: 'D' as const, ...sorterMessageData(m) });
+const telegram = (m: InductDto | VerifyDto | DestinationInfoDto, seq = 42) => ({
+  sender: 'PLC01',
+  receiver: 'WCS01',
+  seq,
+  flag: 'D' as const,
+  ...sorterMessageData(m),
+});
 
 describe('telegram codec', () => {
   it.each([induct, verify, scan])('round-trips a $Type message through a frame, keeping identifiers as strings', (m) => {
@@ -42,7 +69,17 @@ describe('telegram codec', () => {
     expect(asgn.type).toBe('ASGN');
     expect(asgn.data).toHaveLength(dataWidth('ASGN'));
     expect(asgn.data.startsWith('0004711 ')).toBe(true);
-    const dset = outboundData({ kind: 'DESTINATION', body: { Destination: 'D1', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', BatchDoorStatus: null } });
+    const dset = outboundData({
+      kind: 'DESTINATION',
+      body: {
+        Destination: 'D1',
+        DestinationStatus: 'Ready',
+        DestinationText: '',
+        LightStatus: 'Off',
+        LightColor: 'Off',
+        BatchDoorStatus: null,
+      },
+    });
     expect(dset.data).toHaveLength(dataWidth('DSET'));
   });
 

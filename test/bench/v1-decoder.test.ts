@@ -6,7 +6,13 @@ import { MAX_CONTENT, TelegramDecoder } from '../../bench/v1-decoder';
 /** Telegram contents as they travel: printable ASCII. */
 const content = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 200 });
 /** Garbage: any bytes but STX (an STX would legitimately start a frame); ETX and noise allowed. */
-const garbage = fc.string({ unit: fc.integer({ min: 0, max: 255 }).filter((c) => c !== 2).map((c) => String.fromCharCode(c)), maxLength: 30 });
+const garbage = fc.string({
+  unit: fc
+    .integer({ min: 0, max: 255 })
+    .filter((c) => c !== 2)
+    .map((c) => String.fromCharCode(c)),
+  maxLength: 30,
+});
 
 /** Split a string at random points into reads. */
 function split(s: string, cuts: number[]): string[] {
@@ -25,7 +31,8 @@ const decodeAll = (reads: string[]) => {
   const d = new TelegramDecoder();
   return reads.flatMap((r) => d.push(Buffer.from(r, 'latin1')));
 };
-const telegrams = (decoded: ReturnType<TelegramDecoder['push']>) => decoded.filter((x) => x.kind === 'telegram').map((x) => (x as { content: string }).content);
+const telegrams = (decoded: ReturnType<TelegramDecoder['push']>) =>
+  decoded.filter((x) => x.kind === 'telegram').map((x) => (x as { content: string }).content);
 
 describe('TelegramDecoder', () => {
   it('never loses or invents a telegram, however the stream is split, packed or soiled', () => {
@@ -50,7 +57,12 @@ describe('TelegramDecoder', () => {
     const stream = `noise${STX}abc${ETX}`;
     const decoded = decodeAll(stream.split(''));
     expect(telegrams(decoded)).toEqual(['abc']);
-    expect(decoded.filter((d) => d.kind === 'garbage').map((d) => (d as { bytes: string }).bytes).join('')).toBe('noise');
+    expect(
+      decoded
+        .filter((d) => d.kind === 'garbage')
+        .map((d) => (d as { bytes: string }).bytes)
+        .join(''),
+    ).toBe('noise');
   });
 
   it('gives up on a frame without ETX after MAX_CONTENT characters and recovers', () => {

@@ -25,7 +25,13 @@ describe('Checkpointer', () => {
     // passes it whether or not a PASSIVE copy caught up between two turns (SQLite then starts the
     // WAL over by itself at the next write, as a busy or slow machine shows).
     const restartBytes = 4 * 1024;
-    const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), 50, { restartBytes, maxBytes: 1024 * 1048576, freeShare: 0, writerWaitMs: 100, busyBackoffMs: 200 });
+    const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), 50, {
+      restartBytes,
+      maxBytes: 1024 * 1048576,
+      freeShare: 0,
+      writerWaitMs: 100,
+      busyBackoffMs: 200,
+    });
     // The WAL header's salt changes each time the WAL starts over from its beginning; the
     // wal-index (the -shm file) says how many frames it holds since (mxFrame, at byte 16).
     const read = (name: string, bytes: number) => {
@@ -81,7 +87,13 @@ describe('Checkpointer', () => {
     const file = path.join(dir, 'q.db');
     const writer = await Writer.start({ file, synchronous: 'NORMAL', groupCommit: true });
     const limit = 256 * 1024;
-    const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), 50, { restartBytes: 1024 * 1048576, maxBytes: limit, freeShare: 0, writerWaitMs: 20, busyBackoffMs: 200 });
+    const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), 50, {
+      restartBytes: 1024 * 1048576,
+      maxBytes: limit,
+      freeShare: 0,
+      writerWaitMs: 20,
+      busyBackoffMs: 200,
+    });
     const walSize = () => fs.statSync(`${file}-wal`).size;
     // An operator's open read transaction: the WAL cannot start over while it lasts.
     const reader = new Database(file, { readonly: true });
@@ -90,10 +102,11 @@ describe('Checkpointer', () => {
       reader.prepare('SELECT count(*) FROM sortation_queue').get();
       let n = 0;
       const writeFor = async (ms: number) => {
-        for (const end = Date.now() + ms; Date.now() < end; ) await Promise.all(Array.from({ length: 20 }, () => writer.run('enqueue', [[verify(String(n++))], 'T'])));
+        for (const end = Date.now() + ms; Date.now() < end;)
+          await Promise.all(Array.from({ length: 20 }, () => writer.run('enqueue', [[verify(String(n++))], 'T'])));
       };
       // Until the WAL is well past its limit (by size, not by the clock: CI machines differ).
-      for (const end = Date.now() + 15_000; walSize() <= 3 * limit && Date.now() < end; ) await writeFor(50);
+      for (const end = Date.now() + 15_000; walSize() <= 3 * limit && Date.now() < end;) await writeFor(50);
       const grown = walSize();
       expect(grown).toBeGreaterThan(2 * limit);
       reader.exec('COMMIT');
@@ -101,13 +114,13 @@ describe('Checkpointer', () => {
       // The writer goes on; the WAL is emptied (within a few intervals, longer on a busy machine)
       // (how far it grows back meanwhile depends on the machine's load: not asserted) ...
       let shrunk = false;
-      for (const end = Date.now() + 15_000; !shrunk && Date.now() < end; ) {
+      for (const end = Date.now() + 15_000; !shrunk && Date.now() < end;) {
         await writeFor(50);
         shrunk = walSize() < grown;
       }
       expect(shrunk).toBe(true);
       // ... and once the writer rests, it is back within its limit.
-      for (const end = Date.now() + 5_000; walSize() > limit * 2 && Date.now() < end; ) await sleep(50);
+      for (const end = Date.now() + 5_000; walSize() > limit * 2 && Date.now() < end;) await sleep(50);
       expect(walSize()).toBeLessThanOrEqual(limit * 2);
     } finally {
       if (reader.open) reader.close();
@@ -125,19 +138,25 @@ describe('Checkpointer', () => {
     const asked: string[] = [];
     // No copy within the test (a minute); the disk looked at every 50 ms. A copy would make a WAL
     // past restartBytes (1 KB) start over at once, so it would never reach the limit.
-    const checkpointer = Checkpointer.start(file, (mode, waitMs) => (asked.push(mode), writer.run('checkpoint', [mode, waitMs])), 60_000, { restartBytes: 1024, maxBytes: limit, freeShare: 0, writerWaitMs: 20, busyBackoffMs: 200 }, 50);
+    const checkpointer = Checkpointer.start(
+      file,
+      (mode, waitMs) => (asked.push(mode), writer.run('checkpoint', [mode, waitMs])),
+      60_000,
+      { restartBytes: 1024, maxBytes: limit, freeShare: 0, writerWaitMs: 20, busyBackoffMs: 200 },
+      50,
+    );
     const walSize = () => (fs.existsSync(`${file}-wal`) ? fs.statSync(`${file}-wal`).size : 0);
     try {
       let n = 0;
       let largest = 0;
-      for (const end = Date.now() + 15_000; !asked.includes('TRUNCATE') && Date.now() < end; ) {
+      for (const end = Date.now() + 15_000; !asked.includes('TRUNCATE') && Date.now() < end;) {
         await Promise.all(Array.from({ length: 20 }, () => writer.run('enqueue', [[verify(String(n++))], 'T'])));
         largest = Math.max(largest, walSize());
       }
       expect(asked).toContain('TRUNCATE');
       expect(asked).not.toContain('RESTART'); // decided only when it copies
       expect(largest).toBeGreaterThan(limit);
-      for (const end = Date.now() + 5_000; walSize() > limit && Date.now() < end; ) await sleep(50);
+      for (const end = Date.now() + 5_000; walSize() > limit && Date.now() < end;) await sleep(50);
       expect(walSize()).toBeLessThanOrEqual(limit);
     } finally {
       await checkpointer.stop();
@@ -151,13 +170,22 @@ describe('Checkpointer', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-checkpoint-'));
     const file = path.join(dir, 'q.db');
     const writer = await Writer.start({ file, synchronous: 'NORMAL', groupCommit: true });
-    const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), 50, { restartBytes: 1024 * 1048576, maxBytes: 1024 * 1048576, freeShare: 0, writerWaitMs: 20, busyBackoffMs: 200 });
+    const checkpointer = Checkpointer.start(file, (mode, waitMs) => writer.run('checkpoint', [mode, waitMs]), 50, {
+      restartBytes: 1024 * 1048576,
+      maxBytes: 1024 * 1048576,
+      freeShare: 0,
+      writerWaitMs: 20,
+      busyBackoffMs: 200,
+    });
     // The checkpoint thread's voluntary context switches (each wake-up is one), from /proc.
     const switches = () =>
       fs
         .readdirSync('/proc/self/task')
         .filter((t) => fs.readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === THREAD_NAMES.checkpointer)
-        .reduce((n, t) => n + Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(fs.readFileSync(`/proc/self/task/${t}/status`, 'utf8'))![1]), 0);
+        .reduce(
+          (n, t) => n + Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(fs.readFileSync(`/proc/self/task/${t}/status`, 'utf8'))![1]),
+          0,
+        );
     // The wal-index: frames in the WAL (mxFrame, byte 16) and frames copied back (nBackfill, byte 96).
     const frames = () => {
       const shm = fs.readFileSync(`${file}-shm`);
@@ -165,7 +193,7 @@ describe('Checkpointer', () => {
     };
     try {
       await Promise.all(Array.from({ length: 20 }, (_, i) => writer.run('enqueue', [[verify(String(i))], 'T'])));
-      for (const end = Date.now() + 5_000; frames().copied < frames().inWal && Date.now() < end; ) await sleep(20);
+      for (const end = Date.now() + 5_000; frames().copied < frames().inWal && Date.now() < end;) await sleep(20);
       expect(frames().copied).toBe(frames().inWal);
       await sleep(500); // two intervals without a commit: asleep
       const before = switches();
@@ -175,7 +203,7 @@ describe('Checkpointer', () => {
       await writer.run('enqueue', [[verify('after')], 'T']);
       const written = frames().inWal;
       expect(frames().copied).toBeLessThan(written);
-      for (const end = Date.now() + 5_000; frames().copied < written && Date.now() < end; ) await sleep(20);
+      for (const end = Date.now() + 5_000; frames().copied < written && Date.now() < end;) await sleep(20);
       expect(frames().copied).toBeGreaterThanOrEqual(written);
     } finally {
       await checkpointer.stop();

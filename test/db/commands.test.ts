@@ -17,8 +17,17 @@ describe('writeCommands', () => {
     const commands = writeCommands(ctx.db);
     const reads = queueReads(ctx.db);
     expect(commands.enqueue([verify('A'), verify('B')], '2026-01-01T00:00:00.000Z')).toEqual([1, 2]);
-    expect(commands.deliver(reads.head('sortation', [])!, { deliveredAt: '2026-01-01T00:00:01.000Z', clientAddress: '10.0.0.1', attempt: 1, readProof: 'ClientClose' })).toBe(true);
-    expect(ctx.db.prepare('SELECT track_id, client_address, read_proof FROM delivered_history').all()).toEqual([{ track_id: 'A', client_address: '10.0.0.1', read_proof: 'ClientClose' }]);
+    expect(
+      commands.deliver(reads.head('sortation', [])!, {
+        deliveredAt: '2026-01-01T00:00:01.000Z',
+        clientAddress: '10.0.0.1',
+        attempt: 1,
+        readProof: 'ClientClose',
+      }),
+    ).toBe(true);
+    expect(ctx.db.prepare('SELECT track_id, client_address, read_proof FROM delivered_history').all()).toEqual([
+      { track_id: 'A', client_address: '10.0.0.1', read_proof: 'ClientClose' },
+    ]);
     commands.clearQueues();
     expect(reads.depth('sortation')).toBe(0);
   });
@@ -32,7 +41,13 @@ describe('writeCommands', () => {
 
   it('what the service answers for is synced: a sorter telegram, a POST, an operator requeue; housekeeping is not', () => {
     expect(['acceptFromPeer', 'addToOutbox', 'requeueDeadLetters'].map((op) => isDurable(op as never))).toEqual([true, true, true]);
-    expect(['deliver', 'removeFromOutbox', 'purgeHistory', 'expireRequests', 'checkpoint'].map((op) => isDurable(op as never))).toEqual([false, false, false, false, false]);
+    expect(['deliver', 'removeFromOutbox', 'purgeHistory', 'expireRequests', 'checkpoint'].map((op) => isDurable(op as never))).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('the checkpoint runs outside a transaction and folds the WAL back', () => {

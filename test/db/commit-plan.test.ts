@@ -6,7 +6,8 @@ import { nth } from '../helpers/nth';
 let seq = 0;
 const cmd = (op: WriteOp, at: number, args: unknown[] = []): Held => ({ seq: ++seq, op, args, at });
 const request = (trackId: string) => ({ Type: 'REQUEST', TrackID: trackId, Barcode: '', InductLocation: 'I1', MessageCode: 1 });
-const delivered = (trackId: string, at: number) => cmd('deliver', at, [{ id: 1, queue: 'sortation', message: request(trackId), receivedAt: 'T' }, {}]);
+const delivered = (trackId: string, at: number) =>
+  cmd('deliver', at, [{ id: 1, queue: 'sortation', message: request(trackId), receivedAt: 'T' }, {}]);
 const accept = (trackId: string, at: number) => cmd('acceptFromPeer', at, ['PLC01', 2, 1, request(trackId), 'T', true]);
 const seqs = (cs: Held[] | undefined) => cs?.map((c) => c.seq);
 /** A commit window shorter than the hold (HandOutBeforeCommit false takes 5 ms). */
@@ -33,7 +34,11 @@ describe('planTransaction', () => {
     expect(seqs(planTransaction([held, telegram], 10 + WINDOW_MS)!.batch)).toEqual([held.seq, telegram.seq]);
     // A window shorter than the hold: the telegram goes ahead, the held write stays.
     const plan = planTransaction([held, telegram], 10 + SHORT.windowMs, false, SHORT)!;
-    expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({ batch: [telegram.seq], rest: [held.seq], synced: true });
+    expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({
+      batch: [telegram.seq],
+      rest: [held.seq],
+      synced: true,
+    });
   });
 
   it('a POST waits for nothing (its WCS waits for the answer): it goes at once, with the telegrams in their window', () => {
@@ -42,7 +47,11 @@ describe('planTransaction', () => {
     const post = cmd('addToOutbox', 12);
     expect(seqs(planTransaction([held, post], 0 + 12)!.batch)).toEqual([post.seq]);
     const plan = planTransaction([held, telegram, post], 12)!;
-    expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({ batch: [telegram.seq, post.seq], rest: [held.seq], synced: true });
+    expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({
+      batch: [telegram.seq, post.seq],
+      rest: [held.seq],
+      synced: true,
+    });
     expect(wakeAt([held, telegram, post])).toBe(10);
   });
 
@@ -53,7 +62,11 @@ describe('planTransaction', () => {
     const post = cmd('addToOutboxUnsynced', 12);
     expect(wakeAt([held, telegram, later, post])).toBe(12);
     const plan = planTransaction([held, telegram, later, post], 12)!;
-    expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({ batch: [held.seq, post.seq], rest: [telegram.seq, later.seq], synced: false });
+    expect({ batch: seqs(plan.batch), rest: seqs(plan.rest), synced: plan.synced }).toEqual({
+      batch: [held.seq, post.seq],
+      rest: [telegram.seq, later.seq],
+      synced: false,
+    });
     // Joining a synced transaction (group commit), it goes with the durable writes, synced.
     const joined = planTransaction([telegram, post], 12, true)!;
     expect({ batch: seqs(joined.batch), synced: joined.synced }).toEqual({ batch: [telegram.seq, post.seq], synced: true });

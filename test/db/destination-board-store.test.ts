@@ -7,10 +7,25 @@ import type { DestinationInfoDto, DestinationSetting } from '../../model/message
 import { freshDbEach } from '../helpers/db';
 
 const scan = (over: Partial<DestinationInfoDto> = {}): DestinationInfoDto => ({
-  Type: 'SCAN', Destination: 'D001', DestinationStatus: 'Ready', DestinationText: 'empty', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: 'CLOSED', ...over,
+  Type: 'SCAN',
+  Destination: 'D001',
+  DestinationStatus: 'Ready',
+  DestinationText: 'empty',
+  LightStatus: 'Off',
+  LightColor: 'Off',
+  ButtonID: 0,
+  MessageCode: 211,
+  BatchDoorStatus: 'CLOSED',
+  ...over,
 });
 const setting = (over: Partial<DestinationSetting> = {}): DestinationSetting => ({
-  Destination: 'D001', DestinationStatus: 'NotReady', DestinationText: 'full', LightStatus: 'Flashing', LightColor: 'RED', BatchDoorStatus: 'OPENED', ...over,
+  Destination: 'D001',
+  DestinationStatus: 'NotReady',
+  DestinationText: 'full',
+  LightStatus: 'Flashing',
+  LightColor: 'RED',
+  BatchDoorStatus: 'OPENED',
+  ...over,
 });
 
 describe('destination board store', () => {
@@ -45,10 +60,22 @@ describe('destination board store', () => {
     const outbox = outboxWrites(ctx.db);
     queueWrites(ctx.db).enqueue([scan()], '2026-11-27T09:00:00.000Z');
     outbox.addToOutbox({ kind: 'DESTINATION', body: setting() }, '10.0.0.7', '2026-11-27T09:00:01.000Z');
-    expect(tile()).toMatchObject({ DestinationStatus: 'NotReady', LightStatus: 'Flashing', LightColor: 'RED', BatchDoorStatus: 'OPENED', ButtonID: 0, ChangedBy: '10.0.0.7', ChangedAt: '2026-11-27T09:00:01.000Z' });
+    expect(tile()).toMatchObject({
+      DestinationStatus: 'NotReady',
+      LightStatus: 'Flashing',
+      LightColor: 'RED',
+      BatchDoorStatus: 'OPENED',
+      ButtonID: 0,
+      ChangedBy: '10.0.0.7',
+      ChangedAt: '2026-11-27T09:00:01.000Z',
+    });
     expect(tile().Wcs).toMatchObject({ DestinationStatus: 'NotReady', SetAt: '2026-11-27T09:00:01.000Z', Agreement: 'Pending' });
     // An assignment leaves the board alone.
-    outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: '1', Destination: 'D001', Barcode: '' } }, '10.0.0.7', '2026-11-27T09:00:02.000Z');
+    outbox.addToOutbox(
+      { kind: 'ASSIGNMENT', body: { TrackID: '1', Destination: 'D001', Barcode: '' } },
+      '10.0.0.7',
+      '2026-11-27T09:00:02.000Z',
+    );
     expect(tile().ChangedAt).toBe('2026-11-27T09:00:01.000Z');
   });
 
@@ -57,8 +84,24 @@ describe('destination board store', () => {
     const outbox = outboxWrites(ctx.db);
     outbox.addToOutbox({ kind: 'DESTINATION', body: setting() }, '10.0.0.7', 'T1');
     queue.enqueue([scan({ DestinationStatus: 'Ready', LightColor: 'GREEN' })], 'T2');
-    expect(tile()).toMatchObject({ DestinationStatus: 'Ready', LightColor: 'GREEN', ChangedBy: 'sorter', Wcs: { Agreement: 'Disagrees', LightColor: 'RED' } });
-    queue.enqueue([scan({ DestinationStatus: 'NotReady', DestinationText: 'full', LightStatus: 'Flashing', LightColor: 'RED', BatchDoorStatus: 'OPENED' })], 'T3');
+    expect(tile()).toMatchObject({
+      DestinationStatus: 'Ready',
+      LightColor: 'GREEN',
+      ChangedBy: 'sorter',
+      Wcs: { Agreement: 'Disagrees', LightColor: 'RED' },
+    });
+    queue.enqueue(
+      [
+        scan({
+          DestinationStatus: 'NotReady',
+          DestinationText: 'full',
+          LightStatus: 'Flashing',
+          LightColor: 'RED',
+          BatchDoorStatus: 'OPENED',
+        }),
+      ],
+      'T3',
+    );
     expect(tile().Wcs!.Agreement).toBe('Agrees');
     // The chute emptied later: the sorter's own change, not a disagreement.
     queue.enqueue([scan()], 'T4');
@@ -66,7 +109,18 @@ describe('destination board store', () => {
     // A new setting is pending again.
     outbox.addToOutbox({ kind: 'DESTINATION', body: setting({ LightColor: 'BLUE' }) }, null, 'T5');
     expect(tile()).toMatchObject({ LightColor: 'BLUE', ChangedBy: 'WCS', Wcs: { Agreement: 'Pending', LightColor: 'BLUE' } });
-    queue.enqueue([scan({ DestinationStatus: 'NotReady', DestinationText: 'full', LightStatus: 'Flashing', LightColor: 'BLUE', BatchDoorStatus: 'OPENED' })], 'T6');
+    queue.enqueue(
+      [
+        scan({
+          DestinationStatus: 'NotReady',
+          DestinationText: 'full',
+          LightStatus: 'Flashing',
+          LightColor: 'BLUE',
+          BatchDoorStatus: 'OPENED',
+        }),
+      ],
+      'T6',
+    );
     expect(tile().Wcs!.Agreement).toBe('Agrees');
   });
 

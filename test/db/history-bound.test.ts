@@ -12,14 +12,26 @@ import type { InductDto, VerifyDto } from '../../model/messages';
 import { freshDb } from '../helpers/db';
 
 const T0 = Date.parse('2026-11-01T00:00:00.000Z');
-const request = (t: string): InductDto => ({ Type: 'REQUEST', TrackID: t, Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 });
+const request = (t: string): InductDto => ({
+  Type: 'REQUEST',
+  TrackID: t,
+  Barcode: '4006381333931',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 320.5,
+  Width: 210,
+  Height: 95,
+  Weight: 1.25,
+});
 const verify = (t: string): VerifyDto => ({ Type: 'VERIFY', TrackID: t, Barcode: '4006381333931', Destination: 'D12', MessageCode: 212 });
 
 /** `items` items' history as the service writes it, one a second from `from`: a REQUEST and a VERIFY delivered, an assignment acknowledged. */
 function items(db: ReturnType<typeof freshDb>['db'], from: number, count: number, first = 0) {
   const queue = createQueueStore(db);
   // As the outbox's trigger writes it when the sorter acknowledges the assignment, settled at the item's time.
-  const settled = db.prepare(`INSERT INTO outbox_history (outbox_id, kind, track_id, barcode, destination, client_address, created_at, fate, settled_at)
+  const settled =
+    db.prepare(`INSERT INTO outbox_history (outbox_id, kind, track_id, barcode, destination, client_address, created_at, fate, settled_at)
     VALUES (?, 'ASSIGNMENT', ?, '4006381333931', 'D12', '10.0.0.5', ?, 'Acknowledged', ?)`);
   db.transaction(() => {
     for (let i = first; i < first + count; i++) {
@@ -33,7 +45,15 @@ function items(db: ReturnType<typeof freshDb>['db'], from: number, count: number
   })();
 }
 
-const settings = (over: Partial<BoundSettings> = {}): BoundSettings => ({ maxBytes: null, maxDiskShare: 0.4, keepFreeShare: 0.1, retentionDays: 30, walAllowanceBytes: 0, trafficLogMaxBytes: 0, ...over });
+const settings = (over: Partial<BoundSettings> = {}): BoundSettings => ({
+  maxBytes: null,
+  maxDiskShare: 0.4,
+  keepFreeShare: 0.1,
+  retentionDays: 30,
+  walAllowanceBytes: 0,
+  trafficLogMaxBytes: 0,
+  ...over,
+});
 const GB = 1e9;
 
 describe('history bound', () => {
@@ -81,7 +101,9 @@ describe('history bound', () => {
       history.checkpoint('TRUNCATE');
       const again = measureStorage(ctx.db, history, { database: ctx.file });
       expect(again.databaseBytes - full.databaseBytes).toBeLessThan(full.databaseBytes * 0.02);
-      process.stdout.write(`history on a real file: ${Math.round(full.usedDatabaseBytes / 4000)} bytes an item (512-byte pages), file ${full.databaseBytes} bytes; after half purged and as many items again ${again.databaseBytes}\n`);
+      process.stdout.write(
+        `history on a real file: ${Math.round(full.usedDatabaseBytes / 4000)} bytes an item (512-byte pages), file ${full.databaseBytes} bytes; after half purged and as many items again ${again.databaseBytes}\n`,
+      );
     } finally {
       ctx.dispose();
     }
@@ -105,9 +127,25 @@ describe('history bound', () => {
 
   it('bounds the three files together: the configured bytes or the share of the file system, and the reserve of free space, whichever is smaller', () => {
     const extent = { rows: 1000, oldestAt: null, newestAt: null };
-    const m = { databaseBytes: 4 * GB, walBytes: 16e6, trafficLogBytes: 10e6, usedDatabaseBytes: 3 * GB, fileSystemBytes: 32 * GB, freeBytes: 20 * GB, history: extent };
+    const m = {
+      databaseBytes: 4 * GB,
+      walBytes: 16e6,
+      trafficLogBytes: 10e6,
+      usedDatabaseBytes: 3 * GB,
+      fileSystemBytes: 32 * GB,
+      freeBytes: 20 * GB,
+      history: extent,
+    };
     // The share of 32 GB: 12.8 GB, less the WAL and the traffic log at their most.
-    expect(lookAtBound(settings({ walAllowanceBytes: 32e6, trafficLogMaxBytes: 60e6 }), m)).toMatchObject({ boundBytes: 12.8 * GB, boundBy: 'HistoryMaxDiskShare', filesBytes: 4.026 * GB, databaseBudgetBytes: 12.8 * GB - 32e6 - 60e6, cutShare: 0, diskLow: false, lowBelowBytes: 3.2 * GB });
+    expect(lookAtBound(settings({ walAllowanceBytes: 32e6, trafficLogMaxBytes: 60e6 }), m)).toMatchObject({
+      boundBytes: 12.8 * GB,
+      boundBy: 'HistoryMaxDiskShare',
+      filesBytes: 4.026 * GB,
+      databaseBudgetBytes: 12.8 * GB - 32e6 - 60e6,
+      cutShare: 0,
+      diskLow: false,
+      lowBelowBytes: 3.2 * GB,
+    });
     // HistoryMaxBytes instead of the share; the pages in use above what the database may take: cut to 90% of it.
     const small = lookAtBound(settings({ maxBytes: 2 * GB }), m);
     expect(small).toMatchObject({ boundBytes: 2 * GB, boundBy: 'HistoryMaxBytes', databaseBudgetBytes: 2 * GB - 16e6 - 10e6 });
@@ -117,10 +155,22 @@ describe('history bound', () => {
     expect(filled).toMatchObject({ boundBy: 'HistoryKeepFreeShare', boundBytes: 4.026 * GB - 1.2 * GB, diskLow: true });
     expect(filled.cutShare).toBeGreaterThan(0);
     // No reserve: the share alone; the disk is still Low below 2% free.
-    expect(lookAtBound(settings({ keepFreeShare: 0 }), { ...m, freeBytes: 0.5 * GB })).toMatchObject({ boundBy: 'HistoryMaxDiskShare', diskLow: true, lowBelowBytes: 0.64 * GB });
+    expect(lookAtBound(settings({ keepFreeShare: 0 }), { ...m, freeBytes: 0.5 * GB })).toMatchObject({
+      boundBy: 'HistoryMaxDiskShare',
+      diskLow: true,
+      lowBelowBytes: 0.64 * GB,
+    });
     // A file system that cannot be measured: HistoryMaxBytes still holds, the share cannot.
-    expect(lookAtBound(settings(), { ...m, fileSystemBytes: null, freeBytes: null })).toMatchObject({ boundBytes: null, boundBy: 'None', cutShare: 0, diskLow: false });
-    expect(lookAtBound(settings({ maxBytes: GB }), { ...m, fileSystemBytes: null, freeBytes: null })).toMatchObject({ boundBytes: GB, boundBy: 'HistoryMaxBytes' });
+    expect(lookAtBound(settings(), { ...m, fileSystemBytes: null, freeBytes: null })).toMatchObject({
+      boundBytes: null,
+      boundBy: 'None',
+      cutShare: 0,
+      diskLow: false,
+    });
+    expect(lookAtBound(settings({ maxBytes: GB }), { ...m, fileSystemBytes: null, freeBytes: null })).toMatchObject({
+      boundBytes: GB,
+      boundBy: 'HistoryMaxBytes',
+    });
   });
 
   it('cuts nothing within the budget, down to 90% of it past it (ahead of the growth until the next look), and all of it when nothing fits', () => {
@@ -137,12 +187,30 @@ describe('history bound', () => {
   it('projects the days that fit from the rate the history shows, and when the size bound begins to cut it short of the retention', () => {
     const now = new Date('2026-11-03T00:00:00.000Z');
     const two = { rows: 1000, oldestAt: '2026-11-01T00:00:00.000Z', newestAt: '2026-11-03T00:00:00.000Z' };
-    const m = { databaseBytes: 2 * GB, walBytes: 0, trafficLogBytes: 0, usedDatabaseBytes: 2 * GB, fileSystemBytes: 100 * GB, freeBytes: 80 * GB, history: two };
+    const m = {
+      databaseBytes: 2 * GB,
+      walBytes: 0,
+      trafficLogBytes: 0,
+      usedDatabaseBytes: 2 * GB,
+      fileSystemBytes: 100 * GB,
+      freeBytes: 80 * GB,
+      history: two,
+    };
     // 1 GB a day, 40 GB of bound: 40 days fit, 30 are kept.
-    expect(project(settings(), m, lookAtBound(settings(), m), now)).toEqual({ bytesPerDay: GB, daysFit: 40, retentionMet: true, sizeCutsFrom: null });
+    expect(project(settings(), m, lookAtBound(settings(), m), now)).toEqual({
+      bytesPerDay: GB,
+      daysFit: 40,
+      retentionMet: true,
+      sizeCutsFrom: null,
+    });
     // 10 GB of bound: 10 days fit; the history reaches it in 8 days.
     const small = settings({ maxBytes: 10 * GB });
-    expect(project(small, m, lookAtBound(small, m), now)).toEqual({ bytesPerDay: GB, daysFit: 10, retentionMet: false, sizeCutsFrom: '2026-11-11T00:00:00.000Z' });
+    expect(project(small, m, lookAtBound(small, m), now)).toEqual({
+      bytesPerDay: GB,
+      daysFit: 10,
+      retentionMet: false,
+      sizeCutsFrom: '2026-11-11T00:00:00.000Z',
+    });
     // Too little history to tell a rate.
     const young = { ...m, history: { ...two, oldestAt: '2026-11-02T23:59:55.000Z' } };
     expect(project(settings(), young, lookAtBound(settings(), young), now)).toBeNull();
@@ -167,7 +235,10 @@ describe('history bound', () => {
       expect(look.cutShare).toBeGreaterThan(0.3);
       const cutoff = history.timeAtShare(look.cutShare)!;
       const chunks: number[] = [];
-      const done = await purgeInChunks({ purgeHistory: async (c, l) => (chunks.push(history.purgeHistory(c, l)), chunks[chunks.length - 1]!) }, cutoff);
+      const done = await purgeInChunks(
+        { purgeHistory: async (c, l) => (chunks.push(history.purgeHistory(c, l)), chunks[chunks.length - 1]!) },
+        cutoff,
+      );
       expect(chunks.length).toBeGreaterThan(3);
       expect(Math.max(...chunks)).toBeLessThanOrEqual(2000);
       const after = measureStorage(ctx.db, history, { database: ctx.file });
@@ -175,7 +246,9 @@ describe('history bound', () => {
       expect(after.usedDatabaseBytes).toBeGreaterThan(s.maxBytes! * 0.75);
       expect(done.purged).toBe(before.history.rows - after.history.rows);
       // What is left is the newest, without a gap: every item from the first kept to the last.
-      const kept = ctx.db.prepare("SELECT min(track_id) AS first, max(track_id) AS last, count(*) AS n FROM delivered_history WHERE type = 'VERIFY'").get() as { first: string; last: string; n: number };
+      const kept = ctx.db
+        .prepare("SELECT min(track_id) AS first, max(track_id) AS last, count(*) AS n FROM delivered_history WHERE type = 'VERIFY'")
+        .get() as { first: string; last: string; n: number };
       expect(kept.last).toBe('0000005999');
       expect(Number(kept.last) - Number(kept.first) + 1).toBe(kept.n);
       expect(after.history.oldestAt! >= cutoff).toBe(true);

@@ -26,7 +26,10 @@ describe('history store', () => {
     const store = createQueueStore(ctx.db);
     const history = createHistoryStore(ctx.db);
     const days = ['01', '02', '03', '04', '05', '20', '21'];
-    store.enqueue(days.map((d) => verify(d)), 'T');
+    store.enqueue(
+      days.map((d) => verify(d)),
+      'T',
+    );
     for (const d of days) store.deliver(store.head('sortation', [])!, { deliveredAt: `2026-10-${d}T00:00:00.000Z`, clientAddress: null });
     const cutoff = '2026-10-10T00:00:00.000Z';
     expect([1, 2, 3].map(() => history.purgeHistory(cutoff, 2))).toEqual([2, 2, 1]);
@@ -39,7 +42,11 @@ describe('history store', () => {
     const ctx = freshDb();
     const outbox = createOutboxStore(ctx.db);
     const history = createHistoryStore(ctx.db);
-    const acknowledged = outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: 'A', Barcode: 'B', Destination: 'D1' } }, null, '2026-10-01T00:00:00.000Z');
+    const acknowledged = outbox.addToOutbox(
+      { kind: 'ASSIGNMENT', body: { TrackID: 'A', Barcode: 'B', Destination: 'D1' } },
+      null,
+      '2026-10-01T00:00:00.000Z',
+    );
     outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: 'Q', Barcode: 'B', Destination: 'D1' } }, null, '2026-10-02T00:00:00.000Z');
     outbox.removeFromOutbox(acknowledged); // settled now
     expect(history.purgeHistory('2100-01-01T00:00:00.000Z', 10)).toBe(1);
@@ -50,7 +57,11 @@ describe('history store', () => {
 
   it('keeps only the TrackID indexes on the history tables: each index is a page written by every transaction that adds a row', () => {
     const ctx = freshDb();
-    const indexes = ctx.db.prepare("SELECT tbl_name, name FROM sqlite_schema WHERE type = 'index' AND tbl_name IN ('delivered_history', 'outbox_history') ORDER BY name").all();
+    const indexes = ctx.db
+      .prepare(
+        "SELECT tbl_name, name FROM sqlite_schema WHERE type = 'index' AND tbl_name IN ('delivered_history', 'outbox_history') ORDER BY name",
+      )
+      .all();
     expect(indexes).toEqual([
       { tbl_name: 'delivered_history', name: 'delivered_history_track_id' },
       { tbl_name: 'outbox_history', name: 'outbox_history_track_id' },

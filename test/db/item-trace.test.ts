@@ -4,7 +4,18 @@ import type { InductDto } from '../../model/messages';
 import { type TestService, testService } from '../helpers/service';
 import { atLeast } from '../helpers/nth';
 
-const request = (rc: number): InductDto => ({ Type: 'REQUEST', TrackID: '0004711', Barcode: 'B1', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: rc, Length: 1, Width: 1, Height: 1, Weight: 1 });
+const request = (rc: number): InductDto => ({
+  Type: 'REQUEST',
+  TrackID: '0004711',
+  Barcode: 'B1',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: rc,
+  Length: 1,
+  Width: 1,
+  Height: 1,
+  Weight: 1,
+});
 const later = () => new Promise((r) => setTimeout(r, 5)); // each step in a millisecond of its own
 const events = async (t: TestService, id = '0004711') => {
   const res = await t.server.inject(`/items/${id}`);
@@ -23,13 +34,17 @@ describe('item trace', () => {
     await t.server.inject('/sortation?timeOut=0'); // handed out (and proven: injected)
     await t.settled();
     await later();
-    const posted = JSON.parse((await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D7' } })).payload);
+    const posted = JSON.parse(
+      (await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D7' } })).payload,
+    );
     await later();
     await t.service.writer.run('removeFromOutbox', [posted.OutboxID]); // the sorter acknowledged it
     await later();
     await t.publish([request(1)]); // the item went round again: still waiting
     await later();
-    const late = JSON.parse((await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D8' } })).payload);
+    const late = JSON.parse(
+      (await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D8' } })).payload,
+    );
     await later();
     const [entry] = atLeast(1, t.service.deps.outbox.peek(1));
     await t.service.writer.run('dropFromOutbox', [entry, 'older than Sorter.AssignmentTtlSeconds (30 s)', new Date().toISOString()]);
@@ -70,23 +85,35 @@ describe('item trace', () => {
   });
 
   it('the outbox history: a row when the entry is settled, by a trigger in the same transaction; waiting, the entry is in the outbox and the trace says so', async () => {
-    const posted = JSON.parse((await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: 'X1', Destination: 'D1' } })).payload);
+    const posted = JSON.parse(
+      (await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: 'X1', Destination: 'D1' } })).payload,
+    );
     const fate = () => t.service.db.prepare('SELECT fate FROM outbox_history WHERE outbox_id = ?').get(posted.OutboxID);
     expect(fate()).toBeUndefined();
     expect((await events(t, 'X1')).body.Events.map((e: { Event: string }) => e.Event)).toEqual(['AssignmentPosted', 'AssignmentQueued']);
     await t.service.writer.run('removeFromOutbox', [posted.OutboxID]);
     expect(fate()).toEqual({ fate: 'Acknowledged' });
-    expect((await events(t, 'X1')).body.Events.map((e: { Event: string }) => e.Event)).toEqual(['AssignmentPosted', 'AssignmentAcknowledged']);
+    expect((await events(t, 'X1')).body.Events.map((e: { Event: string }) => e.Event)).toEqual([
+      'AssignmentPosted',
+      'AssignmentAcknowledged',
+    ]);
   });
 
   it('tells a REQUEST moved to the dead letters, with its attempts and last client, and that it waits again once sent back', async () => {
     await t.publish([request(0)]);
     await later();
     const stored = t.service.deps.store.head('sortation', [])!;
-    await t.service.writer.run('deadLetter', [stored, { attempts: 10, clientAddress: '10.0.0.9', lastReturn: 'NoProof', deadAt: new Date().toISOString() }]);
+    await t.service.writer.run('deadLetter', [
+      stored,
+      { attempts: 10, clientAddress: '10.0.0.9', lastReturn: 'NoProof', deadAt: new Date().toISOString() },
+    ]);
     const dead = (await events(t)).body.Events;
     expect(dead.map((e: { Event: string }) => e.Event)).toEqual(['RequestReceived', 'RequestDeadLettered']);
-    expect(dead[1]).toMatchObject({ Attempt: 10, Client: '10.0.0.9', Text: 'REQUEST moved to the dead letters: handed out 10 times without proof of the read, last to 10.0.0.9' });
+    expect(dead[1]).toMatchObject({
+      Attempt: 10,
+      Client: '10.0.0.9',
+      Text: 'REQUEST moved to the dead letters: handed out 10 times without proof of the read, last to 10.0.0.9',
+    });
     await t.server.inject({ method: 'POST', url: '/dead-letters/requeue', payload: { All: true } });
     expect((await events(t)).body.Events.map((e: { Event: string }) => e.Event)).toEqual(['RequestReceived', 'RequestWaiting']);
   });

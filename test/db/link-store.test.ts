@@ -29,7 +29,9 @@ describe('link store', () => {
     links.ensurePeerSession('PLC01', 'T');
     const verify = { Type: 'VERIFY', TrackID: '1', Barcode: '', Destination: 'D1', MessageCode: 212 } as const;
     links.acceptFromPeer('PLC01', 1, 0, verify, 'T');
-    expect(() => links.acceptFromPeer('PLC01', 3, 2, verify, 'T')).toThrow(/telegram 3 from PLC01 out of sequence: expected the last stored number to be 2, it is 1/);
+    expect(() => links.acceptFromPeer('PLC01', 3, 2, verify, 'T')).toThrow(
+      /telegram 3 from PLC01 out of sequence: expected the last stored number to be 2, it is 1/,
+    );
     expect(queues.depth('sortation')).toBe(1); // the refused message was not queued either
     expect(links.session('PLC01')!.lastSeqIn).toBe(1);
     ctx.dispose();
@@ -39,7 +41,8 @@ describe('link store', () => {
     const ctx = freshDb();
     const outbox = createOutboxStore(ctx.db);
     const links = createLinkStore(ctx.db, createQueueStore(ctx.db));
-    const history = () => ctx.db.prepare('SELECT outbox_id, track_id, barcode, client_address, fate, reason FROM outbox_history ORDER BY outbox_id').all();
+    const history = () =>
+      ctx.db.prepare('SELECT outbox_id, track_id, barcode, client_address, fate, reason FROM outbox_history ORDER BY outbox_id').all();
     const late = outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: 'L', Barcode: 'BL', Destination: 'D1' } }, '10.0.0.7', 'T0');
     const acked = outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: 'A', Barcode: 'BA', Destination: 'D2' } }, '10.0.0.7', 'T1');
     expect(history()).toEqual([]);

@@ -71,8 +71,12 @@ describe('migrations', () => {
 
   it('004 drops the link columns nothing used, keeping the sessions and the outbox of a version-3 database', () => {
     const { db, dispose } = databaseAt(3);
-    db.prepare("INSERT INTO link_state (peer, peer_epoch, last_seq_in, our_epoch, next_seq_out, updated_at) VALUES ('PLC01', 'P', 41, 'O', 1, 'T')").run();
-    db.prepare("INSERT INTO outbox (kind, track_id, barcode, destination, created_at, seq, attempts) VALUES ('ASSIGNMENT', '1', '', 'D1', 'T', 7, 2)").run();
+    db.prepare(
+      "INSERT INTO link_state (peer, peer_epoch, last_seq_in, our_epoch, next_seq_out, updated_at) VALUES ('PLC01', 'P', 41, 'O', 1, 'T')",
+    ).run();
+    db.prepare(
+      "INSERT INTO outbox (kind, track_id, barcode, destination, created_at, seq, attempts) VALUES ('ASSIGNMENT', '1', '', 'D1', 'T', 7, 2)",
+    ).run();
     migrate(db, defaultMigrationsDir);
     expect(db.pragma('user_version', { simple: true })).toBe(readMigrations(defaultMigrationsDir).length);
     const columns = (table: string) => db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all();
@@ -80,7 +84,12 @@ describe('migrations', () => {
     expect(columns('outbox')).not.toEqual(expect.arrayContaining(['seq']));
     expect(columns('outbox')).not.toContain('sent_at');
     expect(columns('outbox')).not.toContain('attempts');
-    expect(db.prepare('SELECT peer, peer_epoch, last_seq_in, our_epoch FROM link_state').get()).toEqual({ peer: 'PLC01', peer_epoch: 'P', last_seq_in: 41, our_epoch: 'O' });
+    expect(db.prepare('SELECT peer, peer_epoch, last_seq_in, our_epoch FROM link_state').get()).toEqual({
+      peer: 'PLC01',
+      peer_epoch: 'P',
+      last_seq_in: 41,
+      our_epoch: 'O',
+    });
     expect(db.prepare('SELECT id, track_id FROM outbox').get()).toEqual({ id: 1, track_id: '1' });
     db.close();
     dispose();
@@ -88,28 +97,40 @@ describe('migrations', () => {
 
   it("009: an assignment waiting at the upgrade loses its 'Queued' history row and gets its row when the sorter acknowledges it", () => {
     const { db, dispose } = databaseAt(8);
-    const add = db.prepare("INSERT INTO outbox (kind, track_id, barcode, destination, client_address, created_at) VALUES ('ASSIGNMENT', ?, 'B', 'D1', NULL, 'T')");
+    const add = db.prepare(
+      "INSERT INTO outbox (kind, track_id, barcode, destination, client_address, created_at) VALUES ('ASSIGNMENT', ?, 'B', 'D1', NULL, 'T')",
+    );
     const settled = Number(add.run('S').lastInsertRowid);
     const waiting = Number(add.run('W').lastInsertRowid);
     db.prepare('DELETE FROM outbox WHERE id = ?').run(settled);
     const history = () => db.prepare('SELECT outbox_id, fate FROM outbox_history ORDER BY outbox_id').all();
-    expect(history()).toEqual([{ outbox_id: settled, fate: 'Acknowledged' }, { outbox_id: waiting, fate: 'Queued' }]);
+    expect(history()).toEqual([
+      { outbox_id: settled, fate: 'Acknowledged' },
+      { outbox_id: waiting, fate: 'Queued' },
+    ]);
     migrate(db, defaultMigrationsDir);
     expect(history()).toEqual([{ outbox_id: settled, fate: 'Acknowledged' }]);
     db.prepare('DELETE FROM outbox WHERE id = ?').run(waiting);
-    expect(history()).toEqual([{ outbox_id: settled, fate: 'Acknowledged' }, { outbox_id: waiting, fate: 'Acknowledged' }]);
+    expect(history()).toEqual([
+      { outbox_id: settled, fate: 'Acknowledged' },
+      { outbox_id: waiting, fate: 'Acknowledged' },
+    ]);
     db.close();
     dispose();
   });
 
   it('010: the tables lose AUTOINCREMENT and keep their rows; the highest ids given carry over, and nothing writes sqlite_sequence again', () => {
     const { file, db, dispose } = databaseAt(9);
-    const addRequest = db.prepare("INSERT INTO sortation_queue (type, message_code, track_id, barcode, induct_location, recirculation_count, received_at) VALUES ('REQUEST', 210, ?, 'B', 'I1', 0, 'T')");
+    const addRequest = db.prepare(
+      "INSERT INTO sortation_queue (type, message_code, track_id, barcode, induct_location, recirculation_count, received_at) VALUES ('REQUEST', 210, ?, 'B', 'I1', 0, 'T')",
+    );
     for (const t of ['1', '2', '3']) addRequest.run(t);
     db.prepare('DELETE FROM sortation_queue WHERE id = 3').run(); // delivered: its id is in sqlite_sequence only
     db.prepare("INSERT INTO outbox (kind, track_id, barcode, destination, created_at) VALUES ('ASSIGNMENT', '1', 'B', 'D1', 'T')").run();
     db.prepare('DELETE FROM outbox').run();
-    db.prepare("INSERT INTO delivered_history (queue, message_id, type, message_code, payload, received_at, delivered_at) VALUES ('sortation', 3, 'REQUEST', 210, '{}', 'T', 'T')").run();
+    db.prepare(
+      "INSERT INTO delivered_history (queue, message_id, type, message_code, payload, received_at, delivered_at) VALUES ('sortation', 3, 'REQUEST', 210, '{}', 'T', 'T')",
+    ).run();
     db.close();
 
     const migrated = new Database(file);
@@ -125,10 +146,34 @@ describe('migrations', () => {
         { name: 'sortation_queue', floor: 3 },
       ]);
       const insert = messageInsert(migrated);
-      const request = { Type: 'REQUEST', TrackID: '4', Barcode: 'B', MessageCode: 210, InductLocation: 'I1', RecirculationCount: 0, Length: null, Width: null, Height: null, Weight: null } as unknown as InductDto;
+      const request = {
+        Type: 'REQUEST',
+        TrackID: '4',
+        Barcode: 'B',
+        MessageCode: 210,
+        InductLocation: 'I1',
+        RecirculationCount: 0,
+        Length: null,
+        Width: null,
+        Height: null,
+        Weight: null,
+      } as unknown as InductDto;
       expect(insert(request, 'T')).toBe(4);
-      expect(createOutboxStore(migrated).addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: '4', Barcode: 'B', Destination: 'D1' } } as OutboundMessage, null, 'T')).toBe(2);
-      expect(migrated.prepare("SELECT count(*) FROM sqlite_sequence WHERE name IN ('sortation_queue', 'destination_queue', 'outbox', 'delivered_history')").pluck().get()).toBe(0);
+      expect(
+        createOutboxStore(migrated).addToOutbox(
+          { kind: 'ASSIGNMENT', body: { TrackID: '4', Barcode: 'B', Destination: 'D1' } } as OutboundMessage,
+          null,
+          'T',
+        ),
+      ).toBe(2);
+      expect(
+        migrated
+          .prepare(
+            "SELECT count(*) FROM sqlite_sequence WHERE name IN ('sortation_queue', 'destination_queue', 'outbox', 'delivered_history')",
+          )
+          .pluck()
+          .get(),
+      ).toBe(0);
     } finally {
       migrated.close();
       dispose();
@@ -137,8 +182,11 @@ describe('migrations', () => {
 
   it('012: rows written before keep their whole body, and delivered_messages gives it as it was', () => {
     const { file, db, dispose } = databaseAt(11);
-    const body = '{"Type":"REQUEST","TrackID":"7","Barcode":"B","MessageCode":210,"InductLocation":"I1","RecirculationCount":2,"Length":400,"Width":1.5,"Height":3,"Weight":0.25}';
-    db.prepare("INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination, payload, received_at, delivered_at) VALUES ('sortation', 3, 'REQUEST', 210, '7', 'B', 'I1', ?, 'T', 'T')").run(body);
+    const body =
+      '{"Type":"REQUEST","TrackID":"7","Barcode":"B","MessageCode":210,"InductLocation":"I1","RecirculationCount":2,"Length":400,"Width":1.5,"Height":3,"Weight":0.25}';
+    db.prepare(
+      "INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination, payload, received_at, delivered_at) VALUES ('sortation', 3, 'REQUEST', 210, '7', 'B', 'I1', ?, 'T', 'T')",
+    ).run(body);
     db.close();
 
     const migrated = new Database(file);
@@ -152,7 +200,9 @@ describe('migrations', () => {
   });
   it('013: the board starts with the latest SCAN of each destination still in the queue', () => {
     const { file, db, dispose } = databaseAt(12);
-    const insert = db.prepare("INSERT INTO destination_queue (message_code, destination, destination_status, destination_text, light_status, light_color, button_id, batch_door_status, received_at) VALUES (211, ?, ?, '', 'Off', 'Off', 0, NULL, ?)");
+    const insert = db.prepare(
+      "INSERT INTO destination_queue (message_code, destination, destination_status, destination_text, light_status, light_color, button_id, batch_door_status, received_at) VALUES (211, ?, ?, '', 'Off', 'Off', 0, NULL, ?)",
+    );
     insert.run('D1', 'Ready', 'T1');
     insert.run('D1', 'NotReady', 'T2');
     insert.run('D2', 'Ready', 'T3');
@@ -161,7 +211,11 @@ describe('migrations', () => {
     const migrated = new Database(file);
     migrate(migrated, defaultMigrationsDir);
     try {
-      expect(migrated.prepare('SELECT destination, destination_status, changed_at, changed_by, agreement FROM destination_board ORDER BY destination').all()).toEqual([
+      expect(
+        migrated
+          .prepare('SELECT destination, destination_status, changed_at, changed_by, agreement FROM destination_board ORDER BY destination')
+          .all(),
+      ).toEqual([
         { destination: 'D1', destination_status: 'NotReady', changed_at: 'T2', changed_by: 'sorter', agreement: null },
         { destination: 'D2', destination_status: 'Ready', changed_at: 'T3', changed_by: 'sorter', agreement: null },
       ]);

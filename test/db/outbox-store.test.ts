@@ -11,7 +11,10 @@ describe('outbox store', () => {
     const ctx = freshDb();
     const outbox = createOutboxStore(ctx.db);
     expect([outbox.depth(), outbox.lastId(), outbox.peek(1)]).toEqual([0, 0, []]);
-    const ids = atLeast(3, ['A', 'B', 'C'].map((t) => outbox.addToOutbox(assignment(t), '127.0.0.1', '2026-11-22T00:00:00.000Z')));
+    const ids = atLeast(
+      3,
+      ['A', 'B', 'C'].map((t) => outbox.addToOutbox(assignment(t), '127.0.0.1', '2026-11-22T00:00:00.000Z')),
+    );
     expect(ids).toEqual([ids[0], ids[0] + 1, ids[0] + 2]);
     expect(outbox.lastId()).toBe(ids[2]);
     expect(outbox.peek(1)[0]).toMatchObject({ id: ids[0], message: assignment('A'), createdAt: '2026-11-22T00:00:00.000Z' });
@@ -26,7 +29,10 @@ describe('outbox store', () => {
   it('never gives an id twice (it is the telegram number and the history key): not after the outbox emptied and the connection closed', () => {
     const ctx = freshDb();
     const outbox = createOutboxStore(ctx.db);
-    const first = atLeast(2, ['A', 'B'].map((t) => outbox.addToOutbox(assignment(t), null, 'T')));
+    const first = atLeast(
+      2,
+      ['A', 'B'].map((t) => outbox.addToOutbox(assignment(t), null, 'T')),
+    );
     for (const id of first) outbox.removeFromOutbox(id); // acknowledged by the sorter
     ctx.db.close();
     const again = openDatabase(ctx.file);
@@ -49,7 +55,17 @@ describe('outbox store', () => {
   it('round-trips destination settings, null BatchDoorStatus included', () => {
     const ctx = freshDb();
     const outbox = createOutboxStore(ctx.db);
-    const setting = { kind: 'DESTINATION' as const, body: { Destination: 'D9', DestinationStatus: 'Ready' as const, DestinationText: 'Tour 9', LightStatus: 'Solid' as const, LightColor: 'GREEN' as const, BatchDoorStatus: null } };
+    const setting = {
+      kind: 'DESTINATION' as const,
+      body: {
+        Destination: 'D9',
+        DestinationStatus: 'Ready' as const,
+        DestinationText: 'Tour 9',
+        LightStatus: 'Solid' as const,
+        LightColor: 'GREEN' as const,
+        BatchDoorStatus: null,
+      },
+    };
     outbox.addToOutbox(setting, null, '2026-11-22T00:00:00.000Z');
     expect(outbox.peek(1)[0]?.message).toEqual(setting);
     ctx.dispose();
@@ -59,7 +75,21 @@ describe('outbox store', () => {
     const ctx = freshDb();
     const outbox = createOutboxStore(ctx.db);
     const a = outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D1', Barcode: '' } }, '10.0.0.1', 'T1');
-    const b = outbox.addToOutbox({ kind: 'DESTINATION', body: { Destination: 'D1', DestinationStatus: 'Ready', DestinationText: 'x', LightStatus: 'Solid', LightColor: 'RED', BatchDoorStatus: null } }, null, 'T2');
+    const b = outbox.addToOutbox(
+      {
+        kind: 'DESTINATION',
+        body: {
+          Destination: 'D1',
+          DestinationStatus: 'Ready',
+          DestinationText: 'x',
+          LightStatus: 'Solid',
+          LightColor: 'RED',
+          BatchDoorStatus: null,
+        },
+      },
+      null,
+      'T2',
+    );
     expect(outbox.depth()).toBe(2);
     expect(outbox.lastId()).toBe(b);
     expect(outbox.peek(10).map((e) => e.id)).toEqual([a, b]);

@@ -26,7 +26,9 @@ describe('page size', () => {
     old.pragma(`page_size = ${pageSize}`);
     old.pragma('journal_mode = WAL');
     migrate(old, defaultMigrationsDir);
-    const insert = old.prepare("INSERT INTO sortation_queue (type, message_code, track_id, barcode, induct_location, recirculation_count, received_at) VALUES ('REQUEST', 210, ?, ?, 'I01', 0, '2026-11-24T00:00:00.000Z')");
+    const insert = old.prepare(
+      "INSERT INTO sortation_queue (type, message_code, track_id, barcode, induct_location, recirculation_count, received_at) VALUES ('REQUEST', 210, ?, ?, 'I01', 0, '2026-11-24T00:00:00.000Z')",
+    );
     old.transaction(() => {
       for (let i = 0; i < rows; i++) insert.run(String(i).padStart(7, '0'), `B${i}`);
     })();
@@ -67,25 +69,28 @@ describe('page size', () => {
     }
   });
 
-  withSqlite3.each([4096, 1024])('the documented conversion with sqlite3 gives the new page size from %i-byte pages, every row kept, and the service opens it', (pageSize) => {
-    const file = path.join(dir, 'old.db');
-    oldDatabase(file, 5000, pageSize);
-    const r = new Database(file, { readonly: true });
-    const before = queued(r);
-    r.close();
+  withSqlite3.each([4096, 1024])(
+    'the documented conversion with sqlite3 gives the new page size from %i-byte pages, every row kept, and the service opens it',
+    (pageSize) => {
+      const file = path.join(dir, 'old.db');
+      oldDatabase(file, 5000, pageSize);
+      const r = new Database(file, { readonly: true });
+      const before = queued(r);
+      r.close();
 
-    execFileSync('sqlite3', [file, CONVERT]);
+      execFileSync('sqlite3', [file, CONVERT]);
 
-    const db = openDatabase(file);
-    try {
-      expect(db.pragma('page_size', { simple: true })).toBe(PAGE_SIZE);
-      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-      expect(queued(db)).toEqual(before);
-    } finally {
-      db.close();
-    }
-  });
+      const db = openDatabase(file);
+      try {
+        expect(db.pragma('page_size', { simple: true })).toBe(PAGE_SIZE);
+        expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+        expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+        expect(queued(db)).toEqual(before);
+      } finally {
+        db.close();
+      }
+    },
+  );
 
   withSqlite3('the conversion refuses to run while the service holds the database open', () => {
     const file = path.join(dir, 'old.db');

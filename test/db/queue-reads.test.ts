@@ -6,9 +6,30 @@ import type { DestinationInfoDto, InductDto, VerifyDto } from '../../model/messa
 import { freshDbEach } from '../helpers/db';
 import { atLeast } from '../helpers/nth';
 
-const induct = (t: string): InductDto => ({ Type: 'REQUEST', TrackID: t, Barcode: '00012345678901234567', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 1, Length: 1.5, Width: 2, Height: 3, Weight: 0.25 });
+const induct = (t: string): InductDto => ({
+  Type: 'REQUEST',
+  TrackID: t,
+  Barcode: '00012345678901234567',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 1,
+  Length: 1.5,
+  Width: 2,
+  Height: 3,
+  Weight: 0.25,
+});
 const verify = (t: string): VerifyDto => ({ Type: 'VERIFY', TrackID: t, Barcode: 'B', Destination: 'D1', MessageCode: 212 });
-const scan = (d: string): DestinationInfoDto => ({ Type: 'SCAN', Destination: d, DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null });
+const scan = (d: string): DestinationInfoDto => ({
+  Type: 'SCAN',
+  Destination: d,
+  DestinationStatus: 'Ready',
+  DestinationText: '',
+  LightStatus: 'Off',
+  LightColor: 'Off',
+  ButtonID: 0,
+  MessageCode: 211,
+  BatchDoorStatus: null,
+});
 
 describe('queue reads', () => {
   const ctx = freshDbEach();

@@ -5,8 +5,29 @@ import { type StoredMessage, historyPayload, messageColumns, messageDelete, mess
 import type { DestinationInfoDto, InductDto } from '../../model/messages';
 import { freshDbEach } from '../helpers/db';
 
-const request: InductDto = { Type: 'REQUEST', TrackID: '0004711', Barcode: 'B1', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 };
-const scan: DestinationInfoDto = { Type: 'SCAN', Destination: 'D7', DestinationStatus: 'NotReady', DestinationText: 'x', LightStatus: 'Off', LightColor: 'Off', ButtonID: 2, MessageCode: 211, BatchDoorStatus: null };
+const request: InductDto = {
+  Type: 'REQUEST',
+  TrackID: '0004711',
+  Barcode: 'B1',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 1,
+  Width: 2,
+  Height: 3,
+  Weight: 4,
+};
+const scan: DestinationInfoDto = {
+  Type: 'SCAN',
+  Destination: 'D7',
+  DestinationStatus: 'NotReady',
+  DestinationText: 'x',
+  LightStatus: 'Off',
+  LightColor: 'Off',
+  ButtonID: 2,
+  MessageCode: 211,
+  BatchDoorStatus: null,
+};
 
 describe('queue rows', () => {
   const ctx = freshDbEach();
@@ -63,14 +84,33 @@ describe('queue rows', () => {
 
   it('names a REQUEST by its induct location and a SCAN by its destination, without a TrackID', () => {
     expect(messageColumns({ id: 3, queue: 'sortation', message: request, receivedAt: 'T' })).toEqual({
-      queue: 'sortation', message_id: 3, type: 'REQUEST', message_code: 210, track_id: '0004711', barcode: 'B1', destination: 'IND01', received_at: 'T',
+      queue: 'sortation',
+      message_id: 3,
+      type: 'REQUEST',
+      message_code: 210,
+      track_id: '0004711',
+      barcode: 'B1',
+      destination: 'IND01',
+      received_at: 'T',
     });
-    expect(messageColumns({ id: 4, queue: 'destination', message: scan, receivedAt: 'T' })).toMatchObject({ track_id: null, barcode: null, destination: 'D7', type: 'SCAN' });
+    expect(messageColumns({ id: 4, queue: 'destination', message: scan, receivedAt: 'T' })).toMatchObject({
+      track_id: null,
+      barcode: null,
+      destination: 'D7',
+      type: 'SCAN',
+    });
   });
 
-  it('keeps in the history payload only the fields the columns do not hold, in the message\'s order', () => {
+  it("keeps in the history payload only the fields the columns do not hold, in the message's order", () => {
     expect(historyPayload(request)).toBe('[0,1,2,3,4]');
     expect(historyPayload({ Type: 'VERIFY', TrackID: '0004711', Barcode: 'B1', Destination: 'D7', MessageCode: 212 })).toBe('[]');
-    expect(JSON.parse(historyPayload(scan))).toEqual([scan.DestinationStatus, scan.DestinationText, scan.LightStatus, scan.LightColor, scan.ButtonID, scan.BatchDoorStatus]);
+    expect(JSON.parse(historyPayload(scan))).toEqual([
+      scan.DestinationStatus,
+      scan.DestinationText,
+      scan.LightStatus,
+      scan.LightColor,
+      scan.ButtonID,
+      scan.BatchDoorStatus,
+    ]);
   });
 });

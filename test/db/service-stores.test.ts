@@ -33,7 +33,9 @@ describe('serviceStores', () => {
     const stores = serviceStores(reader, writer);
     expect(await stores.queues.enqueue([verify('A'), verify('B')], '2026-01-01T00:00:00.000Z')).toEqual([1, 2]);
     expect(stores.queues.depth('sortation')).toBe(2);
-    expect(await stores.queues.deliver(stores.queues.head('sortation', [])!, { deliveredAt: '2026-01-01T00:00:01.000Z', clientAddress: null })).toBe(true);
+    expect(
+      await stores.queues.deliver(stores.queues.head('sortation', [])!, { deliveredAt: '2026-01-01T00:00:01.000Z', clientAddress: null }),
+    ).toBe(true);
     expect([stores.queues.depth('sortation'), stores.history.size()]).toEqual([1, 1]);
     await stores.links.ensurePeerSession('PLC01', '2026-01-01T00:00:00.000Z');
     expect(stores.links.session('PLC01')).toMatchObject({ lastSeqIn: 0 });

@@ -11,8 +11,8 @@ describe('the SQLite driver for the running Node', () => {
 
   it('loads the major picked for this process and runs SQL', () => {
     // The package is picked at run time (db/sqlite.ts).
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const version: string = require(`${driverPackage}/package.json`).version;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const version: string = require(`${driverPackage}/package.json`).version;
     expect(Number(version.split('.')[0])).toBe(driverMajor(process.versions.node));
     const db = new Database(':memory:');
     try {

@@ -8,7 +8,8 @@ const NOW = Date.parse('2026-11-25T12:00:00.000Z');
 describe('StorageMonitor', () => {
   let fields: BigInt64Array;
   let told: Array<[StorageState, string]>;
-  const monitor = (readOnly = false) => new StorageMonitor(fields, readOnly, { stallMs: 1000, onState: (state, detail) => told.push([state, detail]) });
+  const monitor = (readOnly = false) =>
+    new StorageMonitor(fields, readOnly, { stallMs: 1000, onState: (state, detail) => told.push([state, detail]) });
   const set = (f: Field, value: number) => Atomics.store(fields, f, BigInt(value));
   beforeEach(() => {
     fields = new BigInt64Array(new SharedArrayBuffer(STATUS_FIELDS * 8));
@@ -17,7 +18,15 @@ describe('StorageMonitor', () => {
 
   it('Ok: the counters as the writer keeps them, the last commit in ms to one decimal (null before the first)', () => {
     const m = monitor();
-    expect(m.status(0, NOW)).toMatchObject({ State: 'Ok', WaitingFor: null, LastCommitMs: null, Commits: 0, Writes: 0, LastError: null, ReadOnly: false });
+    expect(m.status(0, NOW)).toMatchObject({
+      State: 'Ok',
+      WaitingFor: null,
+      LastCommitMs: null,
+      Commits: 0,
+      Writes: 0,
+      LastError: null,
+      ReadOnly: false,
+    });
     set(Field.Commits, 3);
     set(Field.Writes, 40);
     set(Field.LastCommitUs, 12_345);
@@ -58,7 +67,13 @@ describe('StorageMonitor', () => {
     expect(m.status(0, NOW)).toMatchObject({ State: 'Ok', WaitingFor: null, SyncInFlightMs: 400, AckedBeforeSync: 0 });
     set(Field.SyncSince, NOW - 2500);
     set(Field.AnsweredBeforeSync, 37);
-    expect(m.status(0, NOW)).toMatchObject({ State: 'Stalled', WaitingFor: 'Disk', Since: new Date(NOW - 2500).toISOString(), SyncInFlightMs: 2500, AckedBeforeSync: 37 });
+    expect(m.status(0, NOW)).toMatchObject({
+      State: 'Stalled',
+      WaitingFor: 'Disk',
+      Since: new Date(NOW - 2500).toISOString(),
+      SyncInFlightMs: 2500,
+      AckedBeforeSync: 37,
+    });
     // Commits go on beside it: messages are still handed out before their commit.
     expect(m.prompt(100, NOW)).toBe(true);
     // An operator's lock at the same time is what holds commits up: it is what /status names.

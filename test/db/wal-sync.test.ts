@@ -37,7 +37,6 @@ function ledger(earlyAfterMs: number | null = null, noWal = false) {
 const owed = (seq: number, over: Partial<Owed> = {}): Owed => ({ seq, flag: null, due: performance.now(), earlyAt: Infinity, ...over });
 const synced = (posted: FromWriter[]) => posted.filter((m): m is Extract<FromWriter, { type: 'synced' }> => m.type === 'synced');
 
-
 describe('syncs beside the thread', () => {
   it('syncs once for every write owed so far, tells them synced as it ends, and counts the sync', async () => {
     const { wal, posted, field, ended, syncEnds } = ledger();
@@ -85,7 +84,12 @@ describe('owed writes', () => {
     const { wal } = ledger();
     const now = performance.now();
     wal.owe([owed(1, { due: now + 100 })]);
-    expect([wal.syncDue(now, false), wal.syncDue(now, true), wal.syncDue(now + 100, false), wal.owedDue()]).toEqual([false, true, true, now + 100]);
+    expect([wal.syncDue(now, false), wal.syncDue(now, true), wal.syncDue(now + 100, false), wal.owedDue()]).toEqual([
+      false,
+      true,
+      true,
+      now + 100,
+    ]);
   });
 
   it('are owed no sync once the main thread says they are durable another way (the sorter acknowledged the entry)', () => {

@@ -3,7 +3,15 @@
 // the commit, cancellation, slices of the backlog, and a writer gone. (On a real thread and file:
 // writer.test.ts.)
 import { WINDOW_MS } from '../../db/commit-plan';
-import { type CommandResult, POST_GROUP_MAX, POST_GROUP_MS, WriteCancelled, WriteFailed, WriteQueue, coalesceMs } from '../../db/write-queue';
+import {
+  type CommandResult,
+  POST_GROUP_MAX,
+  POST_GROUP_MS,
+  WriteCancelled,
+  WriteFailed,
+  WriteQueue,
+  coalesceMs,
+} from '../../db/write-queue';
 import { type Command, Cancel } from '../../db/writer-protocol';
 import { atLeast, nth } from '../helpers/nth';
 
@@ -20,7 +28,10 @@ describe('WriteQueue', () => {
   beforeEach(() => {
     posted = [];
     commits = [];
-    queue = new WriteQueue((batch) => posted.push(batch), (writes, waited) => commits.push([writes, waited.length]));
+    queue = new WriteQueue(
+      (batch) => posted.push(batch),
+      (writes, waited) => commits.push([writes, waited.length]),
+    );
   });
   const ok = (c: Command, value: unknown = null): CommandResult => [c.seq, true, value];
 
@@ -54,7 +65,10 @@ describe('WriteQueue', () => {
       void queue.run('removeFromOutbox', [1, 'T'] as never);
       void queue.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: '1', Destination: 'D1' } }, null, 'T'] as never);
       jest.advanceTimersByTime(0); // the end of the turn
-      expect(posted.map((batch) => batch.map((c) => c.op))).toEqual([['acceptFromPeer', 'deliver'], ['removeFromOutbox', 'addToOutbox']]);
+      expect(posted.map((batch) => batch.map((c) => c.op))).toEqual([
+        ['acceptFromPeer', 'deliver'],
+        ['removeFromOutbox', 'addToOutbox'],
+      ]);
       jest.advanceTimersByTime(20);
       expect(posted).toHaveLength(2);
       // A short commit window (HandOutBeforeCommit false: a decision waits it) gathers as briefly.
@@ -70,7 +84,12 @@ describe('WriteQueue', () => {
   it('while POSTs come less than POST_GROUP_MS apart, their entries wait for each other (at most POST_GROUP_MAX) and cross together; a lone one goes at the end of its turn', () => {
     jest.useFakeTimers();
     try {
-      const entry = (t: string) => void queue.runUnsynced('addToOutboxUnsynced', [{ kind: 'ASSIGNMENT', body: { TrackID: t, Destination: 'D1' } }, null, 'T'] as never);
+      const entry = (t: string) =>
+        void queue.runUnsynced('addToOutboxUnsynced', [
+          { kind: 'ASSIGNMENT', body: { TrackID: t, Destination: 'D1' } },
+          null,
+          'T',
+        ] as never);
       const sent = () => posted.map((batch) => batch.length);
       entry('A'); // none came before it
       jest.advanceTimersByTime(0);
@@ -94,8 +113,16 @@ describe('WriteQueue', () => {
       expect(sent()).toEqual([1, 2, POST_GROUP_MAX, 1]);
       // PostGroupMs 0: never.
       const never = new WriteQueue((batch) => posted.push(batch), undefined, { coalesceMs: coalesceMs(WINDOW_MS), postGroupMs: 0 });
-      void never.runUnsynced('addToOutboxUnsynced', [{ kind: 'ASSIGNMENT', body: { TrackID: 'F', Destination: 'D1' } }, null, 'T'] as never);
-      void never.runUnsynced('addToOutboxUnsynced', [{ kind: 'ASSIGNMENT', body: { TrackID: 'G', Destination: 'D1' } }, null, 'T'] as never);
+      void never.runUnsynced('addToOutboxUnsynced', [
+        { kind: 'ASSIGNMENT', body: { TrackID: 'F', Destination: 'D1' } },
+        null,
+        'T',
+      ] as never);
+      void never.runUnsynced('addToOutboxUnsynced', [
+        { kind: 'ASSIGNMENT', body: { TrackID: 'G', Destination: 'D1' } },
+        null,
+        'T',
+      ] as never);
       jest.advanceTimersByTime(0);
       expect(sent()).toEqual([1, 2, POST_GROUP_MAX, 1, 2]);
     } finally {
@@ -135,7 +162,10 @@ describe('WriteQueue', () => {
     const answered: number[] = [];
     for (let i = 0; i < 70; i++) void queue.run('purgeHistory', ['T', i]).then(() => answered.push(i));
     queue.flush();
-    queue.settle(nth(posted, 0).map((c) => ok(c)), true);
+    queue.settle(
+      nth(posted, 0).map((c) => ok(c)),
+      true,
+    );
     await microtasks();
     expect(answered).toHaveLength(32);
     await nextTurn();

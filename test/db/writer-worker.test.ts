@@ -43,11 +43,15 @@ describe('opening', () => {
   });
 
   it('a file it cannot open, or a migration that fails, rejects the start with the reason', async () => {
-    await expect(Writer.start({ file: dir, synchronous: 'FULL', groupCommit: true })).rejects.toThrow(new RegExp(`^cannot open ${dir}: .+`));
+    await expect(Writer.start({ file: dir, synchronous: 'FULL', groupCommit: true })).rejects.toThrow(
+      new RegExp(`^cannot open ${dir}: .+`),
+    );
     const broken = path.join(dir, 'migrations');
     fs.mkdirSync(broken);
     fs.writeFileSync(path.join(broken, '001-broken.sql'), 'CREATE TABLE oops (;');
-    await expect(Writer.start({ file: path.join(dir, 'q.db'), synchronous: 'FULL', groupCommit: true, migrationsDir: broken })).rejects.toThrow(/syntax error/);
+    await expect(
+      Writer.start({ file: path.join(dir, 'q.db'), synchronous: 'FULL', groupCommit: true, migrationsDir: broken }),
+    ).rejects.toThrow(/syntax error/);
   });
 });
 

@@ -34,7 +34,12 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
   });
 
   it('a durable write waits the commit window it is given (config.json CommitWindowMs) before its commit', async () => {
-    const slow = await Writer.start({ file: path.join(dir, 'window.db'), synchronous: 'FULL', groupCommit: true, timing: { windowMs: 150, holdMs: 0 } });
+    const slow = await Writer.start({
+      file: path.join(dir, 'window.db'),
+      synchronous: 'FULL',
+      groupCommit: true,
+      timing: { windowMs: 150, holdMs: 0 },
+    });
     try {
       const t = performance.now();
       await slow.run('enqueue', [[verify('w')], 'T']);
@@ -92,7 +97,11 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
   it('a write the writer has not started within cancelAfterMs is refused and never written', async () => {
     other.exec('BEGIN IMMEDIATE');
     const blocked = writer.run('enqueue', [[verify('waits')], 'T']);
-    const refused = writer.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: 'T1', Destination: 'D1', Barcode: '' } }, null, 'T'], { cancelAfterMs: 100 });
+    const refused = writer.run(
+      'addToOutbox',
+      [{ kind: 'ASSIGNMENT', body: { TrackID: 'T1', Destination: 'D1', Barcode: '' } }, null, 'T'],
+      { cancelAfterMs: 100 },
+    );
     await expect(refused).rejects.toThrow(WriteCancelled);
     other.exec('COMMIT');
     await blocked;
@@ -145,7 +154,9 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
     });
 
     it('durable another way (the sorter acknowledged it) before the window ends: no sync is owed', async () => {
-      await (await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T'])).durable; // the reservation's sync
+      await (
+        await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T'])
+      ).durable; // the reservation's sync
       const syncs = slow.status().Syncs;
       const entry = await slow.runUnsynced('addToOutboxUnsynced', [assignment('B'), null, 'T']);
       entry.durableElsewhere();
@@ -156,7 +167,9 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
 
     it("a telegram's synced commit makes it durable too, without a sync of its own", async () => {
       await slow.run('ensurePeerSession', ['PLC01', 'T']);
-      await (await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T'])).durable;
+      await (
+        await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T'])
+      ).durable;
       const syncs = slow.status().Syncs;
       const t = performance.now();
       const telegram = slow.run('acceptFromPeer', ['PLC01', 1, 0, verify('v'), 'T']);
@@ -171,9 +184,17 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
     it('while POSTs come faster than postGroupMs (config.json PostGroupMs), an entry waits up to that long for the next and shares its commit; a lone one goes at once', async () => {
       const GROUP = 200; // long, so that the bounds hold on a slow machine
       await slow.close();
-      slow = await Writer.start({ file: slowFile, synchronous: 'FULL', groupCommit: true, timing: { windowMs: WINDOW, holdMs: 0 }, postGroupMs: GROUP });
+      slow = await Writer.start({
+        file: slowFile,
+        synchronous: 'FULL',
+        groupCommit: true,
+        timing: { windowMs: WINDOW, holdMs: 0 },
+        postGroupMs: GROUP,
+      });
       // The first POST came after none: at once (its id block's reservation is synced).
-      await (await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T'])).durable;
+      await (
+        await slow.runUnsynced('addToOutboxUnsynced', [assignment('A'), null, 'T'])
+      ).durable;
       const commits = slow.status().Commits;
       const t = performance.now();
       const b = slow.runUnsynced('addToOutboxUnsynced', [assignment('B'), null, 'T']);

@@ -84,7 +84,9 @@ const logged = (svc: ServiceProcess, code: string) =>
     .map((l) => (l.msg as string).split(':')[0]);
 
 function home(config: object): string {
-  return tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: KEYS, LateDecisionMs: 1000, Alarms: ALARMS, ...config } });
+  return tempHome({
+    'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: KEYS, LateDecisionMs: 1000, Alarms: ALARMS, ...config },
+  });
 }
 
 describe('alarms raised and cleared by real faults', () => {

@@ -42,7 +42,11 @@ describe.each(commands)('npm run $name', ({ name, script, option }) => {
 
 describe('the service (dist/lib/main.js)', () => {
   it('an option it does not know (--home: the home comes from SORTER_HOME) is one line saying why, the usage, exit 2, before anything is opened', () => {
-    const r = spawnSync(process.execPath, [dist('lib/main.js'), '--home', '/tmp/elsewhere'], { encoding: 'utf8', timeout: 10_000, env: { ...process.env, SORTER_HOME: '/nonexistent/sorter-home' } });
+    const r = spawnSync(process.execPath, [dist('lib/main.js'), '--home', '/tmp/elsewhere'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      env: { ...process.env, SORTER_HOME: '/nonexistent/sorter-home' },
+    });
     expect(r.status).toBe(2);
     expect(r.stderr.split('\n')[0]).toMatch(/^sorter-integration: Unknown option '--home'/);
     expect(r.stderr).toContain('SORTER_HOME=DIR');

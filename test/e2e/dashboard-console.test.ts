@@ -21,7 +21,9 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const KEY = 'console-e2e-key';
 const SCREENSHOTS = path.resolve(__dirname, '../../test-artifacts/screenshots');
 
-const noChromium: Missing = fs.existsSync(CHROMIUM) ? {} : { chromium: `apt-get install chromium, or set CHROMIUM_PATH; looked for ${CHROMIUM}` };
+const noChromium: Missing = fs.existsSync(CHROMIUM)
+  ? {}
+  : { chromium: `apt-get install chromium, or set CHROMIUM_PATH; looked for ${CHROMIUM}` };
 
 describeWhen(noChromium, "the operators' console in headless Chromium")("the operators' console in headless Chromium", () => {
   let home: string;
@@ -35,11 +37,44 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
 
   beforeAll(async () => {
     // Destinations of 6 items each, emptied only after a minute: some fill (the sorter's SCAN turns their lamp red, flashing) and stay full.
-    emu = await startEmulator(['--port', '0', '--rate', '15', '--seed', '5', '--duration', '110', '--capacity', '6', '--empty-after-ms', '60000']);
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: [KEY], ChartSampleSeconds: 1, Sorter: { Host: '127.0.0.1', Port: emu.port } } });
+    emu = await startEmulator([
+      '--port',
+      '0',
+      '--rate',
+      '15',
+      '--seed',
+      '5',
+      '--duration',
+      '110',
+      '--capacity',
+      '6',
+      '--empty-after-ms',
+      '60000',
+    ]);
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: 0,
+        Host: '127.0.0.1',
+        ApiKeys: [KEY],
+        ChartSampleSeconds: 1,
+        Sorter: { Host: '127.0.0.1', Port: emu.port },
+      },
+    });
     svc = await startServiceProcess(home);
     client = runWcsClient({ base: svc.base, apiKey: KEY, loops: 1, timeOut: 1 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-extensions'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+        '--no-first-run',
+        '--disable-extensions',
+      ],
+    });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
@@ -58,10 +93,11 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
   });
 
   const tile = (destination: string) => page.locator(`#board .tile[data-destination="${destination}"]`);
-  const tileText = async (destination: string) => ((await tile(destination).count()) ? ((await tile(destination).textContent()) ?? '') : '');
+  const tileText = async (destination: string) =>
+    (await tile(destination).count()) ? ((await tile(destination).textContent()) ?? '') : '';
   const number = async (id: string) => Number((await page.locator(`#${id}`).textContent())?.replace(/[^\d.]/g, '') || NaN);
 
-  it("shows every destination the sorter reported, one tile each, with counts per status, and a filter", async () => {
+  it('shows every destination the sorter reported, one tile each, with counts per status, and a filter', async () => {
     // The emulator reports its 20 destinations when the link comes up.
     await until(async () => (await page.locator('#board .tile').count()) === 20, 20_000, 'a tile for each of the 20 destinations', 200);
     const counts = (await page.locator('#board-counts').textContent())!;
@@ -83,7 +119,20 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
     // A destination that is Ready now (a full one would stay NotReady whatever the WCS says).
     const ready = (await page.locator('#board .tile[data-status="Ready"]').first().getAttribute('data-destination'))!;
     expect(await tileText(ready)).not.toContain('lamp blue, solid');
-    const res = await call(svc.base, 'POST', '/destination', { Destination: ready, DestinationStatus: 'Ready', DestinationText: 'LANE 5', LightStatus: 'Solid', LightColor: 'BLUE', BatchDoorStatus: 'CLOSED' }, headers);
+    const res = await call(
+      svc.base,
+      'POST',
+      '/destination',
+      {
+        Destination: ready,
+        DestinationStatus: 'Ready',
+        DestinationText: 'LANE 5',
+        LightStatus: 'Solid',
+        LightColor: 'BLUE',
+        BatchDoorStatus: 'CLOSED',
+      },
+      headers,
+    );
     expect(res.status).toBe(200);
     await until(async () => (await tileText(ready)).includes('lamp blue, solid'), 10_000, 'the board shows the lamp the WCS set', 200);
     const t = await tileText(ready);
@@ -91,9 +140,16 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
     expect(t).toMatch(/by the WCS \(127\.0\.0\.1\)/);
     expect(await tile(ready).locator('.lamp').getAttribute('class')).toContain('lamp-blue');
     // The emulator applies the setting and reports it in a SCAN: the tile says it agrees.
-    await until(async () => (await tile(ready).getAttribute('data-agreement')) === 'Agrees', 10_000, "the sorter's SCAN confirms the setting", 200);
+    await until(
+      async () => (await tile(ready).getAttribute('data-agreement')) === 'Agrees',
+      10_000,
+      "the sorter's SCAN confirms the setting",
+      200,
+    );
     // What the page shows is the table an operator reads with sqlite3.
-    const row = (await call(svc.base, 'GET', '/dashboard/data', undefined, headers)).json.Board.find((b: { Destination: string }) => b.Destination === ready);
+    const row = (await call(svc.base, 'GET', '/dashboard/data', undefined, headers)).json.Board.find(
+      (b: { Destination: string }) => b.Destination === ready,
+    );
     expect(row).toMatchObject({ DestinationText: 'LANE 5', Wcs: { LightStatus: 'Solid', LightColor: 'BLUE', Agreement: 'Agrees' } });
   });
 
@@ -103,7 +159,9 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
     await until(
       async () => {
         const tiles = await page.locator('#board .tile[data-status="NotReady"]').all();
-        for (const t of tiles) if (((await t.textContent()) ?? '').match(/lamp red, flashing.*by the sorter/)) full = (await t.getAttribute('data-destination'))!;
+        for (const t of tiles)
+          if (((await t.textContent()) ?? '').match(/lamp red, flashing.*by the sorter/))
+            full = (await t.getAttribute('data-destination'))!;
         return full !== '';
       },
       40_000,
@@ -114,7 +172,17 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
     expect(await tileText(full)).toContain('Not ready');
 
     // The WCS sets it Ready; the sorter keeps a full destination NotReady: its SCAN disagrees.
-    expect((await call(svc.base, 'POST', '/destination', { Destination: full, DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Solid', LightColor: 'GREEN' }, headers)).status).toBe(200);
+    expect(
+      (
+        await call(
+          svc.base,
+          'POST',
+          '/destination',
+          { Destination: full, DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Solid', LightColor: 'GREEN' },
+          headers,
+        )
+      ).status,
+    ).toBe(200);
     await until(async () => (await tile(full).getAttribute('class'))!.includes('disagrees'), 10_000, 'the tile marked as disagreeing', 200);
     expect(await tileText(full)).toContain("differs from the WCS's setting (Ready, lamp green, solid");
     expect(await page.locator('#board-counts').textContent()).toMatch(/disagreeing [1-9]/);
@@ -125,7 +193,12 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
   });
 
   it('draws the last hour: every chart has points after traffic, and the rates are steady and not zero', async () => {
-    await until(async () => Number(await page.locator('#chart-rates').getAttribute('data-points')) >= 5, 20_000, 'five samples in the rates chart', 250);
+    await until(
+      async () => Number(await page.locator('#chart-rates').getAttribute('data-points')) >= 5,
+      20_000,
+      'five samples in the rates chart',
+      250,
+    );
     for (const id of ['chart-rates', 'chart-decisions', 'chart-queues', 'chart-link']) {
       expect(Number(await page.locator(`#${id}`).getAttribute('data-points'))).toBeGreaterThanOrEqual(5);
       expect(await page.locator(`#${id} canvas`).count()).toBe(1);
@@ -134,7 +207,9 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
     const last = samples[samples.length - 1];
     expect(last.Items).toBeGreaterThan(0);
     expect(last.LinkUp).toBe(1);
-    expect(samples.some((x: { Decisions: number; DecisionP99Ms: number | null }) => x.Decisions > 0 && x.DecisionP99Ms !== null)).toBe(true);
+    expect(samples.some((x: { Decisions: number; DecisionP99Ms: number | null }) => x.Decisions > 0 && x.DecisionP99Ms !== null)).toBe(
+      true,
+    );
     // The flaw seen before: "in from the sorter" read 0.0 while messages went out to the WCS.
     expect(await number('rate-in-sortation')).toBeGreaterThan(0);
     expect(await number('rate-out-sortation')).toBeGreaterThan(0);

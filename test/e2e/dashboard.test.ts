@@ -17,7 +17,9 @@ jest.setTimeout(90_000);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const KEY = 'dashboard-e2e-key';
 
-const noChromium: Missing = fs.existsSync(CHROMIUM) ? {} : { chromium: `apt-get install chromium, or set CHROMIUM_PATH; looked for ${CHROMIUM}` };
+const noChromium: Missing = fs.existsSync(CHROMIUM)
+  ? {}
+  : { chromium: `apt-get install chromium, or set CHROMIUM_PATH; looked for ${CHROMIUM}` };
 
 describeWhen(noChromium, 'the dashboard in headless Chromium')('the dashboard in headless Chromium', () => {
   let home: string;
@@ -28,10 +30,30 @@ describeWhen(noChromium, 'the dashboard in headless Chromium')('the dashboard in
 
   beforeAll(async () => {
     emu = await startEmulator(['--port', '0', '--rate', '15', '--seed', '3', '--duration', '60']);
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ApiKeys: [KEY], ChartSampleSeconds: 2, Sorter: { Host: '127.0.0.1', Port: emu.port } } });
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: 0,
+        Host: '127.0.0.1',
+        ApiKeys: [KEY],
+        ChartSampleSeconds: 2,
+        Sorter: { Host: '127.0.0.1', Port: emu.port },
+      },
+    });
     svc = await startServiceProcess(home);
     client = runWcsClient({ base: svc.base, apiKey: KEY, loops: 1, timeOut: 1 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-extensions'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+        '--no-first-run',
+        '--disable-extensions',
+      ],
+    });
   });
   afterAll(async () => {
     /* eslint-disable @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before making them */
@@ -60,12 +82,36 @@ describeWhen(noChromium, 'the dashboard in headless Chromium')('the dashboard in
     await page.fill('#key', KEY);
     await page.click('#key-form button');
 
-    await until(async () => (await page.locator('#state').textContent()) === 'Running' && (await page.locator('#link-state').textContent()) === 'connected', 15_000, 'the page shows the service running with the sorter connected', 200);
-    await until(async () =>
-      (await page.locator('#telegrams tr').count()) > 0 && (await page.locator('#deliveries tr').count()) > 0 && (await number(page, 'decision-count')) > 0, 15_000, 'telegrams, deliveries and decisions appear', 200);
-    const first = { telegramsIn: await number(page, 'total-telegrams-in'), received: await number(page, 'total-received'), delivered: await number(page, 'total-delivered') };
-    await until(async () =>
-      (await number(page, 'total-telegrams-in')) > first.telegramsIn && (await number(page, 'total-received')) > first.received && (await number(page, 'total-delivered')) > first.delivered, 15_000, 'the totals move while the sorter runs', 200);
+    await until(
+      async () =>
+        (await page.locator('#state').textContent()) === 'Running' && (await page.locator('#link-state').textContent()) === 'connected',
+      15_000,
+      'the page shows the service running with the sorter connected',
+      200,
+    );
+    await until(
+      async () =>
+        (await page.locator('#telegrams tr').count()) > 0 &&
+        (await page.locator('#deliveries tr').count()) > 0 &&
+        (await number(page, 'decision-count')) > 0,
+      15_000,
+      'telegrams, deliveries and decisions appear',
+      200,
+    );
+    const first = {
+      telegramsIn: await number(page, 'total-telegrams-in'),
+      received: await number(page, 'total-received'),
+      delivered: await number(page, 'total-delivered'),
+    };
+    await until(
+      async () =>
+        (await number(page, 'total-telegrams-in')) > first.telegramsIn &&
+        (await number(page, 'total-received')) > first.received &&
+        (await number(page, 'total-delivered')) > first.delivered,
+      15_000,
+      'the totals move while the sorter runs',
+      200,
+    );
     await until(async () => (await number(page, 'rate-telegrams-in')) > 0, 15_000, 'a rate above zero', 200);
     expect(await page.locator('#storage-state').textContent()).toBe('Ok');
     expect(await page.locator('#telegrams tr').first().textContent()).toMatch(/(IN|OUT).*(PLC01|WCS01)/);

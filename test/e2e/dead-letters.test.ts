@@ -37,7 +37,11 @@ describe('MaxDeliveries and the dead letters, from outside', () => {
     expect([...attempts.entries()]).toEqual(['1', '2', '3', '4', '5'].map((id) => [id, tenTimes]));
 
     const status = await s.settled();
-    expect(status).toMatchObject({ 'Sortation Q': 0, DeadLetters: { 'Sortation Q': 5, 'Destination Q': 0 }, Delivery: { DeadLettered: 5, Redelivered: 45 } });
+    expect(status).toMatchObject({
+      'Sortation Q': 0,
+      DeadLetters: { 'Sortation Q': 5, 'Destination Q': 0 },
+      Delivery: { DeadLettered: 5, Redelivered: 45 },
+    });
     expect(s.db.prepare('SELECT message_id, attempts, last_client_address, last_return FROM dead_letters ORDER BY id').all()).toEqual(
       [1, 2, 3, 4, 5].map((id) => ({ message_id: id, attempts: 10, last_client_address: '127.0.0.1', last_return: 'Reset' })),
     );

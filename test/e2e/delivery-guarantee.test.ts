@@ -14,7 +14,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 jest.setTimeout(180_000);
 
 /** A client that sends its GET and never reads (its process hangs), then is killed: its kernel resets the connection. */
-async function hangThenKill(s: Running, killAfterMs: number, kill: (c: RawConnection) => void | Promise<void> = (c) => c.destroy()): Promise<void> {
+async function hangThenKill(
+  s: Running,
+  killAfterMs: number,
+  kill: (c: RawConnection) => void | Promise<void> = (c) => c.destroy(),
+): Promise<void> {
   const hung = new RawConnection(s.svc.port);
   hung.stall();
   await hung.send('GET /sortation?timeOut=0 HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -33,7 +37,10 @@ describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
     for (let i = 0; i < 1000; i++) {
       const c = new RawConnection(s.svc.port);
       const got: string[] = [];
-      c.request('GET', '/sortation?timeOut=0').then((r) => r.status === 212 && got.push(JSON.parse(r.body).TrackID), () => {});
+      c.request('GET', '/sortation?timeOut=0').then(
+        (r) => r.status === 212 && got.push(JSON.parse(r.body).TrackID),
+        () => {},
+      );
       await c.send(''); // resumes after request() has written its bytes (both wait for the connection)
       await sleep(Math.random());
       c.destroy();
@@ -54,10 +61,24 @@ describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
     for (const mode of modes) {
       for (let r = 1; r <= runs; r++) {
         s = await start(mode === 'default' ? {} : { Delivery: mode });
-        const result = await runAbortLoad({ port: s.svc.port, db: s.db, messages: 3000, clientsPerQueue: 4, abortRate: 0.15, seed: 1000 + r });
+        const result = await runAbortLoad({
+          port: s.svc.port,
+          db: s.db,
+          messages: 3000,
+          clientsPerQueue: 4,
+          abortRate: 0.15,
+          seed: 1000 + r,
+        });
         const status = await s.settled();
         const rows = s.history();
-        const figures = { mode, run: r, ...result, redelivered: status.Delivery?.Redelivered, returned: status.Delivery?.Returned, confirmed: status.Delivery?.Confirmed };
+        const figures = {
+          mode,
+          run: r,
+          ...result,
+          redelivered: status.Delivery?.Redelivered,
+          returned: status.Delivery?.Returned,
+          confirmed: status.Delivery?.Confirmed,
+        };
         process.stderr.write(`DELIVERY ${JSON.stringify(figures)}\n`);
         expect(result.aborts).toBeGreaterThan(200);
         if (mode !== 'AtMostOnce') expect(result.lost).toBe(0);

@@ -5,14 +5,25 @@ import { poll } from '../helpers/poll';
 import { type TestService, testService } from '../helpers/service';
 import { nth } from '../helpers/nth';
 
-const induct = (n: number): InductDto => ({ Type: 'REQUEST', TrackID: String(n).padStart(7, '0'), Barcode: `B${n}`, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 });
+const induct = (n: number): InductDto => ({
+  Type: 'REQUEST',
+  TrackID: String(n).padStart(7, '0'),
+  Barcode: `B${n}`,
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 1,
+  Width: 1,
+  Height: 1,
+  Weight: 1,
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 jest.setTimeout(60000);
 
 /** A deterministic pseudo-random sequence, so a failure can be replayed. */
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
 describe('delivery over real HTTP on loopback', () => {
@@ -48,7 +59,7 @@ describe('delivery over real HTTP on loopback', () => {
     };
     const clients = [...Array.from({ length: 4 }, stayer), ...Array.from({ length: 8 }, quitter)];
 
-    for (let n = 1; n <= total; ) {
+    for (let n = 1; n <= total;) {
       const batch = Math.min(1 + Math.floor(random() * 4), total - n + 1);
       await t.publish(Array.from({ length: batch }, (_, i) => induct(n + i)));
       n += batch;

@@ -22,64 +22,87 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('the systemd units', () => {
   const units = ['sorter-integration.service', 'sorter-integration@.service'] as const;
 
-  itWhen(missingCommands({ 'systemd-analyze': 'apt-get install systemd' }), 'the systemd units')('pass systemd-analyze verify, the template as an instance too, with no warning', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-units-'));
-    // The units run Debian's (or NodeSource's) /usr/bin/node; where node lives elsewhere, verify
-    // the same unit with this node's path, so that the check is about the unit, not the machine.
-    const node = fs.existsSync('/usr/bin/node') ? '/usr/bin/node' : process.execPath;
-    for (const [from, to] of [[units[0], units[0]], [units[1], 'sorter-integration@line1.service']] as const) {
-      fs.writeFileSync(path.join(dir, to), fs.readFileSync(path.join(DEPLOY, from), 'utf8').replace('/usr/bin/node', node));
-    }
-    const r = spawnSync('systemd-analyze', ['verify', path.join(dir, units[0]), path.join(dir, 'sorter-integration@line1.service')], { encoding: 'utf8' });
-    expect(r.error).toBeUndefined();
-    expect(`${r.stdout}${r.stderr}`).toBe('');
-    expect(r.status).toBe(0);
-    fs.rmSync(dir, { recursive: true });
-  });
+  itWhen(missingCommands({ 'systemd-analyze': 'apt-get install systemd' }), 'the systemd units')(
+    'pass systemd-analyze verify, the template as an instance too, with no warning',
+    () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-units-'));
+      // The units run Debian's (or NodeSource's) /usr/bin/node; where node lives elsewhere, verify
+      // the same unit with this node's path, so that the check is about the unit, not the machine.
+      const node = fs.existsSync('/usr/bin/node') ? '/usr/bin/node' : process.execPath;
+      for (const [from, to] of [
+        [units[0], units[0]],
+        [units[1], 'sorter-integration@line1.service'],
+      ] as const) {
+        fs.writeFileSync(path.join(dir, to), fs.readFileSync(path.join(DEPLOY, from), 'utf8').replace('/usr/bin/node', node));
+      }
+      const r = spawnSync('systemd-analyze', ['verify', path.join(dir, units[0]), path.join(dir, 'sorter-integration@line1.service')], {
+        encoding: 'utf8',
+      });
+      expect(r.error).toBeUndefined();
+      expect(`${r.stdout}${r.stderr}`).toBe('');
+      expect(r.status).toBe(0);
+      fs.rmSync(dir, { recursive: true });
+    },
+  );
 
-  it.each(units)('%s: notify with a watchdog, restart always, a dedicated user, its state under /var/lib, hardened, the journal', (unit) => {
-    const text = fs.readFileSync(path.join(DEPLOY, unit), 'utf8');
-    const instance = unit.includes('@') ? '/%i' : '';
-    for (const line of [
-      'Type=notify',
-      'NotifyAccess=main',
-      /^WatchdogSec=\d+$/m,
-      'Restart=always',
-      'RestartPreventExitStatus=75 78',
-      'User=sorter-integration',
-      `StateDirectory=sorter-integration${instance}`,
-      `Environment=SORTER_HOME=/var/lib/sorter-integration${instance}`,
-      'ExecStart=/usr/bin/node --max-semi-space-size=4 /opt/sorter-integration/dist/lib/main.js',
-      'NoNewPrivileges=yes',
-      'ProtectSystem=strict',
-      'ProtectHome=yes',
-      'PrivateTmp=yes',
-      'CapabilityBoundingSet=',
-      'StandardOutput=journal',
-    ]) {
-      if (typeof line === 'string') expect(text.split('\n')).toContain(line);
-      else expect(text).toMatch(line);
-    }
-    // The service's own stop limit (20 s) fits within the unit's.
-    expect(Number(/^TimeoutStopSec=(\d+)$/m.exec(text)![1])).toBeGreaterThan(20);
-    // What ExecStart runs is what `npm run build` makes.
-    expect(fs.existsSync(path.join(__dirname, '../../dist/lib/main.js'))).toBe(true);
-  });
+  it.each(units)(
+    '%s: notify with a watchdog, restart always, a dedicated user, its state under /var/lib, hardened, the journal',
+    (unit) => {
+      const text = fs.readFileSync(path.join(DEPLOY, unit), 'utf8');
+      const instance = unit.includes('@') ? '/%i' : '';
+      for (const line of [
+        'Type=notify',
+        'NotifyAccess=main',
+        /^WatchdogSec=\d+$/m,
+        'Restart=always',
+        'RestartPreventExitStatus=75 78',
+        'User=sorter-integration',
+        `StateDirectory=sorter-integration${instance}`,
+        `Environment=SORTER_HOME=/var/lib/sorter-integration${instance}`,
+        'ExecStart=/usr/bin/node --max-semi-space-size=4 /opt/sorter-integration/dist/lib/main.js',
+        'NoNewPrivileges=yes',
+        'ProtectSystem=strict',
+        'ProtectHome=yes',
+        'PrivateTmp=yes',
+        'CapabilityBoundingSet=',
+        'StandardOutput=journal',
+      ]) {
+        if (typeof line === 'string') expect(text.split('\n')).toContain(line);
+        else expect(text).toMatch(line);
+      }
+      // The service's own stop limit (20 s) fits within the unit's.
+      expect(Number(/^TimeoutStopSec=(\d+)$/m.exec(text)![1])).toBeGreaterThan(20);
+      // What ExecStart runs is what `npm run build` makes.
+      expect(fs.existsSync(path.join(__dirname, '../../dist/lib/main.js'))).toBe(true);
+    },
+  );
 });
 
 describe('systemd notify protocol', () => {
   /** A Unix datagram socket like systemd's NOTIFY_SOCKET (python3's socket module), printing each message. */
   function notifySocket(file: string): Promise<{ proc: ChildProcess; messages: Array<{ at: number; text: string }> }> {
-    const script = ['import socket, sys', 's = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)', `s.bind(${JSON.stringify(file)})`, 'print("bound", flush=True)', 'while True:', '    print(s.recv(4096).decode().replace("\\n", "|"), flush=True)'].join('\n');
+    const script = [
+      'import socket, sys',
+      's = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)',
+      `s.bind(${JSON.stringify(file)})`,
+      'print("bound", flush=True)',
+      'while True:',
+      '    print(s.recv(4096).decode().replace("\\n", "|"), flush=True)',
+    ].join('\n');
     const proc = spawn('python3', ['-c', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     killAtFileEnd(proc);
     const messages: Array<{ at: number; text: string }> = [];
     return new Promise((resolve) => {
-      readline.createInterface({ input: proc.stdout! }).on('line', (line) => (line === 'bound' ? resolve({ proc, messages }) : messages.push({ at: Date.now(), text: line })));
+      readline
+        .createInterface({ input: proc.stdout! })
+        .on('line', (line) => (line === 'bound' ? resolve({ proc, messages }) : messages.push({ at: Date.now(), text: line })));
     });
   }
 
-  itWhen(missingCommands({ python3: 'apt-get install python3' }), 'systemd notify protocol (a python3 datagram socket stands in for systemd)')('READY=1 once listening, WATCHDOG=1 from the event loop (none while it is stopped), STOPPING=1 on SIGTERM', async () => {
+  itWhen(
+    missingCommands({ python3: 'apt-get install python3' }),
+    'systemd notify protocol (a python3 datagram socket stands in for systemd)',
+  )('READY=1 once listening, WATCHDOG=1 from the event loop (none while it is stopped), STOPPING=1 on SIGTERM', async () => {
     const home = tempHome({ 'config.json': { TestMode: true, Port: 0, Host: '127.0.0.1' } });
     const file = path.join(home, 'notify.sock');
     const { proc: receiver, messages } = await notifySocket(file);
@@ -87,7 +110,9 @@ describe('systemd notify protocol', () => {
       const svc = await startServiceProcess(home, { NOTIFY_SOCKET: file, WATCHDOG_USEC: '300000' });
       await sleep(1000);
       const ready = messages.find((m) => m.text.startsWith('READY=1'));
-      expect(ready?.text).toMatch(new RegExp(`^READY=1\\|STATUS=listening on http://127\\.0\\.0\\.1:${svc.port} \\(test mode\\)\\|MAINPID=${svc.proc.pid}$`));
+      expect(ready?.text).toMatch(
+        new RegExp(`^READY=1\\|STATUS=listening on http://127\\.0\\.0\\.1:${svc.port} \\(test mode\\)\\|MAINPID=${svc.proc.pid}$`),
+      );
       // Every 150 ms (half of WATCHDOG_USEC): about six in this second.
       const pings = () => messages.filter((m) => m.text === 'WATCHDOG=1');
       expect(pings().length).toBeGreaterThanOrEqual(4);
@@ -121,29 +146,34 @@ describe('systemd notify protocol', () => {
 });
 
 describe('backup while running', () => {
-  itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), 'backup while running')('sqlite3 .backup under load gives a whole database: integrity ok, the schema, the rows committed before it', async () => {
-    const emu = await startEmulator(['--port', '0', '--rate', '40', '--seed', '5', '--duration', '8']);
-    const home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port } } });
-    const svc = await startServiceProcess(home);
-    const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
-    await sleep(3000);
-    const db = path.join(home, 'data/sorter.db');
-    const backup = path.join(home, 'backup.db');
-    const live = new Database(db, { readonly: true });
-    const before = (live.prepare('SELECT count(*) AS n FROM delivered_history').get() as { n: number }).n;
-    live.close();
-    // As docs/operations.md says to, while the service keeps writing.
-    execFileSync('sqlite3', [db, `.backup '${backup}'`]);
-    await emu.stats;
-    await client.stop();
-    await svc.stop();
+  itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), 'backup while running')(
+    'sqlite3 .backup under load gives a whole database: integrity ok, the schema, the rows committed before it',
+    async () => {
+      const emu = await startEmulator(['--port', '0', '--rate', '40', '--seed', '5', '--duration', '8']);
+      const home = tempHome({
+        'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port } },
+      });
+      const svc = await startServiceProcess(home);
+      const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
+      await sleep(3000);
+      const db = path.join(home, 'data/sorter.db');
+      const backup = path.join(home, 'backup.db');
+      const live = new Database(db, { readonly: true });
+      const before = (live.prepare('SELECT count(*) AS n FROM delivered_history').get() as { n: number }).n;
+      live.close();
+      // As docs/operations.md says to, while the service keeps writing.
+      execFileSync('sqlite3', [db, `.backup '${backup}'`]);
+      await emu.stats;
+      await client.stop();
+      await svc.stop();
 
-    const copy = new Database(backup, { readonly: true });
-    expect(copy.pragma('integrity_check', { simple: true })).toBe('ok');
-    expect(copy.pragma('user_version', { simple: true })).toBeGreaterThan(0);
-    expect((copy.prepare('SELECT count(*) AS n FROM delivered_history').get() as { n: number }).n).toBeGreaterThanOrEqual(before);
-    expect(before).toBeGreaterThan(0);
-    copy.close();
-    removeHome(home);
-  });
+      const copy = new Database(backup, { readonly: true });
+      expect(copy.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(copy.pragma('user_version', { simple: true })).toBeGreaterThan(0);
+      expect((copy.prepare('SELECT count(*) AS n FROM delivered_history').get() as { n: number }).n).toBeGreaterThanOrEqual(before);
+      expect(before).toBeGreaterThan(0);
+      copy.close();
+      removeHome(home);
+    },
+  );
 });

@@ -13,8 +13,29 @@ import { itWhen, missingCommands } from '../helpers/tools';
 import { until } from '../helpers/until';
 
 const run = promisify(execFile);
-const induct = (n: number): InductDto => ({ Type: 'REQUEST', TrackID: String(n).padStart(7, '0'), Barcode: `B${n}`, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 });
-const scan = (d: string): DestinationInfoDto => ({ Type: 'SCAN', Destination: d, DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null });
+const induct = (n: number): InductDto => ({
+  Type: 'REQUEST',
+  TrackID: String(n).padStart(7, '0'),
+  Barcode: `B${n}`,
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 1,
+  Width: 1,
+  Height: 1,
+  Weight: 1,
+});
+const scan = (d: string): DestinationInfoDto => ({
+  Type: 'SCAN',
+  Destination: d,
+  DestinationStatus: 'Ready',
+  DestinationText: '',
+  LightStatus: 'Off',
+  LightColor: 'Off',
+  ButtonID: 0,
+  MessageCode: 211,
+  BatchDoorStatus: null,
+});
 const live = { TestMode: false, Port: 0, Host: '127.0.0.1', ExternalChangePollMs: 50 };
 jest.setTimeout(30000);
 
@@ -28,7 +49,10 @@ describe('live mode durability', () => {
     // Another process (this test) commits sorter messages, as the sorter link will.
     const db = new Database(path.join(home, 'data/sorter.db'));
     db.pragma('busy_timeout = 5000');
-    createQueueStore(db).enqueue([...Array.from({ length: 50 }, (_, i) => induct(i + 1)), scan('D1'), scan('D2')], new Date().toISOString());
+    createQueueStore(db).enqueue(
+      [...Array.from({ length: 50 }, (_, i) => induct(i + 1)), scan('D1'), scan('D2')],
+      new Date().toISOString(),
+    );
     db.close();
 
     const delivered = [];
@@ -58,30 +82,50 @@ describe('live mode durability', () => {
     check.close();
   });
 
-  itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), "live mode durability: an operator's sqlite3")("an operator's sqlite3 insert wakes a waiting GET within moments", async () => {
-    home = tempHome({ 'config.json': live });
-    const svc = await startServiceProcess(home);
-    const file = path.join(home, 'data/sorter.db');
-    // A client that closes its connection as soon as it has read the response, as curl does.
-    const waiting = poll(svc.port, '/destination?timeOut=10');
-    await new Promise((r) => setTimeout(r, 300));
-    const inserted = Date.now();
-    await run('sqlite3', [
-      file,
-      ".timeout 5000",
-      "INSERT INTO destination_queue (message_code, destination, destination_status, light_status, light_color, button_id, received_at) VALUES (211, 'D042', 'NotReady', 'Solid', 'RED', 3, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));",
-    ]);
-    const res = await waiting;
-    if (res === 'aborted') throw new Error('the poll was not answered');
-    expect(res.status).toBe(211);
-    expect(JSON.parse(res.body)).toStrictEqual({ Type: 'SCAN', Destination: 'D042', DestinationStatus: 'NotReady', DestinationText: '', LightStatus: 'Solid', LightColor: 'RED', ButtonID: 3, MessageCode: 211, BatchDoorStatus: null });
-    expect(Date.now() - inserted).toBeLessThan(1000);
+  itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), "live mode durability: an operator's sqlite3")(
+    "an operator's sqlite3 insert wakes a waiting GET within moments",
+    async () => {
+      home = tempHome({ 'config.json': live });
+      const svc = await startServiceProcess(home);
+      const file = path.join(home, 'data/sorter.db');
+      // A client that closes its connection as soon as it has read the response, as curl does.
+      const waiting = poll(svc.port, '/destination?timeOut=10');
+      await new Promise((r) => setTimeout(r, 300));
+      const inserted = Date.now();
+      await run('sqlite3', [
+        file,
+        '.timeout 5000',
+        "INSERT INTO destination_queue (message_code, destination, destination_status, light_status, light_color, button_id, received_at) VALUES (211, 'D042', 'NotReady', 'Solid', 'RED', 3, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));",
+      ]);
+      const res = await waiting;
+      if (res === 'aborted') throw new Error('the poll was not answered');
+      expect(res.status).toBe(211);
+      expect(JSON.parse(res.body)).toStrictEqual({
+        Type: 'SCAN',
+        Destination: 'D042',
+        DestinationStatus: 'NotReady',
+        DestinationText: '',
+        LightStatus: 'Solid',
+        LightColor: 'RED',
+        ButtonID: 3,
+        MessageCode: 211,
+        BatchDoorStatus: null,
+      });
+      expect(Date.now() - inserted).toBeLessThan(1000);
 
-    // The operator recipes of docs/operations.md work against the running service's file, once the delivery
-    // is committed (a moment after the client's close proved the read).
-    const last = async () => (await run('sqlite3', ['-readonly', file, "SELECT queue, type, destination, client_address FROM delivered_history ORDER BY id DESC LIMIT 1;"])).stdout.trim();
-    await until(async () => (await last()) !== '', 5000, 'the delivery in the history', 100);
-    expect(await last()).toBe('destination|SCAN|D042|127.0.0.1');
-    await svc.stop();
-  });
+      // The operator recipes of docs/operations.md work against the running service's file, once the delivery
+      // is committed (a moment after the client's close proved the read).
+      const last = async () =>
+        (
+          await run('sqlite3', [
+            '-readonly',
+            file,
+            'SELECT queue, type, destination, client_address FROM delivered_history ORDER BY id DESC LIMIT 1;',
+          ])
+        ).stdout.trim();
+      await until(async () => (await last()) !== '', 5000, 'the delivery in the history', 100);
+      expect(await last()).toBe('destination|SCAN|D042|127.0.0.1');
+      await svc.stop();
+    },
+  );
 });

@@ -109,9 +109,30 @@ function run(args: string[], cwd: string, timeoutMs: number): Promise<{ code: nu
 // The replay file, 43 messages: 17 items (REQUEST then VERIFY; the last one a no-read without
 // measures and no VERIFY) and 10 SCANs, each queue in file order.
 type Message = Record<string, unknown>;
-const inducted = (t: string): Message => ({ Type: 'REQUEST', TrackID: t, Barcode: `BC${t}`, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 100, Width: 50, Height: 20, Weight: 1.5 });
+const inducted = (t: string): Message => ({
+  Type: 'REQUEST',
+  TrackID: t,
+  Barcode: `BC${t}`,
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 100,
+  Width: 50,
+  Height: 20,
+  Weight: 1.5,
+});
 const verified = (t: string, d: string): Message => ({ Type: 'VERIFY', TrackID: t, Barcode: `BC${t}`, Destination: d, MessageCode: 212 });
-const scanned = (d: string, status = 'Ready'): Message => ({ Type: 'SCAN', Destination: d, DestinationStatus: status, DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null });
+const scanned = (d: string, status = 'Ready'): Message => ({
+  Type: 'SCAN',
+  Destination: d,
+  DestinationStatus: status,
+  DestinationText: '',
+  LightStatus: 'Off',
+  LightColor: 'Off',
+  ButtonID: 0,
+  MessageCode: 211,
+  BatchDoorStatus: null,
+});
 const rows: string[] = [];
 const sortation: Array<{ status: number; message: Message }> = [];
 const destination: Array<{ status: number; message: Message }> = [];
@@ -127,9 +148,15 @@ for (let i = 0; i < 16; i++) {
 }
 // Empty numeric columns replay as 0: the DTO fields are numbers (docs/configuration.md, "Test mode and replay files").
 rows.push('REQUEST,210,IND02,T0017,,,,,,,,,,,');
-sortation.push({ status: 210, message: { ...inducted('T0017'), Barcode: '', InductLocation: 'IND02', Length: 0, Width: 0, Height: 0, Weight: 0 } });
+sortation.push({
+  status: 210,
+  message: { ...inducted('T0017'), Barcode: '', InductLocation: 'IND02', Length: 0, Width: 0, Height: 0, Weight: 0 },
+});
 rows.push('SCAN,211,D018,,,,,,,,Ready,Flashing,RED,Tour 18,7', scanRow('D019'));
-destination.push({ status: 211, message: { ...scanned('D018'), LightStatus: 'Flashing', LightColor: 'RED', DestinationText: 'Tour 18', ButtonID: 7 } }, { status: 211, message: scanned('D019') });
+destination.push(
+  { status: 211, message: { ...scanned('D018'), LightStatus: 'Flashing', LightColor: 'RED', DestinationText: 'Tour 18', ButtonID: 7 } },
+  { status: 211, message: scanned('D019') },
+);
 
 describe('a client generated from the served OpenAPI document (openapi-typescript, openapi-fetch)', () => {
   let home: string;
@@ -146,25 +173,60 @@ describe('a client generated from the served OpenAPI document (openapi-typescrip
     const svc = await startServiceProcess(home);
     try {
       // What a team does: generate the types from the document, write the loop, compile, run.
-      for (const [name, text] of Object.entries({ 'generate.mjs': GENERATE, 'client.ts': CLIENT, 'pins.ts': PINS })) fs.writeFileSync(path.join(dir, name), text);
+      for (const [name, text] of Object.entries({ 'generate.mjs': GENERATE, 'client.ts': CLIENT, 'pins.ts': PINS }))
+        fs.writeFileSync(path.join(dir, name), text);
       fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
       const generate = await run(['generate.mjs', `${svc.base}/openapi.json`], dir, 60_000);
       expect({ code: generate.code, stderr: generate.stderr }).toEqual({ code: 0, stderr: '' });
       // No cast, no any, no non-null assertion, no suppressed error in the client.
       expect(CLIENT).not.toMatch(/\bas\s+[\w{[]|\bany\b|\w!\.|@ts-/);
-      const tsc = await run([TSC, '--strict', '--noUncheckedIndexedAccess', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', 'client.ts', 'pins.ts'], dir, 120_000);
+      const tsc = await run(
+        [
+          TSC,
+          '--strict',
+          '--noUncheckedIndexedAccess',
+          '--module',
+          'nodenext',
+          '--moduleResolution',
+          'nodenext',
+          '--target',
+          'es2022',
+          '--types',
+          'node',
+          'client.ts',
+          'pins.ts',
+        ],
+        dir,
+        120_000,
+      );
       expect({ code: tsc.code, output: (tsc.stdout + tsc.stderr).trim() }).toEqual({ code: 0, output: '' });
 
       const client = await run(['client.js', svc.base], dir, 60_000);
       expect({ code: client.code, stderr: client.stderr }).toEqual({ code: 0, stderr: '' });
-      const lines = client.stdout.trim().split('\n').map((l): Message => JSON.parse(l));
-      expect(lines[0]).toEqual({ step: 'status', sortation: sortation.length, destination: destination.length, redelivered: 0, testMode: true });
-      expect(lines.filter((l) => l.step === 'message').map(({ status, message }) => ({ status, message }))).toEqual([...sortation, ...destination]);
+      const lines = client.stdout
+        .trim()
+        .split('\n')
+        .map((l): Message => JSON.parse(l));
+      expect(lines[0]).toEqual({
+        step: 'status',
+        sortation: sortation.length,
+        destination: destination.length,
+        redelivered: 0,
+        testMode: true,
+      });
+      expect(lines.filter((l) => l.step === 'message').map(({ status, message }) => ({ status, message }))).toEqual([
+        ...sortation,
+        ...destination,
+      ]);
       // One assignment right after each REQUEST, answered 200; nothing after a VERIFY.
       const after = lines.flatMap((l, i) => (l.step === 'assigned' ? [{ message: lines[i - 1]?.message, ...l }] : []));
       const requests = sortation.filter((m) => m.status === 210).map((m) => m.message);
-      expect(after).toEqual(requests.map((m) => ({ message: m, step: 'assigned', status: 200, trackId: m.TrackID, accepted: true, delivery: 'NotSent' })));
-      expect(lines.filter((l) => l.step === 'destination set')).toEqual([{ step: 'destination set', status: 200, destination: 'D010', light: 'GREEN', defaults: 0 }]);
+      expect(after).toEqual(
+        requests.map((m) => ({ message: m, step: 'assigned', status: 200, trackId: m.TrackID, accepted: true, delivery: 'NotSent' })),
+      );
+      expect(lines.filter((l) => l.step === 'destination set')).toEqual([
+        { step: 'destination set', status: 200, destination: 'D010', light: 'GREEN', defaults: 0 },
+      ]);
       expect(lines.at(-1)).toEqual({ step: 'status', sortation: 0, destination: 0, redelivered: 0, testMode: true });
     } finally {
       await svc.stop();

@@ -13,7 +13,17 @@ import { until } from '../helpers/until';
 jest.setTimeout(60_000);
 
 const request = (track: string) =>
-  encodeData('REQU', { MessageCode: 210, TrackID: track, Barcode: `BC${track}`, InductLocation: 'IND01', RecirculationCount: 0, Length: 100, Width: 50, Height: 20, Weight: 1.5 });
+  encodeData('REQU', {
+    MessageCode: 210,
+    TrackID: track,
+    Barcode: `BC${track}`,
+    InductLocation: 'IND01',
+    RecirculationCount: 0,
+    Length: 100,
+    Width: 50,
+    Height: 20,
+    Weight: 1.5,
+  });
 
 describe('a message handed out before its commit', () => {
   let home = '';
@@ -33,7 +43,15 @@ describe('a message handed out before its commit', () => {
     if (!plc) {
       // The sorter resends what is unacknowledged only after a reconnect here, never on a timer.
       plc = new PlcLink({ port: 0, ackTimeoutMs: 60_000, onData: () => {} });
-      home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: await plc.listen(), ReconnectMaxMs: 200 }, ...config } });
+      home = tempHome({
+        'config.json': {
+          TestMode: false,
+          Port: 0,
+          Host: '127.0.0.1',
+          Sorter: { Host: '127.0.0.1', Port: await plc.listen(), ReconnectMaxMs: 200 },
+          ...config,
+        },
+      });
     }
     svc = await startServiceProcess(home);
     await until(() => plc!.connected, 10_000);
@@ -66,7 +84,14 @@ describe('a message handed out before its commit', () => {
     lock!.exec('ROLLBACK');
     await until(() => plc!.unacknowledged === 0, 10_000);
     // Committed under the id it was handed out with; proven read by the next request, and removed.
-    expect(db.prepare("SELECT id FROM sortation_queue WHERE track_id = '0000001' UNION SELECT message_id FROM delivered_history WHERE track_id = '0000001'").pluck().all()).toEqual([id]);
+    expect(
+      db
+        .prepare(
+          "SELECT id FROM sortation_queue WHERE track_id = '0000001' UNION SELECT message_id FROM delivered_history WHERE track_id = '0000001'",
+        )
+        .pluck()
+        .all(),
+    ).toEqual([id]);
     db.close();
   });
 

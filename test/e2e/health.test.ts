@@ -14,18 +14,35 @@ describe('health endpoints, live mode', () => {
 
   it('ready 200 while the sorter is connected; 503 naming the sorter once it is gone; live stays 200', async () => {
     const emu = await startEmulator(['--port', '0', '--rate', '5', '--seed', '3', '--heartbeat-ms', '300', '--ack-timeout-ms', '300']);
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port, HeartbeatMs: 300, ReconnectMaxMs: 500 } } });
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: 0,
+        Host: '127.0.0.1',
+        Sorter: { Host: '127.0.0.1', Port: emu.port, HeartbeatMs: 300, ReconnectMaxMs: 500 },
+      },
+    });
     const svc = await startServiceProcess(home);
     let ready = await call(svc.base, 'GET', '/health/ready');
     for (let i = 0; i < 50 && ready.status !== 200; i++, await sleep(100)) ready = await call(svc.base, 'GET', '/health/ready');
     expect(ready.status).toBe(200);
-    expect(ready.json).toMatchObject({ status: 'pass', checks: { 'sorter:link': [{ status: 'pass' }], 'database:writable': [{ status: 'pass' }], 'database:migrations': [{ status: 'pass' }] } });
+    expect(ready.json).toMatchObject({
+      status: 'pass',
+      checks: {
+        'sorter:link': [{ status: 'pass' }],
+        'database:writable': [{ status: 'pass' }],
+        'database:migrations': [{ status: 'pass' }],
+      },
+    });
     expect((await call(svc.base, 'GET', '/status')).json).toMatchObject({ State: 'Running', Problems: [] });
 
     await emu.stop();
     for (let i = 0; i < 50 && ready.status === 200; i++, await sleep(100)) ready = await call(svc.base, 'GET', '/health/ready');
     expect(ready.status).toBe(503);
-    expect(ready.json.checks['sorter:link'][0]).toMatchObject({ status: 'fail', output: expect.stringMatching(/the sorter 127\.0\.0\.1:\d+ is not connected/) });
+    expect(ready.json.checks['sorter:link'][0]).toMatchObject({
+      status: 'fail',
+      output: expect.stringMatching(/the sorter 127\.0\.0\.1:\d+ is not connected/),
+    });
     const status = (await call(svc.base, 'GET', '/status')).json;
     expect(status.State).toBe('Degraded');
     expect(status.Problems).toEqual([expect.stringMatching(/^sorter:link: the sorter .* is not connected/)]);

@@ -34,14 +34,21 @@ const sizeOf = (f: string) => (fs.existsSync(f) ? fs.statSync(f).size : 0);
 /** The three files the bound counts, measured by the test itself. */
 function files(home: string) {
   const db = path.join(home, 'data/sorter.db');
-  const traffic = fs.readdirSync(home).filter((n) => n.startsWith('Service_PLC.log')).reduce((s, n) => s + sizeOf(path.join(home, n)), 0);
+  const traffic = fs
+    .readdirSync(home)
+    .filter((n) => n.startsWith('Service_PLC.log'))
+    .reduce((s, n) => s + sizeOf(path.join(home, n)), 0);
   return { database: sizeOf(db), wal: sizeOf(`${db}-wal`), traffic, total: sizeOf(db) + sizeOf(`${db}-wal`) + traffic };
 }
 
 /** The p99 and the largest of some decision times (ms). */
 function summary(ms: number[]): { n: number; p99: number | null; max: number | null } {
   const sorted = [...ms].sort((x, y) => x - y);
-  return { n: sorted.length, p99: sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))] ?? null, max: sorted.at(-1) ?? null };
+  return {
+    n: sorted.length,
+    p99: sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))] ?? null,
+    max: sorted.at(-1) ?? null,
+  };
 }
 
 /** The distinct warnings and errors the service logged, with counts (for a failing run). */
@@ -68,10 +75,39 @@ describeWhen(missingTmpfsMount(), 'the history bounded by size')('the history bo
   });
 
   it(`at ${RATE} items/s under a ${BOUND / MB} MB bound: cut several times, the oldest first, within the bound and its margin, nothing lost, never refused; Low before the disk is full`, async () => {
-    const emu = await startEmulator(['--port', '0', '--rate', String(RATE), '--seed', '11', '--duration', '80', '--capacity', '100000', '--heartbeat-ms', '300', '--ack-timeout-ms', '300']);
+    const emu = await startEmulator([
+      '--port',
+      '0',
+      '--rate',
+      String(RATE),
+      '--seed',
+      '11',
+      '--duration',
+      '80',
+      '--capacity',
+      '100000',
+      '--heartbeat-ms',
+      '300',
+      '--ack-timeout-ms',
+      '300',
+    ]);
     fs.writeFileSync(
       path.join(mnt, 'config.json'),
-      JSON.stringify({ TestMode: false, Port: 0, Host: '127.0.0.1', HistoryMaxBytes: BOUND, Sorter: { Host: '127.0.0.1', Port: emu.port, HeartbeatMs: 300, AckTimeoutMs: 300, TrafficLogMaxBytes: 131072, TrafficLogFiles: 2, TrafficLogMinFreeBytes: MB } }),
+      JSON.stringify({
+        TestMode: false,
+        Port: 0,
+        Host: '127.0.0.1',
+        HistoryMaxBytes: BOUND,
+        Sorter: {
+          Host: '127.0.0.1',
+          Port: emu.port,
+          HeartbeatMs: 300,
+          AckTimeoutMs: 300,
+          TrafficLogMaxBytes: 131072,
+          TrafficLogFiles: 2,
+          TrafficLogMinFreeBytes: MB,
+        },
+      }),
     );
     svc = await startServiceProcess(mnt);
     const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
@@ -88,7 +124,8 @@ describeWhen(missingTmpfsMount(), 'the history bounded by size')('the history bo
       if (f.total > worst.total) worst = f;
       const st = await status();
       if (st.Storage.History.LastCut) cuts.set(st.Storage.History.LastCut.At, st.Storage.History.LastCut);
-      for (const d of (await call(svc!.base, 'GET', '/dashboard/data')).json.Decisions as Array<{ At: string; Ms: number }>) decisions.set(`${d.At} ${d.Ms}`, d.Ms);
+      for (const d of (await call(svc!.base, 'GET', '/dashboard/data')).json.Decisions as Array<{ At: string; Ms: number }>)
+        decisions.set(`${d.At} ${d.Ms}`, d.Ms);
       return st;
     };
     let s: Json = {};
@@ -101,7 +138,10 @@ describeWhen(missingTmpfsMount(), 'the history bounded by size')('the history bo
     const cutsAt = Date.now() - started;
     // Phase 2: another program takes the disk, leaving less free than the reserve (a tenth of 64 MB).
     const filler = path.join(mnt, 'filler');
-    const free = () => { const st = fs.statfsSync(mnt); return st.bavail * st.bsize; };
+    const free = () => {
+      const st = fs.statfsSync(mnt);
+      return st.bavail * st.bsize;
+    };
     fs.writeFileSync(filler, Buffer.alloc(Math.max(0, free() - 5 * MB)));
     await until(async () => (await status()).Storage.Disk.State === 'Low', 10_000, '/status shows the disk Low', 200);
     const low = await status();
@@ -121,9 +161,14 @@ describeWhen(missingTmpfsMount(), 'the history bounded by size')('the history bo
     const logs = svc.logs;
 
     const db = new Database(path.join(mnt, 'data/sorter.db'), { readonly: true });
-    const h = db.prepare("SELECT min(id) AS first, max(id) AS last, count(*) AS n, min(delivered_at) AS oldest FROM delivered_history").get() as { first: number; last: number; n: number; oldest: string };
-    const keptVerifies = new Set((db.prepare("SELECT track_id FROM delivered_history WHERE type = 'VERIFY'").pluck().all() as string[]));
-    const queued = db.prepare('SELECT (SELECT count(*) FROM sortation_queue) + (SELECT count(*) FROM destination_queue)').pluck().get() as number;
+    const h = db
+      .prepare('SELECT min(id) AS first, max(id) AS last, count(*) AS n, min(delivered_at) AS oldest FROM delivered_history')
+      .get() as { first: number; last: number; n: number; oldest: string };
+    const keptVerifies = new Set(db.prepare("SELECT track_id FROM delivered_history WHERE type = 'VERIFY'").pluck().all() as string[]);
+    const queued = db
+      .prepare('SELECT (SELECT count(*) FROM sortation_queue) + (SELECT count(*) FROM destination_queue)')
+      .pluck()
+      .get() as number;
     db.close();
     const verified = [...wcs.verified.keys()];
     // A decision during a cut: its assignment accepted while the cut ran (or within 50 ms after).

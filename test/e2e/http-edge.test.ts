@@ -45,7 +45,9 @@ describe('HTTP edge, raw sockets', () => {
     expect(chunked.error).toBeUndefined();
     expect(chunked.text).toMatch(/^HTTP\/1\.1 413 /);
     expect(chunked.text).toMatch(/"statusCode":413/);
-    const sized = await exchange(svc.port, (s) => s.write(`POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`));
+    const sized = await exchange(svc.port, (s) =>
+      s.write(`POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
+    );
     expect(sized.text).toMatch(/^HTTP\/1\.1 413 /);
     // The service still answers.
     expect((await fetch(`${svc.base}/status`)).status).toBe(200);
@@ -53,10 +55,25 @@ describe('HTTP edge, raw sockets', () => {
 
   it.each([
     ['headers over 16 KB', `GET /status HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431, /headers are larger than 16 KB/],
-    ['Content-Length and Transfer-Encoding together', 'POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, /Content-Length and Transfer-Encoding/],
-    ['conflicting Content-Length', 'POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400, /Content-Length/],
+    [
+      'Content-Length and Transfer-Encoding together',
+      'POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      400,
+      /Content-Length and Transfer-Encoding/,
+    ],
+    [
+      'conflicting Content-Length',
+      'POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}',
+      400,
+      /Content-Length/,
+    ],
     ['a bad request line', 'GET /status HTTP/9.9 extra\r\nHost: x\r\n\r\n', 400, /not valid/],
-    ['an Expect the service cannot meet', 'GET /status HTTP/1.1\r\nHost: x\r\nExpect: x\r\n\r\n', 417, /Expect header "x" is not supported/],
+    [
+      'an Expect the service cannot meet',
+      'GET /status HTTP/1.1\r\nHost: x\r\nExpect: x\r\n\r\n',
+      417,
+      /Expect header "x" is not supported/,
+    ],
     ['a request without Host', 'GET /status HTTP/1.1\r\n\r\n', 400, /not valid HTTP/],
   ])('answers %s with a JSON error, not an empty reply', async (_what, raw, status, message) => {
     const res = await exchange(svc.port, (s) => s.write(raw));

@@ -36,7 +36,8 @@ function usage(pid: number): { cpuMs: number; wakeups: number } {
     try {
       const status = fs.readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8');
       const name = /^Name:\s+(\S+)/m.exec(status)![1];
-      if (Number(task) === pid || Object.values(THREAD_NAMES).includes(name as never)) wakeups += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)![1]);
+      if (Number(task) === pid || Object.values(THREAD_NAMES).includes(name as never))
+        wakeups += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)![1]);
     } catch {
       // a thread that ended meanwhile
     }
@@ -53,37 +54,46 @@ describe('idle', () => {
     if (home) removeHome(home);
   });
 
-  onLinux('with the sorter connected (LIFE) and a long poll waiting on each queue: under 1.5% of a core, a few wake-ups a second of its own threads', async () => {
-    const emu = await startEmulator(['--port', '0', '--rate', '0']);
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port } } });
-    svc = await startServiceProcess(home);
-    const base = svc.base;
-    await until(async () => (await call(base, 'GET', '/health/ready')).status === 200, 10_000, 'the sorter connected');
-    // The emulator's destinations report themselves once at the start: taken off the queue.
-    const scans = async () => (await call(base, 'GET', '/status')).json['Destination Q'] as number;
-    for (let i = 0; i < 100 && (await scans()) > 0; i++) await poll(svc.port, '/destination?timeOut=1');
-    await until(async () => (await scans()) === 0, 5000, 'the SCANs taken');
-    // What a start and the SCANs leave behind settles: the checkpoint thread's last copy, and
-    // V8's last collections once the allocations stopped (its memory reducer, within about 20 s).
-    await sleep(22_000);
-    // Then a WCS waits on each queue (a poll waits 30 s at most: these outlast the watch), and
-    // the change watcher backs off to its idle pace within about 3 s.
-    const polls = [poll(svc.port, '/sortation?timeOut=30'), poll(svc.port, '/destination?timeOut=30')];
-    let answered = 0;
-    for (const p of polls) void p.then(() => (answered += 1), () => (answered += 1));
-    await sleep(3500);
-    const before = usage(svc.proc.pid!);
-    await sleep(WATCH_MS);
-    const after = usage(svc.proc.pid!);
-    const share = (after.cpuMs - before.cpuMs) / WATCH_MS;
-    const wakeupsPerSecond = ((after.wakeups - before.wakeups) * 1000) / WATCH_MS;
-    // The figures, for a run that fails on a busy machine (CI shares its cores).
-    console.log(`idle: ${(share * 100).toFixed(2)}% of a core, ${wakeupsPerSecond.toFixed(1)} wake-ups a second over ${WATCH_MS / 1000} s`);
-    expect(answered).toBe(0); // both polls waited throughout
-    expect(share).toBeLessThan(0.015);
-    // The LIFE exchange every 2 s and what it sets off (its line in Service_PLC.log, the outbox's
-    // look), and the change watcher's look every 2 s: about 3; a timer every 250 ms would add 4.
-    expect(wakeupsPerSecond).toBeLessThan(6);
-    await emu.stop();
-  });
+  onLinux(
+    'with the sorter connected (LIFE) and a long poll waiting on each queue: under 1.5% of a core, a few wake-ups a second of its own threads',
+    async () => {
+      const emu = await startEmulator(['--port', '0', '--rate', '0']);
+      home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port } } });
+      svc = await startServiceProcess(home);
+      const base = svc.base;
+      await until(async () => (await call(base, 'GET', '/health/ready')).status === 200, 10_000, 'the sorter connected');
+      // The emulator's destinations report themselves once at the start: taken off the queue.
+      const scans = async () => (await call(base, 'GET', '/status')).json['Destination Q'] as number;
+      for (let i = 0; i < 100 && (await scans()) > 0; i++) await poll(svc.port, '/destination?timeOut=1');
+      await until(async () => (await scans()) === 0, 5000, 'the SCANs taken');
+      // What a start and the SCANs leave behind settles: the checkpoint thread's last copy, and
+      // V8's last collections once the allocations stopped (its memory reducer, within about 20 s).
+      await sleep(22_000);
+      // Then a WCS waits on each queue (a poll waits 30 s at most: these outlast the watch), and
+      // the change watcher backs off to its idle pace within about 3 s.
+      const polls = [poll(svc.port, '/sortation?timeOut=30'), poll(svc.port, '/destination?timeOut=30')];
+      let answered = 0;
+      for (const p of polls)
+        void p.then(
+          () => (answered += 1),
+          () => (answered += 1),
+        );
+      await sleep(3500);
+      const before = usage(svc.proc.pid!);
+      await sleep(WATCH_MS);
+      const after = usage(svc.proc.pid!);
+      const share = (after.cpuMs - before.cpuMs) / WATCH_MS;
+      const wakeupsPerSecond = ((after.wakeups - before.wakeups) * 1000) / WATCH_MS;
+      // The figures, for a run that fails on a busy machine (CI shares its cores).
+      console.log(
+        `idle: ${(share * 100).toFixed(2)}% of a core, ${wakeupsPerSecond.toFixed(1)} wake-ups a second over ${WATCH_MS / 1000} s`,
+      );
+      expect(answered).toBe(0); // both polls waited throughout
+      expect(share).toBeLessThan(0.015);
+      // The LIFE exchange every 2 s and what it sets off (its line in Service_PLC.log, the outbox's
+      // look), and the change watcher's look every 2 s: about 3; a timer every 250 ms would add 4.
+      expect(wakeupsPerSecond).toBeLessThan(6);
+      await emu.stop();
+    },
+  );
 });

@@ -38,7 +38,24 @@ function expectSortedAsAssigned(emuStats: EmulatorStats): void {
   expect(emuStats.connections).toBe(2);
 }
 
-const emulatorFlags = (seconds: number, rate: number, layout: string) => ['--port', '0', '--rate', String(rate), '--seed', '23', '--duration', String(seconds), '--capacity', '100000', '--heartbeat-ms', '300', '--ack-timeout-ms', '300', '--layout', layout];
+const emulatorFlags = (seconds: number, rate: number, layout: string) => [
+  '--port',
+  '0',
+  '--rate',
+  String(rate),
+  '--seed',
+  '23',
+  '--duration',
+  String(seconds),
+  '--capacity',
+  '100000',
+  '--heartbeat-ms',
+  '300',
+  '--ack-timeout-ms',
+  '300',
+  '--layout',
+  layout,
+];
 
 describe.each(['ewm-mfs', 's7-raw', 'v1'])('layout %s end to end', (layout) => {
   let home: string;
@@ -51,7 +68,14 @@ describe.each(['ewm-mfs', 's7-raw', 'v1'])('layout %s end to end', (layout) => {
 
   it('every REQUEST reaches the WCS and every assignment the sorter, through a kill -9 of the service', async () => {
     const emu = await startEmulator(emulatorFlags(9, 15, layout));
-    home = tempHome({ 'config.json': { TestMode: false, Port: await freePort(), Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port, Layout: layout, ...fast } } });
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: await freePort(),
+        Host: '127.0.0.1',
+        Sorter: { Host: '127.0.0.1', Port: emu.port, Layout: layout, ...fast },
+      },
+    });
     svc = await startServiceProcess(home);
     const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
     svc = await killMidStream(svc, home);
@@ -76,7 +100,10 @@ describe.each(['ewm-mfs', 's7-raw', 'v1'])('layout %s end to end', (layout) => {
     expect(status.Sorter.NaksSent).toBe(0);
     // Nothing acknowledged was lost, nothing kept twice: the kill's resends were recognised.
     const db = new Database(path.join(home, 'data/sorter.db'), { readonly: true });
-    const v = db.prepare("SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM delivered_history WHERE type = 'VERIFY'").get() as { n: number; d: number };
+    const v = db.prepare("SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM delivered_history WHERE type = 'VERIFY'").get() as {
+      n: number;
+      d: number;
+    };
     // A REQUEST superseded by the item's next one (it went round again) is recorded, not handed out: across the restart, read from the history.
     const superseded = db.prepare("SELECT count(*) FROM delivered_history WHERE removed_reason = 'Superseded'").pluck().get() as number;
     db.close();
@@ -87,7 +114,11 @@ describe.each(['ewm-mfs', 's7-raw', 'v1'])('layout %s end to end', (layout) => {
     const wire = new TelegramWire(loadLayout(path.join(LAYOUTS, `${layout}.json`)));
     const lines = fs.readFileSync(path.join(home, 'Service_PLC.log'), 'latin1').trim().split('\n');
     expect(lines.every((l) => /^[\x20-\x7e]+$/.test(l))).toBe(true);
-    const requests = lines.map((l) => parseTrafficLine(l)!).filter((l) => l.direction === 'IN').map((l) => wire.parseContent(wire.fromReadable(l.content))).filter((t) => t.type === 'REQU' && t.flag === 'D');
+    const requests = lines
+      .map((l) => parseTrafficLine(l)!)
+      .filter((l) => l.direction === 'IN')
+      .map((l) => wire.parseContent(wire.fromReadable(l.content)))
+      .filter((t) => t.type === 'REQU' && t.flag === 'D');
     // The kill -9 may have taken the lines gathered in its last FLUSH_MS (50 ms, one REQUEST at
     // 15 items/s; more if the timer ran late on a busy machine) with it.
     expect(requests.length).toBeGreaterThanOrEqual(emuStats.inducted - 3);
@@ -111,10 +142,28 @@ describe('layout acme-cb8 (Resync none) end to end', () => {
 
   it.each([
     ['a fresh home, then a kill -9 of the service mid-stream', [], true],
-    ['a restart of the sorter mid-stream (numbering back to 1), its numbers wrapping past Sequence.Last first', ['--first-seq', '99970', '--restart-after', '4'], false],
+    [
+      'a restart of the sorter mid-stream (numbering back to 1), its numbers wrapping past Sequence.Last first',
+      ['--first-seq', '99970', '--restart-after', '4'],
+      false,
+    ],
   ])('%s: 0 items lost, 0 passes without assignment beyond the outage', async (_, flags, kill) => {
-    const emu = await startEmulator([...emulatorFlags(9, 15, 'acme-cb8'), '--no-read-rate', '0', '--start-when-connected', '0', ...(flags as string[])]);
-    home = tempHome({ 'config.json': { TestMode: false, Port: await freePort(), Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port, Layout: 'acme-cb8', ...fast } } });
+    const emu = await startEmulator([
+      ...emulatorFlags(9, 15, 'acme-cb8'),
+      '--no-read-rate',
+      '0',
+      '--start-when-connected',
+      '0',
+      ...(flags as string[]),
+    ]);
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: await freePort(),
+        Host: '127.0.0.1',
+        Sorter: { Host: '127.0.0.1', Port: emu.port, Layout: 'acme-cb8', ...fast },
+      },
+    });
     svc = await startServiceProcess(home);
     const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
     let outageEndsAt = 0;
@@ -161,15 +210,37 @@ describe('a site layout without resynchronisation (issue 34) end to end', () => 
 
   it('from a fresh home, through a restart of the sorter: 0 items lost, each REQUEST and VERIFY reaches the WCS, 0 NAKs', async () => {
     const file = path.resolve(__dirname, '../fixtures/site-none-layout.json');
-    const emu = await startEmulator([...emulatorFlags(9, 15, file), '--no-read-rate', '0', '--start-when-connected', '0', '--restart-after', '4']);
-    home = tempHome({ 'config.json': { TestMode: false, Port: await freePort(), Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port, Layout: 'site-layout.json', ...fast } }, 'site-layout.json': JSON.parse(fs.readFileSync(file, 'utf8')) });
+    const emu = await startEmulator([
+      ...emulatorFlags(9, 15, file),
+      '--no-read-rate',
+      '0',
+      '--start-when-connected',
+      '0',
+      '--restart-after',
+      '4',
+    ]);
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: await freePort(),
+        Host: '127.0.0.1',
+        Sorter: { Host: '127.0.0.1', Port: emu.port, Layout: 'site-layout.json', ...fast },
+      },
+      'site-layout.json': JSON.parse(fs.readFileSync(file, 'utf8')),
+    });
     svc = await startServiceProcess(home);
     const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
     const emuStats = await emu.stats;
     const wcs = await client.stop();
     const status = (await call(svc.base, 'GET', '/status')).json;
     expect(emuStats.inducted).toBeGreaterThan(50);
-    expect([emuStats.rejected, emuStats.naks_received, emuStats.unacknowledged_at_exit, emuStats.passes_without_assignment, emuStats.restarts]).toEqual([0, 0, 0, 0, 1]);
+    expect([
+      emuStats.rejected,
+      emuStats.naks_received,
+      emuStats.unacknowledged_at_exit,
+      emuStats.passes_without_assignment,
+      emuStats.restarts,
+    ]).toEqual([0, 0, 0, 0, 1]);
     expect(emuStats.sorted_as_assigned).toBe(emuStats.inducted);
     expect(status.Sorter).toMatchObject({ RefusingBecause: null, NaksSent: 0 });
     // Each VERIFY and every REQUEST reached the WCS (one the sorter resent across its restart may come twice).
@@ -185,7 +256,10 @@ describe('a layout that cannot be used', () => {
     layout.Telegrams[0].Fields.push({ Name: 'ZONE', Kind: 'text', Width: 4, Maps: 'Zone' }); // no such contract field
     layout.Telegrams.push({ Type: 'PING', Code: 'PING', Direction: 'Both', Fields: [] }); // no such type
     layout.Framing.TelegramLength = 120; // REQU needs 128 (with HUIDENT moved)
-    const home = tempHome({ 'config.json': { TestMode: false, Port: 0, Sorter: { Layout: 'site-layout.json' } }, 'site-layout.json': layout });
+    const home = tempHome({
+      'config.json': { TestMode: false, Port: 0, Sorter: { Layout: 'site-layout.json' } },
+      'site-layout.json': layout,
+    });
     try {
       const run = spawnSync(process.execPath, [MAIN], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8', timeout: 15000 });
       expect(run.status).toBe(78);
@@ -207,19 +281,36 @@ describe('a layout that cannot be used', () => {
   it('is refused by the emulator too (exit 78), and a name that is no file says where it looked', () => {
     const run = spawnSync(process.execPath, [EMULATOR, '--port', '0', '--layout', 'no-such-layout'], { encoding: 'utf8', timeout: 15000 });
     expect(run.status).toBe(78);
-    expect(run.stderr).toMatch(/--layout no-such-layout: Sorter.Layout "no-such-layout" is not a usable layout:\n {2}- names no layout file: looked for /);
+    expect(run.stderr).toMatch(
+      /--layout no-such-layout: Sorter.Layout "no-such-layout" is not a usable layout:\n {2}- names no layout file: looked for /,
+    );
   });
 
-  it("a site layout with a narrower destination: said at start-up, and a POST that does not fit it is a 400 with nothing written", async () => {
+  it('a site layout with a narrower destination: said at start-up, and a POST that does not fit it is a 400 with nothing written', async () => {
     const layout = JSON.parse(fs.readFileSync(path.join(LAYOUTS, 'v1.json'), 'utf8'));
     layout.Name = 'site-narrow';
-    layout.Telegrams.find((t: { Type: string }) => t.Type === 'ASGN').Fields.find((f: { Maps?: string }) => f.Maps === 'Destination').Width = 4;
-    const home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: await freePort(), Layout: 'site-layout.json' } }, 'site-layout.json': layout });
+    layout.Telegrams.find((t: { Type: string }) => t.Type === 'ASGN').Fields.find(
+      (f: { Maps?: string }) => f.Maps === 'Destination',
+    ).Width = 4;
+    const home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: 0,
+        Host: '127.0.0.1',
+        Sorter: { Host: '127.0.0.1', Port: await freePort(), Layout: 'site-layout.json' },
+      },
+      'site-layout.json': layout,
+    });
     const svc = await startServiceProcess(home);
     try {
-      expect(svc.logs.map((l) => l.msg)).toContain('layout site-narrow: ASGN carries "Destination" in Destination, 4 characters, where the HTTP contract allows 12 characters: a POST with a value that does not fit is answered 400');
+      expect(svc.logs.map((l) => l.msg)).toContain(
+        'layout site-narrow: ASGN carries "Destination" in Destination, 4 characters, where the HTTP contract allows 12 characters: a POST with a value that does not fit is answered 400',
+      );
       const refused = await call(svc.base, 'POST', '/sortation', { TrackID: '0004711', Destination: 'CHUTE-15' });
-      expect([refused.status, refused.json.message]).toEqual([400, '"Destination" does not fit the sorter\'s telegram layout site-narrow: its Destination takes at most 4 characters, got "CHUTE-15"']);
+      expect([refused.status, refused.json.message]).toEqual([
+        400,
+        '"Destination" does not fit the sorter\'s telegram layout site-narrow: its Destination takes at most 4 characters, got "CHUTE-15"',
+      ]);
       const taken = await call(svc.base, 'POST', '/sortation', { TrackID: '0004711', Destination: 'D015' });
       expect(taken.status).toBe(200);
       expect((await call(svc.base, 'GET', '/status')).json.Outbox.Depth).toBe(1); // only the one that fits

@@ -24,7 +24,9 @@ async function listener(onConnection: (socket: net.Socket) => void) {
     socket.on('error', () => {});
     onConnection(socket);
   });
-  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
+  const port = await new Promise<number>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)),
+  );
   const close = () => {
     server.close();
     for (const socket of sockets) socket.destroy();
@@ -48,7 +50,14 @@ describe('a sorter address that accepts and stays silent', () => {
   });
 
   const start = (port: number) => {
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: port, HeartbeatMs: 100, AckTimeoutMs: 100, ReconnectMaxMs: MAX_MS, TrafficLog: false } } });
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: 0,
+        Host: '127.0.0.1',
+        Sorter: { Host: '127.0.0.1', Port: port, HeartbeatMs: 100, AckTimeoutMs: 100, ReconnectMaxMs: MAX_MS, TrafficLog: false },
+      },
+    });
     return startServiceProcess(home);
   };
   const silentLines = () => svc!.logs.filter((l) => String(l.msg).includes('accepts the connection but sends no valid'));
@@ -72,7 +81,11 @@ describe('a sorter address that accepts and stays silent', () => {
     const gateway = await listener((socket) => {
       // Once it speaks, the peer sends SYNS and SYNE as a PLC does, then drops the connection.
       if (!speak) return;
-      socket.write(encodeFrame({ sender: 'PLC01', receiver: 'WCS01', seq: 0, type: 'SYNS', flag: 'D', data: 'GATEWAY00001000000' }) + encodeFrame({ sender: 'PLC01', receiver: 'WCS01', seq: 0, type: 'SYNE', flag: 'D', data: '' }), 'latin1');
+      socket.write(
+        encodeFrame({ sender: 'PLC01', receiver: 'WCS01', seq: 0, type: 'SYNS', flag: 'D', data: 'GATEWAY00001000000' }) +
+          encodeFrame({ sender: 'PLC01', receiver: 'WCS01', seq: 0, type: 'SYNE', flag: 'D', data: '' }),
+        'latin1',
+      );
       setTimeout(() => socket.destroy(), 50);
     });
     svc = await start(gateway.port);

@@ -15,7 +15,15 @@ describe('logs', () => {
 
   it('a sorter out of reach: one line for many attempts, then "connected" with the count; an access line per request', async () => {
     const sorterPort = await freePort(); // nobody listens there yet
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', AccessLog: 'all', Sorter: { Host: '127.0.0.1', Port: sorterPort, ReconnectMaxMs: 100 } } });
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: 0,
+        Host: '127.0.0.1',
+        AccessLog: 'all',
+        Sorter: { Host: '127.0.0.1', Port: sorterPort, ReconnectMaxMs: 100 },
+      },
+    });
     const svc = await startServiceProcess(home);
     await sleep(2500);
     const attempts = (await call(svc.base, 'GET', '/status')).json.Sorter.ConnectAttemptsFailed;
@@ -54,7 +62,10 @@ describe('logs', () => {
     await call(svc.base, 'GET', '/status');
     await call(svc.base, 'POST', '/sortation', {});
     await sleep(200);
-    expect(svc.logs.filter((l) => l.access === true).map((l) => `${l.method} ${l.path} ${l.status}`)).toEqual(['GET /nothing 404', 'POST /sortation 400']);
+    expect(svc.logs.filter((l) => l.access === true).map((l) => `${l.method} ${l.path} ${l.status}`)).toEqual([
+      'GET /nothing 404',
+      'POST /sortation 400',
+    ]);
     expect(await svc.stop()).toBe(0);
   });
 });

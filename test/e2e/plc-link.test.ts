@@ -43,7 +43,10 @@ describe('PlcLink over TCP', () => {
 
   it('hands a data telegram on once, acknowledges its repeat, and NAKs what the sorter refuses with its code', async () => {
     const got: string[] = [];
-    const link = new PlcLink({ port: 0, onData: (t) => (t.type === 'DSET' ? { code: 2, text: 'unknown destination D999' } : void got.push(`${t.type}${t.seq}`)) });
+    const link = new PlcLink({
+      port: 0,
+      onData: (t) => (t.type === 'DSET' ? { code: 2, text: 'unknown destination D999' } : void got.push(`${t.type}${t.seq}`)),
+    });
     const port = await link.listen();
     const host = await rawHost(port);
     const answered = (n: number) => until(() => host.received.filter((t) => t.flag !== 'D').length >= n);
@@ -52,11 +55,25 @@ describe('PlcLink over TCP', () => {
     await answered(2);
     host.send(1, 'ASGN', 'D', asgn); // its ACK was lost, say: sent again
     await answered(3);
-    host.send(2, 'DSET', 'D', encodeData('DSET', { Destination: 'D999', DestinationStatus: 'Ready', LightStatus: 'Off', LightColor: 'Off', BatchDoorStatus: null, DestinationText: '' }));
+    host.send(
+      2,
+      'DSET',
+      'D',
+      encodeData('DSET', {
+        Destination: 'D999',
+        DestinationStatus: 'Ready',
+        LightStatus: 'Off',
+        LightColor: 'Off',
+        BatchDoorStatus: null,
+        DestinationText: '',
+      }),
+    );
     await answered(4);
     host.send(3, 'REQU', 'D', 'x');
     await answered(5);
-    const answers = host.received.filter((t) => t.flag !== 'D').map((t) => `${t.type}${t.flag}${t.seq}${t.flag === 'N' ? `:${parseNak(t.data).code}` : ''}`);
+    const answers = host.received
+      .filter((t) => t.flag !== 'D')
+      .map((t) => `${t.type}${t.flag}${t.seq}${t.flag === 'N' ? `:${parseNak(t.data).code}` : ''}`);
     expect(answers).toEqual(['SYNSA0', 'ASGNA1', 'ASGNA1', 'DSETN2:2', 'REQUN3:3']);
     expect(got).toEqual(['ASGN1']);
     expect(link.counters.duplicates_received).toBe(1);

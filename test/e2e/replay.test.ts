@@ -16,17 +16,31 @@ describe('test mode as a child process', () => {
   it('replays the CSV, drains both queues in file order, and replays it again after a restart without duplicates', async () => {
     home = tempHome({
       'config.json': config,
-      'Service_PLC.csv': csv(scanRow('D1'), requestRow('0004711'), 'REQUEST,210,IND01,0004712,,,,,,BAD,,,,,', verifyRow('0004711'), scanRow('D2', 'NotReady')),
+      'Service_PLC.csv': csv(
+        scanRow('D1'),
+        requestRow('0004711'),
+        'REQUEST,210,IND01,0004712,,,,,,BAD,,,,,',
+        verifyRow('0004711'),
+        scanRow('D2', 'NotReady'),
+      ),
     });
     const first = await startServiceProcess(home);
     const status = (await call(first.base, 'GET', '/status')).json;
-    expect(status).toMatchObject({ 'Sortation Q': 2, 'Destination Q': 2, TestMode: true, Replay: { File: 'Service_PLC.csv', RowsLoaded: 4, RowsSkipped: 1 } });
+    expect(status).toMatchObject({
+      'Sortation Q': 2,
+      'Destination Q': 2,
+      TestMode: true,
+      Replay: { File: 'Service_PLC.csv', RowsLoaded: 4, RowsSkipped: 1 },
+    });
     const skipped = first.logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('replay row skipped'));
     expect(skipped).toMatchObject({ line: 4, column: 'RecircCount', value: 'BAD' });
 
     const sortation = await drain(first.base, 'sortation');
     const destination = await drain(first.base, 'destination');
-    expect(sortation.map((m) => [m.Type, m.TrackID])).toEqual([['REQUEST', '0004711'], ['VERIFY', '0004711']]);
+    expect(sortation.map((m) => [m.Type, m.TrackID])).toEqual([
+      ['REQUEST', '0004711'],
+      ['VERIFY', '0004711'],
+    ]);
     expect(destination.map((m) => m.Destination)).toEqual(['D1', 'D2']);
     expect((await call(first.base, 'GET', '/status')).json).toMatchObject({ 'Sortation Q': 0, 'Destination Q': 0 });
     expect(await first.stop()).toBe(0);
@@ -53,8 +67,22 @@ describe('test mode as a child process', () => {
     const svc = await startServiceProcess(home);
     const sortation = await drain(svc.base, 'sortation');
     expect(sortation.map((m) => m.Type)).toEqual(['REQUEST', 'VERIFY']);
-    expect(sortation[0]).toStrictEqual({ Type: 'REQUEST', TrackID: '0004711', Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 });
-    expect((await drain(svc.base, 'destination')).map((m) => [m.Destination, m.BatchDoorStatus])).toEqual([['D001', null], ['D003', 'OPENED']]);
+    expect(sortation[0]).toStrictEqual({
+      Type: 'REQUEST',
+      TrackID: '0004711',
+      Barcode: '4006381333931',
+      MessageCode: 210,
+      InductLocation: 'IND01',
+      RecirculationCount: 0,
+      Length: 320.5,
+      Width: 210,
+      Height: 95,
+      Weight: 1.25,
+    });
+    expect((await drain(svc.base, 'destination')).map((m) => [m.Destination, m.BatchDoorStatus])).toEqual([
+      ['D001', null],
+      ['D003', 'OPENED'],
+    ]);
     expect((await call(svc.base, 'GET', '/status')).json.Replay).toMatchObject({ File: 'Service_PLC.log', RowsLoaded: 4, RowsSkipped: 0 });
     await svc.stop();
   });
@@ -86,7 +114,9 @@ describe('start-up and shutdown', () => {
 
   it('refuses an invalid config.json with one message listing every problem (exit 78)', async () => {
     home = tempHome({ 'config.json': { TestMode: 'yes', Port: -1, Colour: 'blue' } });
-    await expect(startServiceProcess(home)).rejects.toThrow(/exited \(78\)[\s\S]*"TestMode" must be a boolean[\s\S]*"Port" must be a valid port[\s\S]*"Colour" is not allowed/);
+    await expect(startServiceProcess(home)).rejects.toThrow(
+      /exited \(78\)[\s\S]*"TestMode" must be a boolean[\s\S]*"Port" must be a valid port[\s\S]*"Colour" is not allowed/,
+    );
   });
 
   it('answers a waiting long poll with 204 at once on SIGTERM and exits 0', async () => {

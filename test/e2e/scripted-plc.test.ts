@@ -47,29 +47,54 @@ describe('TcpSorterLink against a scripted PLC', () => {
     await until(() => t.service.deps.link.status().Connected === true && plc.received.some((x) => x.type === 'SYNE'));
     // The link reads the outbox when an entry is offered; its tick also looks, and it ticks at
     // least once a heartbeat while connected (our LIFE after a heartbeat of silence: 1 s here).
-    await t.service.writer.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: 'UNOFFERED', Destination: 'D1', Barcode: '' } }, null, new Date().toISOString()]);
+    await t.service.writer.run('addToOutbox', [
+      { kind: 'ASSIGNMENT', body: { TrackID: 'UNOFFERED', Destination: 'D1', Barcode: '' } },
+      null,
+      new Date().toISOString(),
+    ]);
     await until(() => t.service.deps.outbox.depth() === 0, 2500); // not waiting for a reconnect's resync (3 s here)
-    expect(plc.received.filter((x) => x.type === 'ASGN' && x.flag === 'D').map((x) => x.data)).toEqual([encodeData('ASGN', { TrackID: 'UNOFFERED', Barcode: '', Destination: 'D1' })]);
+    expect(plc.received.filter((x) => x.type === 'ASGN' && x.flag === 'D').map((x) => x.data)).toEqual([
+      encodeData('ASGN', { TrackID: 'UNOFFERED', Barcode: '', Destination: 'D1' }),
+    ]);
   });
 
   it('moves a telegram the PLC refuses (NAK) to outbox_dropped with the reason', async () => {
     await start((tg, send) => {
-      if (tg.type === 'DSET' && tg.flag === 'D') send(encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: tg.seq, type: 'DSET', flag: 'N', data: nakData(2, 'unknown destination D999') }));
+      if (tg.type === 'DSET' && tg.flag === 'D')
+        send(
+          encodeContent({
+            sender: 'PLC01',
+            receiver: 'WCS01',
+            seq: tg.seq,
+            type: 'DSET',
+            flag: 'N',
+            data: nakData(2, 'unknown destination D999'),
+          }),
+        );
     });
     await until(() => t.service.deps.link.status().Connected === true);
     await post('/destination', { Destination: 'D999', DestinationStatus: 'Ready' });
     await until(() => t.service.deps.outbox.depth() === 0);
-    expect(t.service.db.prepare('SELECT kind, destination, reason FROM outbox_dropped').all()).toEqual([{ kind: 'DESTINATION', destination: 'D999', reason: 'NAK 2: unknown destination D999' }]);
+    expect(t.service.db.prepare('SELECT kind, destination, reason FROM outbox_dropped').all()).toEqual([
+      { kind: 'DESTINATION', destination: 'D999', reason: 'NAK 2: unknown destination D999' },
+    ]);
     expect(t.service.deps.link.status()).toMatchObject({ NaksReceived: 1, DroppedAssignments: 0, DroppedSettings: 1 });
   });
 
   it('drops an assignment older than its time to live instead of sending it', async () => {
     await start(() => {}, { AssignmentTtlSeconds: 1 });
     // Written while the link is down, two minutes ago (as if the service had been stuck).
-    await t.service.writer.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: 'OLD', Destination: 'D1', Barcode: '' } }, null, new Date(Date.now() - 120_000).toISOString()]);
+    await t.service.writer.run('addToOutbox', [
+      { kind: 'ASSIGNMENT', body: { TrackID: 'OLD', Destination: 'D1', Barcode: '' } },
+      null,
+      new Date(Date.now() - 120_000).toISOString(),
+    ]);
     await until(() => t.service.deps.outbox.depth() === 0);
     expect(plc.received.some((x) => x.type === 'ASGN')).toBe(false);
-    expect(t.service.db.prepare('SELECT track_id, reason FROM outbox_dropped').get()).toEqual({ track_id: 'OLD', reason: expect.stringMatching(/older than AssignmentTtlSeconds/) });
+    expect(t.service.db.prepare('SELECT track_id, reason FROM outbox_dropped').get()).toEqual({
+      track_id: 'OLD',
+      reason: expect.stringMatching(/older than AssignmentTtlSeconds/),
+    });
     expect(t.service.deps.link.status().DroppedAssignments).toBe(1);
   });
 
@@ -81,7 +106,18 @@ describe('TcpSorterLink against a scripted PLC', () => {
     await until(() => plc.received.some((x) => x.type === 'SYNS'));
     const operator = new Database(t.service.databaseFile);
     operator.exec('BEGIN IMMEDIATE');
-    const { type, data } = sorterMessageData({ Type: 'REQUEST', TrackID: '0004711', Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 });
+    const { type, data } = sorterMessageData({
+      Type: 'REQUEST',
+      TrackID: '0004711',
+      Barcode: 'B',
+      MessageCode: 210,
+      InductLocation: 'IND01',
+      RecirculationCount: 0,
+      Length: 1,
+      Width: 2,
+      Height: 3,
+      Weight: 4,
+    });
     const requ = encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: 1, type, flag: 'D', data });
     plc.toHost(requ);
     await new Promise((r) => setTimeout(r, 200));
@@ -102,7 +138,18 @@ describe('TcpSorterLink against a scripted PLC', () => {
       if (tg.type === 'REQU' && tg.flag === 'A') depthAtAck.push(t.service.deps.store.depth('sortation'));
     });
     await until(() => plc.received.some((x) => x.type === 'SYNS'));
-    const { type, data } = sorterMessageData({ Type: 'REQUEST', TrackID: '0004711', Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 });
+    const { type, data } = sorterMessageData({
+      Type: 'REQUEST',
+      TrackID: '0004711',
+      Barcode: 'B',
+      MessageCode: 210,
+      InductLocation: 'IND01',
+      RecirculationCount: 0,
+      Length: 1,
+      Width: 2,
+      Height: 3,
+      Weight: 4,
+    });
     const requ = encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: 5, type, flag: 'D', data });
     plc.toHost(requ);
     await until(() => depthAtAck.length === 1);
@@ -181,7 +228,11 @@ describe('TcpSorterLink against a scripted PLC', () => {
         if (tg.type === 'ASGN' && tg.flag === 'D') send(ack(tg));
       });
       await t.close();
-      t = await testService({ TestMode: false, DurableBySorterAck: false, Sorter: { Port: await plc.listening, AckTimeoutMs: 150, HeartbeatMs: 1000 } });
+      t = await testService({
+        TestMode: false,
+        DurableBySorterAck: false,
+        Sorter: { Port: await plc.listening, AckTimeoutMs: 150, HeartbeatMs: 1000 },
+      });
       await until(() => t.service.deps.link.status().Connected === true && plc.received.some((x) => x.type === 'SYNE'));
       const before = await storageSyncs();
       for (let i = 1; i <= 3; i++) expect((await assign(`S${i}`)).status).toBe(200);

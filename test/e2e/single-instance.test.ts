@@ -10,11 +10,15 @@ import { startServiceProcess } from '../helpers/process';
 const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
 // Three starts and a refused one in a test: about 5 s on a quiet machine, more on a busy one.
 jest.setTimeout(30_000);
-const runOnce = (home: string) => spawnSync(process.execPath, [MAIN], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8', timeout: 15000 });
+const runOnce = (home: string) =>
+  spawnSync(process.execPath, [MAIN], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8', timeout: 15000 });
 
 describe('a second instance on the same home', () => {
   it('test mode: refuses to start, names the running process, and does not re-seed its queues', async () => {
-    const home = tempHome({ 'config.json': { TestMode: true, Port: 0 }, 'Service_PLC.csv': csv(requestRow('0000001'), requestRow('0000002')) });
+    const home = tempHome({
+      'config.json': { TestMode: true, Port: 0 },
+      'Service_PLC.csv': csv(requestRow('0000001'), requestRow('0000002')),
+    });
     const first = await startServiceProcess(home);
     const taken = await fetch(`${first.base}/sortation?timeOut=0`);
     expect(((await taken.json()) as { TrackID: string }).TrackID).toBe('0000001');
@@ -60,7 +64,9 @@ describe('test mode and the live database', () => {
     const live = await startServiceProcess(home);
     await live.stop();
     const db = new Database(path.join(home, 'data/sorter.db'));
-    db.prepare("INSERT INTO sortation_queue (message_code, type, track_id, barcode, induct_location, recirculation_count, length, width, height, weight, received_at) VALUES (210, 'REQUEST', 'LIVE1', '', 'IND01', 0, 1, 1, 1, 1, 'T')").run();
+    db.prepare(
+      "INSERT INTO sortation_queue (message_code, type, track_id, barcode, induct_location, recirculation_count, length, width, height, weight, received_at) VALUES (210, 'REQUEST', 'LIVE1', '', 'IND01', 0, 1, 1, 1, 1, 'T')",
+    ).run();
     db.close();
     const fs = await import('node:fs');
     fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify({ TestMode: true, Port: 0, TestDatabase: './data/../data/sorter.db' }));

@@ -14,9 +14,30 @@ import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 jest.setTimeout(90000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fast = { HeartbeatMs: 300, AckTimeoutMs: 300, ReconnectMaxMs: 500 };
-const liveConfig = (sorterPort: number, extra: object = {}, httpPort = 0) => ({ TestMode: false, Port: httpPort, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: sorterPort, ...fast, ...extra } });
+const liveConfig = (sorterPort: number, extra: object = {}, httpPort = 0) => ({
+  TestMode: false,
+  Port: httpPort,
+  Host: '127.0.0.1',
+  Sorter: { Host: '127.0.0.1', Port: sorterPort, ...fast, ...extra },
+});
 // Plenty of room in the destinations, so every item can go where the WCS sends it.
-const emulatorFlags = (seconds: number, rate = 30, ...more: string[]) => ['--port', '0', '--rate', String(rate), '--seed', '42', '--duration', String(seconds), '--capacity', '100000', '--heartbeat-ms', '300', '--ack-timeout-ms', '300', ...more];
+const emulatorFlags = (seconds: number, rate = 30, ...more: string[]) => [
+  '--port',
+  '0',
+  '--rate',
+  String(rate),
+  '--seed',
+  '42',
+  '--duration',
+  String(seconds),
+  '--capacity',
+  '100000',
+  '--heartbeat-ms',
+  '300',
+  '--ack-timeout-ms',
+  '300',
+  ...more,
+];
 
 /** Every item the sorter inducted was verified to the client once, at the destination the client assigned. */
 function expectEveryItemSortedAsAssigned(emu: EmulatorStats, wcs: WcsStats, postsInFlight = 0, superseded = 0) {
@@ -101,13 +122,16 @@ describe('service + emulator + reference client over real TCP', () => {
     // Telegram level: the sorter resent what the killed service had committed but not acknowledged;
     // the restarted service recognised it, so no VERIFY was queued twice.
     const db = new Database(path.join(home, 'data/sorter.db'), { readonly: true });
-    const v = db.prepare("SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM delivered_history WHERE type = 'VERIFY'").get() as { n: number; d: number };
+    const v = db.prepare("SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM delivered_history WHERE type = 'VERIFY'").get() as {
+      n: number;
+      d: number;
+    };
     db.close();
     expect(v.n).toBe(emuStats.verifies);
     expect(v.d).toBe(v.n);
   });
 
-  it('a graceful restart as systemd does it (the unit\'s KillSignal, then a start): within TimeoutStopSec, nothing lost, nothing duplicated', async () => {
+  it("a graceful restart as systemd does it (the unit's KillSignal, then a start): within TimeoutStopSec, nothing lost, nothing duplicated", async () => {
     const unit = fs.readFileSync(path.join(__dirname, '../../deploy/sorter-integration.service'), 'utf8');
     const setting = (key: string) => new RegExp(`^${key}=(.+)$`, 'm').exec(unit)![1];
     let stopMs = 0;
@@ -151,7 +175,10 @@ describe('service + emulator + reference client over real TCP', () => {
     // No client for 4 s: items go round (decision window 1.5 s, loop 1.5 s) and ask again.
     await sleep(4000);
     const db = new Database(path.join(home, 'data/sorter.db'), { readonly: true });
-    const twice = db.prepare("SELECT count(*) FROM (SELECT track_id FROM sortation_queue WHERE type = 'REQUEST' GROUP BY track_id HAVING count(*) > 1)").pluck().get();
+    const twice = db
+      .prepare("SELECT count(*) FROM (SELECT track_id FROM sortation_queue WHERE type = 'REQUEST' GROUP BY track_id HAVING count(*) > 1)")
+      .pluck()
+      .get();
     const superseded = db.prepare("SELECT count(*) FROM delivered_history WHERE removed_reason = 'Superseded'").pluck().get() as number;
     db.close();
     expect(twice).toBe(0);

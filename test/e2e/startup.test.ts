@@ -18,7 +18,12 @@ describe('start-up', () => {
     const home = tempHome({ 'config.json': { TestMode: true, Port: 0, Host: '0.0.0.0' } });
     const open = await startServiceProcess(home);
     await new Promise((r) => setTimeout(r, 100));
-    expect(messages(open.logs)).toEqual(expect.arrayContaining([expect.stringMatching(/^listening on http:\/\/0\.0\.0\.0:\d+ \(test mode\)/), expect.stringMatching(/beyond this machine, with no ApiKeys/)]));
+    expect(messages(open.logs)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^listening on http:\/\/0\.0\.0\.0:\d+ \(test mode\)/),
+        expect.stringMatching(/beyond this machine, with no ApiKeys/),
+      ]),
+    );
     await open.stop();
     fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify({ TestMode: true, Port: 0, Host: '127.0.0.1' }));
     const local = await startServiceProcess(home);
@@ -47,7 +52,13 @@ describe('start-up', () => {
       const older = await startServiceProcess(home);
       await older.stop();
       expect(older.logs.find((l) => l.msg === 'queue database open')?.pageSize).toBe(4096);
-      expect(messages(older.logs)).toEqual(expect.arrayContaining([expect.stringMatching(/^the queue database has 4096-byte pages, made before 512 became the default: converting it .*docs\/operations\.md/)]));
+      expect(messages(older.logs)).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(
+            /^the queue database has 4096-byte pages, made before 512 became the default: converting it .*docs\/operations\.md/,
+          ),
+        ]),
+      );
     } finally {
       removeHome(home);
     }
@@ -60,7 +71,9 @@ describe('start-up', () => {
     readline.createInterface({ input: proc.stdout! }).on('line', (l) => lines.push(l));
     for (let i = 0; i < 200 && !lines.some((l) => /new, empty home/.test(l)); i++) await new Promise((r) => setTimeout(r, 25));
     proc.kill('SIGKILL');
-    expect(lines.some((l) => l.includes(`the service home ${home} did not exist or was empty: starting with a new, empty home`))).toBe(true);
+    expect(lines.some((l) => l.includes(`the service home ${home} did not exist or was empty: starting with a new, empty home`))).toBe(
+      true,
+    );
     fs.rmSync(home, { recursive: true, force: true });
   });
 });
@@ -68,10 +81,22 @@ describe('start-up', () => {
 describe('start-up refusals', () => {
   const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
   it.each([
-    ['an address this machine does not have', { TestMode: true, Port: 0, Host: '192.0.2.1' }, /cannot listen on 192\.0\.2\.1:0 \(Host, Port in config\.json\): EADDRNOTAVAIL/],
-    ['a database folder that cannot be created', { TestMode: true, Port: 0, TestDatabase: 'Service_PLC.csv/sub/test.db' }, /cannot use the database folder .*Service_PLC\.csv\/sub \(TestDatabase in config\.json\)/],
+    [
+      'an address this machine does not have',
+      { TestMode: true, Port: 0, Host: '192.0.2.1' },
+      /cannot listen on 192\.0\.2\.1:0 \(Host, Port in config\.json\): EADDRNOTAVAIL/,
+    ],
+    [
+      'a database folder that cannot be created',
+      { TestMode: true, Port: 0, TestDatabase: 'Service_PLC.csv/sub/test.db' },
+      /cannot use the database folder .*Service_PLC\.csv\/sub \(TestDatabase in config\.json\)/,
+    ],
   ])('refuses %s with one line, before seeding anything', async (_what, config, message) => {
-    const home = tempHome({ 'config.json': config, 'Service_PLC.csv': 'Type,MessageCode,DeviceID,TrackID,Barcode,Length,Width,Height,Weight,RecircCount,DestinationStatus,LightStatus,LightColor,DestinationText,ButtonID\n' });
+    const home = tempHome({
+      'config.json': config,
+      'Service_PLC.csv':
+        'Type,MessageCode,DeviceID,TrackID,Barcode,Length,Width,Height,Weight,RecircCount,DestinationStatus,LightStatus,LightColor,DestinationText,ButtonID\n',
+    });
     const { spawnSync } = await import('node:child_process');
     const run = spawnSync(process.execPath, [MAIN], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8', timeout: 15000 });
     expect(run.status).toBe(78);

@@ -39,7 +39,9 @@ async function timed<T>(p: Promise<T>): Promise<number> {
 describe('stopping the service', () => {
   it('keeps serving while nobody reads its stdout, and stops on SIGTERM within seconds', async () => {
     const sorter = await garbageSorter();
-    const home = tempHome({ 'config.json': JSON.stringify({ TestMode: false, Port: 0, Sorter: { Host: '127.0.0.1', Port: sorter.port } }) });
+    const home = tempHome({
+      'config.json': JSON.stringify({ TestMode: false, Port: 0, Sorter: { Host: '127.0.0.1', Port: sorter.port } }),
+    });
     const svc = await startServiceProcess(home);
     // Stop reading: the pipe fills within moments (hundreds of warnings a second).
     svc.proc.stdout!.pause();

@@ -45,16 +45,22 @@ async function run(seconds: number, env: NodeJS.ProcessEnv = {}, during?: (svc: 
   await sleep(1000);
   probe.kill();
   await new Promise((resolve) => probe.once('exit', resolve));
-  const statusProbes = probed.split('\n').filter(Boolean).map((l) => {
-    const [at = Number.NaN, ms = Number.NaN] = l.split(' ').map(Number);
-    return { at, ms };
-  });
+  const statusProbes = probed
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [at = Number.NaN, ms = Number.NaN] = l.split(' ').map(Number);
+      return { at, ms };
+    });
   const wcs = await client.stop();
   const status = (await call(svc.base, 'GET', '/status')).json;
   await svc.stop();
   /** The p99 of the /status probes asked between `from` and `to` (epoch ms). */
   const statusP99 = (from: number, to: number) => {
-    const ms = statusProbes.filter((p) => p.at >= from && p.at <= to).map((p) => p.ms).sort((a, b) => a - b);
+    const ms = statusProbes
+      .filter((p) => p.at >= from && p.at <= to)
+      .map((p) => p.ms)
+      .sort((a, b) => a - b);
     return { probes: ms.length, p99: ms[Math.floor(ms.length * 0.99)] ?? Number.NaN, max: ms.at(-1) ?? Number.NaN };
   };
   return { emu: emuStats, wcs, status, home, statusP99 };
@@ -64,87 +70,98 @@ describe('slow, locked and read-only storage', () => {
   let home = '';
   afterEach(() => removeHome(home));
 
-  itWhen(missingCommands({ [process.env.CC ?? 'cc']: 'apt-get install gcc' }), 'slow storage (a preloaded fsync delay, compiled with cc)')('fsync 20 ms slower (an SD card), 50 items/s for 15 s: no item late, none lost', async () => {
-    const r = await run(15, slowFsyncEnv(20));
-    home = r.home;
-    expect(r.emu.inducted).toBeGreaterThanOrEqual(740);
-    expect(r.emu).toMatchObject({ late_assignments: 0, passes_without_assignment: 0, rejected: 0, unacknowledged_at_exit: 0 });
-    expect(r.emu.sorted_as_assigned).toBe(r.emu.inducted);
-    expect(r.wcs.verified.size).toBe(r.emu.inducted); // every VERIFY reached the WCS
-    expect(r.emu.decision_p99_ms).toBeLessThan(500);
-    expect(r.status.Storage.State).toBe('Ok');
-  });
+  itWhen(missingCommands({ [process.env.CC ?? 'cc']: 'apt-get install gcc' }), 'slow storage (a preloaded fsync delay, compiled with cc)')(
+    'fsync 20 ms slower (an SD card), 50 items/s for 15 s: no item late, none lost',
+    async () => {
+      const r = await run(15, slowFsyncEnv(20));
+      home = r.home;
+      expect(r.emu.inducted).toBeGreaterThanOrEqual(740);
+      expect(r.emu).toMatchObject({ late_assignments: 0, passes_without_assignment: 0, rejected: 0, unacknowledged_at_exit: 0 });
+      expect(r.emu.sorted_as_assigned).toBe(r.emu.inducted);
+      expect(r.wcs.verified.size).toBe(r.emu.inducted); // every VERIFY reached the WCS
+      expect(r.emu.decision_p99_ms).toBeLessThan(500);
+      expect(r.status.Storage.State).toBe('Ok');
+    },
+  );
 
-  itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), "locked storage (an operator's sqlite3)")("an operator's write lock held for 10 s under 50 items/s: /status answers at once, no reconnect, nothing lost, late only while held", async () => {
-    let lockFrom = 0;
-    let lockUntil = 0;
-    let seenDuringLock: Json;
-    const r = await run(20, {}, async (svc, h) => {
-      await sleep(5000);
-      const sqlite: ChildProcess = spawn('sqlite3', [path.join(h, 'data/sorter.db')], { stdio: ['pipe', 'ignore', 'inherit'] });
-      killAtFileEnd(sqlite);
-      sqlite.stdin!.write('.timeout 2000\nBEGIN IMMEDIATE;\nSELECT 1;\n');
-      lockFrom = Date.now();
-      await sleep(3000);
-      seenDuringLock = (await call(svc.base, 'GET', '/status')).json;
-      await sleep(7000);
-      sqlite.stdin!.end('COMMIT;\n');
-      await new Promise((resolve) => sqlite.once('exit', resolve));
-      lockUntil = Date.now();
-    });
-    home = r.home;
-    expect(lockUntil - lockFrom).toBeGreaterThanOrEqual(10_000);
-    // While the lock was held, the storage said so and the service kept answering.
-    expect(seenDuringLock.Storage).toMatchObject({ State: 'Stalled', WaitingFor: 'Lock' });
-    expect(seenDuringLock.Storage.PendingWrites).toBeGreaterThan(0);
-    expect(seenDuringLock.Sorter.Connected).toBe(true);
-    // /status while the lock is held, against the 4 s before the lock in the same run: on a busy
-    // machine every answer is slower, the lock must not make it slower still (a stall was 9.8 s
-    // before the writer thread). In the 2 s after it the backlog is worked off at full speed
-    // (docs/reliability.md): slower answers then, none over a second.
-    const during = r.statusP99(lockFrom, lockUntil);
-    const after = r.statusP99(lockUntil, lockUntil + 2000);
-    const before = r.statusP99(lockFrom - 4000, lockFrom);
-    const lastMissed = r.emu.inducting_since_ms + (r.emu.last_pass_without_assignment_s ?? 0) * 1000;
-    process.stderr.write(`STORAGE-LOCK ${JSON.stringify({ before_p99_ms: Math.round(before.p99), during_p99_ms: Math.round(during.p99), after_p99_ms: Math.round(after.p99), after_max_ms: Math.round(after.max), last_late_pass_after_unlock_ms: lastMissed - lockUntil })}\n`);
-    expect([before.probes, during.probes, after.probes].map((n) => n > 15)).toEqual([true, true, true]);
-    expect(during.p99).toBeLessThan(Math.max(50, 2 * before.p99));
-    expect(Math.max(during.max, after.max)).toBeLessThan(1000);
-    expect(r.emu.connections).toBe(1); // the link was never declared dead
-    // Nothing lost: every item inducted reached its destination or reject, and its VERIFY the WCS.
-    expect(r.emu.unacknowledged_at_exit).toBe(0);
-    expect(r.wcs.verified.size).toBe(r.emu.inducted);
-    // Items missed their decision only for passes that began before the lock ended (and the
-    // backlog had cleared, well within one decision window after it).
-    expect(r.emu.passes_without_assignment).toBeGreaterThan(0);
-    expect(lastMissed).toBeLessThan(lockUntil + 1500);
-    expect(r.status.Storage.State).toBe('Ok');
-  });
+  itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), "locked storage (an operator's sqlite3)")(
+    "an operator's write lock held for 10 s under 50 items/s: /status answers at once, no reconnect, nothing lost, late only while held",
+    async () => {
+      let lockFrom = 0;
+      let lockUntil = 0;
+      let seenDuringLock: Json;
+      const r = await run(20, {}, async (svc, h) => {
+        await sleep(5000);
+        const sqlite: ChildProcess = spawn('sqlite3', [path.join(h, 'data/sorter.db')], { stdio: ['pipe', 'ignore', 'inherit'] });
+        killAtFileEnd(sqlite);
+        sqlite.stdin!.write('.timeout 2000\nBEGIN IMMEDIATE;\nSELECT 1;\n');
+        lockFrom = Date.now();
+        await sleep(3000);
+        seenDuringLock = (await call(svc.base, 'GET', '/status')).json;
+        await sleep(7000);
+        sqlite.stdin!.end('COMMIT;\n');
+        await new Promise((resolve) => sqlite.once('exit', resolve));
+        lockUntil = Date.now();
+      });
+      home = r.home;
+      expect(lockUntil - lockFrom).toBeGreaterThanOrEqual(10_000);
+      // While the lock was held, the storage said so and the service kept answering.
+      expect(seenDuringLock.Storage).toMatchObject({ State: 'Stalled', WaitingFor: 'Lock' });
+      expect(seenDuringLock.Storage.PendingWrites).toBeGreaterThan(0);
+      expect(seenDuringLock.Sorter.Connected).toBe(true);
+      // /status while the lock is held, against the 4 s before the lock in the same run: on a busy
+      // machine every answer is slower, the lock must not make it slower still (a stall was 9.8 s
+      // before the writer thread). In the 2 s after it the backlog is worked off at full speed
+      // (docs/reliability.md): slower answers then, none over a second.
+      const during = r.statusP99(lockFrom, lockUntil);
+      const after = r.statusP99(lockUntil, lockUntil + 2000);
+      const before = r.statusP99(lockFrom - 4000, lockFrom);
+      const lastMissed = r.emu.inducting_since_ms + (r.emu.last_pass_without_assignment_s ?? 0) * 1000;
+      process.stderr.write(
+        `STORAGE-LOCK ${JSON.stringify({ before_p99_ms: Math.round(before.p99), during_p99_ms: Math.round(during.p99), after_p99_ms: Math.round(after.p99), after_max_ms: Math.round(after.max), last_late_pass_after_unlock_ms: lastMissed - lockUntil })}\n`,
+      );
+      expect([before.probes, during.probes, after.probes].map((n) => n > 15)).toEqual([true, true, true]);
+      expect(during.p99).toBeLessThan(Math.max(50, 2 * before.p99));
+      expect(Math.max(during.max, after.max)).toBeLessThan(1000);
+      expect(r.emu.connections).toBe(1); // the link was never declared dead
+      // Nothing lost: every item inducted reached its destination or reject, and its VERIFY the WCS.
+      expect(r.emu.unacknowledged_at_exit).toBe(0);
+      expect(r.wcs.verified.size).toBe(r.emu.inducted);
+      // Items missed their decision only for passes that began before the lock ended (and the
+      // backlog had cleared, well within one decision window after it).
+      expect(r.emu.passes_without_assignment).toBeGreaterThan(0);
+      expect(lastMissed).toBeLessThan(lockUntil + 1500);
+      expect(r.status.Storage.State).toBe('Ok');
+    },
+  );
 
   // Root writes through permissions: only the immutable attribute makes the file read-only for root.
-  itWhen(process.getuid?.() === 0 ? missingImmutable() : {}, 'read-only storage, as root')('a read-only database file: a clear error, reads still served, POSTs 503 with the reason, no crash loop', async () => {
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Port: 1 } } });
-    const first = await startServiceProcess(home);
-    await first.stop();
-    const file = path.join(home, 'data/sorter.db');
-    const root = process.getuid?.() === 0;
-    if (root) execFileSync('chattr', ['+i', file]);
-    else fs.chmodSync(file, 0o444);
-    try {
-      const svc = await startServiceProcess(home);
-      expect(svc.logs.some((l) => l.level === 50 && /read-only/.test(String(l.msg)))).toBe(true);
-      const status = (await call(svc.base, 'GET', '/status')).json;
-      expect(status.Storage).toMatchObject({ State: 'Failing', ReadOnly: true, LastError: 'the database file is read-only' });
-      expect((await call(svc.base, 'GET', '/sortation?timeOut=0')).status).toBe(204);
-      const post = await call(svc.base, 'POST', '/sortation', { TrackID: '1', Destination: 'D1' });
-      expect(post.status).toBe(503);
-      expect(post.json.message).toMatch(/nothing was written.*SQLITE_READONLY/);
-      await sleep(2000);
-      expect(svc.proc.exitCode).toBeNull(); // still up
-      expect(await svc.stop()).toBe(0);
-    } finally {
-      if (root) execFileSync('chattr', ['-i', file]);
-      else fs.chmodSync(file, 0o644);
-    }
-  });
+  itWhen(process.getuid?.() === 0 ? missingImmutable() : {}, 'read-only storage, as root')(
+    'a read-only database file: a clear error, reads still served, POSTs 503 with the reason, no crash loop',
+    async () => {
+      home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Port: 1 } } });
+      const first = await startServiceProcess(home);
+      await first.stop();
+      const file = path.join(home, 'data/sorter.db');
+      const root = process.getuid?.() === 0;
+      if (root) execFileSync('chattr', ['+i', file]);
+      else fs.chmodSync(file, 0o444);
+      try {
+        const svc = await startServiceProcess(home);
+        expect(svc.logs.some((l) => l.level === 50 && /read-only/.test(String(l.msg)))).toBe(true);
+        const status = (await call(svc.base, 'GET', '/status')).json;
+        expect(status.Storage).toMatchObject({ State: 'Failing', ReadOnly: true, LastError: 'the database file is read-only' });
+        expect((await call(svc.base, 'GET', '/sortation?timeOut=0')).status).toBe(204);
+        const post = await call(svc.base, 'POST', '/sortation', { TrackID: '1', Destination: 'D1' });
+        expect(post.status).toBe(503);
+        expect(post.json.message).toMatch(/nothing was written.*SQLITE_READONLY/);
+        await sleep(2000);
+        expect(svc.proc.exitCode).toBeNull(); // still up
+        expect(await svc.stop()).toBe(0);
+      } finally {
+        if (root) execFileSync('chattr', ['-i', file]);
+        else fs.chmodSync(file, 0o644);
+      }
+    },
+  );
 });

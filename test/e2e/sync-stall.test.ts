@@ -38,7 +38,9 @@ function watchStorage(svc: ServiceProcess) {
   const done = (async () => {
     while (!stopping.signal.aborted) {
       try {
-        const s = (await (await fetch(`${svc.base}/status`)).json()) as { Storage: { State: string; WaitingFor: string | null; AckedBeforeSync: number } };
+        const s = (await (await fetch(`${svc.base}/status`)).json()) as {
+          Storage: { State: string; WaitingFor: string | null; AckedBeforeSync: number };
+        };
         if (s.Storage.State === 'Stalled' && s.Storage.WaitingFor === 'Disk') seen.stalled = true;
         seen.ackedBeforeSync = s.Storage.AckedBeforeSync;
       } catch {
@@ -61,7 +63,8 @@ function watchStorage(svc: ServiceProcess) {
 function stored(dir: string) {
   const db = new Database(path.join(dir, 'sorter.db'));
   const n = (sql: string) => db.prepare(sql).pluck().get() as number;
-  const kept = (type: string) => n(`SELECT count(*) FROM sortation_queue WHERE type = '${type}'`) + n(`SELECT count(*) FROM delivered_history WHERE type = '${type}'`);
+  const kept = (type: string) =>
+    n(`SELECT count(*) FROM sortation_queue WHERE type = '${type}'`) + n(`SELECT count(*) FROM delivered_history WHERE type = '${type}'`);
   const r = {
     REQU: kept('REQUEST'),
     VERI: kept('VERIFY'),
@@ -82,11 +85,33 @@ describe('a disk that stalls for seconds', () => {
     syncs?.dispose();
   });
 
-  const config = (port: number, extra: object = {}) => ({ TestMode: false, Port: 0, Host: '127.0.0.1', Synchronous: 'FULL', Sorter: { Host: '127.0.0.1', Port: port, TrafficLog: true }, ...extra });
+  const config = (port: number, extra: object = {}) => ({
+    TestMode: false,
+    Port: 0,
+    Host: '127.0.0.1',
+    Synchronous: 'FULL',
+    Sorter: { Host: '127.0.0.1', Port: port, TrafficLog: true },
+    ...extra,
+  });
 
   /** The emulator at 30 items/s for `seconds`, the service on the stalling disk, /status watched, the reference client's `loops`. */
   async function stalledLine(o: { seed: number; seconds: number; drainS: number; loops: number; extra?: object; snapshotDir?: string }) {
-    const emu = await startEmulator(['--port', '0', '--rate', '30', '--duration', String(o.seconds), '--seed', String(o.seed), '--capacity', '100000000', '--start-when-connected', '1000', '--drain-timeout', String(o.drainS)]);
+    const emu = await startEmulator([
+      '--port',
+      '0',
+      '--rate',
+      '30',
+      '--duration',
+      String(o.seconds),
+      '--seed',
+      String(o.seed),
+      '--capacity',
+      '100000000',
+      '--start-when-connected',
+      '1000',
+      '--drain-timeout',
+      String(o.drainS),
+    ]);
     home = tempHome({ 'config.json': config(emu.port, o.extra) });
     syncs = new SyncCounter(0, o.snapshotDir, STALL);
     const svc = await startServiceProcess(home, syncs.env);
@@ -100,51 +125,57 @@ describe('a disk that stalls for seconds', () => {
     expect(seen.stalled).toBe(true);
   }
 
-  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')('at 30 items/s every decision comes in time and nothing is lost, stalls and all', async () => {
-    const { emu, svc, watch, client } = await stalledLine({ seed: 3, seconds: 10, drainS: 5, loops: 4 });
-    const sorter = await emu.stats;
-    const seen = await watch.stop();
-    const wcs = await client.stop();
-    await svc.stop('SIGTERM');
-    process.stderr.write(`sync stall: ${JSON.stringify({ sorter, seen, wcs: { posted: wcs.assignments_posted } })}\n`);
-    // The stalls happened and were seen (a sync in flight over 1 s), and were ridden out.
-    expect(seen.stalled).toBe(true);
-    expect(seen.ackedBeforeSync).toBeGreaterThan(0);
-    expect(sorter.inducted).toBeGreaterThanOrEqual(290);
-    expect(sorter.passes_without_assignment).toBe(0);
-    expect(sorter.late_assignments).toBe(0);
-    expect(sorter.rejected).toBe(0);
-    expect(sorter.sorted_as_assigned).toBe(sorter.inducted);
-    expect(sorter.unacknowledged_at_exit).toBe(0);
-    expect(sorter.decision_p99_ms).toBeLessThan(500);
-    // The operators are told of each stall once it ends: how long, and how many telegrams went unsynced.
-    const stalls = svc.logs.filter((l) => l.storage === 'Stalled' && typeof l.syncMs === 'number');
-    expect(stalls.length).toBeGreaterThanOrEqual(1);
-    expect(stalls.every((l) => (l.syncMs as number) >= 1000 && l.level === 40)).toBe(true);
-    expect(stalls.reduce((n, l) => n + (l.ackedBeforeSync as number), 0)).toBeGreaterThan(0);
-    // Everything acknowledged is stored, once.
-    const acked = acknowledgedTelegrams(home);
-    const kept = stored(path.join(home, 'data'));
-    expect(kept.REQU).toBe(acked.REQU.size);
-    expect(kept.VERI).toBe(acked.VERI.size);
-  });
+  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')(
+    'at 30 items/s every decision comes in time and nothing is lost, stalls and all',
+    async () => {
+      const { emu, svc, watch, client } = await stalledLine({ seed: 3, seconds: 10, drainS: 5, loops: 4 });
+      const sorter = await emu.stats;
+      const seen = await watch.stop();
+      const wcs = await client.stop();
+      await svc.stop('SIGTERM');
+      process.stderr.write(`sync stall: ${JSON.stringify({ sorter, seen, wcs: { posted: wcs.assignments_posted } })}\n`);
+      // The stalls happened and were seen (a sync in flight over 1 s), and were ridden out.
+      expect(seen.stalled).toBe(true);
+      expect(seen.ackedBeforeSync).toBeGreaterThan(0);
+      expect(sorter.inducted).toBeGreaterThanOrEqual(290);
+      expect(sorter.passes_without_assignment).toBe(0);
+      expect(sorter.late_assignments).toBe(0);
+      expect(sorter.rejected).toBe(0);
+      expect(sorter.sorted_as_assigned).toBe(sorter.inducted);
+      expect(sorter.unacknowledged_at_exit).toBe(0);
+      expect(sorter.decision_p99_ms).toBeLessThan(500);
+      // The operators are told of each stall once it ends: how long, and how many telegrams went unsynced.
+      const stalls = svc.logs.filter((l) => l.storage === 'Stalled' && typeof l.syncMs === 'number');
+      expect(stalls.length).toBeGreaterThanOrEqual(1);
+      expect(stalls.every((l) => (l.syncMs as number) >= 1000 && l.level === 40)).toBe(true);
+      expect(stalls.reduce((n, l) => n + (l.ackedBeforeSync as number), 0)).toBeGreaterThan(0);
+      // Everything acknowledged is stored, once.
+      const acked = acknowledgedTelegrams(home);
+      const kept = stored(path.join(home, 'data'));
+      expect(kept.REQU).toBe(acked.REQU.size);
+      expect(kept.VERI).toBe(acked.VERI.size);
+    },
+  );
 
-  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')('kill -9 during a stall loses nothing acknowledged: committed writes are in the page cache', async () => {
-    const { emu, svc, watch, client } = await stalledLine({ seed: 5, seconds: 20, drainS: 1, loops: 2 });
-    // Into a stall: the kill comes while a sync has been in flight for a while.
-    await intoAStall(watch.seen, true);
-    await svc.stop('SIGKILL');
-    await watch.stop();
-    await client.stop();
-    await emu.stop();
-    const acked = acknowledgedTelegrams(home);
-    const kept = stored(path.join(home, 'data'));
-    expect(kept.integrity).toBe('ok');
-    expect(acked.REQU.size).toBeGreaterThan(30);
-    expect(kept.REQU).toBeGreaterThanOrEqual(acked.REQU.size);
-    expect(kept.VERI).toBeGreaterThanOrEqual(acked.VERI.size);
-    expect(kept.SCAN).toBeGreaterThanOrEqual(acked.SCAN.size);
-  });
+  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')(
+    'kill -9 during a stall loses nothing acknowledged: committed writes are in the page cache',
+    async () => {
+      const { emu, svc, watch, client } = await stalledLine({ seed: 5, seconds: 20, drainS: 1, loops: 2 });
+      // Into a stall: the kill comes while a sync has been in flight for a while.
+      await intoAStall(watch.seen, true);
+      await svc.stop('SIGKILL');
+      await watch.stop();
+      await client.stop();
+      await emu.stop();
+      const acked = acknowledgedTelegrams(home);
+      const kept = stored(path.join(home, 'data'));
+      expect(kept.integrity).toBe('ok');
+      expect(acked.REQU.size).toBeGreaterThan(30);
+      expect(kept.REQU).toBeGreaterThanOrEqual(acked.REQU.size);
+      expect(kept.VERI).toBeGreaterThanOrEqual(acked.VERI.size);
+      expect(kept.SCAN).toBeGreaterThanOrEqual(acked.SCAN.size);
+    },
+  );
 
   for (const early of [true, false]) {
     const title = early
@@ -152,7 +183,14 @@ describe('a disk that stalls for seconds', () => {
       : 'a power cut during a stall loses nothing acknowledged with AckUnsyncedAfterMs null';
     itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')(title, async () => {
       snapshots = fs.mkdtempSync(path.join(os.tmpdir(), 'stall-cut-'));
-      const { emu, svc, watch, client } = await stalledLine({ seed: 9, seconds: 20, drainS: 1, loops: 2, extra: early ? {} : { AckUnsyncedAfterMs: null }, snapshotDir: snapshots });
+      const { emu, svc, watch, client } = await stalledLine({
+        seed: 9,
+        seconds: 20,
+        drainS: 1,
+        loops: 2,
+        extra: early ? {} : { AckUnsyncedAfterMs: null },
+        snapshotDir: snapshots,
+      });
       await intoAStall(watch.seen, early);
       await sleep(300);
       // The cut: the process goes at once, and the disk keeps only what its syncs made durable.
@@ -163,9 +201,12 @@ describe('a disk that stalls for seconds', () => {
       const acked = acknowledgedTelegrams(home);
       const disk = fs.mkdtempSync(path.join(os.tmpdir(), 'stall-cut-disk-'));
       try {
-        for (const f of ['sorter.db', 'sorter.db-wal']) if (fs.existsSync(path.join(snapshots, f))) fs.copyFileSync(path.join(snapshots, f), path.join(disk, f));
+        for (const f of ['sorter.db', 'sorter.db-wal'])
+          if (fs.existsSync(path.join(snapshots, f))) fs.copyFileSync(path.join(snapshots, f), path.join(disk, f));
         const kept = stored(disk);
-        process.stderr.write(`power cut in a stall: ${JSON.stringify({ early, kept, acked: { REQU: acked.REQU.size, VERI: acked.VERI.size, SCAN: acked.SCAN.size }, ackedBeforeSync: seen.ackedBeforeSync })}\n`);
+        process.stderr.write(
+          `power cut in a stall: ${JSON.stringify({ early, kept, acked: { REQU: acked.REQU.size, VERI: acked.VERI.size, SCAN: acked.SCAN.size }, ackedBeforeSync: seen.ackedBeforeSync })}\n`,
+        );
         expect(kept.integrity).toBe('ok');
         const missing = (['REQU', 'VERI', 'SCAN'] as const).reduce((sum, t) => sum + Math.max(0, acked[t].size - kept[t]), 0);
         // /status is polled every 25 ms: ACKs given early after the last answered poll are not in
@@ -221,32 +262,48 @@ describe('the writer while a sync stalls', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'writer-stall-'));
     const env = { ...process.env, ...syncStallEnv({ ms: 1500, everyS: 2 }) };
     const root = path.resolve(__dirname, '../..');
-    const r = spawnSync(process.execPath, ['-e', WRITER_UNDER_STALL, root, path.join(dir, 'q.db'), String(ackUnsyncedAfterMs)], { env, encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, ['-e', WRITER_UNDER_STALL, root, path.join(dir, 'q.db'), String(ackUnsyncedAfterMs)], {
+      env,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     if (r.status !== 0) throw new Error(`the writer's child process failed (${r.status}): ${r.stderr}`);
-    return JSON.parse(r.stdout.trim().split('\n').pop()!) as { first: number; post: number; second: number; storage: { State: string; WaitingFor: string | null; SyncInFlightMs: number | null; AckedBeforeSync: number }; prompt: boolean };
+    return JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+      first: number;
+      post: number;
+      second: number;
+      storage: { State: string; WaitingFor: string | null; SyncInFlightMs: number | null; AckedBeforeSync: number };
+      prompt: boolean;
+    };
   };
 
-  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')("commits go on beside it: a POST's entry at once, a telegram answered once synced (AckUnsyncedAfterMs null)", () => {
-    const r = run(null);
-    process.stderr.write(`writer under a stall, null: ${JSON.stringify(r)}\n`);
-    // The first telegram's sync is the one that stalls; the second waits for the sync after it.
-    expect(r.first).toBeGreaterThanOrEqual(1400);
-    expect(r.second).toBeGreaterThanOrEqual(1000);
-    // The POST's entry is committed while the sync stalls: the sorter gets it at once.
-    expect(r.post).toBeLessThan(250);
-    expect(r.storage).toMatchObject({ State: 'Stalled', WaitingFor: 'Disk', AckedBeforeSync: 0 });
-    expect(r.storage.SyncInFlightMs).toBeGreaterThan(1000);
-    // A slow sync does not stop messages being handed out before their commit.
-    expect(r.prompt).toBe(true);
-  });
+  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')(
+    "commits go on beside it: a POST's entry at once, a telegram answered once synced (AckUnsyncedAfterMs null)",
+    () => {
+      const r = run(null);
+      process.stderr.write(`writer under a stall, null: ${JSON.stringify(r)}\n`);
+      // The first telegram's sync is the one that stalls; the second waits for the sync after it.
+      expect(r.first).toBeGreaterThanOrEqual(1400);
+      expect(r.second).toBeGreaterThanOrEqual(1000);
+      // The POST's entry is committed while the sync stalls: the sorter gets it at once.
+      expect(r.post).toBeLessThan(250);
+      expect(r.storage).toMatchObject({ State: 'Stalled', WaitingFor: 'Disk', AckedBeforeSync: 0 });
+      expect(r.storage.SyncInFlightMs).toBeGreaterThan(1000);
+      // A slow sync does not stop messages being handed out before their commit.
+      expect(r.prompt).toBe(true);
+    },
+  );
 
-  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')('AckUnsyncedAfterMs 100: a telegram is answered 100 ms after its commit, and at once while a sync has lasted that long', () => {
-    const r = run(100);
-    process.stderr.write(`writer under a stall, 100: ${JSON.stringify(r)}\n`);
-    expect(r.first).toBeGreaterThanOrEqual(90);
-    expect(r.first).toBeLessThan(600);
-    expect(r.second).toBeLessThan(250);
-    expect(r.post).toBeLessThan(250);
-    expect(r.storage.AckedBeforeSync).toBe(2);
-  });
+  itWhen(needs, 'the stalling disk (a preloaded shim, compiled with cc)')(
+    'AckUnsyncedAfterMs 100: a telegram is answered 100 ms after its commit, and at once while a sync has lasted that long',
+    () => {
+      const r = run(100);
+      process.stderr.write(`writer under a stall, 100: ${JSON.stringify(r)}\n`);
+      expect(r.first).toBeGreaterThanOrEqual(90);
+      expect(r.first).toBeLessThan(600);
+      expect(r.second).toBeLessThan(250);
+      expect(r.post).toBeLessThan(250);
+      expect(r.storage.AckedBeforeSync).toBe(2);
+    },
+  );
 });

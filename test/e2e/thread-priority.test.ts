@@ -77,7 +77,15 @@ onLinux('helper threads below the event loop and the writer', () => {
       console.log(JSON.stringify({ self: currentThreadId(), pid: process.pid, off, kept, afterKept, lowered, after: nices() }));`;
     const run = spawnSync('nice', ['-n', '5', process.execPath, '-e', script], { encoding: 'utf8' });
     expect(run.stderr).toBe('');
-    const r = JSON.parse(run.stdout) as { self: number; pid: number; off: object; kept: { lowered: number; already: number; failed: number }; afterKept: number[][]; lowered: { lowered: number; already: number; failed: number }; after: number[][] };
+    const r = JSON.parse(run.stdout) as {
+      self: number;
+      pid: number;
+      off: object;
+      kept: { lowered: number; already: number; failed: number };
+      afterKept: number[][];
+      lowered: { lowered: number; already: number; failed: number };
+      after: number[][];
+    };
     expect(r.self).toBe(r.pid);
     expect(r.off).toEqual({ lowered: 0, already: 0, failed: 0 });
     const others = r.afterKept.length - 1;

@@ -21,8 +21,25 @@ describe('item trace: a sorted item, REQUEST, handed to the client, assignment a
   let destination: string;
   let api: Reply;
   beforeAll(async () => {
-    const emu = await startEmulator(['--port', '0', '--rate', '20', '--seed', '5', '--duration', '3', '--capacity', '100000', '--heartbeat-ms', '300', '--ack-timeout-ms', '300']);
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port, HeartbeatMs: 300 } } });
+    const emu = await startEmulator([
+      '--port',
+      '0',
+      '--rate',
+      '20',
+      '--seed',
+      '5',
+      '--duration',
+      '3',
+      '--capacity',
+      '100000',
+      '--heartbeat-ms',
+      '300',
+      '--ack-timeout-ms',
+      '300',
+    ]);
+    home = tempHome({
+      'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port, HeartbeatMs: 300 } },
+    });
     svc = await startServiceProcess(home);
     const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
     await emu.stats;
@@ -39,21 +56,42 @@ describe('item trace: a sorted item, REQUEST, handed to the client, assignment a
   it('GET /items/{TrackID}', () => {
     const res = api;
     expect(res.status).toBe(200);
-    expect(names()).toEqual(['RequestReceived', 'RequestDelivered', 'AssignmentPosted', 'AssignmentAcknowledged', 'VerifyReceived', 'VerifyDelivered']);
+    expect(names()).toEqual([
+      'RequestReceived',
+      'RequestDelivered',
+      'AssignmentPosted',
+      'AssignmentAcknowledged',
+      'VerifyReceived',
+      'VerifyDelivered',
+    ]);
     expect(res.json.Events[2]).toMatchObject({ Destination: destination, Client: '127.0.0.1' });
     expect(res.json.Events[4]).toMatchObject({ Destination: destination });
   });
 
   it('the command line says the same while the service runs', () => {
     const text = execFileSync(process.execPath, [TRACE, trackId], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8' });
-    expect(text.trim().split('\n').map((l) => l.split(/\s+/)[1])).toEqual(names());
+    expect(
+      text
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s+/)[1]),
+    ).toEqual(names());
     expect(text).toContain(`assignment to ${destination} acknowledged by the sorter`);
-    const json = JSON.parse(execFileSync(process.execPath, [TRACE, trackId, '--json'], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8' }));
+    const json = JSON.parse(
+      execFileSync(process.execPath, [TRACE, trackId, '--json'], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8' }),
+    );
     expect(json).toEqual(api.json);
   });
 
-  itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), 'item trace: the sqlite3 equivalent')('the sqlite3 equivalent from docs/operations.md', () => {
-    const row = execFileSync('sqlite3', ['-readonly', path.join(home, 'data/sorter.db'), `SELECT destination, fate FROM outbox_history WHERE track_id = '${trackId}'`], { encoding: 'utf8' });
-    expect(row.trim()).toBe(`${destination}|Acknowledged`);
-  });
+  itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), 'item trace: the sqlite3 equivalent')(
+    'the sqlite3 equivalent from docs/operations.md',
+    () => {
+      const row = execFileSync(
+        'sqlite3',
+        ['-readonly', path.join(home, 'data/sorter.db'), `SELECT destination, fate FROM outbox_history WHERE track_id = '${trackId}'`],
+        { encoding: 'utf8' },
+      );
+      expect(row.trim()).toBe(`${destination}|Acknowledged`);
+    },
+  );
 });

@@ -31,7 +31,10 @@ const BUDGET = { kbPerItem: 12.5, syncsPerItem: 0.6 };
 /** Bytes the process has caused to be written (write_bytes of /proc/<pid>/io, all its threads). */
 const writeBytes = (pid: number) => Number(/^write_bytes:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
 
-const needs = process.platform === 'linux' && fs.existsSync(`/proc/${process.pid}/io`) ? missingCommands({ [process.env.CC ?? 'cc']: 'apt-get install gcc' }) : { '/proc/<pid>/io': 'Linux with per-process I/O accounting' };
+const needs =
+  process.platform === 'linux' && fs.existsSync(`/proc/${process.pid}/io`)
+    ? missingCommands({ [process.env.CC ?? 'cc']: 'apt-get install gcc' })
+    : { '/proc/<pid>/io': 'Linux with per-process I/O accounting' };
 
 describe('the write budget per item', () => {
   let home = '';
@@ -43,8 +46,33 @@ describe('the write budget per item', () => {
 
   /** Run the workload (the emulator's destinations `capacity` items each, emptied after `emptyAfterMs`) and check the budget. */
   async function measure(capacity: number, emptyAfterMs: number, label: string): Promise<void> {
-    const emu = await startEmulator(['--port', '0', '--rate', '30', '--duration', '6', '--seed', '11', '--capacity', String(capacity), '--empty-after-ms', String(emptyAfterMs), '--start-when-connected', '1500', '--drain-timeout', '30']);
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Synchronous: 'FULL', Sorter: { Host: '127.0.0.1', Port: emu.port, TrafficLog: true } } });
+    const emu = await startEmulator([
+      '--port',
+      '0',
+      '--rate',
+      '30',
+      '--duration',
+      '6',
+      '--seed',
+      '11',
+      '--capacity',
+      String(capacity),
+      '--empty-after-ms',
+      String(emptyAfterMs),
+      '--start-when-connected',
+      '1500',
+      '--drain-timeout',
+      '30',
+    ]);
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: 0,
+        Host: '127.0.0.1',
+        Synchronous: 'FULL',
+        Sorter: { Host: '127.0.0.1', Port: emu.port, TrafficLog: true },
+      },
+    });
     syncs = new SyncCounter();
     const svc = await startServiceProcess(home, syncs.env);
     const client = runWcsClient({ base: svc.base, loops: 4, timeOut: 1 });
@@ -65,44 +93,57 @@ describe('the write budget per item', () => {
     expect(wcs.duplicate_requests + wcs.duplicate_verifies).toBe(0);
     const kbPerItem = bytes / 1024 / items;
     const syncsPerItem = synced / items;
-    process.stderr.write(`write budget${label}: ${items} items, ${stats.scans} SCANs, ${wcs.destination_settings_posted} settings posted, ${kbPerItem.toFixed(1)} KB and ${syncsPerItem.toFixed(2)} syncs an item\n`);
+    process.stderr.write(
+      `write budget${label}: ${items} items, ${stats.scans} SCANs, ${wcs.destination_settings_posted} settings posted, ${kbPerItem.toFixed(1)} KB and ${syncsPerItem.toFixed(2)} syncs an item\n`,
+    );
     expect(kbPerItem).toBeLessThanOrEqual(BUDGET.kbPerItem);
     expect(syncsPerItem).toBeLessThanOrEqual(BUDGET.syncsPerItem);
   }
 
-  itWhen(needs, 'the write budget (syncs counted by a preloaded shim, compiled with cc)')(`30 items/s for 6 s with Synchronous FULL: at most ${BUDGET.kbPerItem} KB and ${BUDGET.syncsPerItem} syncs an item, nothing lost`, async () => {
-    await measure(100_000_000, 4000, '');
-  });
+  itWhen(needs, 'the write budget (syncs counted by a preloaded shim, compiled with cc)')(
+    `30 items/s for 6 s with Synchronous FULL: at most ${BUDGET.kbPerItem} KB and ${BUDGET.syncsPerItem} syncs an item, nothing lost`,
+    async () => {
+      await measure(100_000_000, 4000, '');
+    },
+  );
 
   // The destinations board (migrations/013) is written with every SCAN that changes a tile: here
   // destinations of 8 items fill and are emptied a second later, each fill and each emptying a
   // SCAN (60 SCANs for 180 items, far more than a site's), and the budget still holds: 8.2 to
   // 8.4 KB and 0.46 to 0.47 syncs an item measured (docs/performance.md).
-  itWhen(needs, 'the write budget (syncs counted by a preloaded shim, compiled with cc)')('the same with destinations filling and emptied (SCANs on the board): within the same budget', async () => {
-    await measure(8, 1000, ' with SCANs');
-  });
+  itWhen(needs, 'the write budget (syncs counted by a preloaded shim, compiled with cc)')(
+    'the same with destinations filling and emptied (SCANs on the board): within the same budget',
+    async () => {
+      await measure(8, 1000, ' with SCANs');
+    },
+  );
 
-  itWhen(needs, 'the page log (a preloaded shim, compiled with cc)')('npm run wal-pages names the B-tree of every page an item writes, and checks nothing was lost', async () => {
-    const proc = spawn(process.execPath, [path.resolve(__dirname, '../../dist/bench/wal-pages.js'), '--rate', '20', '--seconds', '3'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (d) => (stdout += d));
-    proc.stderr.on('data', (d) => (stderr += d));
-    const code = await new Promise((r) => proc.once('exit', r));
-    expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
-    const line = stdout.split('\n').find((l) => l.startsWith('WAL-PAGES '))!;
-    const r = JSON.parse(line.slice('WAL-PAGES '.length));
-    expect(r.items).toBeGreaterThanOrEqual(40);
-    expect([r.lost, r.duplicates]).toEqual([0, 0]);
-    const btrees = r.frames.map((f: { btree: string }) => f.btree);
-    // Every item writes its REQUEST, its assignment and their history.
-    expect(btrees).toEqual(expect.arrayContaining(['sortation_queue', 'outbox', 'delivered_history', 'outbox_history']));
-    expect(btrees).not.toContain('delivered_history_delivered_at'); // gone with migration 008
-    // What the kernel writes is at least what SQLite wrote: each sync rewrites whole 4 KB blocks.
-    expect(r.wal_blocks_dirtied_per_item * 4).toBeGreaterThanOrEqual(r.wal_kb_per_item_written);
-    expect(stderr).toMatch(/WAL frames per item by B-tree:/);
-    // The history keeps each item in the file: its REQUEST and VERIFY as delivered, with their bodies.
-    expect(r.page_size).toBe(PAGE_SIZE);
-    expect(r.history_bytes_per_item).toBeGreaterThan(300);
-  });
+  itWhen(needs, 'the page log (a preloaded shim, compiled with cc)')(
+    'npm run wal-pages names the B-tree of every page an item writes, and checks nothing was lost',
+    async () => {
+      const proc = spawn(process.execPath, [path.resolve(__dirname, '../../dist/bench/wal-pages.js'), '--rate', '20', '--seconds', '3'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      proc.stdout.on('data', (d) => (stdout += d));
+      proc.stderr.on('data', (d) => (stderr += d));
+      const code = await new Promise((r) => proc.once('exit', r));
+      expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+      const line = stdout.split('\n').find((l) => l.startsWith('WAL-PAGES '))!;
+      const r = JSON.parse(line.slice('WAL-PAGES '.length));
+      expect(r.items).toBeGreaterThanOrEqual(40);
+      expect([r.lost, r.duplicates]).toEqual([0, 0]);
+      const btrees = r.frames.map((f: { btree: string }) => f.btree);
+      // Every item writes its REQUEST, its assignment and their history.
+      expect(btrees).toEqual(expect.arrayContaining(['sortation_queue', 'outbox', 'delivered_history', 'outbox_history']));
+      expect(btrees).not.toContain('delivered_history_delivered_at'); // gone with migration 008
+      // What the kernel writes is at least what SQLite wrote: each sync rewrites whole 4 KB blocks.
+      expect(r.wal_blocks_dirtied_per_item * 4).toBeGreaterThanOrEqual(r.wal_kb_per_item_written);
+      expect(stderr).toMatch(/WAL frames per item by B-tree:/);
+      // The history keeps each item in the file: its REQUEST and VERIFY as delivered, with their bodies.
+      expect(r.page_size).toBe(PAGE_SIZE);
+      expect(r.history_bytes_per_item).toBeGreaterThan(300);
+    },
+  );
 });

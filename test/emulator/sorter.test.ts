@@ -18,7 +18,11 @@ async function produced(seed: number): Promise<Array<{ type: TelegramType; data:
 describe('EmulatedSorter', () => {
   it('the same seed gives the same items; another seed other items', async () => {
     const [a, b, c] = [await produced(7), await produced(7), await produced(8)];
-    const requests = (s: typeof a) => s.filter((x) => x.type === 'REQU').slice(0, 30).map((x) => x.data);
+    const requests = (s: typeof a) =>
+      s
+        .filter((x) => x.type === 'REQU')
+        .slice(0, 30)
+        .map((x) => x.data);
     expect(requests(a).length).toBe(30);
     expect(requests(a)).toEqual(requests(b));
     expect(requests(a)).not.toEqual(requests(c));
@@ -27,7 +31,9 @@ describe('EmulatedSorter', () => {
   it('reports every destination at start and produces realistic items, some of them no-reads', async () => {
     const sent = await produced(3);
     const scans = sent.filter((x) => x.type === 'SCAN').map((x) => decodeData('SCAN', x.data));
-    expect(scans.slice(0, 20).map((s) => s.Destination)).toEqual(Array.from({ length: 20 }, (_, i) => `D${String(i + 1).padStart(3, '0')}`));
+    expect(scans.slice(0, 20).map((s) => s.Destination)).toEqual(
+      Array.from({ length: 20 }, (_, i) => `D${String(i + 1).padStart(3, '0')}`),
+    );
     const items = sent.filter((x) => x.type === 'REQU').map((x) => decodeData('REQU', x.data));
     expect(items.length).toBeGreaterThan(20);
     expect(items.some((i) => i.Barcode === 'NOREAD')).toBe(true);

@@ -9,8 +9,23 @@ describe('expireRequests', () => {
   it('takes REQUESTs older than MaxRequestAgeSeconds out of the queue, and nothing when it is 0 or in test mode', async () => {
     const ctx = freshDb();
     const store = createQueueStore(ctx.db);
-    const request = (track: string) => ({ Type: 'REQUEST', TrackID: track, Barcode: '', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 }) as const;
-    store.enqueue([request('OLD'), { Type: 'VERIFY', TrackID: 'OLD', Barcode: '', Destination: 'D1', MessageCode: 212 }], '2026-11-22T08:00:00.000Z');
+    const request = (track: string) =>
+      ({
+        Type: 'REQUEST',
+        TrackID: track,
+        Barcode: '',
+        MessageCode: 210,
+        InductLocation: 'IND01',
+        RecirculationCount: 0,
+        Length: 1,
+        Width: 1,
+        Height: 1,
+        Weight: 1,
+      }) as const;
+    store.enqueue(
+      [request('OLD'), { Type: 'VERIFY', TrackID: 'OLD', Barcode: '', Destination: 'D1', MessageCode: 212 }],
+      '2026-11-22T08:00:00.000Z',
+    );
     store.enqueue([request('NEW')], '2026-11-22T08:00:50.000Z');
     const deps = {
       testMode: false,
@@ -25,7 +40,9 @@ describe('expireRequests', () => {
     expect(await expireRequests({ ...deps, testMode: true })).toEqual({ kind: 'empty' });
     expect(await expireRequests(deps)).toMatchObject({ kind: 'ok', body: { Expired: 1 } });
     expect(ctx.db.prepare('SELECT type || track_id FROM sortation_queue ORDER BY id').pluck().all()).toEqual(['VERIFYOLD', 'REQUESTNEW']);
-    expect(ctx.db.prepare('SELECT track_id, removed_reason FROM delivered_history').all()).toEqual([{ track_id: 'OLD', removed_reason: 'Expired' }]);
+    expect(ctx.db.prepare('SELECT track_id, removed_reason FROM delivered_history').all()).toEqual([
+      { track_id: 'OLD', removed_reason: 'Expired' },
+    ]);
     expect(deps.requestsRemoved.Expired).toBe(1);
     ctx.dispose();
   });

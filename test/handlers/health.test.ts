@@ -4,9 +4,31 @@ import type { StorageStatus } from '../../db/storage-status';
 import { clock, link } from '../helpers/handler-fakes';
 
 const storage = (over: Partial<StorageStatus> = {}): { status(): StorageStatus } => ({
-  status: () => ({ State: 'Ok', Since: '2026-11-21T11:00:00.000Z', WaitingFor: null, PendingWrites: 0, LastCommitMs: 0.4, Commits: 9, Writes: 12, Syncs: 9, SyncInFlightMs: null, AckedBeforeSync: 0, LastError: null, ReadOnly: false, ...over }),
+  status: () => ({
+    State: 'Ok',
+    Since: '2026-11-21T11:00:00.000Z',
+    WaitingFor: null,
+    PendingWrites: 0,
+    LastCommitMs: 0.4,
+    Commits: 9,
+    Writes: 12,
+    Syncs: 9,
+    SyncInFlightMs: null,
+    AckedBeforeSync: 0,
+    LastError: null,
+    ReadOnly: false,
+    ...over,
+  }),
 });
-const deps = (over: object = {}) => ({ testMode: false, clock, storage: storage(), schema: { applied: 5, known: 5 }, link: link('Sent'), eventLoop: { delayP99Ms: () => 3 }, ...over });
+const deps = (over: object = {}) => ({
+  testMode: false,
+  clock,
+  storage: storage(),
+  schema: { applied: 5, known: 5 },
+  link: link('Sent'),
+  eventLoop: { delayP99Ms: () => 3 },
+  ...over,
+});
 const statuses = (r: ReturnType<typeof getHealth>) => {
   if (r.kind !== 'ok') throw new Error(`not ok: ${r.kind}`);
   const body = r.body as { status: string; checks: Record<string, [{ status: string; output?: string }]> };
@@ -16,21 +38,43 @@ const statuses = (r: ReturnType<typeof getHealth>) => {
 describe('getHealth', () => {
   it('live: the event loop answers; a delay over 1 s is a warning, never a 503', () => {
     expect(statuses(getHealth(deps(), { probe: 'live' }))).toEqual({ http: 200, status: 'pass', checks: { 'eventLoop:delay': 'pass' } });
-    expect(statuses(getHealth(deps({ eventLoop: { delayP99Ms: () => 1500 } }), { probe: 'live' }))).toEqual({ http: 200, status: 'warn', checks: { 'eventLoop:delay': 'warn' } });
+    expect(statuses(getHealth(deps({ eventLoop: { delayP99Ms: () => 1500 } }), { probe: 'live' }))).toEqual({
+      http: 200,
+      status: 'warn',
+      checks: { 'eventLoop:delay': 'warn' },
+    });
   });
 
   it('ready: database writable, schema applied, sorter connected', () => {
-    expect(statuses(getHealth(deps(), { probe: 'ready' }))).toEqual({ http: 200, status: 'pass', checks: { 'database:writable': 'pass', 'database:migrations': 'pass', 'sorter:link': 'pass' } });
+    expect(statuses(getHealth(deps(), { probe: 'ready' }))).toEqual({
+      http: 200,
+      status: 'pass',
+      checks: { 'database:writable': 'pass', 'database:migrations': 'pass', 'sorter:link': 'pass' },
+    });
   });
 
   it('ready fails (503) when the sorter is not connected in live mode, not in test mode', () => {
-    expect(statuses(getHealth(deps({ link: link('Queued') }), { probe: 'ready' }))).toMatchObject({ http: 503, status: 'fail', checks: { 'sorter:link': 'fail' } });
-    expect(statuses(getHealth(deps({ link: link('Queued'), testMode: true }), { probe: 'ready' }))).toMatchObject({ http: 200, status: 'pass' });
+    expect(statuses(getHealth(deps({ link: link('Queued') }), { probe: 'ready' }))).toMatchObject({
+      http: 503,
+      status: 'fail',
+      checks: { 'sorter:link': 'fail' },
+    });
+    expect(statuses(getHealth(deps({ link: link('Queued'), testMode: true }), { probe: 'ready' }))).toMatchObject({
+      http: 200,
+      status: 'pass',
+    });
   });
 
   it('ready warns while a commit waits (a lock, a slow disk) and fails when the storage fails or is read-only', () => {
-    expect(statuses(getHealth(deps({ storage: storage({ State: 'Stalled', WaitingFor: 'Lock' }) }), { probe: 'ready' }))).toMatchObject({ http: 200, status: 'warn' });
-    expect(statuses(getHealth(deps({ storage: storage({ State: 'Failing', LastError: 'SQLITE_FULL: database or disk is full' }) }), { probe: 'ready' }))).toMatchObject({ http: 503, checks: { 'database:writable': 'fail' } });
+    expect(statuses(getHealth(deps({ storage: storage({ State: 'Stalled', WaitingFor: 'Lock' }) }), { probe: 'ready' }))).toMatchObject({
+      http: 200,
+      status: 'warn',
+    });
+    expect(
+      statuses(
+        getHealth(deps({ storage: storage({ State: 'Failing', LastError: 'SQLITE_FULL: database or disk is full' }) }), { probe: 'ready' }),
+      ),
+    ).toMatchObject({ http: 503, checks: { 'database:writable': 'fail' } });
     expect(statuses(getHealth(deps({ storage: storage({ ReadOnly: true }) }), { probe: 'ready' }))).toMatchObject({ http: 503 });
   });
 

@@ -14,20 +14,39 @@ describe('historyBound', () => {
     const ctx = freshDb();
     try {
       const store = createHistoryStore(ctx.db);
-      const insert = ctx.db.prepare(`INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination, payload, received_at, delivered_at)
+      const insert = ctx.db
+        .prepare(`INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination, payload, received_at, delivered_at)
         VALUES ('sortation', ?, 'VERIFY', 212, ?, '4006381333931', 'D12', '[]', ?, ?)`);
       ctx.db.transaction(() => {
-        for (let i = 0; i < 6000; i++) insert.run(i, String(i).padStart(10, '0'), new Date(T0 + i * 1000).toISOString(), new Date(T0 + i * 1000).toISOString());
+        for (let i = 0; i < 6000; i++)
+          insert.run(i, String(i).padStart(10, '0'), new Date(T0 + i * 1000).toISOString(), new Date(T0 + i * 1000).toISOString());
       })();
       store.checkpoint('TRUNCATE'); // the WAL counts in the bound: empty, as after a start
       const used = measureStorage(ctx.db, store, { database: ctx.file }).usedDatabaseBytes;
       const { log, lines } = capturingLogger();
-      const settings = { maxBytes: used * 2, maxDiskShare: 0.4, keepFreeShare: 0, retentionDays: 30, walAllowanceBytes: 0, trafficLogMaxBytes: 0 };
-      const watch = new StorageWatch(settings, () => measureStorage(ctx.db, store, { database: ctx.file }), (share) => store.timeAtShare(share), () => new Date(T0 + 6000e3), log, () => true);
+      const settings = {
+        maxBytes: used * 2,
+        maxDiskShare: 0.4,
+        keepFreeShare: 0,
+        retentionDays: 30,
+        walAllowanceBytes: 0,
+        trafficLogMaxBytes: 0,
+      };
+      const watch = new StorageWatch(
+        settings,
+        () => measureStorage(ctx.db, store, { database: ctx.file }),
+        (share) => store.timeAtShare(share),
+        () => new Date(T0 + 6000e3),
+        log,
+        () => true,
+      );
       const restarts: string[] = [];
       const history = {
         purgeHistory: async (cutoff: string, limit: number) => store.purgeHistory(cutoff, limit),
-        checkpoint: async (mode?: 'TRUNCATE' | 'RESTART', waitMs?: number) => (restarts.push(`${mode} ${waitMs}`), store.checkpoint(mode, waitMs)),
+        checkpoint: async (mode?: 'TRUNCATE' | 'RESTART', waitMs?: number) => (
+          restarts.push(`${mode} ${waitMs}`),
+          store.checkpoint(mode, waitMs)
+        ),
       };
       expect(await historyBound({ history, storageWatch: watch })).toMatchObject({ body: { Cut: false } });
       expect(store.size()).toBe(6000);
@@ -40,11 +59,16 @@ describe('historyBound', () => {
       expect(purged).toBeGreaterThan(3000);
       expect(purged).toBeLessThan(4500);
       expect(measureStorage(ctx.db, store, { database: ctx.file }).usedDatabaseBytes).toBeLessThanOrEqual(settings.maxBytes);
-      expect(ctx.db.prepare('SELECT min(message_id) AS first, max(message_id) AS last FROM delivered_history').get()).toEqual({ first: purged, last: 5999 });
+      expect(ctx.db.prepare('SELECT min(message_id) AS first, max(message_id) AS last FROM delivered_history').get()).toEqual({
+        first: purged,
+        last: 5999,
+      });
       // A chunk of 1,000 rows, then the WAL asked to start over, for each chunk that purged rows.
       expect(restarts).toEqual(Array(Math.ceil(purged / 1000)).fill('RESTART 100'));
       expect(watch.status()).toMatchObject({ Cuts: 1, CutRows: purged, LastCut: { Rows: purged, Cutoff: result.body.Cutoff } });
-      expect(lines.filter((l) => /^history: purged \d+ rows delivered before .* to stay within the size bound/.test(l.msg))).toHaveLength(1);
+      expect(lines.filter((l) => /^history: purged \d+ rows delivered before .* to stay within the size bound/.test(l.msg))).toHaveLength(
+        1,
+      );
     } finally {
       ctx.dispose();
     }

@@ -19,7 +19,8 @@ function fill(db: Database.Database, delivered: Array<[string, number]>, outbox:
   let id = 0;
   db.transaction(() => {
     for (const [at, n] of delivered) for (let i = 0; i < n; i++, id++) d.run(id, `T${id}`, at, at);
-    for (const [created, settled, n] of outbox) for (let i = 0; i < n; i++, id++) o.run(id, `T${id}`, created, settled ? 'Acknowledged' : 'Queued', settled);
+    for (const [created, settled, n] of outbox)
+      for (let i = 0; i < n; i++, id++) o.run(id, `T${id}`, created, settled ? 'Acknowledged' : 'Queued', settled);
   })();
 }
 
@@ -29,7 +30,19 @@ describe('housekeeping', () => {
     try {
       // 2.5 chunks of old deliveries, 1.2 chunks of old settled assignments; one assignment made
       // before the cutoff but settled after it, one never settled; newer rows of both.
-      fill(ctx.db, [[OLD, 2.5 * PURGE_CHUNK_ROWS], [KEPT, 10]], [[OLD, OLD, 1.2 * PURGE_CHUNK_ROWS], [OLD, KEPT, 1], [OLD, null, 1], [KEPT, KEPT, 5]]);
+      fill(
+        ctx.db,
+        [
+          [OLD, 2.5 * PURGE_CHUNK_ROWS],
+          [KEPT, 10],
+        ],
+        [
+          [OLD, OLD, 1.2 * PURGE_CHUNK_ROWS],
+          [OLD, KEPT, 1],
+          [OLD, null, 1],
+          [KEPT, KEPT, 5],
+        ],
+      );
       const store = createHistoryStore(ctx.db);
       const chunks: number[] = [];
       const waits: Array<number | undefined> = [];
@@ -44,8 +57,12 @@ describe('housekeeping', () => {
       };
       const result = await housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent') });
       expect(chunks).toEqual([2 * PURGE_CHUNK_ROWS, 1.2 * PURGE_CHUNK_ROWS, 0.5 * PURGE_CHUNK_ROWS, 0]);
-      expect(result).toMatchObject({ body: { PurgedHistoryRows: 3.7 * PURGE_CHUNK_ROWS, Chunks: 4, Cutoff: '2026-11-14T12:00:00.000Z', Checkpoint: { busy: false } } });
-      expect(ctx.db.prepare('SELECT delivered_at, count(*) AS n FROM delivered_history GROUP BY 1').all()).toEqual([{ delivered_at: KEPT, n: 10 }]);
+      expect(result).toMatchObject({
+        body: { PurgedHistoryRows: 3.7 * PURGE_CHUNK_ROWS, Chunks: 4, Cutoff: '2026-11-14T12:00:00.000Z', Checkpoint: { busy: false } },
+      });
+      expect(ctx.db.prepare('SELECT delivered_at, count(*) AS n FROM delivered_history GROUP BY 1').all()).toEqual([
+        { delivered_at: KEPT, n: 10 },
+      ]);
       expect(ctx.db.prepare('SELECT created_at, settled_at, count(*) AS n FROM outbox_history GROUP BY 1, 2 ORDER BY 1, 2').all()).toEqual([
         { created_at: OLD, settled_at: null, n: 1 },
         { created_at: OLD, settled_at: KEPT, n: 1 },
@@ -63,8 +80,17 @@ describe('housekeeping', () => {
       fill(ctx.db, [[OLD, 10]], []);
       const store = createHistoryStore(ctx.db);
       const said: string[] = [];
-      const history = { purgeHistory: async (c: string, l: number) => (said.push('purge'), store.purgeHistory(c, l)), checkpoint: async () => store.checkpoint('TRUNCATE', 0) };
-      await housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent'), storageWatch: { logProjection: (when) => said.push(when) } });
+      const history = {
+        purgeHistory: async (c: string, l: number) => (said.push('purge'), store.purgeHistory(c, l)),
+        checkpoint: async () => store.checkpoint('TRUNCATE', 0),
+      };
+      await housekeeping({
+        history,
+        clock,
+        settings: { HistoryRetentionDays: 7 },
+        log: createLogger('silent'),
+        storageWatch: { logProjection: (when) => said.push(when) },
+      });
       expect(said).toEqual(['purge', 'purge', 'hourly']);
     } finally {
       ctx.dispose();
@@ -75,9 +101,19 @@ describe('housekeeping', () => {
     const ctx = freshDb();
     try {
       // The late one first by id, then 2.5 chunks of old settled assignments.
-      fill(ctx.db, [], [[OLD, KEPT, 1], [OLD, OLD, 2.5 * PURGE_CHUNK_ROWS]]);
+      fill(
+        ctx.db,
+        [],
+        [
+          [OLD, KEPT, 1],
+          [OLD, OLD, 2.5 * PURGE_CHUNK_ROWS],
+        ],
+      );
       const store = createHistoryStore(ctx.db);
-      const history = { purgeHistory: async (c: string, l: number) => store.purgeHistory(c, l), checkpoint: async (m?: 'TRUNCATE' | 'RESTART', w?: number) => store.checkpoint(m, w) };
+      const history = {
+        purgeHistory: async (c: string, l: number) => store.purgeHistory(c, l),
+        checkpoint: async (m?: 'TRUNCATE' | 'RESTART', w?: number) => store.checkpoint(m, w),
+      };
       const result = await housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent') });
       expect(result).toMatchObject({ body: { PurgedHistoryRows: 2.5 * PURGE_CHUNK_ROWS } });
       expect(ctx.db.prepare('SELECT created_at, settled_at FROM outbox_history').all()).toEqual([{ created_at: OLD, settled_at: KEPT }]);
@@ -116,7 +152,10 @@ describe('housekeeping', () => {
       reader.prepare('SELECT count(*) FROM delivered_history').get();
       fill(ctx.db, [[KEPT, 10]], []); // frames the reader's snapshot does not have
       const store = createHistoryStore(ctx.db);
-      const history = { purgeHistory: async (c: string, l: number) => store.purgeHistory(c, l), checkpoint: async (m?: 'TRUNCATE' | 'RESTART', w?: number) => store.checkpoint(m, w) };
+      const history = {
+        purgeHistory: async (c: string, l: number) => store.purgeHistory(c, l),
+        checkpoint: async (m?: 'TRUNCATE' | 'RESTART', w?: number) => store.checkpoint(m, w),
+      };
       const started = Date.now();
       const result = await housekeeping({ history, clock, settings: { HistoryRetentionDays: 7 }, log: createLogger('silent') });
       expect(result).toMatchObject({ body: { PurgedHistoryRows: 10, Checkpoint: { busy: true } } });
@@ -144,7 +183,10 @@ describe('housekeeping and the alarm journal', () => {
       const cutoffs: string[] = [];
       const store = createHistoryStore(ctx.db);
       const result = await housekeeping({
-        history: { purgeHistory: async (c, l) => store.purgeHistory(c, l), checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }) },
+        history: {
+          purgeHistory: async (c, l) => store.purgeHistory(c, l),
+          checkpoint: async () => ({ busy: false, walFrames: 0, checkpointed: 0 }),
+        },
         alarms: { purgeClearedBefore: async (cutoff) => (cutoffs.push(cutoff), w.purgeAlarmsBefore(cutoff, 1000)) },
         clock,
         settings: { HistoryRetentionDays: 7 },
@@ -153,7 +195,11 @@ describe('housekeeping and the alarm journal', () => {
       expect(cutoffs).toEqual(['2026-11-14T12:00:00.000Z']);
       expect(result).toMatchObject({ kind: 'ok', body: { PurgedHistoryRows: 1 } });
       // The one cleared after the cutoff stays, and so does the newest row (ids are never given twice).
-      expect(alarmReads(ctx.db).alarmJournal(OLD, 10).map((a) => a.Id)).toEqual([3, 2]);
+      expect(
+        alarmReads(ctx.db)
+          .alarmJournal(OLD, 10)
+          .map((a) => a.Id),
+      ).toEqual([3, 2]);
     } finally {
       ctx.dispose();
     }

@@ -23,7 +23,11 @@ function setup(memoMs = 0, now = () => performance.now()) {
   const uncommitted = new UncommittedMessages(queues.lastId, new EmptyTableMemo(memoMs, now));
   const reads = { head: 0 };
   const deadLetters = deadLetterWrites(ctx.db);
-  const store = uncommitted.over({ ...queues, deadLetter: deadLetters.deadLetter, head: (queue, skip) => (reads.head++, queues.head(queue, skip)) });
+  const store = uncommitted.over({
+    ...queues,
+    deadLetter: deadLetters.deadLetter,
+    head: (queue, skip) => (reads.head++, queues.head(queue, skip)),
+  });
   const dispatchers = { sortation: new QueueDispatcher('sortation', store), destination: new QueueDispatcher('destination', store) };
   const counted: Array<{ queue: string; type: string }> = [];
   const requested: string[] = [];
@@ -45,14 +49,27 @@ function setup(memoMs = 0, now = () => performance.now()) {
 }
 
 const verify = { Type: 'VERIFY', TrackID: '0004711', Barcode: '', Destination: 'D1', MessageCode: 212 } as const;
-const scan = { Type: 'SCAN', Destination: 'D1', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null } as const;
+const scan = {
+  Type: 'SCAN',
+  Destination: 'D1',
+  DestinationStatus: 'Ready',
+  DestinationText: '',
+  LightStatus: 'Off',
+  LightColor: 'Off',
+  ButtonID: 0,
+  MessageCode: 211,
+  BatchDoorStatus: null,
+} as const;
 
 describe('acceptSorterMessage', () => {
   it('commits a VERIFY to the sortation queue and a SCAN to the destination queue, with their numbers', async () => {
     const { ctx, queues, links, deps, counted, requested } = setup();
     await acceptSorterMessage(deps, { seq: 1, after: 0, message: verify, arrivedAt: performance.now() });
     const result = await acceptSorterMessage(deps, { seq: 2, after: 1, message: scan, arrivedAt: performance.now() });
-    expect(counted).toEqual([{ queue: 'sortation', type: 'VERIFY' }, { queue: 'destination', type: 'SCAN' }]);
+    expect(counted).toEqual([
+      { queue: 'sortation', type: 'VERIFY' },
+      { queue: 'destination', type: 'SCAN' },
+    ]);
     expect(requested).toEqual([]); // only a REQUEST starts a decision
     expect(result).toMatchObject({ kind: 'ok', body: { Queue: 'destination' } });
     expect([queues.depth('sortation'), queues.depth('destination')]).toEqual([1, 1]);
@@ -81,14 +98,31 @@ describe('acceptSorterMessage', () => {
 
   it('takes the older REQUESTs of an item that went round again out of the queue, into the history as Superseded', async () => {
     const { ctx, queues, deps, requested } = setup();
-    const request = (track: string, recirculation: number) => ({ Type: 'REQUEST', TrackID: track, Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: recirculation, Length: 1, Width: 1, Height: 1, Weight: 1 }) as const;
+    const request = (track: string, recirculation: number) =>
+      ({
+        Type: 'REQUEST',
+        TrackID: track,
+        Barcode: 'B',
+        MessageCode: 210,
+        InductLocation: 'IND01',
+        RecirculationCount: recirculation,
+        Length: 1,
+        Width: 1,
+        Height: 1,
+        Weight: 1,
+      }) as const;
     await acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A', 0), arrivedAt: 0 });
     await acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B', 0), arrivedAt: 0 });
     await acceptSorterMessage(deps, { seq: 3, after: 2, message: { ...verify, TrackID: 'A' }, arrivedAt: 0 });
     await acceptSorterMessage(deps, { seq: 4, after: 3, message: request('A', 1), arrivedAt: 0 });
-    const waiting = ctx.db.prepare("SELECT type || ':' || track_id || ':' || coalesce(recirculation_count, '') FROM sortation_queue ORDER BY id").pluck().all();
+    const waiting = ctx.db
+      .prepare("SELECT type || ':' || track_id || ':' || coalesce(recirculation_count, '') FROM sortation_queue ORDER BY id")
+      .pluck()
+      .all();
     expect(waiting).toEqual(['REQUEST:B:0', 'VERIFY:A:', 'REQUEST:A:1']); // the VERIFY stays: only REQUESTs are superseded
-    expect(ctx.db.prepare('SELECT track_id, removed_reason, client_address, body FROM delivered_messages').all()).toEqual([{ track_id: 'A', removed_reason: 'Superseded', client_address: null, body: JSON.stringify(request('A', 0)) }]);
+    expect(ctx.db.prepare('SELECT track_id, removed_reason, client_address, body FROM delivered_messages').all()).toEqual([
+      { track_id: 'A', removed_reason: 'Superseded', client_address: null, body: JSON.stringify(request('A', 0)) },
+    ]);
     expect(deps.requestsRemoved.Superseded).toBe(1);
     expect(requested).toEqual(['A', 'B', 'A']); // each REQUEST starts its decision
     expect(queues.depth('sortation')).toBe(3);
@@ -130,7 +164,19 @@ describe.each([
   ['', 0],
   [', the table memo on', 60_000],
 ])('acceptSorterMessage with HandOutBeforeCommit%s', (_, memoMs) => {
-  const request = (track: string) => ({ Type: 'REQUEST', TrackID: track, Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 }) as const;
+  const request = (track: string) =>
+    ({
+      Type: 'REQUEST',
+      TrackID: track,
+      Barcode: 'B',
+      MessageCode: 210,
+      InductLocation: 'IND01',
+      RecirculationCount: 0,
+      Length: 1,
+      Width: 1,
+      Height: 1,
+      Weight: 1,
+    }) as const;
 
   const gated = () => gatedCommits(memoMs);
 
@@ -290,9 +336,15 @@ describe.each([
     const { ctx, deps, release } = gated();
     release(true);
     await acceptSorterMessage(deps, { seq: 1, after: 0, message: request('A'), arrivedAt: 0 });
-    ctx.db.prepare("INSERT INTO sortation_queue (id, type, message_code, track_id, barcode, received_at) VALUES (2, 'VERIFY', 212, 'OP', '', 'T')").run();
+    ctx.db
+      .prepare(
+        "INSERT INTO sortation_queue (id, type, message_code, track_id, barcode, received_at) VALUES (2, 'VERIFY', 212, 'OP', '', 'T')",
+      )
+      .run();
     // (Matched by its code: better-sqlite3's error class comes from another test file's realm when they share a worker.)
-    await expect(acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B'), arrivedAt: 0 })).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
+    await expect(acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B'), arrivedAt: 0 })).rejects.toMatchObject({
+      code: 'SQLITE_CONSTRAINT_PRIMARYKEY',
+    });
     await acceptSorterMessage(deps, { seq: 2, after: 1, message: request('B'), arrivedAt: 0 }); // the sorter's resend
     expect(ctx.db.prepare('SELECT id, track_id FROM sortation_queue ORDER BY id').all()).toEqual([
       { id: 1, track_id: 'A' },
@@ -306,7 +358,8 @@ describe.each([
 describe('the table memo: the queue table is not read while it holds only claimed rows', () => {
   const verify = (track: string) => ({ Type: 'VERIFY', TrackID: track, Barcode: '', Destination: 'D1', MessageCode: 212 }) as const;
   const delivery = { deliveredAt: 'T', clientAddress: '127.0.0.1' };
-  const trackOf = (claim: { stored: { message: unknown } } | null) => (claim ? (claim.stored.message as { TrackID: string }).TrackID : null);
+  const trackOf = (claim: { stored: { message: unknown } } | null) =>
+    claim ? (claim.stored.message as { TrackID: string }).TrackID : null;
 
   /** A service-like setup: every commit waits for its turn (the writer's window), released in order by `commitNext`. */
   function held(memoMs: number, now: () => number = () => 0) {
@@ -372,7 +425,10 @@ describe('the table memo: the queue table is not read while it holds only claime
     let now = 0;
     const s = held(100, () => now);
     await expect(s.dispatchers.sortation.take(0)).resolves.toBeNull(); // the table is empty: known for 100 ms
-    const insert = (track: string) => s.ctx.db.prepare(`INSERT INTO sortation_queue (type, message_code, track_id, barcode, received_at) VALUES ('VERIFY', 212, ?, '', 'T')`).run(track);
+    const insert = (track: string) =>
+      s.ctx.db
+        .prepare(`INSERT INTO sortation_queue (type, message_code, track_id, barcode, received_at) VALUES ('VERIFY', 212, ?, '', 'T')`)
+        .run(track);
     insert('OP1');
     now = 99;
     await expect(s.dispatchers.sortation.take(0)).resolves.toBeNull(); // not seen yet: within the memo's age
@@ -406,7 +462,13 @@ describe('the table memo: the queue table is not read while it holds only claime
   });
 
   it('hands out exactly what reading the table at every take would, in any interleaving of arrivals, commits, takes, deliveries, give-backs and rows of another process (property, the table read every time as the oracle)', async () => {
-    type Op = { k: 'arrive'; prompt: boolean } | { k: 'commit' } | { k: 'take' } | { k: 'deliver'; i: number } | { k: 'release'; i: number; read: boolean } | { k: 'external' };
+    type Op =
+      | { k: 'arrive'; prompt: boolean }
+      | { k: 'commit' }
+      | { k: 'take' }
+      | { k: 'deliver'; i: number }
+      | { k: 'release'; i: number; read: boolean }
+      | { k: 'external' };
     const op: fc.Arbitrary<Op> = fc.oneof(
       fc.record({ k: fc.constant('arrive' as const), prompt: fc.boolean() }),
       fc.constant({ k: 'commit' as const }),
@@ -441,14 +503,19 @@ describe('the table memo: the queue table is not read while it holds only claime
           else claim.release(o.read);
         } else if (o.k === 'external') {
           // Under an id of its own (below ours, so ahead in the queue, as a dead letter sent back is): ids are not the point here.
-          s.ctx.db.prepare(`INSERT INTO sortation_queue (id, type, message_code, track_id, barcode, received_at) VALUES (?, 'VERIFY', 212, ?, '', 'T')`).run(-++n, `OP${n}`);
+          s.ctx.db
+            .prepare(
+              `INSERT INTO sortation_queue (id, type, message_code, track_id, barcode, received_at) VALUES (?, 'VERIFY', 212, ?, '', 'T')`,
+            )
+            .run(-++n, `OP${n}`);
           s.dispatchers.sortation.notify(); // the change watcher
         }
         await turn();
       }
       while (s.pending() > 0) await s.commitNext();
       for (const claim of claims.splice(0)) claim.release();
-      for (let claim = await s.dispatchers.sortation.take(0); claim; claim = await s.dispatchers.sortation.take(0)) handed.push(trackOf(claim));
+      for (let claim = await s.dispatchers.sortation.take(0); claim; claim = await s.dispatchers.sortation.take(0))
+        handed.push(trackOf(claim));
       s.ctx.dispose();
       return handed;
     }

@@ -6,15 +6,60 @@ import { fakeOutbox, link, clock } from '../helpers/handler-fakes';
 describe('getStatus', () => {
   it('reports the spec counters, the oldest age and the link', () => {
     const store = {
-      counts: (q: string, claimed: ReadonlySet<number>) => ({ waiting: (q === 'sortation' ? 4 : 1) - claimed.size, handedOut: claimed.size }),
+      counts: (q: string, claimed: ReadonlySet<number>) => ({
+        waiting: (q === 'sortation' ? 4 : 1) - claimed.size,
+        handedOut: claimed.size,
+      }),
       oldestReceivedAt: (q: string) => (q === 'sortation' ? '2026-11-21T11:59:30.000Z' : '2026-11-21T11:58:00.000Z'),
     };
-    const waiting = (n: number, redelivered = 0, claimed: number[] = [], deadLettered = 0) => ({ waiting: n, claimedIds: new Set(claimed), redelivered, deadLettered });
-    const storage = { State: 'Stalled' as const, Since: '2026-11-21T11:59:58.000Z', WaitingFor: 'Lock' as const, PendingWrites: 4, LastCommitMs: 1.2, Commits: 3, Writes: 7, Syncs: 2, SyncInFlightMs: null, AckedBeforeSync: 0, LastError: null, ReadOnly: false };
-    const delivery = { Mode: 'AtLeastOnce' as const, AwaitingProof: 1, Confirmed: { NextRequest: 5, ClientClose: 2, ServerClose: 0, LastResponse: 4, Acknowledged: 0, Answered: 0, Grace: 0, Injected: 0 }, Returned: { Reset: 1, ClosedUnread: 0, NoProof: 1 } };
+    const waiting = (n: number, redelivered = 0, claimed: number[] = [], deadLettered = 0) => ({
+      waiting: n,
+      claimedIds: new Set(claimed),
+      redelivered,
+      deadLettered,
+    });
+    const storage = {
+      State: 'Stalled' as const,
+      Since: '2026-11-21T11:59:58.000Z',
+      WaitingFor: 'Lock' as const,
+      PendingWrites: 4,
+      LastCommitMs: 1.2,
+      Commits: 3,
+      Writes: 7,
+      Syncs: 2,
+      SyncInFlightMs: null,
+      AckedBeforeSync: 0,
+      LastError: null,
+      ReadOnly: false,
+    };
+    const delivery = {
+      Mode: 'AtLeastOnce' as const,
+      AwaitingProof: 1,
+      Confirmed: { NextRequest: 5, ClientClose: 2, ServerClose: 0, LastResponse: 4, Acknowledged: 0, Answered: 0, Grace: 0, Injected: 0 },
+      Returned: { Reset: 1, ClosedUnread: 0, NoProof: 1 },
+    };
     // The disk Low and the history cut short of its retention by the size bound: both as the watch last saw them.
     const disk = { State: 'Low' as const, FreeBytes: 1e9, SizeBytes: 32e9, LowBelowBytes: 3.2e9 };
-    const history = { FilesBytes: 12e9, DatabaseBytes: 11.9e9, WalBytes: 16e6, TrafficLogBytes: 60e6, UsedDatabaseBytes: 11e9, BoundBytes: 12.8e9, BoundBy: 'HistoryMaxDiskShare' as const, Rows: 3e7, OldestAt: '2026-11-01T00:00:00.000Z', RetentionDays: 30, BytesPerDay: 6e8, DaysFit: 21.3, RetentionMet: false, SizeCutsFrom: '2026-11-22T12:00:00.000Z', Cuts: 0, CutRows: 0, LastCut: null, MeasuredAt: '2026-11-21T12:00:00.000Z' };
+    const history = {
+      FilesBytes: 12e9,
+      DatabaseBytes: 11.9e9,
+      WalBytes: 16e6,
+      TrafficLogBytes: 60e6,
+      UsedDatabaseBytes: 11e9,
+      BoundBytes: 12.8e9,
+      BoundBy: 'HistoryMaxDiskShare' as const,
+      Rows: 3e7,
+      OldestAt: '2026-11-01T00:00:00.000Z',
+      RetentionDays: 30,
+      BytesPerDay: 6e8,
+      DaysFit: 21.3,
+      RetentionMet: false,
+      SizeCutsFrom: '2026-11-22T12:00:00.000Z',
+      Cuts: 0,
+      CutRows: 0,
+      LastCut: null,
+      MeasuredAt: '2026-11-21T12:00:00.000Z',
+    };
     const result = getStatus({
       testMode: false,
       version: '1.2.3',
@@ -42,7 +87,12 @@ describe('getStatus', () => {
       body: expect.objectContaining({
         // Not "Running" while the link is down and a commit waits: the problems say why.
         State: 'Degraded',
-        Problems: [expect.stringMatching(/^database:writable: a commit has waited since 2026-11-21T11:59:58.000Z \(a lock held by another connection\)$/), expect.stringMatching(/^sorter:link: the sorter plc:2000 is not connected/)],
+        Problems: [
+          expect.stringMatching(
+            /^database:writable: a commit has waited since 2026-11-21T11:59:58.000Z \(a lock held by another connection\)$/,
+          ),
+          expect.stringMatching(/^sorter:link: the sorter plc:2000 is not connected/),
+        ],
         'Sortation Q': 4,
         'Destination Q': 1,
         OldestMessageAgeSeconds: 120,

@@ -44,11 +44,35 @@ function message(n: number): { m: SorterMessage; key: string } {
   const id = String(n).padStart(7, '0');
   switch (n % 3) {
     case 0:
-      return { key: `REQUEST:${id}`, m: { Type: 'REQUEST', TrackID: id, Barcode: `B${n}`, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 } };
+      return {
+        key: `REQUEST:${id}`,
+        m: {
+          Type: 'REQUEST',
+          TrackID: id,
+          Barcode: `B${n}`,
+          MessageCode: 210,
+          InductLocation: 'IND01',
+          RecirculationCount: 0,
+          Length: 1,
+          Width: 1,
+          Height: 1,
+          Weight: 1,
+        },
+      };
     case 1:
       return { key: `VERIFY:${id}`, m: { Type: 'VERIFY', TrackID: id, Barcode: `B${n}`, Destination: 'D001', MessageCode: 212 } };
     default: {
-      const scan: DestinationInfoDto = { Type: 'SCAN', Destination: `S${id}`, DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null };
+      const scan: DestinationInfoDto = {
+        Type: 'SCAN',
+        Destination: `S${id}`,
+        DestinationStatus: 'Ready',
+        DestinationText: '',
+        LightStatus: 'Off',
+        LightColor: 'Off',
+        ButtonID: 0,
+        MessageCode: 211,
+        BatchDoorStatus: null,
+      };
       return { key: `SCAN:S${id}`, m: scan };
     }
   }
@@ -117,11 +141,17 @@ export async function runAbortLoad(o: AbortLoadOptions): Promise<AbortLoadResult
     conn?.destroy();
   };
 
-  const clients = [...Array.from({ length: o.clientsPerQueue }, () => client('sortation')), ...Array.from({ length: o.clientsPerQueue }, () => client('destination'))];
+  const clients = [
+    ...Array.from({ length: o.clientsPerQueue }, () => client('sortation')),
+    ...Array.from({ length: o.clientsPerQueue }, () => client('destination')),
+  ];
 
-  for (let n = 1; n <= o.messages; ) {
+  for (let n = 1; n <= o.messages;) {
     const burst = Math.min(1 + Math.floor(random() * 4), o.messages - n + 1);
-    store.enqueue(Array.from({ length: burst }, (_, i) => message(n + i).m), new Date().toISOString());
+    store.enqueue(
+      Array.from({ length: burst }, (_, i) => message(n + i).m),
+      new Date().toISOString(),
+    );
     n += burst;
     await sleep(1 + random() * 5);
   }

@@ -11,7 +11,14 @@ const MAIN = path.resolve(__dirname, '../../dist/emulator/main.js');
 /** The `EMULATOR {json}` line's figures, as emulator/main.ts puts them together. */
 export type EmulatorStats = SorterStats &
   ReturnType<EmulatedSorter['decisionSummary']> &
-  PlcLink['counters'] & { on_sorter_at_exit: number; unacknowledged_at_exit: number; oldest_unacknowledged_at_exit: number | null; seed: number; rate: number; inducting_since_ms: number };
+  PlcLink['counters'] & {
+    on_sorter_at_exit: number;
+    unacknowledged_at_exit: number;
+    oldest_unacknowledged_at_exit: number | null;
+    seed: number;
+    rate: number;
+    inducting_since_ms: number;
+  };
 
 /** The emulator as a child process. */
 export interface EmulatorProcess {

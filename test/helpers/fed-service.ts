@@ -27,11 +27,19 @@ export interface FedService {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A VERIFY for TrackID n (seven digits). */
-export const verify = (n: number): VerifyDto => ({ Type: 'VERIFY', TrackID: String(n).padStart(7, '0'), Barcode: `B${n}`, Destination: 'D001', MessageCode: 212 });
+export const verify = (n: number): VerifyDto => ({
+  Type: 'VERIFY',
+  TrackID: String(n).padStart(7, '0'),
+  Barcode: `B${n}`,
+  Destination: 'D001',
+  MessageCode: 212,
+});
 
 /** Start the service on a fresh home; `config` overrides the defaults of config.json. */
 export async function startFedService(config: object = {}): Promise<FedService> {
-  const home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ExternalChangePollMs: 10, Sorter: { Port: 1 }, ...config } });
+  const home = tempHome({
+    'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', ExternalChangePollMs: 10, Sorter: { Port: 1 }, ...config },
+  });
   const svc = await startServiceProcess(home);
   const db = new Database(path.join(home, 'data/sorter.db'));
   db.pragma('busy_timeout = 5000');
@@ -41,7 +49,11 @@ export async function startFedService(config: object = {}): Promise<FedService> 
     svc,
     db,
     home,
-    enqueue: (n, from = 1) => void store.enqueue(Array.from({ length: n }, (_, i) => verify(from + i)), new Date().toISOString()),
+    enqueue: (n, from = 1) =>
+      void store.enqueue(
+        Array.from({ length: n }, (_, i) => verify(from + i)),
+        new Date().toISOString(),
+      ),
     enqueueMessages: (messages) => void store.enqueue(messages, new Date().toISOString()),
     status,
     async settled(ms = 6000) {

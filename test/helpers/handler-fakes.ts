@@ -4,7 +4,11 @@ import type { SorterLink } from '../../lib/link/sorter-link-status';
 import type { OutboundMessage } from '../../model/messages';
 
 /** An outbox that remembers what it was given, or refuses every write with `refuse` as the reason. */
-export function fakeOutbox(refuse?: string): Pick<ServiceStores['outbox'], 'addToOutbox' | 'depth'> & { added: Array<{ message: OutboundMessage; client: string | null; at: string; cancelAfterMs?: number }> } {
+export function fakeOutbox(
+  refuse?: string,
+): Pick<ServiceStores['outbox'], 'addToOutbox' | 'depth'> & {
+  added: Array<{ message: OutboundMessage; client: string | null; at: string; cancelAfterMs?: number }>;
+} {
   const added: Array<{ message: OutboundMessage; client: string | null; at: string; cancelAfterMs?: number }> = [];
   return {
     added,
@@ -19,7 +23,15 @@ export function fakeOutbox(refuse?: string): Pick<ServiceStores['outbox'], 'addT
 
 /** A link that says how an entry travels, and (`refusal`) what its layout cannot carry. */
 export const link = (delivery: 'Sent' | 'Queued', refusal: string | null = null): SorterLink => ({
-  status: () => ({ Connected: delivery === 'Sent', Address: 'plc:2000', Since: null, LastTelegramIn: null, LastTelegramOut: null, State: delivery === 'Sent' ? 'Connected' : 'Disconnected', RefusingBecause: null }),
+  status: () => ({
+    Connected: delivery === 'Sent',
+    Address: 'plc:2000',
+    Since: null,
+    LastTelegramIn: null,
+    LastTelegramOut: null,
+    State: delivery === 'Sent' ? 'Connected' : 'Disconnected',
+    RefusingBecause: null,
+  }),
   recentTelegrams: () => [],
   offer: () => delivery,
   acknowledgesPromptly: () => false,
@@ -28,4 +40,3 @@ export const link = (delivery: 'Sent' | 'Queued', refusal: string | null = null)
 });
 export const clock = () => new Date('2026-11-21T12:00:00.000Z');
 export const settings = { CommitTimeoutMs: 2000, DurableBySorterAck: true };
-

@@ -19,7 +19,8 @@ export function removeHome(home: string): void {
 }
 
 /** The CSV header the spec prescribes. */
-export const CSV_HEADER = 'Type,MessageCode,DeviceID,TrackID,Barcode,Length,Width,Height,Weight,RecircCount,DestinationStatus,LightStatus,LightColor,DestinationText,ButtonID';
+export const CSV_HEADER =
+  'Type,MessageCode,DeviceID,TrackID,Barcode,Length,Width,Height,Weight,RecircCount,DestinationStatus,LightStatus,LightColor,DestinationText,ButtonID';
 
 /** CSV text from rows (header added). */
 export const csv = (...rows: string[]) => [CSV_HEADER, ...rows].join('\n') + '\n';

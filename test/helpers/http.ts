@@ -14,7 +14,14 @@ export interface Reply {
 }
 
 /** One HTTP request over real loopback TCP (Node's fetch). */
-export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Reply> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Reply> {
   const res = await fetch(base + path, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },

@@ -8,7 +8,9 @@ export function nth<T>(xs: readonly T[], i: number): T {
 }
 
 /** A list type with at least N elements of T (then any number). */
-export type AtLeast<T, N extends number, First extends T[] = []> = First['length'] extends N ? [...First, ...T[]] : AtLeast<T, N, [...First, T]>;
+export type AtLeast<T, N extends number, First extends T[] = []> = First['length'] extends N
+  ? [...First, ...T[]]
+  : AtLeast<T, N, [...First, T]>;
 
 /** The list, checked to hold at least `n` elements and typed so, so that the test can destructure them; fails the test otherwise. */
 export function atLeast<T, N extends number>(n: N, xs: T[]): AtLeast<T, N> {

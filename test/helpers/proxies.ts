@@ -18,7 +18,8 @@ export interface Proxy {
 }
 
 /** nginx's `proxy_pass` with nothing else set: HTTP/1.0 and a new connection per request. */
-export const nginxDefaults = (servicePort: number) => `server {\n  listen 8080;\n  location / { proxy_pass http://127.0.0.1:8081; }\n}\n`.replace('127.0.0.1:8081', `127.0.0.1:${servicePort}`);
+export const nginxDefaults = (servicePort: number) =>
+  `server {\n  listen 8080;\n  location / { proxy_pass http://127.0.0.1:8081; }\n}\n`.replace('127.0.0.1:8081', `127.0.0.1:${servicePort}`);
 
 /** The shipped deploy/nginx/sorter-integration.conf. */
 export const nginxShipped = () => fs.readFileSync(path.join(DEPLOY, 'nginx/sorter-integration.conf'), 'utf8');
@@ -27,7 +28,10 @@ export const nginxShipped = () => fs.readFileSync(path.join(DEPLOY, 'nginx/sorte
 export async function startNginx(site: string, servicePort: number): Promise<Proxy> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-nginx-'));
   const port = await freePort();
-  fs.writeFileSync(path.join(dir, 'site.conf'), site.replace('127.0.0.1:8081', `127.0.0.1:${servicePort}`).replace(/listen 8080;/, `listen 127.0.0.1:${port};`));
+  fs.writeFileSync(
+    path.join(dir, 'site.conf'),
+    site.replace('127.0.0.1:8081', `127.0.0.1:${servicePort}`).replace(/listen 8080;/, `listen 127.0.0.1:${port};`),
+  );
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${dir}/${t};`).join(' ');
   fs.writeFileSync(
     path.join(dir, 'nginx.conf'),
@@ -40,7 +44,10 @@ export async function startNginx(site: string, servicePort: number): Promise<Pro
 export async function startHaproxy(servicePort: number, file: 'haproxy.cfg' | 'haproxy-tcp.cfg' = 'haproxy.cfg'): Promise<Proxy> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-haproxy-'));
   const port = await freePort();
-  const cfg = fs.readFileSync(path.join(DEPLOY, 'haproxy', file), 'utf8').replace('bind :8080', `bind 127.0.0.1:${port}`).replace('127.0.0.1:8081', `127.0.0.1:${servicePort}`);
+  const cfg = fs
+    .readFileSync(path.join(DEPLOY, 'haproxy', file), 'utf8')
+    .replace('bind :8080', `bind 127.0.0.1:${port}`)
+    .replace('127.0.0.1:8081', `127.0.0.1:${servicePort}`);
   fs.writeFileSync(path.join(dir, 'haproxy.cfg'), cfg);
   return start(spawn('haproxy', ['-db', '-f', path.join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'] }), port, dir);
 }

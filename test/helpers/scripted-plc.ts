@@ -42,7 +42,9 @@ export function scriptedPlc(answer: (t: Telegram, send: (content: string) => voi
     });
     socket.on('error', () => {});
   });
-  const listening = new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
+  const listening = new Promise<number>((resolve) =>
+    server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)),
+  );
   return {
     server,
     received,
@@ -60,5 +62,5 @@ export function scriptedPlc(answer: (t: Telegram, send: (content: string) => voi
 }
 
 /** The PLC's ACK of a telegram the service sent. */
-export const ack = (t: Telegram): string => encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: t.seq, type: t.type, flag: 'A', data: '' });
-
+export const ack = (t: Telegram): string =>
+  encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: t.seq, type: t.type, flag: 'A', data: '' });

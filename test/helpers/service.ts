@@ -22,7 +22,11 @@ export interface TestService {
 }
 
 /** Build a service from config overrides and home files; the database is a fresh file. */
-export async function testService(config: Partial<Config> | object = {}, files: Record<string, string | object> = {}, clock?: () => Date): Promise<TestService> {
+export async function testService(
+  config: Partial<Config> | object = {},
+  files: Record<string, string | object> = {},
+  clock?: () => Date,
+): Promise<TestService> {
   const home = tempHome(files);
   const validated = validateConfig({ LogLevel: 'silent', ...config });
   const service = await createService({ home, config: validated, log: createLogger('silent'), version: '0.0.0-test', clock });

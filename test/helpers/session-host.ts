@@ -8,15 +8,22 @@ import { NakReason, type Telegram, TelegramError, type TelegramType, encodeData,
 /** Timing and window of the sessions under test. */
 export const settings = { heartbeatMs: 1000, ackTimeoutMs: 200, window: 2 };
 /** Frames from `peer` to `me`. */
-export const from = (peer: string, me: string) => (seq: number, type: TelegramType, flag: Telegram['flag'], data = '') => encodeFrame({ sender: peer, receiver: me, seq, type, flag, data });
+export const from =
+  (peer: string, me: string) =>
+  (seq: number, type: TelegramType, flag: Telegram['flag'], data = '') =>
+    encodeFrame({ sender: peer, receiver: me, seq, type, flag, data });
 /** The data of a VERIFY telegram. */
 export const verify = encodeData('VERI', { MessageCode: 212, TrackID: '0004711', Barcode: '', Destination: 'D1' });
 
 /** A host-side session with an in-memory outbox of `outbound` items and a deliver the test controls. */
-export function host(outbound: Outbound<string>[] = [], peer: { epoch: string | null; lastSeqIn: number; lastStopClean?: boolean } = { epoch: null, lastSeqIn: 0 }) {
+export function host(
+  outbound: Outbound<string>[] = [],
+  peer: { epoch: string | null; lastSeqIn: number; lastStopClean?: boolean } = { epoch: null, lastSeqIn: 0 },
+) {
   let now = 1_000;
   const wire: Telegram[] = [];
-  const delivered: Array<{ seq: number; after: number | null; resent: boolean; arrivedAt?: number; settle(ok: boolean | Error): void }> = [];
+  const delivered: Array<{ seq: number; after: number | null; resent: boolean; arrivedAt?: number; settle(ok: boolean | Error): void }> =
+    [];
   const acked: string[] = [];
   const refused: string[] = [];
   const sessions: Array<[string, number]> = [];
@@ -40,7 +47,15 @@ export function host(outbound: Outbound<string>[] = [], peer: { epoch: string | 
       acknowledged: (ref) => acked.push(ref),
       refused: (ref, r) => refused.push(`${ref}:${r.code}`),
       deliver: (t, after, resent) =>
-        new Promise<void>((resolve, reject) => delivered.push({ seq: t.seq, after, resent, arrivedAt: t.arrivedAt, settle: (ok) => (ok === true ? resolve() : reject(ok === false ? new Error('disk') : ok)) })),
+        new Promise<void>((resolve, reject) =>
+          delivered.push({
+            seq: t.seq,
+            after,
+            resent,
+            arrivedAt: t.arrivedAt,
+            settle: (ok) => (ok === true ? resolve() : reject(ok === false ? new Error('disk') : ok)),
+          }),
+        ),
       peerSession: (epoch, last) => sessions.push([epoch, last]),
     },
     () => now,
@@ -103,7 +118,8 @@ export function sorterToHost(answer: (seq: number, attempt: number) => HostAnswe
         return Promise.resolve().then(() => {
           if (a === 'no function') throw new RefuseError(NakReason.UNEXPECTED, 'no function takes VERI');
           const last = kept.at(-1) ?? 0;
-          if (after !== null && last !== after) throw new Error(`telegram ${t.seq} out of sequence: expected the last stored number to be ${after}, it is ${last}`);
+          if (after !== null && last !== after)
+            throw new Error(`telegram ${t.seq} out of sequence: expected the last stored number to be ${after}, it is ${last}`);
           if (a === 'disk full') throw new Error('disk full');
           kept.push(t.seq);
         });

@@ -14,7 +14,8 @@ export const hasCommand = (command: string): boolean => spawnSync('sh', ['-c', `
 
 /** A python3 that can `import requests` (pyenv's or Debian's), or null. */
 export function pythonWithRequests(): string | null {
-  for (const python of ['python3', '/usr/bin/python3']) if (spawnSync(python, ['-c', 'import requests'], { stdio: 'ignore' }).status === 0) return python;
+  for (const python of ['python3', '/usr/bin/python3'])
+    if (spawnSync(python, ['-c', 'import requests'], { stdio: 'ignore' }).status === 0) return python;
   return null;
 }
 
@@ -40,7 +41,8 @@ export function missingImmutable(dir = os.tmpdir()): Missing {
   const file = path.join(probe, 'probe');
   fs.writeFileSync(file, '');
   try {
-    if (spawnSync('chattr', ['+i', file], { stdio: 'ignore' }).status !== 0) return { 'chattr +i': `the file system of ${dir} has no immutable attribute (use ext4, or set TMPDIR to a folder on one)` };
+    if (spawnSync('chattr', ['+i', file], { stdio: 'ignore' }).status !== 0)
+      return { 'chattr +i': `the file system of ${dir} has no immutable attribute (use ext4, or set TMPDIR to a folder on one)` };
     spawnSync('chattr', ['-i', file], { stdio: 'ignore' });
     return {};
   } finally {
@@ -54,7 +56,8 @@ export function missingTmpfsMount(): Missing {
   if (Object.keys(missing).length > 0) return missing;
   const probe = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-mount-'));
   try {
-    if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe], { stdio: 'ignore' }).status !== 0) return { 'a tmpfs mount': 'root on a machine or a privileged container may mount, this one may not' };
+    if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe], { stdio: 'ignore' }).status !== 0)
+      return { 'a tmpfs mount': 'root on a machine or a privileged container may mount, this one may not' };
     spawnSync('umount', [probe], { stdio: 'ignore' });
     return {};
   } finally {

@@ -37,7 +37,13 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
     await t.server.inject('/sortation');
     const verify = await t.server.inject('/sortation');
     expect(verify.statusCode).toBe(212);
-    expect(JSON.parse(verify.payload)).toStrictEqual({ Type: 'VERIFY', TrackID: '0004711', Barcode: 'BC0004711', Destination: 'D017', MessageCode: 212 });
+    expect(JSON.parse(verify.payload)).toStrictEqual({
+      Type: 'VERIFY',
+      TrackID: '0004711',
+      Barcode: 'BC0004711',
+      Destination: 'D017',
+      MessageCode: 212,
+    });
     const empty = await t.server.inject('/sortation?timeOut=0');
     expect(empty.statusCode).toBe(204);
     expect(empty.payload).toBe('');
@@ -94,7 +100,11 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
     const body = JSON.parse(res.payload);
     expect(body['Sortation Q']).toBe(2);
     expect(body['Destination Q']).toBe(1);
-    expect(body).toMatchObject({ TestMode: true, State: 'Running', Replay: { File: 'Service_PLC.csv', RowsLoaded: 3, RowsSkipped: 0, Error: null } });
+    expect(body).toMatchObject({
+      TestMode: true,
+      State: 'Running',
+      Replay: { File: 'Service_PLC.csv', RowsLoaded: 3, RowsSkipped: 0, Error: null },
+    });
     expect(typeof body.OldestMessageAgeSeconds).toBe('number');
     expect(body.Sorter.Connected).toBe(false);
     // What it answers is what it documents: every field in the schema Swagger is built from.
@@ -104,38 +114,82 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
   });
 
   it('POST bodies: null in an optional field means omitted, on both endpoints (as .NET and Java serializers send it)', async () => {
-    const a = await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D017', Barcode: null, Type: null } });
+    const a = await t.server.inject({
+      method: 'POST',
+      url: '/sortation',
+      payload: { TrackID: '0004711', Destination: 'D017', Barcode: null, Type: null },
+    });
     expect(a.statusCode).toBe(200);
     expect(JSON.parse(a.payload).Message).toEqual({ TrackID: '0004711', Destination: 'D017', Barcode: '' });
-    const d = await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D017', DestinationText: null, BatchDoorStatus: null, LightStatus: null, Type: null } });
+    const d = await t.server.inject({
+      method: 'POST',
+      url: '/destination',
+      payload: { Destination: 'D017', DestinationText: null, BatchDoorStatus: null, LightStatus: null, Type: null },
+    });
     expect(d.statusCode).toBe(200);
     expect(JSON.parse(d.payload).Message).toMatchObject({ Destination: 'D017', DestinationText: '', BatchDoorStatus: null });
     // A "__proto__" key is an unknown field like any other: ignored, not "invalid JSON".
-    const proto = await t.server.inject({ method: 'POST', url: '/sortation', payload: '{"__proto__": {"polluted": 1}, "TrackID": "0004711", "Destination": "D017"}', headers: { 'content-type': 'application/json' } });
+    const proto = await t.server.inject({
+      method: 'POST',
+      url: '/sortation',
+      payload: '{"__proto__": {"polluted": 1}, "TrackID": "0004711", "Destination": "D017"}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect([proto.statusCode, JSON.parse(proto.payload).Message]).toEqual([200, { TrackID: '0004711', Destination: 'D017', Barcode: '' }]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     // Required fields stay required: null is not a value for them.
-    expect((await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: null, Destination: 'D017' } })).statusCode).toBe(400);
+    expect((await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: null, Destination: 'D017' } })).statusCode).toBe(
+      400,
+    );
   });
 
   it('POST /sortation answers 200 with an acknowledgement and sends nothing in test mode', async () => {
-    const res = await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D017', Barcode: '00012345678901234567' } });
+    const res = await t.server.inject({
+      method: 'POST',
+      url: '/sortation',
+      payload: { TrackID: '0004711', Destination: 'D017', Barcode: '00012345678901234567' },
+    });
     expect(res.statusCode).toBe(200);
-    expect(JSON.parse(res.payload)).toEqual({ Accepted: true, Delivery: 'NotSent', OutboxID: null, Message: { TrackID: '0004711', Destination: 'D017', Barcode: '00012345678901234567' }, DefaultsApplied: [] });
+    expect(JSON.parse(res.payload)).toEqual({
+      Accepted: true,
+      Delivery: 'NotSent',
+      OutboxID: null,
+      Message: { TrackID: '0004711', Destination: 'D017', Barcode: '00012345678901234567' },
+      DefaultsApplied: [],
+    });
     expect(t.service.deps.outbox.depth()).toBe(0);
   });
 
   it('POST /destination answers 200, canonicalising enums case-insensitively', async () => {
-    const res = await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D017', DestinationStatus: 'ready', LightStatus: 'solid', LightColor: 'Blue', DestinationText: 'Tour 4' } });
+    const res = await t.server.inject({
+      method: 'POST',
+      url: '/destination',
+      payload: { Destination: 'D017', DestinationStatus: 'ready', LightStatus: 'solid', LightColor: 'Blue', DestinationText: 'Tour 4' },
+    });
     expect(res.statusCode).toBe(200);
-    expect(JSON.parse(res.payload)).toMatchObject({ Delivery: 'NotSent', Message: { DestinationStatus: 'Ready', LightStatus: 'Solid', LightColor: 'BLUE', DestinationText: 'Tour 4' }, DefaultsApplied: [] });
+    expect(JSON.parse(res.payload)).toMatchObject({
+      Delivery: 'NotSent',
+      Message: { DestinationStatus: 'Ready', LightStatus: 'Solid', LightColor: 'BLUE', DestinationText: 'Tour 4' },
+      DefaultsApplied: [],
+    });
   });
 
   it('POST /destination: enum values that do not parse take NotReady/Off/Off and are not an error', async () => {
-    const res = await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D017', DestinationStatus: 'Full', LightStatus: 'blinking', LightColor: 'purple', DestinationText: '' } });
+    const res = await t.server.inject({
+      method: 'POST',
+      url: '/destination',
+      payload: { Destination: 'D017', DestinationStatus: 'Full', LightStatus: 'blinking', LightColor: 'purple', DestinationText: '' },
+    });
     expect(res.statusCode).toBe(200);
     const body = JSON.parse(res.payload);
-    expect(body.Message).toEqual({ Destination: 'D017', DestinationStatus: 'NotReady', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', BatchDoorStatus: null });
+    expect(body.Message).toEqual({
+      Destination: 'D017',
+      DestinationStatus: 'NotReady',
+      DestinationText: '',
+      LightStatus: 'Off',
+      LightColor: 'Off',
+      BatchDoorStatus: null,
+    });
     expect(body.DefaultsApplied.map((d: { Field: string }) => d.Field)).toEqual(['DestinationStatus', 'LightStatus', 'LightColor']);
   });
 });
@@ -204,7 +258,19 @@ describe('timeOut (docs/http-api.md)', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(t.service.deps.dispatchers.destination.waiting).toBe(1);
     const started = Date.now();
-    await t.publish([{ Type: 'SCAN', Destination: 'D1', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null }]);
+    await t.publish([
+      {
+        Type: 'SCAN',
+        Destination: 'D1',
+        DestinationStatus: 'Ready',
+        DestinationText: '',
+        LightStatus: 'Off',
+        LightColor: 'Off',
+        ButtonID: 0,
+        MessageCode: 211,
+        BatchDoorStatus: null,
+      },
+    ]);
     const res = await pending;
     expect(res.statusCode).toBe(211);
     expect(Date.now() - started).toBeLessThan(500);
@@ -213,11 +279,19 @@ describe('timeOut (docs/http-api.md)', () => {
 
 describe('errors (docs/http-api.md, "Errors")', () => {
   let t: TestService;
-  beforeAll(async () => (t = await testService({ TestMode: true, MaxPayloadBytes: 1024 }, { 'Service_PLC.csv': csv(requestRow('1'), scanRow('D1')) })));
+  beforeAll(
+    async () =>
+      (t = await testService({ TestMode: true, MaxPayloadBytes: 1024 }, { 'Service_PLC.csv': csv(requestRow('1'), scanRow('D1')) })),
+  );
   afterAll(() => t.close());
 
   const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
-    t.server.inject({ method: 'POST', url, payload: typeof payload === 'string' ? payload : JSON.stringify(payload), headers: { 'content-type': 'application/json', ...headers } });
+    t.server.inject({
+      method: 'POST',
+      url,
+      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+      headers: { 'content-type': 'application/json', ...headers },
+    });
 
   it.each([
     [{ Destination: 'D1' }, '"TrackID" is required'],
@@ -253,7 +327,8 @@ describe('errors (docs/http-api.md, "Errors")', () => {
   });
 
   it('400 when one field is given twice under the same spelling, as under two (JSON.parse would keep the last)', async () => {
-    const raw = (url: string, payload: string) => t.server.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } });
+    const raw = (url: string, payload: string) =>
+      t.server.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } });
     const res = await raw('/sortation', '{"TrackID":"1","Destination":"D1","TrackID":"2"}');
     expect(res.statusCode).toBe(400);
     expect(JSON.parse(res.payload).message).toBe('"TrackID" is given twice in the body (as "TrackID" and "TrackID")');
@@ -263,19 +338,38 @@ describe('errors (docs/http-api.md, "Errors")', () => {
   });
 
   it('reads a gzipped body like any other, the check for a field given twice included', async () => {
-    const gz = (url: string, json: string) => t.server.inject({ method: 'POST', url, payload: zlib.gzipSync(json), headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    const gz = (url: string, json: string) =>
+      t.server.inject({
+        method: 'POST',
+        url,
+        payload: zlib.gzipSync(json),
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      });
     const ok = await gz('/sortation', '{"trackId":"0004711","Destination":"D017"}');
     expect([ok.statusCode, JSON.parse(ok.payload).Message]).toEqual([200, { TrackID: '0004711', Destination: 'D017', Barcode: '' }]);
     const twice = await gz('/sortation', '{"TrackID":"1","Destination":"D1","TrackID":"2"}');
-    expect([twice.statusCode, JSON.parse(twice.payload).message]).toEqual([400, '"TrackID" is given twice in the body (as "TrackID" and "TrackID")']);
-    const empty = await t.server.inject({ method: 'POST', url: '/sortation', payload: '', headers: { 'content-type': 'application/json' } });
+    expect([twice.statusCode, JSON.parse(twice.payload).message]).toEqual([
+      400,
+      '"TrackID" is given twice in the body (as "TrackID" and "TrackID")',
+    ]);
+    const empty = await t.server.inject({
+      method: 'POST',
+      url: '/sortation',
+      payload: '',
+      headers: { 'content-type': 'application/json' },
+    });
     expect([empty.statusCode, JSON.parse(empty.payload).message]).toEqual([400, '"AssignmentDto" must be of type object']);
   });
 
   it('400 for malformed JSON, 415 for another content type, 413 for an oversized body', async () => {
     const malformed = await post('/sortation', '{"TrackID": ');
     expect([malformed.statusCode, JSON.parse(malformed.payload).message]).toEqual([400, 'Invalid request payload JSON format']);
-    const text = await t.server.inject({ method: 'POST', url: '/sortation', payload: 'TrackID=1', headers: { 'content-type': 'text/plain' } });
+    const text = await t.server.inject({
+      method: 'POST',
+      url: '/sortation',
+      payload: 'TrackID=1',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(text.statusCode).toBe(415);
     const big = await post('/destination', { Destination: 'D1', Padding: 'x'.repeat(2000) });
     expect(big.statusCode).toBe(413);
@@ -291,7 +385,12 @@ describe('errors (docs/http-api.md, "Errors")', () => {
   });
 
   it('405 JSON with Allow for another method on a path we serve, and it takes nothing', async () => {
-    for (const [method, url, allow] of [['DELETE', '/sortation', 'GET, HEAD, POST'], ['PUT', '/destination', 'GET, HEAD, POST'], ['POST', '/status', 'GET, HEAD'], ['PATCH', '/sortation', 'GET, HEAD, POST']] as const) {
+    for (const [method, url, allow] of [
+      ['DELETE', '/sortation', 'GET, HEAD, POST'],
+      ['PUT', '/destination', 'GET, HEAD, POST'],
+      ['POST', '/status', 'GET, HEAD'],
+      ['PATCH', '/sortation', 'GET, HEAD, POST'],
+    ] as const) {
       const res = await t.server.inject({ method, url });
       expect([method, url, res.statusCode, res.headers.allow]).toEqual([method, url, 405, allow]);
       expect(JSON.parse(res.payload)).toMatchObject({ statusCode: 405, error: 'Method Not Allowed' });
@@ -306,14 +405,23 @@ describe('live mode without a sorter connection', () => {
     const a = await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D1' } });
     expect(JSON.parse(a.payload)).toMatchObject({ Accepted: true, Delivery: 'Queued', OutboxID: 1 });
     const d = await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D1', LightColor: 'red' } });
-    expect(JSON.parse(d.payload)).toMatchObject({ Delivery: 'Queued', OutboxID: 2, Message: { LightColor: 'RED', DestinationStatus: 'NotReady' } });
+    expect(JSON.parse(d.payload)).toMatchObject({
+      Delivery: 'Queued',
+      OutboxID: 2,
+      Message: { LightColor: 'RED', DestinationStatus: 'NotReady' },
+    });
     const rows = t.service.db.prepare('SELECT kind, track_id, destination, light_color, client_address FROM outbox ORDER BY id').all();
     expect(rows).toEqual([
       { kind: 'ASSIGNMENT', track_id: '0004711', destination: 'D1', light_color: null, client_address: '127.0.0.1' },
       { kind: 'DESTINATION', track_id: null, destination: 'D1', light_color: 'RED', client_address: '127.0.0.1' },
     ]);
     const status = JSON.parse((await t.server.inject('/status')).payload);
-    expect(status).toMatchObject({ TestMode: false, Sorter: { Connected: false, Address: '127.0.0.1:4000' }, Outbox: { Depth: 2 }, Replay: null });
+    expect(status).toMatchObject({
+      TestMode: false,
+      Sorter: { Connected: false, Address: '127.0.0.1:4000' },
+      Outbox: { Depth: 2 },
+      Replay: null,
+    });
     await t.close();
   });
 });
@@ -330,7 +438,16 @@ describe('API keys (off by default)', () => {
     expect((await t.server.inject({ url: '/metrics', headers: { authorization: 'Bearer other' } })).statusCode).toBe(200);
     expect((await t.server.inject({ url: '/metrics', headers: { authorization: 'Bearer nope' } })).statusCode).toBe(401);
     expect((await t.server.inject('/metrics')).statusCode).toBe(401);
-    expect((await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '1', Destination: 'D' }, headers: { 'X-API-Key': 's3cret' } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.server.inject({
+          method: 'POST',
+          url: '/sortation',
+          payload: { TrackID: '1', Destination: 'D' },
+          headers: { 'X-API-Key': 's3cret' },
+        })
+      ).statusCode,
+    ).toBe(200);
     expect((await t.server.inject('/')).statusCode).toBe(200);
     const doc = JSON.parse((await t.server.inject('/swagger.json')).payload);
     expect(doc.components.securitySchemes.apiKey).toEqual({ type: 'apiKey', name: 'X-API-Key', in: 'header' });
@@ -358,7 +475,8 @@ describe('Swagger', () => {
     expect(Object.keys(doc.paths['/destination'].get.responses).sort()).toEqual(['204', '211', '2XX', '400', '401', '403']);
     expect(Object.keys(doc.paths['/sortation'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '413', '415']));
     expect(Object.keys(doc.paths['/status'].get.responses)).toContain('200');
-    for (const dto of ['InductDto', 'VerifyDto', 'DestinationInfoDto', 'AssignmentDto', 'DestinationSetDto', 'Status']) expect(doc.components.schemas).toHaveProperty(dto);
+    for (const dto of ['InductDto', 'VerifyDto', 'DestinationInfoDto', 'AssignmentDto', 'DestinationSetDto', 'Status'])
+      expect(doc.components.schemas).toHaveProperty(dto);
     expect(doc.components.schemas.InductDto.properties.TrackID.example).toBe('0004711');
     const timeOut = doc.paths['/sortation'].get.parameters.find((p: { name: string }) => p.name === 'timeOut');
     expect(timeOut.description).toMatch(/clamped to 0\.\.30/);

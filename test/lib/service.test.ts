@@ -14,7 +14,18 @@ import { capturingLogger } from '../helpers/log';
 import { freePort } from '../helpers/net';
 import { publish } from '../helpers/service';
 
-const induct = (trackId: string): InductDto => ({ Type: 'REQUEST', TrackID: trackId, Barcode: '', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 });
+const induct = (trackId: string): InductDto => ({
+  Type: 'REQUEST',
+  TrackID: trackId,
+  Barcode: '',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 1,
+  Width: 2,
+  Height: 3,
+  Weight: 4,
+});
 
 let home: string;
 let running: Service | undefined;
@@ -30,7 +41,8 @@ async function start(config: object) {
   running = await createService({ home, config: validateConfig({ LogLevel: 'info', ...config }), log, version: '1.2.3-test' });
   return { service: running, lines };
 }
-const trackIds = (service: Service, queue = 'sortation') => service.db.prepare(`SELECT track_id FROM ${queue}_queue ORDER BY id`).pluck().all();
+const trackIds = (service: Service, queue = 'sortation') =>
+  service.db.prepare(`SELECT track_id FROM ${queue}_queue ORDER BY id`).pluck().all();
 
 describe('createService in test mode', () => {
   it('seeds its own database from the replay file, and again from it alone at the next start', async () => {

@@ -14,11 +14,39 @@ const layout = (type: keyof typeof Layouts) => Layouts[type].map((f) => f.name).
 const nested = (schema: Joi.ObjectSchema, key: string) => Object.keys(schema.describe().keys?.[key]?.keys ?? {}).sort();
 
 // One complete example of each type: the compiler checks it has every field of its type.
-const request: InductDto = { Type: 'REQUEST', TrackID: '0004711', Barcode: 'B', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 1, Length: 1.5, Width: 2, Height: 3, Weight: 4.25 };
+const request: InductDto = {
+  Type: 'REQUEST',
+  TrackID: '0004711',
+  Barcode: 'B',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 1,
+  Length: 1.5,
+  Width: 2,
+  Height: 3,
+  Weight: 4.25,
+};
 const verify: VerifyDto = { Type: 'VERIFY', TrackID: '0004711', Barcode: 'B', Destination: 'D1', MessageCode: 212 };
-const scan: DestinationInfoDto = { Type: 'SCAN', Destination: 'D1', DestinationStatus: 'Ready', DestinationText: 'T', LightStatus: 'Solid', LightColor: 'BLUE', ButtonID: 3, MessageCode: 211, BatchDoorStatus: 'OPENED' };
+const scan: DestinationInfoDto = {
+  Type: 'SCAN',
+  Destination: 'D1',
+  DestinationStatus: 'Ready',
+  DestinationText: 'T',
+  LightStatus: 'Solid',
+  LightColor: 'BLUE',
+  ButtonID: 3,
+  MessageCode: 211,
+  BatchDoorStatus: 'OPENED',
+};
 const assignment: Assignment = { TrackID: '0004711', Destination: 'D1', Barcode: 'B' };
-const setting: DestinationSetting = { Destination: 'D1', DestinationStatus: 'NotReady', DestinationText: 'T', LightStatus: 'Off', LightColor: 'Off', BatchDoorStatus: null };
+const setting: DestinationSetting = {
+  Destination: 'D1',
+  DestinationStatus: 'NotReady',
+  DestinationText: 'T',
+  LightStatus: 'Off',
+  LightColor: 'Off',
+  BatchDoorStatus: null,
+};
 
 describe('the message model', () => {
   it('the joi schemas document exactly the fields of the DTOs', () => {
@@ -30,7 +58,10 @@ describe('the message model', () => {
   });
 
   it('the telegram layouts carry exactly the fields of the DTOs (Type is the telegram type)', () => {
-    const withoutType = (m: object) => Object.keys(m).filter((k) => k !== 'Type').sort();
+    const withoutType = (m: object) =>
+      Object.keys(m)
+        .filter((k) => k !== 'Type')
+        .sort();
     expect(layout('REQU')).toEqual(withoutType(request));
     expect(layout('VERI')).toEqual(withoutType(verify));
     expect(layout('SCAN')).toEqual(withoutType(scan));

@@ -29,7 +29,10 @@ describe('the floors', () => {
   afterAll(() => made.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
   it('refuse an import from db/ up to lib/, naming the rule', () => {
-    const dir = tree({ 'db/store.ts': "import { x } from '../lib/process/config';\nexport const y = x;\n", 'lib/process/config.ts': 'export const x = 1;\n' });
+    const dir = tree({
+      'db/store.ts': "import { x } from '../lib/process/config';\nexport const y = x;\n",
+      'lib/process/config.ts': 'export const x = 1;\n',
+    });
     made.push(dir);
     const r = cruise(dir, ['db', 'lib']);
     expect(r.status).not.toBe(0);

@@ -9,7 +9,16 @@ export type DeliveryMode = 'AtLeastOnce' | 'AtMostOnce';
 /** What proved that a client read a message (stored in delivered_history.read_proof). */
 export type ReadProof = 'NextRequest' | 'ClientClose' | 'ServerClose' | 'LastResponse' | 'Acknowledged' | 'Answered' | 'Grace' | 'Injected';
 /** Every proof, in the order /status lists them. */
-export const READ_PROOFS: readonly ReadProof[] = ['NextRequest', 'ClientClose', 'ServerClose', 'LastResponse', 'Acknowledged', 'Answered', 'Grace', 'Injected'];
+export const READ_PROOFS: readonly ReadProof[] = [
+  'NextRequest',
+  'ClientClose',
+  'ServerClose',
+  'LastResponse',
+  'Acknowledged',
+  'Answered',
+  'Grace',
+  'Injected',
+];
 /** Why a message went back to the head of its queue. */
 export type ReturnReason = 'Reset' | 'ClosedUnread' | 'NoProof';
 /** Every reason, in the order /status lists them. */
@@ -68,4 +77,3 @@ export interface Conn {
 }
 
 export const zero = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
-

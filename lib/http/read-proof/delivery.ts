@@ -3,7 +3,19 @@
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import { ConnectionWatch } from './connection-watch';
 import type { Claim } from '../../queue/dispatcher';
-import { ASK_ANSWER_MS, AT_MOST_ONCE_GRACE_MS, type Conn, type DeliverySettings, type DeliveryStatus, type Handout, READ_PROOFS, RETURN_REASONS, type ReadProof, type ReturnReason, zero } from './delivery-types';
+import {
+  ASK_ANSWER_MS,
+  AT_MOST_ONCE_GRACE_MS,
+  type Conn,
+  type DeliverySettings,
+  type DeliveryStatus,
+  type Handout,
+  READ_PROOFS,
+  RETURN_REASONS,
+  type ReadProof,
+  type ReturnReason,
+  zero,
+} from './delivery-types';
 
 export type { DeliveryMode, DeliverySettings, DeliveryStatus, ReadProof, ReturnReason } from './delivery-types';
 export { ASK_ANSWER_MS, AT_MOST_ONCE_GRACE_MS } from './delivery-types';
@@ -29,7 +41,10 @@ export class DeliveryTracker {
   private readonly watch: ConnectionWatch;
 
   constructor(private readonly settings: DeliverySettings) {
-    this.watch = new ConnectionWatch(settings, { confirm: (h, proof) => this.confirm(h, proof), giveBack: (h, reason) => this.giveBack(h, reason) });
+    this.watch = new ConnectionWatch(settings, {
+      confirm: (h, proof) => this.confirm(h, proof),
+      giveBack: (h, reason) => this.giveBack(h, reason),
+    });
   }
 
   /** Listen on the HTTP server for the evidence that comes from requests and idle connections. */
@@ -42,7 +57,12 @@ export class DeliveryTracker {
    * committed or released once the evidence is in. `explicit`: only the client's acknowledgement
    * proves the read (or the visibility timeout gives the message back).
    */
-  track(claim: Claim, req: IncomingMessage, res: ServerResponse, options: { injected: boolean; address: string | null; explicit?: boolean }): void {
+  track(
+    claim: Claim,
+    req: IncomingMessage,
+    res: ServerResponse,
+    options: { injected: boolean; address: string | null; explicit?: boolean },
+  ): void {
     const { injected, address, explicit = false } = options;
     const handout: Handout = { claim, conn: null, address, deliveredAt: null, written: false, explicit, timer: null, done: false };
     this.pending.add(handout);
@@ -59,7 +79,8 @@ export class DeliveryTracker {
         handout.conn?.handouts.delete(handout);
         handout.conn = null;
         handout.timer = setTimeout(() => this.giveBack(handout, 'NoProof'), this.settings.visibilityTimeoutMs);
-      } else if (this.settings.mode === 'AtMostOnce') handout.timer = setTimeout(() => this.confirm(handout, 'Grace'), AT_MOST_ONCE_GRACE_MS);
+      } else if (this.settings.mode === 'AtMostOnce')
+        handout.timer = setTimeout(() => this.confirm(handout, 'Grace'), AT_MOST_ONCE_GRACE_MS);
       else handout.timer = setTimeout(() => handout.conn && this.watch.ask(handout.conn, 'idle'), this.settings.visibilityTimeoutMs);
     });
     // 'close' follows every response; only one that never finished gives the message back.

@@ -47,10 +47,37 @@ describeWhen(missingTmpfsMount(), 'a full disk')('a full disk', () => {
   });
 
   it('under 30 items/s: a clear state and error, 503s and NAKs while full, no crash, nothing acknowledged lost, recovery by itself', async () => {
-    const emu = await startEmulator(['--port', '0', '--rate', '30', '--seed', '7', '--duration', '20', '--capacity', '100000', '--max-recirculations', '50', '--heartbeat-ms', '300', '--ack-timeout-ms', '300']);
+    const emu = await startEmulator([
+      '--port',
+      '0',
+      '--rate',
+      '30',
+      '--seed',
+      '7',
+      '--duration',
+      '20',
+      '--capacity',
+      '100000',
+      '--max-recirculations',
+      '50',
+      '--heartbeat-ms',
+      '300',
+      '--ack-timeout-ms',
+      '300',
+    ]);
     // The history's size bound set beyond the disk and no reserve kept free: what a disk that does
     // fill does (test/e2e/history-bound.test.ts has the bound that keeps it from filling).
-    fs.writeFileSync(path.join(mnt, 'config.json'), JSON.stringify({ TestMode: false, Port: 0, Host: '127.0.0.1', HistoryMaxBytes: 1073741824, HistoryKeepFreeShare: 0, Sorter: { Host: '127.0.0.1', Port: emu.port, HeartbeatMs: 300, AckTimeoutMs: 300, TrafficLogMinFreeBytes: 2 * 1048576 } }));
+    fs.writeFileSync(
+      path.join(mnt, 'config.json'),
+      JSON.stringify({
+        TestMode: false,
+        Port: 0,
+        Host: '127.0.0.1',
+        HistoryMaxBytes: 1073741824,
+        HistoryKeepFreeShare: 0,
+        Sorter: { Host: '127.0.0.1', Port: emu.port, HeartbeatMs: 300, AckTimeoutMs: 300, TrafficLogMinFreeBytes: 2 * 1048576 },
+      }),
+    );
     svc = await startServiceProcess(mnt);
     const client = runWcsClient({ base: svc.base, loops: 2, timeOut: 1 });
     await sleep(4000);
@@ -64,11 +91,16 @@ describeWhen(missingTmpfsMount(), 'a full disk')('a full disk', () => {
       // dd stops with "No space left on device": that is the point
     }
     let failing: Record<string, unknown> | undefined;
-    await until(async () => {
-      const s = (await call(svc!.base, 'GET', '/status')).json;
-      if (s.Storage.State === 'Failing') failing = s.Storage;
-      return failing !== undefined;
-    }, 15_000, '/status shows the storage failing', 100);
+    await until(
+      async () => {
+        const s = (await call(svc!.base, 'GET', '/status')).json;
+        if (s.Storage.State === 'Failing') failing = s.Storage;
+        return failing !== undefined;
+      },
+      15_000,
+      '/status shows the storage failing',
+      100,
+    );
     const t0 = Date.now();
     const whileFull = await call(svc.base, 'GET', '/status');
     const statusMs = Date.now() - t0;
@@ -84,7 +116,12 @@ describeWhen(missingTmpfsMount(), 'a full disk')('a full disk', () => {
     // Free the space: everything proceeds by itself.
     fs.rmSync(filler);
     const afterFree = usage(mnt);
-    await until(async () => (await call(svc!.base, 'GET', '/status')).json.Storage.State === 'Ok', 15_000, '/status shows the storage Ok again', 100);
+    await until(
+      async () => (await call(svc!.base, 'GET', '/status')).json.Storage.State === 'Ok',
+      15_000,
+      '/status shows the storage Ok again',
+      100,
+    );
     const recovered = (await call(svc.base, 'GET', '/status')).json; // before the emulator ends (and closes the link)
     const emuStats = await emu.stats;
     await sleep(1500);
@@ -94,13 +131,22 @@ describeWhen(missingTmpfsMount(), 'a full disk')('a full disk', () => {
 
     const db = new Database(path.join(mnt, 'data/sorter.db'), { readonly: true });
     const n = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-    const verifies = n("SELECT count(*) AS n FROM delivered_history WHERE type = 'VERIFY'") + n("SELECT count(*) AS n FROM sortation_queue WHERE type = 'VERIFY'");
-    const requests = n("SELECT count(*) AS n FROM delivered_history WHERE type = 'REQUEST'") + n("SELECT count(*) AS n FROM sortation_queue WHERE type = 'REQUEST'");
+    const verifies =
+      n("SELECT count(*) AS n FROM delivered_history WHERE type = 'VERIFY'") +
+      n("SELECT count(*) AS n FROM sortation_queue WHERE type = 'VERIFY'");
+    const requests =
+      n("SELECT count(*) AS n FROM delivered_history WHERE type = 'REQUEST'") +
+      n("SELECT count(*) AS n FROM sortation_queue WHERE type = 'REQUEST'");
     const scans = n("SELECT count(*) AS n FROM delivered_history WHERE type = 'SCAN'") + n('SELECT count(*) AS n FROM destination_queue');
-    const distinctVerifies = n("SELECT count(DISTINCT track_id) AS n FROM (SELECT track_id FROM delivered_history WHERE type = 'VERIFY' UNION ALL SELECT track_id FROM sortation_queue WHERE type = 'VERIFY')");
+    const distinctVerifies = n(
+      "SELECT count(DISTINCT track_id) AS n FROM (SELECT track_id FROM delivered_history WHERE type = 'VERIFY' UNION ALL SELECT track_id FROM sortation_queue WHERE type = 'VERIFY')",
+    );
     const link = db.prepare('SELECT peer, last_seq_in FROM link_state').all();
     db.close();
-    const naks = svc.logs.filter((l) => /NAK sent/.test(String(l.msg))).slice(-3).map((l) => `${l.seq} ${l.why} (+${l.repeatedSinceLastLine ?? 0})`);
+    const naks = svc.logs
+      .filter((l) => /NAK sent/.test(String(l.msg)))
+      .slice(-3)
+      .map((l) => `${l.seq} ${l.why} (+${l.repeatedSinceLastLine ?? 0})`);
     // The distinct errors and warnings the service logged, with counts (for a failing run).
     const distinct: Record<string, number> = {};
     for (const l of svc.logs.filter((x) => Number(x.level) >= 40)) {
@@ -108,7 +154,24 @@ describeWhen(missingTmpfsMount(), 'a full disk')('a full disk', () => {
       distinct[key] = (distinct[key] ?? 0) + 1;
     }
     report('full-disk', {
-      logged: distinct, stalled_after_recovery: emuStats.unacknowledged_at_exit, oldest_unacknowledged: emuStats.oldest_unacknowledged_at_exit, link_state: link, last_naks: naks, disk: { beforeFill, afterFree, atEnd: usage(mnt) }, inducted: emuStats.inducted, verifies: emuStats.verifies, requests: emuStats.requests, kept_verifies: verifies, kept_requests: requests, naks_sent: status.Sorter.NaksSent, naks_while_full: duringNaks, status_ms_while_full: statusMs, posts_while_full: posts.map((p) => p.status).join(','), last_error: failing?.LastError, errors_logged: logged.length });
+      logged: distinct,
+      stalled_after_recovery: emuStats.unacknowledged_at_exit,
+      oldest_unacknowledged: emuStats.oldest_unacknowledged_at_exit,
+      link_state: link,
+      last_naks: naks,
+      disk: { beforeFill, afterFree, atEnd: usage(mnt) },
+      inducted: emuStats.inducted,
+      verifies: emuStats.verifies,
+      requests: emuStats.requests,
+      kept_verifies: verifies,
+      kept_requests: requests,
+      naks_sent: status.Sorter.NaksSent,
+      naks_while_full: duringNaks,
+      status_ms_while_full: statusMs,
+      posts_while_full: posts.map((p) => p.status).join(','),
+      last_error: failing?.LastError,
+      errors_logged: logged.length,
+    });
 
     expect(svc.proc.exitCode).toBeNull();
     expect(failing).toMatchObject({ State: 'Failing', LastError: expect.stringMatching(/full|SQLITE_FULL/i) });
@@ -136,7 +199,12 @@ describeWhen(missingTmpfsMount(), 'a full disk')('a full disk', () => {
     // this run's refill may or may not be the case.
     expect(svc.logs.some((l) => /traffic log: (cannot write|paused)/.test(String(l.msg)))).toBe(true);
     if (freeOn(mnt) >= 2.5 * 1048576 + 65536) {
-      await until(async () => svc!.logs.some((l) => /traffic log: writing .* again/.test(String(l.msg))), 10_000, 'the traffic log writes again', 100);
+      await until(
+        async () => svc!.logs.some((l) => /traffic log: writing .* again/.test(String(l.msg))),
+        10_000,
+        'the traffic log writes again',
+        100,
+      );
     }
   });
 
@@ -147,11 +215,15 @@ describeWhen(missingTmpfsMount(), 'a full disk')('a full disk', () => {
     fs.writeFileSync(filler, Buffer.alloc(Math.max(0, freeOn(mnt) - 1048576))); // 1 MB left
     const events: string[] = [];
     const file = path.join(mnt, 'reserve.log');
-    const log = new TrafficLogWriter(file, { maxBytes: 1 << 20, keep: 1, minFreeBytes: 2 * 1048576 }, {
-      failed: (err) => events.push(`failed ${err.message}`),
-      recovered: () => events.push('recovered'),
-      reserve: (paused, _free, dropped) => events.push(paused ? 'paused' : `resumed, ${dropped} dropped`),
-    });
+    const log = new TrafficLogWriter(
+      file,
+      { maxBytes: 1 << 20, keep: 1, minFreeBytes: 2 * 1048576 },
+      {
+        failed: (err) => events.push(`failed ${err.message}`),
+        recovered: () => events.push('recovered'),
+        reserve: (paused, _free, dropped) => events.push(paused ? 'paused' : `resumed, ${dropped} dropped`),
+      },
+    );
     const line = (i: number) => log.write(new Date(), 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
     for (let i = 0; i < 10; i++) line(i);
     await sleep(200); // the look at the free space the first line started has its answer: still short
@@ -162,7 +234,13 @@ describeWhen(missingTmpfsMount(), 'a full disk')('a full disk', () => {
     line(11);
     await log.close();
     expect(events).toEqual(['paused', 'resumed, 11 dropped']);
-    expect(fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => parseTrafficLine(l)?.content.slice(16, 22))).toEqual(['000011']);
+    expect(
+      fs
+        .readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => parseTrafficLine(l)?.content.slice(16, 22)),
+    ).toEqual(['000011']);
     fs.rmSync(file);
   });
 });

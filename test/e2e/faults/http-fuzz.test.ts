@@ -27,7 +27,7 @@ interface Response {
 function parseResponses(raw: string, heads: string[]): Response[] {
   const out: Response[] = [];
   let rest = raw;
-  for (let i = 0; rest.length > 0; ) {
+  for (let i = 0; rest.length > 0;) {
     const end = rest.indexOf('\r\n\r\n');
     if (end < 0) throw new Error(`a response without its head: ${JSON.stringify(rest.slice(0, 200))}`);
     const [statusLine, ...lines] = rest.slice(0, end).split('\r\n');
@@ -97,21 +97,84 @@ const anyValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }),
   fc.dictionary(fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 }), { maxKeys: 3 }),
 );
-const fieldName = fc.constantFrom('TrackID', 'trackid', 'TRACKID', 'Destination', 'destination', 'Barcode', 'Type', 'DestinationStatus', 'LightStatus', 'LightColor', 'BatchDoorStatus', 'DestinationText', '__proto__', 'constructor', '', 'Extra');
+const fieldName = fc.constantFrom(
+  'TrackID',
+  'trackid',
+  'TRACKID',
+  'Destination',
+  'destination',
+  'Barcode',
+  'Type',
+  'DestinationStatus',
+  'LightStatus',
+  'LightColor',
+  'BatchDoorStatus',
+  'DestinationText',
+  '__proto__',
+  'constructor',
+  '',
+  'Extra',
+);
 /** JSON text of an object, with keys that may repeat (which JSON.stringify cannot write). */
 // JSON.stringify gives undefined for undefined (its type says string).
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
-const jsonObject = fc.array(fc.tuple(fieldName, anyValue), { maxLength: 8 }).map((pairs) => `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? 'null'}`).join(',')}}`);
+const jsonObject = fc
+  .array(fc.tuple(fieldName, anyValue), { maxLength: 8 })
+  .map((pairs) => `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? 'null'}`).join(',')}}`);
 const body = fc.oneof(
   { weight: 6, arbitrary: jsonObject },
-  { weight: 2, arbitrary: fc.constantFrom('{"TrackID":"0004711","Destination":"D001"}', '{"Destination":"D001","DestinationStatus":"ready","LightColor":"purple"}') },
-  { weight: 1, arbitrary: fc.oneof(anyText, fc.constantFrom('{', '[1,2', '{"a":}', 'null', '[]', '"x"', '12', '{"TrackID":"1",}', '\ufeff{}')) },
-  { weight: 1, arbitrary: fc.integer({ min: 16_000, max: 40_000 }).map((n) => `{"TrackID":"1","Destination":"D","Pad":"${'y'.repeat(n)}"}`) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '{"TrackID":"0004711","Destination":"D001"}',
+      '{"Destination":"D001","DestinationStatus":"ready","LightColor":"purple"}',
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(anyText, fc.constantFrom('{', '[1,2', '{"a":}', 'null', '[]', '"x"', '12', '{"TrackID":"1",}', '\ufeff{}')),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 16_000, max: 40_000 }).map((n) => `{"TrackID":"1","Destination":"D","Pad":"${'y'.repeat(n)}"}`),
+  },
   { weight: 1, arbitrary: fc.constant('{"a":'.repeat(2000) + '1' + '}'.repeat(2000)) },
 );
-const contentType = fc.constantFrom(undefined, 'application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json; charset=utf-16', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', '', 'application/json, text/plain');
+const contentType = fc.constantFrom(
+  undefined,
+  'application/json',
+  'application/json; charset=utf-8',
+  'APPLICATION/JSON',
+  'application/json; charset=utf-16',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/xml',
+  '',
+  'application/json, text/plain',
+);
 const timeOutValue = fc.oneof(
-  fc.constantFrom('0', '-1', '30', '31', '1e25', '1e-400', 'NaN', 'Infinity', '-Infinity', '0x10', '1,5', '1.5', '', ' ', 'abc', '%00', '%ZZ', '１', '9'.repeat(400)),
+  fc.constantFrom(
+    '0',
+    '-1',
+    '30',
+    '31',
+    '1e25',
+    '1e-400',
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '0x10',
+    '1,5',
+    '1.5',
+    '',
+    ' ',
+    'abc',
+    '%00',
+    '%ZZ',
+    '１',
+    '9'.repeat(400),
+  ),
   fc.double().map(String),
   fc.integer().map(String),
 );
@@ -119,15 +182,58 @@ const query = fc.oneof(
   fc.constant(''),
   timeOutValue.map((v) => `?timeOut=${v}`),
   fc.tuple(timeOutValue, timeOutValue).map(([a, b]) => `?timeOut=${a}&timeOut=${b}`),
-  fc.constantFrom('?timeout=0', '?TIMEOUT=0', '?timeOut', '?=', '?&&&', '?timeOut[]=1', '?timeOut[a]=1', '?a=1&b=2', `?x=${'z'.repeat(3000)}`, '?%'),
+  fc.constantFrom(
+    '?timeout=0',
+    '?TIMEOUT=0',
+    '?timeOut',
+    '?=',
+    '?&&&',
+    '?timeOut[]=1',
+    '?timeOut[a]=1',
+    '?a=1&b=2',
+    `?x=${'z'.repeat(3000)}`,
+    '?%',
+  ),
 );
 const path = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom('/sortation', '/destination', '/status') },
-  { weight: 2, arbitrary: fc.constantFrom('/', '/swagger.json', '/sortation/', '/SORTATION', '//sortation', '/sortation/x', '/nothing', '/%00', '/%ZZ', '/sort%61tion', '/../status', '/destination?', `/${'a'.repeat(5000)}`) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '/',
+      '/swagger.json',
+      '/sortation/',
+      '/SORTATION',
+      '//sortation',
+      '/sortation/x',
+      '/nothing',
+      '/%00',
+      '/%ZZ',
+      '/sort%61tion',
+      '/../status',
+      '/destination?',
+      `/${'a'.repeat(5000)}`,
+    ),
+  },
 );
-const method = fc.oneof({ weight: 8, arbitrary: fc.constantFrom('GET', 'POST') }, { weight: 2, arbitrary: fc.constantFrom('HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'G3T', 'get') });
+const method = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom('GET', 'POST') },
+  { weight: 2, arbitrary: fc.constantFrom('HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'G3T', 'get') },
+);
 const extraHeaders = fc.array(
-  fc.constantFrom('Accept: */*', 'Accept: text/html', 'X-API-Key: nope', 'Expect: 100-continue', 'Expect: x', 'Accept-Encoding: gzip', 'Cookie: a=b; c', 'X-Forwarded-For: 1.2.3.4', `X-Big: ${'h'.repeat(17_000)}`, 'Transfer-Encoding: gzip', 'Content-Length: 5'),
+  fc.constantFrom(
+    'Accept: */*',
+    'Accept: text/html',
+    'X-API-Key: nope',
+    'Expect: 100-continue',
+    'Expect: x',
+    'Accept-Encoding: gzip',
+    'Cookie: a=b; c',
+    'X-Forwarded-For: 1.2.3.4',
+    `X-Big: ${'h'.repeat(17_000)}`,
+    'Transfer-Encoding: gzip',
+    'Content-Length: 5',
+  ),
   { maxLength: 3 },
 );
 
@@ -139,7 +245,14 @@ interface Generated {
   contentType?: string;
   headers: string[];
 }
-const request: fc.Arbitrary<Generated> = fc.record({ method, path: fc.tuple(path, query).map(([p, q]) => p + q), body: fc.option(body, { nil: undefined }), chunked: fc.boolean(), contentType, headers: extraHeaders });
+const request: fc.Arbitrary<Generated> = fc.record({
+  method,
+  path: fc.tuple(path, query).map(([p, q]) => p + q),
+  body: fc.option(body, { nil: undefined }),
+  chunked: fc.boolean(),
+  contentType,
+  headers: extraHeaders,
+});
 
 /** The bytes of a request as a client would write them (possibly a wrong one). */
 function bytesOf(r: Generated, last: boolean): string {
@@ -158,7 +271,8 @@ function bytesOf(r: Generated, last: boolean): string {
 
 /** The service's resident memory; a service that is gone fails the test with its last words. */
 function rssMb(svc: ServiceProcess): number {
-  if (svc.proc.exitCode !== null || svc.proc.signalCode !== null) throw new Error(`the service ended (${svc.proc.exitCode ?? svc.proc.signalCode}): ${svc.stderr()}`);
+  if (svc.proc.exitCode !== null || svc.proc.signalCode !== null)
+    throw new Error(`the service ended (${svc.proc.exitCode ?? svc.proc.signalCode}): ${svc.stderr()}`);
   return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${svc.proc.pid}/status`, 'utf8'))![1]) / 1024;
 }
 
@@ -188,12 +302,27 @@ describe('HTTP fuzzing (fast-check, raw sockets)', () => {
             const { raw, ms } = await exchange(svc!.port, bytes);
             let parsed: Response[];
             try {
-              parsed = parseResponses(raw, group.map((r) => r.method));
+              parsed = parseResponses(
+                raw,
+                group.map((r) => r.method),
+              );
             } catch (e) {
-              console.log('DEBUG', JSON.stringify(group.map((r) => ({ ...r, body: r.body?.slice(0, 100), headers: r.headers.map((h) => h.slice(0, 40)) }))), JSON.stringify(raw.slice(0, 1500)));
+              console.log(
+                'DEBUG',
+                JSON.stringify(group.map((r) => ({ ...r, body: r.body?.slice(0, 100), headers: r.headers.map((h) => h.slice(0, 40)) }))),
+                JSON.stringify(raw.slice(0, 1500)),
+              );
               throw e;
             }
-            if (ms > 3000) process.stdout.write(['SLOW', ms, JSON.stringify(group.map((r) => ({ ...r, body: r.body?.slice(0, 100), headers: r.headers.map((h) => h.slice(0, 40)) }))), JSON.stringify(raw.slice(0, 600))].join(' ') + '\n');
+            if (ms > 3000)
+              process.stdout.write(
+                [
+                  'SLOW',
+                  ms,
+                  JSON.stringify(group.map((r) => ({ ...r, body: r.body?.slice(0, 100), headers: r.headers.map((h) => h.slice(0, 40)) }))),
+                  JSON.stringify(raw.slice(0, 600)),
+                ].join(' ') + '\n',
+              );
             onResult(group, parsed, ms, raw);
           }
         }),
@@ -213,10 +342,19 @@ describe('HTTP fuzzing (fast-check, raw sockets)', () => {
       // Fewer responses than requests only where the service said it closes (an error, or a body it did not read).
       const last = got.at(-1);
       const closing = last !== undefined && (last.status >= 400 || /close/i.test(last.headers.connection ?? ''));
-      if (got.length === 0 || (got.length < sent.length && !closing)) problems.push({ request: sent.map((r) => `${r.method} ${r.path.slice(0, 80)}`).join(' | '), status: 0, body: `${got.length} responses for ${sent.length} requests: ${JSON.stringify(sent.map((r) => bytesOf(r, false).slice(0, 300)))} => ${raw.slice(0, 300)}` });
+      if (got.length === 0 || (got.length < sent.length && !closing))
+        problems.push({
+          request: sent.map((r) => `${r.method} ${r.path.slice(0, 80)}`).join(' | '),
+          status: 0,
+          body: `${got.length} responses for ${sent.length} requests: ${JSON.stringify(sent.map((r) => bytesOf(r, false).slice(0, 300)))} => ${raw.slice(0, 300)}`,
+        });
       for (const [i, res] of got.entries()) {
         byStatus[res.status] = (byStatus[res.status] ?? 0) + 1;
-        const show = { request: `${sent[i]?.method} ${sent[i]?.path.slice(0, 80)} ${sent[i]?.contentType ?? ''} ${sent[i]?.body?.slice(0, 60) ?? ''}`, status: res.status, body: res.body.slice(0, 200) };
+        const show = {
+          request: `${sent[i]?.method} ${sent[i]?.path.slice(0, 80)} ${sent[i]?.contentType ?? ''} ${sent[i]?.body?.slice(0, 60) ?? ''}`,
+          status: res.status,
+          body: res.body.slice(0, 200),
+        };
         if (res.status >= 500 || res.status < 200) problems.push(show);
         else if (res.status >= 400 && !(sent[i]?.method === 'HEAD' && res.body === '')) {
           // (A HEAD's answer has no body, errors included: HTTP forbids one.)
@@ -235,7 +373,10 @@ describe('HTTP fuzzing (fast-check, raw sockets)', () => {
 
     // Afterwards: /status at once, memory back near where it started.
     const t0 = Date.now();
-    const status = nth(parseResponses((await exchange(svc.port, Buffer.from('GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))).raw, ['GET']), 0);
+    const status = nth(
+      parseResponses((await exchange(svc.port, Buffer.from('GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))).raw, ['GET']),
+      0,
+    );
     const statusMs = Date.now() - t0;
     // Memory settles once the burst's garbage is collected (sampled for up to 10 s). RSS is what
     // the system sees, and V8 keeps heap it grew during a burst: 16 parallel connections left it
@@ -247,7 +388,17 @@ describe('HTTP fuzzing (fast-check, raw sockets)', () => {
       await new Promise((r) => setTimeout(r, 500));
       rssAfter = rssMb(svc);
     }
-    report('http-fuzz', { seed, requests, connections: generated.length, byStatus, problems: problems.length, slowestMs, statusMs, rssBeforeMb: Math.round(rssBefore), rssAfterMb: Math.round(rssAfter) });
+    report('http-fuzz', {
+      seed,
+      requests,
+      connections: generated.length,
+      byStatus,
+      problems: problems.length,
+      slowestMs,
+      statusMs,
+      rssBeforeMb: Math.round(rssBefore),
+      rssAfterMb: Math.round(rssAfter),
+    });
 
     expect(problems.slice(0, 10)).toEqual([]);
     expect(requests).toBeGreaterThanOrEqual(REQUESTS);

@@ -39,15 +39,42 @@ describe('kill -9 at random moments under load', () => {
     removeHome(home);
   });
 
-  it(`${KILLS} kills while the sorter inducts ${RATE} items/s: nothing acknowledged is lost, nothing queued twice`, () => soak(KILLS, HOLD_MS));
-  it(`${KILLS / 2} kills with UnsyncedHoldMs 0: the repeats are only the responses in flight and the telegrams in their commit window`, () => soak(KILLS / 2, 0));
+  it(`${KILLS} kills while the sorter inducts ${RATE} items/s: nothing acknowledged is lost, nothing queued twice`, () =>
+    soak(KILLS, HOLD_MS));
+  it(`${KILLS / 2} kills with UnsyncedHoldMs 0: the repeats are only the responses in flight and the telegrams in their commit window`, () =>
+    soak(KILLS / 2, 0));
 
   async function soak(KILLS: number, holdMs: number) {
     const rnd = random(seed);
     // Long enough for every kill and restart, then a quiet tail in which everything drains.
-    const emu = await startEmulator(['--port', '0', '--rate', String(RATE), '--seed', String(seed % 1000), '--duration', String(Math.ceil(KILLS * 1.6) + 6), '--capacity', '100000', '--max-recirculations', '50', '--heartbeat-ms', '300', '--ack-timeout-ms', '300']);
+    const emu = await startEmulator([
+      '--port',
+      '0',
+      '--rate',
+      String(RATE),
+      '--seed',
+      String(seed % 1000),
+      '--duration',
+      String(Math.ceil(KILLS * 1.6) + 6),
+      '--capacity',
+      '100000',
+      '--max-recirculations',
+      '50',
+      '--heartbeat-ms',
+      '300',
+      '--ack-timeout-ms',
+      '300',
+    ]);
     const httpPort = await freePort();
-    home = tempHome({ 'config.json': { TestMode: false, Port: httpPort, Host: '127.0.0.1', UnsyncedHoldMs: holdMs, Sorter: { Host: '127.0.0.1', Port: emu.port, HeartbeatMs: 300, AckTimeoutMs: 300, ReconnectMaxMs: 300 } } });
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: httpPort,
+        Host: '127.0.0.1',
+        UnsyncedHoldMs: holdMs,
+        Sorter: { Host: '127.0.0.1', Port: emu.port, HeartbeatMs: 300, AckTimeoutMs: 300, ReconnectMaxMs: 300 },
+      },
+    });
     svc = await startServiceProcess(home);
     const client = runWcsClient({ base: svc.base, loops: LOOPS, timeOut: 1 });
     const kills: number[] = [];
@@ -73,11 +100,15 @@ describe('kill -9 at random moments under load', () => {
     const verify = kept('VERIFY', 'sortation_queue');
     const request = kept('REQUEST', 'sortation_queue');
     const scan = kept('SCAN', 'destination_queue');
-    const distinctVerifies = count("SELECT count(DISTINCT track_id) AS n FROM (SELECT track_id FROM delivered_history WHERE type = 'VERIFY' UNION ALL SELECT track_id FROM sortation_queue WHERE type = 'VERIFY')");
+    const distinctVerifies = count(
+      "SELECT count(DISTINCT track_id) AS n FROM (SELECT track_id FROM delivered_history WHERE type = 'VERIFY' UNION ALL SELECT track_id FROM sortation_queue WHERE type = 'VERIFY')",
+    );
     const distinctRequests = count(
       "SELECT count(*) AS n FROM (SELECT DISTINCT track_id, rc FROM (SELECT track_id, body ->> '$.RecirculationCount' AS rc FROM delivered_messages WHERE type = 'REQUEST' UNION ALL SELECT track_id, recirculation_count FROM sortation_queue WHERE type = 'REQUEST'))",
     );
-    const messagesTwice = count('SELECT count(*) AS n FROM (SELECT queue, message_id FROM delivered_history GROUP BY queue, message_id HAVING count(*) > 1)');
+    const messagesTwice = count(
+      'SELECT count(*) AS n FROM (SELECT queue, message_id FROM delivered_history GROUP BY queue, message_id HAVING count(*) > 1)',
+    );
     db.close();
     const duplicates = wcs.duplicate_requests + wcs.duplicate_verifies;
     report('kill9', {

@@ -45,7 +45,10 @@ describe('replay files with every kind of damage', () => {
       }
       rows.push(nth(damaged(i), i % KINDS));
     }
-    home = tempHome({ 'config.json': { TestMode: true, Port: 0, Host: '127.0.0.1' }, 'Service_PLC.csv': `${CSV_HEADER}\n${rows.join('\n')}\n` });
+    home = tempHome({
+      'config.json': { TestMode: true, Port: 0, Host: '127.0.0.1' },
+      'Service_PLC.csv': `${CSV_HEADER}\n${rows.join('\n')}\n`,
+    });
     const svc = await startServiceProcess(home, {}, 60_000);
     const status = (await call(svc.base, 'GET', '/status')).json;
     const skippedLines = svc.logs.filter((l) => /^replay row skipped/.test(String(l.msg)));
@@ -53,7 +56,16 @@ describe('replay files with every kind of damage', () => {
     // The good rows come out in file order.
     const first = (await call(svc.base, 'GET', '/sortation?timeOut=0')).json;
     await svc.stop();
-    report('replay-damage', { seed, rows: rows.length, good: good.length, bad, kinds: KINDS, loaded: status.Replay.RowsLoaded, skipped: status.Replay.RowsSkipped, log_lines_for_skipped: skippedLines.length + summary.length });
+    report('replay-damage', {
+      seed,
+      rows: rows.length,
+      good: good.length,
+      bad,
+      kinds: KINDS,
+      loaded: status.Replay.RowsLoaded,
+      skipped: status.Replay.RowsSkipped,
+      log_lines_for_skipped: skippedLines.length + summary.length,
+    });
 
     expect(status.Replay).toMatchObject({ File: 'Service_PLC.csv', RowsLoaded: good.length, RowsSkipped: bad, Error: null });
     expect(status['Sortation Q'] + status['Destination Q']).toBe(good.length);

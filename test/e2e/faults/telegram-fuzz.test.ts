@@ -38,11 +38,25 @@ type Item =
   | { kind: 'repeat' };
 
 const requ = fc
-  .record({ id: printable(12), barcode: printable(48), induct: printable(12), recirc: fc.integer({ min: 0, max: 999 }), dims: fc.array(fc.double({ min: 0, max: 99999, noNaN: true }), { minLength: 4, maxLength: 4 }) })
-  .map((r) => ({ kind: 'REQU' as const, queue: 'sortation' as const, data: `00210${text(`T${r.id}`.trimEnd().slice(0, 20), 20)}${text(r.barcode, 48)}${text(`I${r.induct}`.trimEnd().slice(0, 12), 12)}${num(r.recirc, 3)}${r.dims.map((d) => dec(d, 9)).join('')}` }));
+  .record({
+    id: printable(12),
+    barcode: printable(48),
+    induct: printable(12),
+    recirc: fc.integer({ min: 0, max: 999 }),
+    dims: fc.array(fc.double({ min: 0, max: 99999, noNaN: true }), { minLength: 4, maxLength: 4 }),
+  })
+  .map((r) => ({
+    kind: 'REQU' as const,
+    queue: 'sortation' as const,
+    data: `00210${text(`T${r.id}`.trimEnd().slice(0, 20), 20)}${text(r.barcode, 48)}${text(`I${r.induct}`.trimEnd().slice(0, 12), 12)}${num(r.recirc, 3)}${r.dims.map((d) => dec(d, 9)).join('')}`,
+  }));
 const veri = fc
   .record({ id: printable(12), barcode: printable(48), dest: printable(11) })
-  .map((r) => ({ kind: 'VERI' as const, queue: 'sortation' as const, data: `00212${text(`T${r.id}`.trimEnd(), 20)}${text(r.barcode, 48)}${text(`D${r.dest}`.trimEnd(), 12)}` }));
+  .map((r) => ({
+    kind: 'VERI' as const,
+    queue: 'sortation' as const,
+    data: `00212${text(`T${r.id}`.trimEnd(), 20)}${text(r.barcode, 48)}${text(`D${r.dest}`.trimEnd(), 12)}`,
+  }));
 const scan = fc
   .record({
     dest: printable(11),
@@ -53,16 +67,41 @@ const scan = fc
     door: fc.constantFrom('OPENED', 'CLOSED', ''),
     label: printable(40),
   })
-  .map((r) => ({ kind: 'SCAN' as const, queue: 'destination' as const, data: `00211${text(`D${r.dest}`.trimEnd(), 12)}${text(r.status, 8)}${text(r.light, 8)}${text(r.color, 8)}${num(r.button, 3)}${text(r.door, 6)}${text(r.label, 40)}` }));
+  .map((r) => ({
+    kind: 'SCAN' as const,
+    queue: 'destination' as const,
+    data: `00211${text(`D${r.dest}`.trimEnd(), 12)}${text(r.status, 8)}${text(r.light, 8)}${text(r.color, 8)}${num(r.button, 3)}${text(r.door, 6)}${text(r.label, 40)}`,
+  }));
 
 const badHeader = fc.oneof(
   // eslint-disable-next-line no-control-regex -- a frame starts with STX, a control character
-  fc.integer({ min: 0, max: 9999 }).map((len) => ({ kind: 'badHeader' as const, why: 'length', make: (seq: number) => frame(seq, 'LIFE', 'D', '').replace(/^\x02\d{4}/, `${STX}${num(len === 27 ? 28 : len, 4)}`) })),
-  fc.constantFrom('XXXX', 'requ', '    ', 'RE U').map((type) => ({ kind: 'badHeader' as const, why: 'type', make: (seq: number) => frame(seq, type, 'D', '') })),
-  fc.constantFrom('X', 'd', ' ', '0').map((flag) => ({ kind: 'badHeader' as const, why: 'flag', make: (seq: number) => frame(seq, 'LIFE', flag, '') })),
-  fc.constantFrom('00A001', '-00001', '      ').map((s) => ({ kind: 'badHeader' as const, why: 'sequence', make: () => frame(s, 'LIFE', 'D', '') })),
-  fc.integer({ min: 0, max: 31 }).filter((c) => c !== 2 && c !== 3).map((c) => ({ kind: 'badHeader' as const, why: 'control character', make: (seq: number) => frame(seq, 'LIFE', 'D', `x${String.fromCharCode(c)}`) })),
-  fc.integer({ min: 0x7f, max: 0xff }).map((c) => ({ kind: 'badHeader' as const, why: 'non-ASCII', make: (seq: number) => frame(seq, 'LIFE', 'D', String.fromCharCode(c)) })),
+  fc
+    .integer({ min: 0, max: 9999 })
+    .map((len) => ({
+      kind: 'badHeader' as const,
+      why: 'length',
+      make: (seq: number) => frame(seq, 'LIFE', 'D', '').replace(/^\x02\d{4}/, `${STX}${num(len === 27 ? 28 : len, 4)}`),
+    })),
+  fc
+    .constantFrom('XXXX', 'requ', '    ', 'RE U')
+    .map((type) => ({ kind: 'badHeader' as const, why: 'type', make: (seq: number) => frame(seq, type, 'D', '') })),
+  fc
+    .constantFrom('X', 'd', ' ', '0')
+    .map((flag) => ({ kind: 'badHeader' as const, why: 'flag', make: (seq: number) => frame(seq, 'LIFE', flag, '') })),
+  fc
+    .constantFrom('00A001', '-00001', '      ')
+    .map((s) => ({ kind: 'badHeader' as const, why: 'sequence', make: () => frame(s, 'LIFE', 'D', '') })),
+  fc
+    .integer({ min: 0, max: 31 })
+    .filter((c) => c !== 2 && c !== 3)
+    .map((c) => ({
+      kind: 'badHeader' as const,
+      why: 'control character',
+      make: (seq: number) => frame(seq, 'LIFE', 'D', `x${String.fromCharCode(c)}`),
+    })),
+  fc
+    .integer({ min: 0x7f, max: 0xff })
+    .map((c) => ({ kind: 'badHeader' as const, why: 'non-ASCII', make: (seq: number) => frame(seq, 'LIFE', 'D', String.fromCharCode(c)) })),
 );
 const badData = fc.oneof(
   requ.map((r) => ({ kind: 'badData' as const, type: 'REQU' as const, data: `0021X${r.data.slice(5)}` })), // MessageCode not a number
@@ -71,12 +110,22 @@ const badData = fc.oneof(
   scan.map((r) => ({ kind: 'badData' as const, type: 'SCAN' as const, data: `${r.data.slice(0, 17)}Maybe   ${r.data.slice(25)}` })), // not a DestinationStatus
 );
 const garbage = fc
-  .string({ unit: fc.integer({ min: 0, max: 255 }).filter((c) => c !== 2).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 40 })
+  .string({
+    unit: fc
+      .integer({ min: 0, max: 255 })
+      .filter((c) => c !== 2)
+      .map((c) => String.fromCharCode(c)),
+    minLength: 1,
+    maxLength: 40,
+  })
   .map((bytes) => ({ kind: 'garbage' as const, bytes }));
 const item: fc.Arbitrary<Item> = fc.oneof(
   { weight: 12, arbitrary: fc.oneof(requ, veri, scan) },
   { weight: 2, arbitrary: badHeader },
-  { weight: 1, arbitrary: fc.constantFrom('ASGN', 'DSET').map((type) => ({ kind: 'wrongDirection' as const, type: type as 'ASGN' | 'DSET' })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('ASGN', 'DSET').map((type) => ({ kind: 'wrongDirection' as const, type: type as 'ASGN' | 'DSET' })),
+  },
   { weight: 2, arbitrary: badData },
   { weight: 1, arbitrary: garbage },
   { weight: 1, arbitrary: fc.constant({ kind: 'repeat' as const }) },
@@ -112,7 +161,12 @@ describe('10,000 generated telegrams at a live link', () => {
           for (let end = buffered.indexOf(ETX); end >= 0; end = buffered.indexOf(ETX)) {
             const content = buffered.slice(buffered.indexOf(STX) + 1, end);
             buffered = buffered.slice(end + 1);
-            const r: Reply = { seq: content.slice(16, 22), type: content.slice(22, 26), flag: content.slice(26, 27), code: content.slice(27, 29) };
+            const r: Reply = {
+              seq: content.slice(16, 22),
+              type: content.slice(22, 26),
+              flag: content.slice(26, 27),
+              code: content.slice(27, 29),
+            };
             // The host's own data telegrams (SYNS, LIFE) are acknowledged as a PLC would.
             if (r.flag === 'D') s.write(frame(Number(r.seq), r.type, 'A', ''), 'latin1');
             else replies.push(r);
@@ -121,8 +175,18 @@ describe('10,000 generated telegrams at a live link', () => {
         resolve(s);
       });
     });
-    const plcPort = await new Promise<number>((resolve) => plc!.listen(0, '127.0.0.1', () => resolve((plc!.address() as net.AddressInfo).port)));
-    home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', DropSupersededRequests: false, Sorter: { Host: '127.0.0.1', Port: plcPort, HeartbeatMs: 2000, TrafficLog: false } } });
+    const plcPort = await new Promise<number>((resolve) =>
+      plc!.listen(0, '127.0.0.1', () => resolve((plc!.address() as net.AddressInfo).port)),
+    );
+    home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: 0,
+        Host: '127.0.0.1',
+        DropSupersededRequests: false,
+        Sorter: { Host: '127.0.0.1', Port: plcPort, HeartbeatMs: 2000, TrafficLog: false },
+      },
+    });
     svc = await startServiceProcess(home);
     const s = await connected;
     s.write(frame(0, 'SYNS', 'D', `${text('FUZZ01', 12)}000000`) + frame(0, 'SYNE', 'D', ''), 'latin1');
@@ -143,7 +207,7 @@ describe('10,000 generated telegrams at a live link', () => {
       }
       // Acknowledgements for valid telegrams and repeats, with the window kept.
       const wanted = expected.valid + expected.repeats - 32;
-      for (const end = Date.now() + 20_000; acks() < wanted && Date.now() < end; ) await new Promise((r) => setTimeout(r, 2));
+      for (const end = Date.now() + 20_000; acks() < wanted && Date.now() < end;) await new Promise((r) => setTimeout(r, 2));
     };
     for (const [i, it] of items.entries()) {
       switch (it.kind) {
@@ -189,7 +253,7 @@ describe('10,000 generated telegrams at a live link', () => {
     const naks = (code: string) => replies.filter((r) => r.flag === 'N' && r.code === code).length;
     const total = () => acks() + naks('01') + naks('02') + naks('03');
     const wantTotal = expected.valid + expected.repeats + expected.nak01 + expected.nak02 + expected.nak03;
-    for (const end = Date.now() + 30_000; total() < wantTotal && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    for (const end = Date.now() + 30_000; total() < wantTotal && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
 
     const status = (await call(svc.base, 'GET', '/status')).json;
     const db = new Database(path.join(home, 'data/sorter.db'), { readonly: true });
@@ -197,12 +261,25 @@ describe('10,000 generated telegrams at a live link', () => {
     const queued = { sortation: rows('sortation_queue'), destination: rows('destination_queue') };
     db.close();
     const got = { acks: acks(), nak01: naks('01'), nak02: naks('02'), nak03: naks('03'), nak04: naks('04') };
-    report('telegram-fuzz', { seed, telegrams: items.length, ...expected, ...got, duplicatesReceived: status.Sorter.DuplicatesReceived, garbageBytes: status.Sorter.GarbageBytes });
+    report('telegram-fuzz', {
+      seed,
+      telegrams: items.length,
+      ...expected,
+      ...got,
+      duplicatesReceived: status.Sorter.DuplicatesReceived,
+      garbageBytes: status.Sorter.GarbageBytes,
+    });
 
     expect(svc.proc.exitCode).toBeNull();
     expect(status.Sorter.Connected).toBe(true);
     expect(status.Sorter.ConnectionsLost).toBe(0);
-    expect(got).toEqual({ acks: expected.valid + expected.repeats, nak01: expected.nak01, nak02: expected.nak02, nak03: expected.nak03, nak04: 0 });
+    expect(got).toEqual({
+      acks: expected.valid + expected.repeats,
+      nak01: expected.nak01,
+      nak02: expected.nak02,
+      nak03: expected.nak03,
+      nak04: 0,
+    });
     expect(queued).toEqual(expected.queued);
     expect(status.Sorter.DuplicatesReceived).toBe(expected.repeats);
   });

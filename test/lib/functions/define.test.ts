@@ -1,10 +1,26 @@
 // Function definitions (lib/functions/define.ts): an HTTP function's event built from the request
 // by its binding, and the loaders that take a module's `fn` and refuse one of another kind or none.
-import { httpFunction, pathParam, loadHttpFunction, loadScheduledFunction, loadTelegramFunction, scheduledFunction, telegramFunction } from '../../../lib/functions/define';
+import {
+  httpFunction,
+  pathParam,
+  loadHttpFunction,
+  loadScheduledFunction,
+  loadTelegramFunction,
+  scheduledFunction,
+  telegramFunction,
+} from '../../../lib/functions/define';
 import type { Deps } from '../../../lib/deps';
 import { empty, ok } from '../../../lib/functions/results';
 
-const view = { method: 'get', params: { Id: '7' }, query: { n: 2 }, headers: {}, payload: null, clientAddress: '10.0.0.1', gone: () => () => {} };
+const view = {
+  method: 'get',
+  params: { Id: '7' },
+  query: { n: 2 },
+  headers: {},
+  payload: null,
+  clientAddress: '10.0.0.1',
+  gone: () => () => {},
+};
 
 describe('httpFunction', () => {
   it('invokes its handler with the deps and the event its binding makes of the request and the input', async () => {
@@ -29,8 +45,16 @@ describe('httpFunction', () => {
     expect([s.kind, t.kind]).toEqual(['schedule', 'telegram']);
     if (s.kind !== 'schedule' || t.kind !== 'telegram') return;
     expect(await s.invoke(deps, { keepDays: 7 })).toBe(empty);
-    await t.invoke(deps, { seq: 5, after: 4, arrivedAt: 0, message: { Type: 'VERIFY', TrackID: '1', Barcode: '', Destination: 'D1', MessageCode: 212 } });
-    expect(seen).toEqual([[deps, { keepDays: 7 }], [deps, 5]]);
+    await t.invoke(deps, {
+      seq: 5,
+      after: 4,
+      arrivedAt: 0,
+      message: { Type: 'VERIFY', TrackID: '1', Barcode: '', Destination: 'D1', MessageCode: 212 },
+    });
+    expect(seen).toEqual([
+      [deps, { keepDays: 7 }],
+      [deps, 5],
+    ]);
   });
 });
 
@@ -42,9 +66,17 @@ describe('the loaders', () => {
   });
 
   it('refuse a function of another kind, or a module without one, naming the module', () => {
-    expect(() => loadScheduledFunction('test/fixtures/functions/echo-http')).toThrow('manifest.json: test/fixtures/functions/echo-http is a http function, it cannot have a schedule trigger');
-    expect(() => loadTelegramFunction('test/fixtures/functions/failing-schedule')).toThrow('manifest.json: test/fixtures/functions/failing-schedule is a schedule function, it cannot have a telegram trigger');
-    expect(() => loadHttpFunction('test/fixtures/functions/record-telegram')).toThrow('is a telegram function, it cannot have a http trigger');
-    expect(() => loadHttpFunction('lib/functions/results')).toThrow('manifest.json: lib/functions/results does not export a function definition as fn');
+    expect(() => loadScheduledFunction('test/fixtures/functions/echo-http')).toThrow(
+      'manifest.json: test/fixtures/functions/echo-http is a http function, it cannot have a schedule trigger',
+    );
+    expect(() => loadTelegramFunction('test/fixtures/functions/failing-schedule')).toThrow(
+      'manifest.json: test/fixtures/functions/failing-schedule is a schedule function, it cannot have a telegram trigger',
+    );
+    expect(() => loadHttpFunction('test/fixtures/functions/record-telegram')).toThrow(
+      'is a telegram function, it cannot have a http trigger',
+    );
+    expect(() => loadHttpFunction('lib/functions/results')).toThrow(
+      'manifest.json: lib/functions/results does not export a function definition as fn',
+    );
   });
 });

@@ -12,7 +12,15 @@ function queuedLink() {
   const acks: Array<() => void> = [];
   const offered: Array<{ id: number; encoded: unknown }> = [];
   const link: SorterLink = {
-    status: () => ({ Connected: true, Address: 'plc:2000', Since: null, LastTelegramIn: null, LastTelegramOut: null, State: 'Connected', RefusingBecause: null }),
+    status: () => ({
+      Connected: true,
+      Address: 'plc:2000',
+      Since: null,
+      LastTelegramIn: null,
+      LastTelegramOut: null,
+      State: 'Connected',
+      RefusingBecause: null,
+    }),
     recentTelegrams: () => [],
     offer: (entry, acknowledged, encoded) => {
       offered.push({ id: entry.id, encoded });
@@ -35,7 +43,9 @@ function unsyncedOutbox() {
   const outbox: ForwardDeps['outbox'] = {
     addToOutbox: async (_message, _client, _at, options) => {
       asked.push({ beforeSync: options?.beforeSync });
-      return options?.beforeSync ? { written: true, value: 7, unsynced: { durable: synced, durableElsewhere } } : { written: true, value: 7 };
+      return options?.beforeSync
+        ? { written: true, value: 7, unsynced: { durable: synced, durableElsewhere } }
+        : { written: true, value: 7 };
     },
   };
   return { outbox, asked, sync, durableElsewhere };
@@ -49,7 +59,9 @@ describe('forward', () => {
     const { link, acks, offered } = queuedLink();
     const { outbox, asked, durableElsewhere } = unsyncedOutbox();
     let answered = false;
-    const result = forward({ testMode: false, outbox, link, clock, settings }, assignment, '10.1.1.1', []).then((r) => ((answered = true), r));
+    const result = forward({ testMode: false, outbox, link, clock, settings }, assignment, '10.1.1.1', []).then(
+      (r) => ((answered = true), r),
+    );
     await new Promise((r) => setImmediate(r));
     expect(asked).toEqual([{ beforeSync: true }]);
     expect(offered).toEqual([{ id: 7, encoded: { telegram: { type: 'ASGN', data: 'ENCODED' }, refused: null } }]);

@@ -10,7 +10,18 @@ import { freePort } from '../../helpers/net';
 import { type TestService, testService } from '../../helpers/service';
 import { until } from '../../helpers/until';
 
-const induct = (trackId: string): InductDto => ({ Type: 'REQUEST', TrackID: trackId, Barcode: '', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 });
+const induct = (trackId: string): InductDto => ({
+  Type: 'REQUEST',
+  TrackID: trackId,
+  Barcode: '',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 1,
+  Width: 2,
+  Height: 3,
+  Weight: 4,
+});
 const queued = () => t.service.db.prepare('SELECT track_id FROM sortation_queue ORDER BY id').pluck().all();
 /** A REQUEST received a minute ago: older than MaxRequestAgeSeconds. */
 const enqueueOld = (trackId: string) => t.service.writer.run('enqueue', [[induct(trackId)], new Date(Date.now() - 60_000).toISOString()]);
@@ -25,7 +36,11 @@ it('runs the manifest scheduled functions on their cron, logs one that fails, an
     ...project,
     functions: {
       ...project.functions,
-      failing: { handler: 'test/fixtures/functions/failing-schedule', description: 'always fails', events: [{ schedule: { cron: '* * * * * *' } }] },
+      failing: {
+        handler: 'test/fixtures/functions/failing-schedule',
+        description: 'always fails',
+        events: [{ schedule: { cron: '* * * * * *' } }],
+      },
     },
   };
   expect(project.functions.expireRequests?.events).toEqual([{ schedule: { cron: '* * * * * *' } }]);
@@ -38,7 +53,11 @@ it('runs the manifest scheduled functions on their cron, logs one that fails, an
     expect(queued()).toEqual(['NEW1']);
     expect(t.service.db.prepare("SELECT track_id FROM delivered_history WHERE removed_reason = 'Expired'").pluck().all()).toEqual(['OLD1']);
     await until(() => lines.some((l) => l.msg === 'scheduled function failing failed'), 3000);
-    expect(lines.find((l) => l.msg === 'scheduled function failing failed')).toMatchObject({ level: 50, function: 'failing', err: { message: 'the disk is on fire' } });
+    expect(lines.find((l) => l.msg === 'scheduled function failing failed')).toMatchObject({
+      level: 50,
+      function: 'failing',
+      err: { message: 'the disk is on fire' },
+    });
   } finally {
     stop();
   }
@@ -52,7 +71,14 @@ it('does not schedule a function its settings switch off: the REQUEST expiry wit
   const project = loadManifest();
   const manifest: Manifest = {
     ...project,
-    functions: { ...project.functions, off: { handler: 'test/fixtures/functions/switched-off-schedule', description: 'never runs', events: [{ schedule: { cron: '* * * * * *' } }] } },
+    functions: {
+      ...project.functions,
+      off: {
+        handler: 'test/fixtures/functions/switched-off-schedule',
+        description: 'never runs',
+        events: [{ schedule: { cron: '* * * * * *' } }],
+      },
+    },
   };
   const { log, lines } = capturingLogger();
   let expiries = 0;
@@ -79,8 +105,16 @@ it('does not sample the event loop after a light function: the size bound looks 
   const manifest: Manifest = {
     ...loadManifest(),
     functions: {
-      bound: { handler: 'handlers/history-bound', description: 'the size bound, every second here', events: [{ schedule: { cron: '* * * * * *' } }] },
-      failing: { handler: 'test/fixtures/functions/failing-schedule', description: 'always fails', events: [{ schedule: { cron: '* * * * * *' } }] },
+      bound: {
+        handler: 'handlers/history-bound',
+        description: 'the size bound, every second here',
+        events: [{ schedule: { cron: '* * * * * *' } }],
+      },
+      failing: {
+        handler: 'test/fixtures/functions/failing-schedule',
+        description: 'always fails',
+        events: [{ schedule: { cron: '* * * * * *' } }],
+      },
     },
   };
   const { log } = capturingLogger();

@@ -11,14 +11,40 @@ import type { RecordingDeps } from '../../fixtures/functions/record-telegram';
 
 const manifest: Manifest = {
   service: 'test',
-  functions: { record: { handler: 'test/fixtures/functions/record-telegram', description: 'Record', events: [{ telegram: { types: ['REQU', 'VERI'] } }] } },
+  functions: {
+    record: {
+      handler: 'test/fixtures/functions/record-telegram',
+      description: 'Record',
+      events: [{ telegram: { types: ['REQU', 'VERI'] } }],
+    },
+  },
 };
-const event = (seq: number, trackId: string): InboundMessage => ({ seq, after: seq - 1, arrivedAt: 0, message: { Type: 'REQUEST', TrackID: trackId, Barcode: '', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 } });
+const event = (seq: number, trackId: string): InboundMessage => ({
+  seq,
+  after: seq - 1,
+  arrivedAt: 0,
+  message: {
+    Type: 'REQUEST',
+    TrackID: trackId,
+    Barcode: '',
+    MessageCode: 210,
+    InductLocation: 'IND01',
+    RecirculationCount: 0,
+    Length: 1,
+    Width: 1,
+    Height: 1,
+    Weight: 1,
+  },
+});
 
 describe('telegramTrigger', () => {
-  it("runs the bound function for each of its types, with the deps of the moment", async () => {
+  it('runs the bound function for each of its types, with the deps of the moment', async () => {
     let busy = 0;
-    const deps: RecordingDeps & Pick<Deps, 'eventLoop'> = { seen: [], who: 'first', eventLoop: { delayP99Ms: () => 0, busy: () => void (busy += 1) } };
+    const deps: RecordingDeps & Pick<Deps, 'eventLoop'> = {
+      seen: [],
+      who: 'first',
+      eventLoop: { delayP99Ms: () => 0, busy: () => void (busy += 1) },
+    };
     const receive = telegramTrigger(manifest, () => deps as unknown as Deps);
     await receive('REQU', event(1, 'A'));
     deps.who = 'second';

@@ -15,7 +15,14 @@ function recorded(accessLog: 'all' | 'errors' | 'off') {
   const server = Hapi.server();
   recordResponses(server, { metrics, log, settings: { AccessLog: accessLog } });
   server.route([
-    { method: 'GET', path: '/sortation', handler: (request, h) => (request.query.empty ? h.response().code(204) : (Object.assign(request.app, { handedOut: { messageId: 41, attempt: 2, type: 'VERIFY' } }), h.response({}).code(212))) },
+    {
+      method: 'GET',
+      path: '/sortation',
+      handler: (request, h) =>
+        request.query.empty
+          ? h.response().code(204)
+          : (Object.assign(request.app, { handedOut: { messageId: 41, attempt: 2, type: 'VERIFY' } }), h.response({}).code(212)),
+    },
     { method: 'GET', path: '/status', handler: () => ({}) },
     {
       method: 'GET',
@@ -27,7 +34,8 @@ function recorded(accessLog: 'all' | 'errors' | 'off') {
   ]);
   return { server, metrics, lines };
 }
-const counted = async (m: { get(): Promise<{ values: Array<{ labels: object; value: number }> }> }) => (await m.get()).values.map((v) => ({ ...v.labels, value: v.value }));
+const counted = async (m: { get(): Promise<{ values: Array<{ labels: object; value: number }> }> }) =>
+  (await m.get()).values.map((v) => ({ ...v.labels, value: v.value }));
 
 describe('recordResponses', () => {
   it('counts empty receives and messages handed out per queue, and every duration by route, method and status', async () => {
@@ -40,7 +48,9 @@ describe('recordResponses', () => {
     await server.inject('/elsewhere');
     expect(await counted(metrics.emptyReceives)).toEqual([{ queue: 'sortation', value: 2 }]);
     expect(await counted(metrics.handedOut)).toEqual([{ queue: 'sortation', type: 'VERIFY', value: 1 }]);
-    const durations = (await metrics.httpDuration.get()).values.filter((v) => v.metricName?.endsWith('_count')).map((v) => ({ ...v.labels, value: v.value }));
+    const durations = (await metrics.httpDuration.get()).values
+      .filter((v) => v.metricName?.endsWith('_count'))
+      .map((v) => ({ ...v.labels, value: v.value }));
     expect(durations).toEqual(
       expect.arrayContaining([
         { route: '/sortation', method: 'GET', status: '204', value: 2 },
@@ -68,7 +78,11 @@ describe('recordResponses', () => {
     await all.server.inject('/sortation?empty=1');
     await all.server.inject('/sortation');
     await all.server.inject('/status');
-    expect(all.lines.filter((l) => l.access).map((l) => ({ path: l.path, status: l.status, outcome: l.outcome, messageId: l.messageId, attempt: l.attempt }))).toEqual([
+    expect(
+      all.lines
+        .filter((l) => l.access)
+        .map((l) => ({ path: l.path, status: l.status, outcome: l.outcome, messageId: l.messageId, attempt: l.attempt })),
+    ).toEqual([
       { path: '/sortation', status: 204, outcome: 'empty', messageId: undefined, attempt: undefined },
       { path: '/sortation', status: 212, outcome: 'message', messageId: 41, attempt: 2 },
       { path: '/status', status: 200, outcome: undefined, messageId: undefined, attempt: undefined },

@@ -35,6 +35,10 @@ describe('dashboardRoutes', () => {
     expect(res.payload).toBe(fs.readFileSync(path.join(projectRoot, 'dashboard', script), 'utf8'));
     expect(res.headers['content-security-policy']).toMatch(/^default-src 'self'/);
     const status = async (url: string) => (await server.inject(url)).statusCode;
-    expect([await status('/dashboard/assets/..%2Fpackage.json'), await status('/dashboard/assets/%2E%2E%2Fpackage.json'), await status('/dashboard/assets/missing.js')]).toEqual([403, 403, 404]);
+    expect([
+      await status('/dashboard/assets/..%2Fpackage.json'),
+      await status('/dashboard/assets/%2E%2E%2Fpackage.json'),
+      await status('/dashboard/assets/missing.js'),
+    ]).toEqual([403, 403, 404]);
   });
 });

@@ -8,7 +8,18 @@ import { type TestService, testService } from '../../helpers/service';
 import { until } from '../../helpers/until';
 
 jest.setTimeout(20000);
-const induct: InductDto = { Type: 'REQUEST', TrackID: '0000001', Barcode: 'B1', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 1, Height: 1, Weight: 1 };
+const induct: InductDto = {
+  Type: 'REQUEST',
+  TrackID: '0000001',
+  Barcode: 'B1',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 1,
+  Width: 1,
+  Height: 1,
+  Weight: 1,
+};
 const body = JSON.stringify({ TrackID: induct.TrackID, Destination: 'D001', Barcode: induct.Barcode });
 const assignment = `POST /sortation HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
@@ -35,7 +46,8 @@ function pollThenAssignOnFin(port: number): { got210: Promise<void>; closed: Pro
 describe('a request that arrives on a connection the service already ended', () => {
   let t: TestService;
   let port: number;
-  const outboxRows = () => t.service.db.prepare('SELECT (SELECT count(*) FROM outbox) + (SELECT count(*) FROM outbox_history)').pluck().get();
+  const outboxRows = () =>
+    t.service.db.prepare('SELECT (SELECT count(*) FROM outbox) + (SELECT count(*) FROM outbox_history)').pluck().get();
   beforeEach(async () => {
     t = await testService({ TestMode: false, Host: '127.0.0.1', Port: 0 });
     await t.server.start();
@@ -63,7 +75,11 @@ describe('a request that arrives on a connection the service already ended', () 
     expect(received.match(/^HTTP\/1\.1 /gm)).toHaveLength(1);
     expect(outboxRows()).toBe(0);
     // The same assignment on a fresh connection is taken: nothing was done the first time.
-    const again = await fetch(`http://127.0.0.1:${port}/sortation`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const again = await fetch(`http://127.0.0.1:${port}/sortation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     expect(again.status).toBe(200);
     await until(() => outboxRows() === 1, 2000, 'the assignment in the outbox');
   });
@@ -71,7 +87,13 @@ describe('a request that arrives on a connection the service already ended', () 
   it('assignments pipelined behind another request: each one run is answered, and the service goes on serving', async () => {
     // Behind a request whose answer closes the connection, Node answers nothing more: nothing more
     // may run. (A client that half-closes is another matter: docs/http-api.md.)
-    const firsts = ['HEAD /sortation?timeOut=x HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /status HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 'GET /nowhere HTTP/1.0\r\n\r\n', 'POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}'];
+    const firsts = [
+      'HEAD /sortation?timeOut=x HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET /status HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      'GET /nowhere HTTP/1.0\r\n\r\n',
+      'POST /sortation HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}',
+    ];
     let answered = 0;
     for (let round = 0; round < 3; round++) {
       for (const first of firsts) {
@@ -83,13 +105,19 @@ describe('a request that arrives on a connection the service already ended', () 
         socket.write(first + assignment + assignment);
         await until(() => socket.destroyed || statuses().length === 3, 5000, 'three answers or the connection closed');
         socket.destroy();
-        answered += statuses().slice(1).filter((st) => st === 200).length;
+        answered += statuses()
+          .slice(1)
+          .filter((st) => st === 200).length;
         await new Promise((r) => setTimeout(r, 20)); // a POST run without an answer would be committed by now
         expect(outboxRows()).toBe(answered);
       }
     }
     expect(answered).toBe(3 * 3 * 2); // behind the HEAD, the GET and the 415, which keep the connection
-    const again = await fetch(`http://127.0.0.1:${port}/sortation`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const again = await fetch(`http://127.0.0.1:${port}/sortation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     expect(again.status).toBe(200);
     await until(() => outboxRows() === answered + 1, 2000, 'the assignment in the outbox');
   });

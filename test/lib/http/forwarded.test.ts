@@ -54,7 +54,12 @@ describe('behind a trusted proxy, end to end (server.inject)', () => {
       await t.publish([{ Type: 'VERIFY', TrackID: '1', Barcode: 'B', Destination: 'D1', MessageCode: 212 }]);
       expect((await t.server.inject({ url: '/sortation?timeOut=0', headers: { 'x-forwarded-for': '192.168.7.20' } })).statusCode).toBe(212);
       await t.settled();
-      await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '1', Destination: 'D1' }, headers: { 'x-forwarded-for': '192.168.7.21' } });
+      await t.server.inject({
+        method: 'POST',
+        url: '/sortation',
+        payload: { TrackID: '1', Destination: 'D1' },
+        headers: { 'x-forwarded-for': '192.168.7.21' },
+      });
       expect(t.service.db.prepare('SELECT client_address FROM delivered_history').pluck().all()).toEqual(['192.168.7.20']);
       expect(t.service.db.prepare('SELECT client_address FROM outbox').pluck().all()).toEqual(['192.168.7.21']);
     } finally {

@@ -11,8 +11,17 @@ import { validationFailAction } from '../../../lib/http/input-keys';
 const manifest: Manifest = {
   service: 'test',
   functions: {
-    echo: { handler: 'test/fixtures/functions/echo-http', description: 'Echo the event', input: { queue: 'sortation' }, events: [{ http: { method: 'GET', path: '/echo/{Id}' } }] },
-    echoPost: { handler: 'test/fixtures/functions/echo-http', description: 'Echo a POST', events: [{ http: { method: 'POST', path: '/echo/{Id}' } }, { http: { method: 'POST', path: '/echo-too/{Id}' } }] },
+    echo: {
+      handler: 'test/fixtures/functions/echo-http',
+      description: 'Echo the event',
+      input: { queue: 'sortation' },
+      events: [{ http: { method: 'GET', path: '/echo/{Id}' } }],
+    },
+    echoPost: {
+      handler: 'test/fixtures/functions/echo-http',
+      description: 'Echo a POST',
+      events: [{ http: { method: 'POST', path: '/echo/{Id}' } }, { http: { method: 'POST', path: '/echo-too/{Id}' } }],
+    },
   },
 };
 
@@ -28,7 +37,14 @@ describe('routeFunctions', () => {
   it("runs each HTTP event's function with the request's view and the function's input", async () => {
     const res = await server.inject('/echo/A7?COUNT=3');
     expect(res.statusCode).toBe(200);
-    expect(JSON.parse(res.payload)).toEqual({ method: 'get', params: { Id: 'A7' }, query: { count: 3 }, clientAddress: '127.0.0.1', input: { queue: 'sortation' }, gone: 'function' });
+    expect(JSON.parse(res.payload)).toEqual({
+      method: 'get',
+      params: { Id: 'A7' },
+      query: { count: 3 },
+      clientAddress: '127.0.0.1',
+      input: { queue: 'sortation' },
+      gone: 'function',
+    });
     const posted = await server.inject({ method: 'POST', url: '/echo/B8', payload: {} });
     expect(JSON.parse(posted.payload)).toMatchObject({ method: 'post', params: { Id: 'B8' }, input: {} });
   });

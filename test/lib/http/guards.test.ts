@@ -12,21 +12,38 @@ import { rawExchange } from '../../helpers/raw-http';
 function guarded(config: { TrustedProxies?: string[]; ApiKeys?: string[] }) {
   // Node answers a request without Host itself unless told not to (as lib/http/server.ts does).
   const listener = http.createServer({ requireHostHeader: false });
-  const server = Hapi.server({ listener, host: '127.0.0.1', port: 0, routes: { validate: { failAction: validationFailAction }, payload: rawBodies } });
+  const server = Hapi.server({
+    listener,
+    host: '127.0.0.1',
+    port: 0,
+    routes: { validate: { failAction: validationFailAction }, payload: rawBodies },
+  });
   guardRequests(server, { TrustedProxies: config.TrustedProxies ?? [], ApiKeys: config.ApiKeys ?? [] });
-  server.route({ method: 'GET', path: '/who', handler: (request) => ({ client: (request.app as { clientAddress?: string | null }).clientAddress }) });
+  server.route({
+    method: 'GET',
+    path: '/who',
+    handler: (request) => ({ client: (request.app as { clientAddress?: string | null }).clientAddress }),
+  });
   const app: KeyLists = { query: [], payload: ['TrackID', 'Destination'] };
   const payload = Joi.object({ TrackID: Joi.string().required(), Destination: Joi.string() });
-  server.route({ method: 'POST', path: '/assign', options: { app, validate: { payload }, handler: (request) => request.payload as object } });
+  server.route({
+    method: 'POST',
+    path: '/assign',
+    options: { app, validate: { payload }, handler: (request) => request.payload as object },
+  });
   return server;
 }
 
 describe('guardRequests', () => {
   it('names the client from X-Forwarded-For only behind a trusted proxy', async () => {
     const direct = guarded({});
-    expect(JSON.parse((await direct.inject({ url: '/who', headers: { 'x-forwarded-for': '10.9.8.7' } })).payload)).toEqual({ client: '127.0.0.1' });
+    expect(JSON.parse((await direct.inject({ url: '/who', headers: { 'x-forwarded-for': '10.9.8.7' } })).payload)).toEqual({
+      client: '127.0.0.1',
+    });
     const proxied = guarded({ TrustedProxies: ['127.0.0.1'] });
-    expect(JSON.parse((await proxied.inject({ url: '/who', headers: { 'x-forwarded-for': '10.9.8.7' } })).payload)).toEqual({ client: '10.9.8.7' });
+    expect(JSON.parse((await proxied.inject({ url: '/who', headers: { 'x-forwarded-for': '10.9.8.7' } })).payload)).toEqual({
+      client: '10.9.8.7',
+    });
   });
 
   it('checks the API key only when keys are configured', async () => {
@@ -38,13 +55,20 @@ describe('guardRequests', () => {
 
   it('binds body keys case-insensitively, and refuses a field given twice, in two spellings or in one', async () => {
     const server = guarded({});
-    const post = (payload: string) => server.inject({ method: 'POST', url: '/assign', payload, headers: { 'content-type': 'application/json' } });
+    const post = (payload: string) =>
+      server.inject({ method: 'POST', url: '/assign', payload, headers: { 'content-type': 'application/json' } });
     const bound = await post('{"trackid":"7","DESTINATION":"D1"}');
     expect([bound.statusCode, JSON.parse(bound.payload)]).toEqual([200, { TrackID: '7', Destination: 'D1' }]);
     const two = await post('{"TrackID":"7","trackId":"8"}');
-    expect([two.statusCode, JSON.parse(two.payload).message]).toEqual([400, '"TrackID" is given twice in the body (as "TrackID" and "trackId")']);
+    expect([two.statusCode, JSON.parse(two.payload).message]).toEqual([
+      400,
+      '"TrackID" is given twice in the body (as "TrackID" and "trackId")',
+    ]);
     const same = await post('{"TrackID":"7","TrackID":"8"}');
-    expect([same.statusCode, JSON.parse(same.payload).message]).toEqual([400, '"TrackID" is given twice in the body (as "TrackID" and "TrackID")']);
+    expect([same.statusCode, JSON.parse(same.payload).message]).toEqual([
+      400,
+      '"TrackID" is given twice in the body (as "TrackID" and "TrackID")',
+    ]);
   });
 
   it('refuses an HTTP/1.1 request without Host with a JSON 400, over a real socket', async () => {

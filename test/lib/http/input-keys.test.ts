@@ -9,7 +9,11 @@ describe('input keys', () => {
   const keys = ['TrackID', 'Destination'];
 
   it('renames keys to the schema spelling, keeps unknown ones, leaves non-objects alone', () => {
-    expect(canonicalKeys({ trackid: '1', DESTINATION: 'D1', extra: true }, keys, 'body')).toEqual({ TrackID: '1', Destination: 'D1', extra: true });
+    expect(canonicalKeys({ trackid: '1', DESTINATION: 'D1', extra: true }, keys, 'body')).toEqual({
+      TrackID: '1',
+      Destination: 'D1',
+      extra: true,
+    });
     expect(canonicalKeys([1, 2], keys, 'body')).toEqual([1, 2]);
     expect(canonicalKeys(null, keys, 'body')).toBeNull();
     expect(canonicalKeys('text', keys, 'body')).toBe('text');
@@ -27,8 +31,12 @@ describe('input keys', () => {
   });
 
   it('one field twice under the same spelling at the top of the body is a 400; nested or unknown repeats are not its business', () => {
-    expect(() => refuseRepeatedKeys('{"TrackID":"1","Destination":"D1","TrackID":"2"}', keys)).toThrow('"TrackID" is given twice in the body (as "TrackID" and "TrackID")');
-    expect(() => refuseRepeatedKeys('{"trackid":"1","trackid":"2"}', keys)).toThrow('"TrackID" is given twice in the body (as "trackid" and "trackid")');
+    expect(() => refuseRepeatedKeys('{"TrackID":"1","Destination":"D1","TrackID":"2"}', keys)).toThrow(
+      '"TrackID" is given twice in the body (as "TrackID" and "TrackID")',
+    );
+    expect(() => refuseRepeatedKeys('{"trackid":"1","trackid":"2"}', keys)).toThrow(
+      '"TrackID" is given twice in the body (as "trackid" and "trackid")',
+    );
     expect(() => refuseRepeatedKeys('{"TrackID":"1","x":{"a":1,"a":2}}', keys)).not.toThrow();
     expect(() => refuseRepeatedKeys('{"other":1,"other":2}', keys)).not.toThrow();
   });
@@ -44,6 +52,9 @@ describe('input keys', () => {
     const query = Joi.object({ timeOut: Joi.number() });
     server.route({ method: 'GET', path: '/q', options: { handler: () => 'ok', validate: { query, failAction: validationFailAction } } });
     const res = await server.inject('/q?timeOut=soon');
-    expect([res.statusCode, JSON.parse(res.payload)]).toEqual([400, { statusCode: 400, error: 'Bad Request', message: '"timeOut" must be a number', validation: { source: 'query', keys: ['timeOut'] } }]);
+    expect([res.statusCode, JSON.parse(res.payload)]).toEqual([
+      400,
+      { statusCode: 400, error: 'Bad Request', message: '"timeOut" must be a number', validation: { source: 'query', keys: ['timeOut'] } },
+    ]);
   });
 });

@@ -7,10 +7,18 @@ import { absentKeysValidator, memoizedValidator, plainKeysValidator } from '../.
 import { ackHeaders, assignmentBody, destinationBody, timeOutQuery } from '../../../lib/http/message-schemas';
 
 /** joi's answer: the value, or the error's message. */
-const answer = (p: Promise<unknown>) => p.then((value) => ({ value }), (err: Error) => ({ error: err.message }));
+const answer = (p: Promise<unknown>) =>
+  p.then(
+    (value) => ({ value }),
+    (err: Error) => ({ error: err.message }),
+  );
 
-const text = fc.oneof(fc.constantFrom('0', '10', '30', '-1', '1e25', '1.5', 'NaN', '', ' ', 'abc', 'explicit', 'EXPLICIT', 'no', '17', '17, 18', '1,x'), fc.string({ maxLength: 6 }));
-const entries = (names: string[]) => fc.dictionary(fc.constantFrom(...names), fc.oneof(text, fc.array(text, { minLength: 2, maxLength: 2 })), { maxKeys: 4 });
+const text = fc.oneof(
+  fc.constantFrom('0', '10', '30', '-1', '1e25', '1.5', 'NaN', '', ' ', 'abc', 'explicit', 'EXPLICIT', 'no', '17', '17, 18', '1,x'),
+  fc.string({ maxLength: 6 }),
+);
+const entries = (names: string[]) =>
+  fc.dictionary(fc.constantFrom(...names), fc.oneof(text, fc.array(text, { minLength: 2, maxLength: 2 })), { maxKeys: 4 });
 
 describe('memoizedValidator', () => {
   it('answers as joi does for any query, the first time and every time after', async () => {
@@ -60,12 +68,38 @@ describe('absentKeysValidator', () => {
 describe('plainKeysValidator', () => {
   const printable = fc.string({ unit: fc.constantFrom('A', '0', ' ', '-', '~', '\u00e9', '\t', '\u{1F600}'), maxLength: 50 });
   // Mostly values that pass, so that bodies valid but for one field come often.
-  const field = fc.oneof({ arbitrary: fc.constantFrom('D017', '0004711', 'Ready', 'a b'), weight: 6 }, printable, fc.constantFrom('', ' ', 'D017', '0004711 ', 'x'.repeat(12), 'x'.repeat(13), 'x'.repeat(20), 'x'.repeat(21), 'x'.repeat(48), 'x'.repeat(49)), fc.constant(null), fc.integer(), fc.boolean(), fc.constant([]), fc.constant({}), fc.constant(undefined));
-  const bodies = (names: string[]) => fc.oneof(fc.dictionary(fc.constantFrom(...names), field, { maxKeys: names.length }), fc.constantFrom(null, [], 'text', 7));
+  const field = fc.oneof(
+    { arbitrary: fc.constantFrom('D017', '0004711', 'Ready', 'a b'), weight: 6 },
+    printable,
+    fc.constantFrom(
+      '',
+      ' ',
+      'D017',
+      '0004711 ',
+      'x'.repeat(12),
+      'x'.repeat(13),
+      'x'.repeat(20),
+      'x'.repeat(21),
+      'x'.repeat(48),
+      'x'.repeat(49),
+    ),
+    fc.constant(null),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant([]),
+    fc.constant({}),
+    fc.constant(undefined),
+  );
+  const bodies = (names: string[]) =>
+    fc.oneof(fc.dictionary(fc.constantFrom(...names), field, { maxKeys: names.length }), fc.constantFrom(null, [], 'text', 7));
 
   for (const [name, schema, names] of [
     ['POST /sortation', assignmentBody, ['TrackID', 'Destination', 'Barcode', 'Type', 'Other']],
-    ['POST /destination', destinationBody, ['Destination', 'DestinationStatus', 'DestinationText', 'LightStatus', 'LightColor', 'BatchDoorStatus', 'Type', 'Other']],
+    [
+      'POST /destination',
+      destinationBody,
+      ['Destination', 'DestinationStatus', 'DestinationText', 'LightStatus', 'LightColor', 'BatchDoorStatus', 'Type', 'Other'],
+    ],
   ] as const) {
     it(`answers as joi does for any body of ${name}`, async () => {
       const validate = plainKeysValidator(schema);

@@ -14,14 +14,22 @@ describe('message schemas', () => {
     expect(errorOf(assignmentBody, assignment('x'.repeat(FieldWidth.TrackID + 1)))).toBe(
       `"TrackID" must be at most ${FieldWidth.TrackID} characters (the width of its sorter telegram field)`,
     );
-    expect(errorOf(assignmentBody, assignment('Größe'))).toBe('"TrackID" must be printable ASCII (it travels in a fixed-width sorter telegram)');
-    expect(errorOf(assignmentBody, assignment('0004711 '))).toBe('"TrackID" must be no trailing space (it travels in a fixed-width sorter telegram)');
-    expect(errorOf(destinationBody, { Destination: 'D1', DestinationText: 'x'.repeat(FieldWidth.DestinationText + 1) })).toMatch(/^"DestinationText" must be at most 40/);
+    expect(errorOf(assignmentBody, assignment('Größe'))).toBe(
+      '"TrackID" must be printable ASCII (it travels in a fixed-width sorter telegram)',
+    );
+    expect(errorOf(assignmentBody, assignment('0004711 '))).toBe(
+      '"TrackID" must be no trailing space (it travels in a fixed-width sorter telegram)',
+    );
+    expect(errorOf(destinationBody, { Destination: 'D1', DestinationText: 'x'.repeat(FieldWidth.DestinationText + 1) })).toMatch(
+      /^"DestinationText" must be at most 40/,
+    );
   });
 
   it('null in an optional field means omitted; enums that do not parse are not an error here', () => {
     expect(errorOf(assignmentBody, { TrackID: 'T1', Destination: 'D1', Barcode: null, Type: null })).toBeUndefined();
-    expect(errorOf(destinationBody, { Destination: 'D1', DestinationText: null, LightColor: 'purple', BatchDoorStatus: 7 })).toBeUndefined();
+    expect(
+      errorOf(destinationBody, { Destination: 'D1', DestinationText: null, LightColor: 'purple', BatchDoorStatus: 7 }),
+    ).toBeUndefined();
     expect(errorOf(destinationBody, { DestinationStatus: 'Ready' })).toBe('"Destination" is required');
   });
 
@@ -34,7 +42,9 @@ describe('message schemas', () => {
   it('X-Ack takes up to 100 comma-separated message ids; X-Ack-Mode only "explicit", in any case', () => {
     expect(errorOf(ackHeaders, { 'x-ack': ' 17 , 18,19 ', 'x-ack-mode': 'EXPLICIT' })).toBeUndefined();
     expect(errorOf(ackHeaders, { 'x-ack': Array.from({ length: 100 }, (_, i) => i + 1).join(',') })).toBeUndefined();
-    expect(errorOf(ackHeaders, { 'x-ack': Array.from({ length: 101 }, (_, i) => i + 1).join(',') })).toBe('"x-ack" must be message ids (X-Message-Id), comma-separated');
+    expect(errorOf(ackHeaders, { 'x-ack': Array.from({ length: 101 }, (_, i) => i + 1).join(',') })).toBe(
+      '"x-ack" must be message ids (X-Message-Id), comma-separated',
+    );
     expect(errorOf(ackHeaders, { 'x-ack': '17;18' })).toBe('"x-ack" must be message ids (X-Message-Id), comma-separated');
     expect(errorOf(ackHeaders, { 'x-ack-mode': 'auto' })).toBe('"x-ack-mode" must be [explicit]');
   });

@@ -38,14 +38,26 @@ function conforms(doc: Doc, method: string, route: string, res: Inject): void {
   const validator = new OpenAPIResponseValidator({ responses: op!.responses, components: doc.components } as never);
   const body = res.payload === '' ? undefined : JSON.parse(res.payload);
   const error = validator.validateResponse(res.statusCode, body);
-  expect({ route: `${method.toUpperCase()} ${route} ${res.statusCode}`, body, error }).toEqual({ route: `${method.toUpperCase()} ${route} ${res.statusCode}`, body, error: undefined });
-  for (const header of Object.keys(op!.responses[String(res.statusCode)]?.headers ?? {})) expect(res.headers).toHaveProperty(header.toLowerCase());
+  expect({ route: `${method.toUpperCase()} ${route} ${res.statusCode}`, body, error }).toEqual({
+    route: `${method.toUpperCase()} ${route} ${res.statusCode}`,
+    body,
+    error: undefined,
+  });
+  for (const header of Object.keys(op!.responses[String(res.statusCode)]?.headers ?? {}))
+    expect(res.headers).toHaveProperty(header.toLowerCase());
   checked.add(`${method} ${route} ${res.statusCode}`);
   // A message is also one of the bodies under 2XX, which is what generated clients read.
   const range = op!.responses['2XX'];
   if (range && body !== undefined && res.statusCode >= 200 && res.statusCode < 300) {
-    const error = new OpenAPIResponseValidator({ responses: { [res.statusCode]: range }, components: doc.components } as never).validateResponse(res.statusCode, body);
-    expect({ route: `${method.toUpperCase()} ${route} 2XX`, body, error }).toEqual({ route: `${method.toUpperCase()} ${route} 2XX`, body, error: undefined });
+    const error = new OpenAPIResponseValidator({
+      responses: { [res.statusCode]: range },
+      components: doc.components,
+    } as never).validateResponse(res.statusCode, body);
+    expect({ route: `${method.toUpperCase()} ${route} 2XX`, body, error }).toEqual({
+      route: `${method.toUpperCase()} ${route} 2XX`,
+      body,
+      error: undefined,
+    });
     checked.add(`${method} ${route} 2XX`);
   }
 }
@@ -63,7 +75,9 @@ describe('every real response conforms to /swagger.json', () => {
 
   afterAll(() => {
     // Every route and status code the document names was produced and validated above.
-    const all = Object.entries(doc.paths).flatMap(([route, ops]) => Object.entries(ops).flatMap(([method, op]) => Object.keys(op.responses ?? {}).map((code) => `${method} ${route} ${code}`)));
+    const all = Object.entries(doc.paths).flatMap(([route, ops]) =>
+      Object.entries(ops).flatMap(([method, op]) => Object.keys(op.responses ?? {}).map((code) => `${method} ${route} ${code}`)),
+    );
     expect(all.filter((x) => !checked.has(x))).toEqual([]);
   });
 
@@ -76,14 +90,63 @@ describe('every real response conforms to /swagger.json', () => {
         conforms(doc, 'get', route, await t.server.inject(`${route}?timeOut=soon`));
         conforms(doc, 'get', route, await t.server.inject(`${route}?timeOut=1&timeOut=2`));
       }
-      conforms(doc, 'post', '/sortation', await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D017', Barcode: null } }));
+      conforms(
+        doc,
+        'post',
+        '/sortation',
+        await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D017', Barcode: null } }),
+      );
       conforms(doc, 'post', '/sortation', await t.server.inject({ method: 'POST', url: '/sortation', payload: { Destination: 'D017' } }));
-      conforms(doc, 'post', '/sortation', await t.server.inject({ method: 'POST', url: '/sortation', payload: 'TrackID=1', headers: { 'content-type': 'text/plain' } }));
-      conforms(doc, 'post', '/sortation', await t.server.inject({ method: 'POST', url: '/sortation', payload: JSON.stringify({ TrackID: 'x'.repeat(20), Destination: 'D', Pad: 'y'.repeat(20_000) }), headers: json }));
-      conforms(doc, 'post', '/destination', await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D017', LightColor: 'purple', BatchDoorStatus: 'opened' } }));
-      conforms(doc, 'post', '/destination', await t.server.inject({ method: 'POST', url: '/destination', payload: { DestinationText: 'no destination' } }));
-      conforms(doc, 'post', '/destination', await t.server.inject({ method: 'POST', url: '/destination', payload: '{}', headers: { 'content-type': 'application/xml' } }));
-      conforms(doc, 'post', '/destination', await t.server.inject({ method: 'POST', url: '/destination', payload: JSON.stringify({ Destination: 'D', Pad: 'y'.repeat(20_000) }), headers: json }));
+      conforms(
+        doc,
+        'post',
+        '/sortation',
+        await t.server.inject({ method: 'POST', url: '/sortation', payload: 'TrackID=1', headers: { 'content-type': 'text/plain' } }),
+      );
+      conforms(
+        doc,
+        'post',
+        '/sortation',
+        await t.server.inject({
+          method: 'POST',
+          url: '/sortation',
+          payload: JSON.stringify({ TrackID: 'x'.repeat(20), Destination: 'D', Pad: 'y'.repeat(20_000) }),
+          headers: json,
+        }),
+      );
+      conforms(
+        doc,
+        'post',
+        '/destination',
+        await t.server.inject({
+          method: 'POST',
+          url: '/destination',
+          payload: { Destination: 'D017', LightColor: 'purple', BatchDoorStatus: 'opened' },
+        }),
+      );
+      conforms(
+        doc,
+        'post',
+        '/destination',
+        await t.server.inject({ method: 'POST', url: '/destination', payload: { DestinationText: 'no destination' } }),
+      );
+      conforms(
+        doc,
+        'post',
+        '/destination',
+        await t.server.inject({ method: 'POST', url: '/destination', payload: '{}', headers: { 'content-type': 'application/xml' } }),
+      );
+      conforms(
+        doc,
+        'post',
+        '/destination',
+        await t.server.inject({
+          method: 'POST',
+          url: '/destination',
+          payload: JSON.stringify({ Destination: 'D', Pad: 'y'.repeat(20_000) }),
+          headers: json,
+        }),
+      );
       conforms(doc, 'get', '/status', await t.server.inject('/status'));
       conforms(doc, 'get', '/health/live', await t.server.inject('/health/live'));
       conforms(doc, 'get', '/health/ready', await t.server.inject('/health/ready')); // test mode: no link needed
@@ -95,12 +158,23 @@ describe('every real response conforms to /swagger.json', () => {
   it('dead letters: the listing, sending them back, and their errors', async () => {
     await withService({ TestMode: true }, { 'Service_PLC.csv': replay }, async (t) => {
       const stored = t.service.deps.store.head('sortation', [])!;
-      await t.service.writer.run('deadLetter', [stored, { attempts: 10, clientAddress: '10.0.0.9', lastReturn: 'NoProof', deadAt: new Date().toISOString() }]);
+      await t.service.writer.run('deadLetter', [
+        stored,
+        { attempts: 10, clientAddress: '10.0.0.9', lastReturn: 'NoProof', deadAt: new Date().toISOString() },
+      ]);
       const listed = await t.server.inject('/dead-letters');
-      expect(JSON.parse(listed.payload)).toMatchObject({ Counts: { 'Sortation Q': 1, 'Destination Q': 0 }, DeadLetters: [{ Id: 1, MessageId: stored.id, Type: 'REQUEST', Attempts: 10, LastClient: '10.0.0.9' }] });
+      expect(JSON.parse(listed.payload)).toMatchObject({
+        Counts: { 'Sortation Q': 1, 'Destination Q': 0 },
+        DeadLetters: [{ Id: 1, MessageId: stored.id, Type: 'REQUEST', Attempts: 10, LastClient: '10.0.0.9' }],
+      });
       conforms(doc, 'get', '/dead-letters', listed);
       conforms(doc, 'get', '/dead-letters', await t.server.inject('/dead-letters?queue=elsewhere'));
-      conforms(doc, 'post', '/dead-letters/requeue', await t.server.inject({ method: 'POST', url: '/dead-letters/requeue', payload: { Ids: [1] } }));
+      conforms(
+        doc,
+        'post',
+        '/dead-letters/requeue',
+        await t.server.inject({ method: 'POST', url: '/dead-letters/requeue', payload: { Ids: [1] } }),
+      );
       conforms(doc, 'post', '/dead-letters/requeue', await t.server.inject({ method: 'POST', url: '/dead-letters/requeue', payload: {} }));
     });
   });
@@ -108,10 +182,16 @@ describe('every real response conforms to /swagger.json', () => {
   it('alarms: the listing with one active, its acknowledgement, and their errors', async () => {
     await withService({ TestMode: true }, { 'Service_PLC.csv': replay }, async (t) => {
       const stored = t.service.deps.store.head('sortation', [])!;
-      await t.service.writer.run('deadLetter', [stored, { attempts: 10, clientAddress: '10.0.0.9', lastReturn: 'NoProof', deadAt: new Date().toISOString() }]);
+      await t.service.writer.run('deadLetter', [
+        stored,
+        { attempts: 10, clientAddress: '10.0.0.9', lastReturn: 'NoProof', deadAt: new Date().toISOString() },
+      ]);
       t.service.deps.alarms.evaluate();
       const listed = await t.server.inject('/alarms');
-      expect(JSON.parse(listed.payload)).toMatchObject({ Active: [{ Code: 'DEAD_LETTERS', Severity: 'warning' }], Journal: [{ Code: 'DEAD_LETTERS' }] });
+      expect(JSON.parse(listed.payload)).toMatchObject({
+        Active: [{ Code: 'DEAD_LETTERS', Severity: 'warning' }],
+        Journal: [{ Code: 'DEAD_LETTERS' }],
+      });
       conforms(doc, 'get', '/alarms', listed);
       conforms(doc, 'get', '/alarms', await t.server.inject('/alarms?days=soon'));
       const id = JSON.parse(listed.payload).Active[0].Id;
@@ -127,13 +207,33 @@ describe('every real response conforms to /swagger.json', () => {
       const ready = await t.server.inject('/health/ready'); // the sorter is not reached: not ready
       expect(ready.statusCode).toBe(503);
       conforms(doc, 'get', '/health/ready', ready);
-      conforms(doc, 'post', '/sortation', await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D017' } }));
-      conforms(doc, 'post', '/destination', await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D017', BatchDoorStatus: 'CLOSED' } }));
+      conforms(
+        doc,
+        'post',
+        '/sortation',
+        await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004711', Destination: 'D017' } }),
+      );
+      conforms(
+        doc,
+        'post',
+        '/destination',
+        await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D017', BatchDoorStatus: 'CLOSED' } }),
+      );
       const operator = new Database(databaseFile(t.home, t.config));
       operator.exec('BEGIN IMMEDIATE');
       try {
-        conforms(doc, 'post', '/sortation', await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004712', Destination: 'D017' } }));
-        conforms(doc, 'post', '/destination', await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D018' } }));
+        conforms(
+          doc,
+          'post',
+          '/sortation',
+          await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: '0004712', Destination: 'D017' } }),
+        );
+        conforms(
+          doc,
+          'post',
+          '/destination',
+          await t.server.inject({ method: 'POST', url: '/destination', payload: { Destination: 'D018' } }),
+        );
         expect(checked).toContain('post /sortation 503');
       } finally {
         operator.exec('ROLLBACK');
@@ -147,25 +247,58 @@ describe('every real response conforms to /swagger.json', () => {
       const secured = await getDoc(t);
       expect(secured.components).toMatchObject({ securitySchemes: { apiKey: { type: 'apiKey', name: 'X-API-Key', in: 'header' } } });
       expect(secured.security).toEqual([{ apiKey: [] }]);
-      for (const [method, route] of [['get', '/sortation'], ['get', '/destination'], ['post', '/sortation'], ['post', '/destination'], ['get', '/status'], ['get', '/health/live'], ['get', '/health/ready'], ['get', '/items/{TrackID}'], ['get', '/dead-letters'], ['post', '/dead-letters/requeue']] as const) {
-        conforms(secured, method, route, await t.server.inject({ method: method.toUpperCase(), url: route.replace('{TrackID}', '0004711'), ...(method === 'post' && { payload: {} }) }));
+      for (const [method, route] of [
+        ['get', '/sortation'],
+        ['get', '/destination'],
+        ['post', '/sortation'],
+        ['post', '/destination'],
+        ['get', '/status'],
+        ['get', '/health/live'],
+        ['get', '/health/ready'],
+        ['get', '/items/{TrackID}'],
+        ['get', '/dead-letters'],
+        ['post', '/dead-letters/requeue'],
+      ] as const) {
+        conforms(
+          secured,
+          method,
+          route,
+          await t.server.inject({
+            method: method.toUpperCase(),
+            url: route.replace('{TrackID}', '0004711'),
+            ...(method === 'post' && { payload: {} }),
+          }),
+        );
       }
     });
   });
 
   it('with named keys: 401 and 403 (a key of another role) on every route, as documented', async () => {
-    const keys = [{ Name: 'wcs', Key: 'w', Role: 'wcs' }, { Name: 'prometheus', Key: 'm', Role: 'monitor' }];
+    const keys = [
+      { Name: 'wcs', Key: 'w', Role: 'wcs' },
+      { Name: 'prometheus', Key: 'm', Role: 'monitor' },
+    ];
     await withService({ TestMode: true, ApiKeys: keys }, {}, async (t) => {
       const secured = await getDoc(t);
-      for (const [method, route] of Object.entries(secured.paths).flatMap(([route, ops]) => Object.keys(ops).map((method) => [method, route] as const))) {
+      for (const [method, route] of Object.entries(secured.paths).flatMap(([route, ops]) =>
+        Object.keys(ops).map((method) => [method, route] as const),
+      )) {
         const url = route.replace('{TrackID}', '0004711').replace('{id}', '1');
-        const inject = (key?: string) => t.server.inject({ method: method.toUpperCase(), url, headers: key ? { 'x-api-key': key } : {}, ...(method === 'post' && { payload: {} }) });
+        const inject = (key?: string) =>
+          t.server.inject({
+            method: method.toUpperCase(),
+            url,
+            headers: key ? { 'x-api-key': key } : {},
+            ...(method === 'post' && { payload: {} }),
+          });
         conforms(secured, method, route, await inject());
         // The one of the two keys whose role may not call the route.
         const wcsRes = await inject('w');
         conforms(secured, method, route, wcsRes.statusCode === 403 ? wcsRes : await inject('m'));
       }
-      expect([...checked].filter((c) => c.endsWith(' 403')).length).toBe(Object.values(secured.paths).flatMap((ops) => Object.keys(ops)).length);
+      expect([...checked].filter((c) => c.endsWith(' 403')).length).toBe(
+        Object.values(secured.paths).flatMap((ops) => Object.keys(ops)).length,
+      );
     });
   });
 });
@@ -178,14 +311,28 @@ describe('the document itself', () => {
   it('names every model after what it is (no Model1, no bare property names for enums)', async () => {
     const names = Object.keys((await getDoc(t)).components.schemas);
     expect(names.filter((n) => /^Model\d*$|^(Type|State|Mode|Delivery|WaitingFor)$/.test(n))).toEqual([]);
-    for (const dto of ['InductDto', 'VerifyDto', 'DestinationInfoDto', 'AssignmentDto', 'DestinationSetDto', 'Status', 'BatchDoorStatus', 'LightColor']) expect(names).toContain(dto);
+    for (const dto of [
+      'InductDto',
+      'VerifyDto',
+      'DestinationInfoDto',
+      'AssignmentDto',
+      'DestinationSetDto',
+      'Status',
+      'BatchDoorStatus',
+      'LightColor',
+    ])
+      expect(names).toContain(dto);
   });
 
-  it('gives every error its own example, the route\'s own', async () => {
+  it("gives every error its own example, the route's own", async () => {
     const doc = await getDoc(t);
     const example = (method: string, route: string, code: number) => {
-      const ref = (doc.paths[route]?.[method]?.responses as Record<string, { content: { 'application/json': { schema: { $ref: string } } } }> | undefined)?.[String(code)]?.content['application/json'].schema.$ref;
-      const schema = doc.components.schemas[ref?.split('/').pop() ?? ''] as { properties: Record<string, { example: unknown }> } | undefined;
+      const ref = (
+        doc.paths[route]?.[method]?.responses as
+          Record<string, { content: { 'application/json': { schema: { $ref: string } } } }> | undefined
+      )?.[String(code)]?.content['application/json'].schema.$ref;
+      const schema = doc.components.schemas[ref?.split('/').pop() ?? ''] as
+        { properties: Record<string, { example: unknown }> } | undefined;
       return { statusCode: schema?.properties.statusCode?.example, message: schema?.properties.message?.example };
     };
     expect(example('post', '/sortation', 400)).toEqual({ statusCode: 400, message: '"TrackID" is required' });
@@ -203,13 +350,18 @@ describe('the document itself', () => {
     expect(timeOut?.schema).toMatchObject({ type: 'number', minimum: 0, maximum: 30 });
   });
 
-  it('documents the message codes again under 2XX, one of the route\'s bodies, so that generated clients take them for success', async () => {
+  it("documents the message codes again under 2XX, one of the route's bodies, so that generated clients take them for success", async () => {
     const doc = await getDoc(t);
     type Responses = Record<string, { content?: { 'application/json': { schema: Record<string, unknown> } } }>;
-    const schemaOf = (route: string, code: string) => (doc.paths[route]?.get?.responses as Responses | undefined)?.[code]?.content?.['application/json'].schema;
+    const schemaOf = (route: string, code: string) =>
+      (doc.paths[route]?.get?.responses as Responses | undefined)?.[code]?.content?.['application/json'].schema;
     const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
     // The contract's codes stay as they are.
-    expect([schemaOf('/sortation', '210'), schemaOf('/sortation', '212'), schemaOf('/destination', '211')]).toEqual([ref('InductDto'), ref('VerifyDto'), ref('DestinationInfoDto')]);
+    expect([schemaOf('/sortation', '210'), schemaOf('/sortation', '212'), schemaOf('/destination', '211')]).toEqual([
+      ref('InductDto'),
+      ref('VerifyDto'),
+      ref('DestinationInfoDto'),
+    ]);
     expect(schemaOf('/sortation', '2XX')).toEqual({
       oneOf: [ref('InductDto'), ref('VerifyDto')],
       discriminator: { propertyName: 'Type', mapping: { REQUEST: ref('InductDto').$ref, VERIFY: ref('VerifyDto').$ref } },
@@ -219,7 +371,14 @@ describe('the document itself', () => {
 
   it('marks what the service always sends as required, nullable fields included, and the POST bodies as required', async () => {
     const doc = await getDoc(t);
-    type Model = { properties?: Record<string, Model & { nullable?: boolean }>; required?: string[]; $ref?: string; items?: Model; oneOf?: Model[]; additionalProperties?: Model };
+    type Model = {
+      properties?: Record<string, Model & { nullable?: boolean }>;
+      required?: string[];
+      $ref?: string;
+      items?: Model;
+      oneOf?: Model[];
+      additionalProperties?: Model;
+    };
     const models = doc.components.schemas as Record<string, Model>;
     // Every model a response reaches, through properties, items, oneOf and maps.
     const reached = new Set<string>();
@@ -237,10 +396,25 @@ describe('the document itself', () => {
       if (typeof m.additionalProperties === 'object') visit(m.additionalProperties);
     };
     type Operation = { responses: Record<string, { content?: Record<string, { schema: Model }> }> };
-    for (const ops of Object.values(doc.paths)) for (const op of Object.values(ops) as Operation[]) for (const r of Object.values(op.responses)) visit(r.content?.['application/json']?.schema);
-    expect([...reached]).toEqual(expect.arrayContaining(['Status', 'StorageStatus', 'AssignmentAck', 'Assignment', 'DestinationSetAck', 'DestinationSetting', 'DefaultApplied', 'InductDto']));
+    for (const ops of Object.values(doc.paths))
+      for (const op of Object.values(ops) as Operation[])
+        for (const r of Object.values(op.responses)) visit(r.content?.['application/json']?.schema);
+    expect([...reached]).toEqual(
+      expect.arrayContaining([
+        'Status',
+        'StorageStatus',
+        'AssignmentAck',
+        'Assignment',
+        'DestinationSetAck',
+        'DestinationSetting',
+        'DefaultApplied',
+        'InductDto',
+      ]),
+    );
     // Optional on purpose: an item event's fields that only some kinds of event have.
-    const optional: Record<string, string[]> = { ItemEvent: ['RecirculationCount', 'Destination', 'Client', 'Attempt', 'ReadProof', 'Reason'] };
+    const optional: Record<string, string[]> = {
+      ItemEvent: ['RecirculationCount', 'Destination', 'Client', 'Attempt', 'ReadProof', 'Reason'],
+    };
     for (const name of reached) {
       const model = models[name];
       expect(model).toBeDefined();
@@ -259,7 +433,11 @@ describe('the document itself', () => {
     try {
       const swagger = await s.server.inject('/swagger.json');
       const openapi = await s.server.inject('/openapi.json');
-      expect([swagger.statusCode, openapi.statusCode, openapi.headers['content-type']]).toEqual([200, 200, 'application/json; charset=utf-8']);
+      expect([swagger.statusCode, openapi.statusCode, openapi.headers['content-type']]).toEqual([
+        200,
+        200,
+        'application/json; charset=utf-8',
+      ]);
       expect(JSON.parse(openapi.payload)).toEqual(JSON.parse(swagger.payload));
       expect(Object.keys(JSON.parse(openapi.payload).paths).filter((p) => p.endsWith('.json'))).toEqual([]);
       expect((await s.server.inject('/status')).statusCode).toBe(401);
@@ -268,19 +446,30 @@ describe('the document itself', () => {
     }
   });
 
-  it.each([[false], [true]])('lints clean with Redocly (ApiKeys set: %s)', async (keys) => {
-    const s = keys ? await testService({ TestMode: true, ApiKeys: ['k'] }) : t;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openapi-'));
-    const file = path.join(dir, 'swagger.json');
-    fs.writeFileSync(file, (await s.server.inject('/swagger.json')).payload);
-    if (keys) await s.close();
-    const root = path.resolve(__dirname, '../../..');
-    const lint = spawnSync(path.join(root, 'node_modules/.bin/redocly'), ['lint', file, '--config', path.join(root, 'redocly.yaml'), '--format', 'stylish'], {
-      encoding: 'utf8',
-      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
-      timeout: 60_000,
-    });
-    fs.rmSync(dir, { recursive: true, force: true });
-    expect({ status: lint.status, problems: (lint.stdout + lint.stderr).split('\n').filter((l) => /error|warning/i.test(l) && !/Node\.js|deprecat/i.test(l)) }).toEqual({ status: 0, problems: [] });
-  }, 90_000);
+  it.each([[false], [true]])(
+    'lints clean with Redocly (ApiKeys set: %s)',
+    async (keys) => {
+      const s = keys ? await testService({ TestMode: true, ApiKeys: ['k'] }) : t;
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openapi-'));
+      const file = path.join(dir, 'swagger.json');
+      fs.writeFileSync(file, (await s.server.inject('/swagger.json')).payload);
+      if (keys) await s.close();
+      const root = path.resolve(__dirname, '../../..');
+      const lint = spawnSync(
+        path.join(root, 'node_modules/.bin/redocly'),
+        ['lint', file, '--config', path.join(root, 'redocly.yaml'), '--format', 'stylish'],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+          timeout: 60_000,
+        },
+      );
+      fs.rmSync(dir, { recursive: true, force: true });
+      expect({
+        status: lint.status,
+        problems: (lint.stdout + lint.stderr).split('\n').filter((l) => /error|warning/i.test(l) && !/Node\.js|deprecat/i.test(l)),
+      }).toEqual({ status: 0, problems: [] });
+    },
+    90_000,
+  );
 });

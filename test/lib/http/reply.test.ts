@@ -18,11 +18,31 @@ let port: number;
 /** What the routes below saw, in order. */
 let events: string[];
 
-const induct = (trackId: string): InductDto => ({ Type: 'REQUEST', TrackID: trackId, Barcode: `B${trackId}`, MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 });
-const verify = (trackId: string): VerifyDto => ({ Type: 'VERIFY', TrackID: trackId, Barcode: `B${trackId}`, Destination: 'D007', MessageCode: 212 });
+const induct = (trackId: string): InductDto => ({
+  Type: 'REQUEST',
+  TrackID: trackId,
+  Barcode: `B${trackId}`,
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 1,
+  Width: 2,
+  Height: 3,
+  Weight: 4,
+});
+const verify = (trackId: string): VerifyDto => ({
+  Type: 'VERIFY',
+  TrackID: trackId,
+  Barcode: `B${trackId}`,
+  Destination: 'D007',
+  MessageCode: 212,
+});
 const queued = () => t.service.db.prepare('SELECT id, track_id AS trackId FROM sortation_queue ORDER BY id').all();
 /** The deliveries of one item (every test has its own). */
-const history = (trackId: string) => t.service.db.prepare('SELECT message_id AS id, attempt, read_proof AS proof FROM delivered_history WHERE track_id = ? ORDER BY id').all(trackId);
+const history = (trackId: string) =>
+  t.service.db
+    .prepare('SELECT message_id AS id, attempt, read_proof AS proof FROM delivered_history WHERE track_id = ? ORDER BY id')
+    .all(trackId);
 
 beforeEach(async () => {
   events = [];
@@ -35,10 +55,23 @@ beforeAll(async () => {
   const take = () => t.service.deps.dispatchers.sortation.take(0);
   server = Hapi.server({ host: '127.0.0.1', port: 0 });
   t.service.deps.deliveries.attach(server.listener);
-  const results = { ok: ok({ Accepted: true }, 201), empty, text: text('queue_depth 3\n', 'text/plain; version=0.0.4'), unavailable: unavailable('the storage is stalled', 7) };
+  const results = {
+    ok: ok({ Accepted: true }, 201),
+    empty,
+    text: text('queue_depth 3\n', 'text/plain; version=0.0.4'),
+    unavailable: unavailable('the storage is stalled', 7),
+  };
   server.route([
-    { method: 'GET', path: '/result/{kind}', handler: (request, h) => reply(request, h, results[request.params.kind as keyof typeof results], context) },
-    { method: 'GET', path: '/message', handler: async (request, h) => reply(request, h, { kind: 'message', claim: (await take())! }, context) },
+    {
+      method: 'GET',
+      path: '/result/{kind}',
+      handler: (request, h) => reply(request, h, results[request.params.kind as keyof typeof results], context),
+    },
+    {
+      method: 'GET',
+      path: '/message',
+      handler: async (request, h) => reply(request, h, { kind: 'message', claim: (await take())! }, context),
+    },
     {
       // The client is gone before its message is handed out.
       method: 'GET',
@@ -88,7 +121,11 @@ describe('reply', () => {
     const none = await server.inject('/result/empty');
     expect([none.statusCode, none.payload, none.headers['content-type']]).toEqual([204, '', undefined]);
     const metrics = await server.inject('/result/text');
-    expect([metrics.statusCode, metrics.payload, metrics.headers['content-type']]).toEqual([200, 'queue_depth 3\n', 'text/plain; version=0.0.4; charset=utf-8']);
+    expect([metrics.statusCode, metrics.payload, metrics.headers['content-type']]).toEqual([
+      200,
+      'queue_depth 3\n',
+      'text/plain; version=0.0.4; charset=utf-8',
+    ]);
     const stalled = await server.inject('/result/unavailable');
     expect(stalled.statusCode).toBe(503);
     expect(stalled.headers['retry-after']).toBe('7');
@@ -100,11 +137,19 @@ describe('reply', () => {
     const client = new RawConnection(port);
     const first = await client.request('GET', '/message');
     expect(first.status).toBe(210);
-    expect(first.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache', 'x-message-id': String(requestId), 'x-delivery-attempt': '1' });
+    expect(first.headers).toMatchObject({
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-message-id': String(requestId),
+      'x-delivery-attempt': '1',
+    });
     expect(JSON.parse(first.body)).toStrictEqual(induct('PROOF'));
     // Not removed before there is proof: the client has done nothing since reading it.
     await sleep(50);
-    expect(queued()).toEqual([{ id: requestId, trackId: 'PROOF' }, { id: verifyId, trackId: 'PROOF' }]);
+    expect(queued()).toEqual([
+      { id: requestId, trackId: 'PROOF' },
+      { id: verifyId, trackId: 'PROOF' },
+    ]);
     // The next request on the same connection proves the first response was read.
     const second = await client.request('GET', '/message');
     expect([second.status, second.headers['x-message-id']]).toEqual([212, String(verifyId)]);

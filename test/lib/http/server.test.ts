@@ -11,7 +11,18 @@ import { RawConnection, rawExchange } from '../../helpers/raw-http';
 import { type TestService, testService } from '../../helpers/service';
 import { until } from '../../helpers/until';
 
-const induct = (trackId: string): InductDto => ({ Type: 'REQUEST', TrackID: trackId, Barcode: '', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 });
+const induct = (trackId: string): InductDto => ({
+  Type: 'REQUEST',
+  TrackID: trackId,
+  Barcode: '',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 1,
+  Width: 2,
+  Height: 3,
+  Weight: 4,
+});
 
 // One service for the file (its start is most of the time); the tests leave its queues empty.
 let t: TestService;
@@ -44,7 +55,7 @@ describe('createServer', () => {
     expect((await server.inject('/status')).statusCode).toBe(200);
   });
 
-  it("routes every HTTP trigger of the manifest, and 405 for the other methods on those paths", async () => {
+  it('routes every HTTP trigger of the manifest, and 405 for the other methods on those paths', async () => {
     const routes = server.table().map((r) => `${r.method.toUpperCase()} ${r.path}`);
     const triggers = httpTriggers(manifest);
     expect(triggers.length).toBeGreaterThan(5);
@@ -55,11 +66,20 @@ describe('createServer', () => {
     const res = await server.inject({ method: 'DELETE', url: '/sortation' });
     expect(res.statusCode).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD, POST');
-    expect(JSON.parse(res.payload)).toEqual({ statusCode: 405, error: 'Method Not Allowed', message: 'DELETE is not allowed on /sortation; allowed: GET, HEAD, POST' });
+    expect(JSON.parse(res.payload)).toEqual({
+      statusCode: 405,
+      error: 'Method Not Allowed',
+      message: 'DELETE is not allowed on /sortation; allowed: GET, HEAD, POST',
+    });
   });
 
   it('serves only what the manifest it is given declares', async () => {
-    const onlyStatus: Manifest = { ...manifest, functions: Object.fromEntries(Object.entries(manifest.functions).filter(([, fn]) => fn.events.some((e) => 'http' in e && e.http.path === '/status'))) };
+    const onlyStatus: Manifest = {
+      ...manifest,
+      functions: Object.fromEntries(
+        Object.entries(manifest.functions).filter(([, fn]) => fn.events.some((e) => 'http' in e && e.http.path === '/status')),
+      ),
+    };
     const small = await createServer(t.service, { manifest: onlyStatus });
     try {
       expect((await small.inject('/status')).statusCode).toBe(200);
@@ -70,7 +90,8 @@ describe('createServer', () => {
   });
 
   it('an empty queue answers 204 with no body, counted as an empty receive', async () => {
-    const empties = async () => (await t.service.deps.metrics.emptyReceives.get()).values.find((v) => v.labels.queue === 'sortation')?.value ?? 0;
+    const empties = async () =>
+      (await t.service.deps.metrics.emptyReceives.get()).values.find((v) => v.labels.queue === 'sortation')?.value ?? 0;
     const before = await empties();
     const res = await server.inject('/sortation?timeOut=0');
     expect([res.statusCode, res.payload]).toEqual([204, '']);
@@ -84,8 +105,16 @@ describe('createServer', () => {
     const body = await server.inject({ method: 'POST', url: '/sortation', payload: { Destination: 'D1' } });
     expect(body.statusCode).toBe(400);
     expect(JSON.parse(body.payload).message).toMatch(/TrackID/);
-    const twice = await server.inject({ method: 'POST', url: '/sortation', payload: '{"TrackID":"1","trackid":"2","Destination":"D1"}', headers: { 'content-type': 'application/json' } });
-    expect([twice.statusCode, JSON.parse(twice.payload).message]).toEqual([400, '"TrackID" is given twice in the body (as "TrackID" and "trackid")']);
+    const twice = await server.inject({
+      method: 'POST',
+      url: '/sortation',
+      payload: '{"TrackID":"1","trackid":"2","Destination":"D1"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect([twice.statusCode, JSON.parse(twice.payload).message]).toEqual([
+      400,
+      '"TrackID" is given twice in the body (as "TrackID" and "trackid")',
+    ]);
   });
 
   it('gives its listener limits for slow clients: 10 s for the headers, 20 s for the whole request', () => {
@@ -99,7 +128,11 @@ describe('createServer, listening', () => {
     await listening(async (port) => {
       const noHost = await rawExchange(port, 'GET /status HTTP/1.1\r\nConnection: close\r\n\r\n');
       expect(noHost).toMatch(/^HTTP\/1\.1 400 /);
-      expect(JSON.parse(noHost.slice(noHost.indexOf('\r\n\r\n') + 4))).toEqual({ statusCode: 400, error: 'Bad Request', message: 'the request is not valid HTTP/1.1: it has no Host header' });
+      expect(JSON.parse(noHost.slice(noHost.indexOf('\r\n\r\n') + 4))).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: 'the request is not valid HTTP/1.1: it has no Host header',
+      });
       expect(await rawExchange(port, 'GET /status HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 /);
     });
   });
@@ -115,7 +148,8 @@ describe('createServer, listening', () => {
       await until(() => client.closed);
     });
     // The proof is taken at once; the commit of the delivery follows through the writer.
-    const row = () => t.service.db.prepare('SELECT message_id AS id, read_proof AS proof FROM delivered_history WHERE track_id = ?').get('AT-STOP');
+    const row = () =>
+      t.service.db.prepare('SELECT message_id AS id, read_proof AS proof FROM delivered_history WHERE track_id = ?').get('AT-STOP');
     await until(() => row() !== undefined);
     expect(row()).toEqual({ id, proof: 'ServerClose' });
     expect(t.service.deps.deliveries.status().AwaitingProof).toBe(0);

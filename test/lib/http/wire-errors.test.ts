@@ -31,13 +31,27 @@ describe("requests Node's parser refuses get JSON answers", () => {
   it('431 for headers over 16 KB', async () => {
     const response = await raw(`GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(response).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n[^]*Connection: close\r\n/);
-    expect(jsonOf(response)).toEqual({ statusCode: 431, error: 'Request Header Fields Too Large', message: 'the request headers are larger than 16 KB' });
+    expect(jsonOf(response)).toEqual({
+      statusCode: 431,
+      error: 'Request Header Fields Too Large',
+      message: 'the request headers are larger than 16 KB',
+    });
   });
 
   it('400 for a request line that is not HTTP/1.1, and for Content-Length beside Transfer-Encoding', async () => {
-    expect(jsonOf(await raw('HELLO THERE\r\n\r\n'))).toEqual({ statusCode: 400, error: 'Bad Request', message: 'the request line is not valid HTTP/1.1' });
-    const smuggled = await raw('POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n');
-    expect(jsonOf(smuggled)).toEqual({ statusCode: 400, error: 'Bad Request', message: 'the request has both Content-Length and Transfer-Encoding, or a Transfer-Encoding the server does not accept' });
+    expect(jsonOf(await raw('HELLO THERE\r\n\r\n'))).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: 'the request line is not valid HTTP/1.1',
+    });
+    const smuggled = await raw(
+      'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+    );
+    expect(jsonOf(smuggled)).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: 'the request has both Content-Length and Transfer-Encoding, or a Transfer-Encoding the server does not accept',
+    });
   });
 
   it('a bad request pipelined behind a good one: the good one is answered whole first', async () => {
@@ -46,9 +60,15 @@ describe("requests Node's parser refuses get JSON answers", () => {
   });
 
   it('417 naming an Expect other than 100-continue', async () => {
-    const response = await raw('POST /echo HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+    const response = await raw(
+      'POST /echo HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    );
     expect(response).toMatch(/^HTTP\/1\.1 417 /);
-    expect(jsonOf(response)).toEqual({ statusCode: 417, error: 'Expectation Failed', message: 'the Expect header "teapot" is not supported: send "100-continue" or none' });
+    expect(jsonOf(response)).toEqual({
+      statusCode: 417,
+      error: 'Expectation Failed',
+      message: 'the Expect header "teapot" is not supported: send "100-continue" or none',
+    });
   });
 });
 

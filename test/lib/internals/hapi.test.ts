@@ -34,7 +34,9 @@ describe("hapi's internals", () => {
   it("replaceClientErrorHandler: our answer, not hapi's empty 400", async () => {
     server = Hapi.server({ port: 0, host: '127.0.0.1' });
     expect(server.listener.listenerCount('clientError')).toBeGreaterThan(0);
-    replaceClientErrorHandler(server.listener, (_err, socket) => socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 4\r\nConnection: close\r\n\r\nours'));
+    replaceClientErrorHandler(server.listener, (_err, socket) =>
+      socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 4\r\nConnection: close\r\n\r\nours'),
+    );
     expect(server.listener.listenerCount('clientError')).toBe(1);
     await server.start();
     const answer = await new Promise<string>((resolve) => {

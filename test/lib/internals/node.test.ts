@@ -6,7 +6,14 @@ import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import net from 'node:net';
-import { destroySoon, holdEnd, interceptCloseAfterLastResponse, peerHasReset, responseInProgress, takeOverDestroy } from '../../../lib/internals/node';
+import {
+  destroySoon,
+  holdEnd,
+  interceptCloseAfterLastResponse,
+  peerHasReset,
+  responseInProgress,
+  takeOverDestroy,
+} from '../../../lib/internals/node';
 import { until } from '../../helpers/until';
 import { rawExchange } from '../../helpers/raw-http';
 
@@ -38,7 +45,7 @@ describe("Node's http server after the last response of a connection", () => {
   it.each([
     ['Connection: close', 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'],
     ['HTTP/1.0', 'GET / HTTP/1.0\r\n\r\n'],
-  ])('%s: calls socket.destroySoon(), which can end the socket itself and keep it open for the client\'s answer', async (_name, request) => {
+  ])("%s: calls socket.destroySoon(), which can end the socket itself and keep it open for the client's answer", async (_name, request) => {
     decide = (socket) => (socket.end(), true);
     const reply = await rawExchange(port, request); // this client reads to the end, then closes
     expect(reply).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*hello$/);
@@ -136,11 +143,13 @@ describe('the other places past the public API', () => {
     const { port } = server.address() as net.AddressInfo;
     try {
       const body = await new Promise<string>((resolve, reject) => {
-        http.get({ port, host: '127.0.0.1', agent: false }, (res) => {
-          let text = '';
-          res.on('data', (c: Buffer) => (text += c.toString()));
-          res.on('end', () => resolve(text));
-        }).on('error', reject);
+        http
+          .get({ port, host: '127.0.0.1', agent: false }, (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => (text += c.toString()));
+            res.on('end', () => resolve(text));
+          })
+          .on('error', reject);
       });
       expect(body).toBe('ok');
       expect(seen).toBeDefined();

@@ -10,7 +10,18 @@ import { readableTelegram } from '../../../lib/layout/text';
 import type { InductDto } from '../../../model/messages';
 
 const layoutFile = (name: string) => path.join(__dirname, '../../../layouts', `${name}.json`);
-const induct: InductDto = { Type: 'REQUEST', TrackID: '0004711', Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 };
+const induct: InductDto = {
+  Type: 'REQUEST',
+  TrackID: '0004711',
+  Barcode: '4006381333931',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 320.5,
+  Width: 210,
+  Height: 95,
+  Weight: 1.25,
+};
 
 function requ(name: string) {
   const codec = new LayoutCodec(loadLayout(layoutFile(name)));
@@ -48,7 +59,7 @@ describe('decoding a captured telegram', () => {
     expect(lines.join('\n')).toMatch(/^ +108 +20 +\(padding\)/m);
   });
 
-  it('reads the traffic log\'s line of a binary layout and of a text layout', () => {
+  it("reads the traffic log's line of a binary layout and of a text layout", () => {
     for (const name of ['s7-raw', 'ewm-mfs', 'v1']) {
       const { codec, content } = requ(name);
       const logged = readableTelegram(codec.layout, content, () => codec.layout.telegrams.get('REQU')!.fields);
@@ -79,8 +90,12 @@ describe('decoding a captured telegram', () => {
     const { problem } = describeTelegram(codec, content.subarray(0, 60));
     expect(problem).toBe('Length: got "0151", expected 4 digits equal to the telegram length 60');
     const s7 = requ('s7-raw');
-    expect(describeTelegram(s7.codec, s7.content.subarray(0, 5)).problem).toBe('Length: got "<00><80>", expected 2 bytes equal to the telegram length 5');
+    expect(describeTelegram(s7.codec, s7.content.subarray(0, 5)).problem).toBe(
+      'Length: got "<00><80>", expected 2 bytes equal to the telegram length 5',
+    );
     const ewm = requ('ewm-mfs');
-    expect(describeTelegram(ewm.codec, ewm.content.subarray(0, 10)).problem).toBe('RECEIVER: the telegram ends at byte 10, the field needs bytes 8-15');
+    expect(describeTelegram(ewm.codec, ewm.content.subarray(0, 10)).problem).toBe(
+      'RECEIVER: the telegram ends at byte 10, the field needs bytes 8-15',
+    );
   });
 });

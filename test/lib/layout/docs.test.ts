@@ -18,7 +18,7 @@ describe('the worked example of docs/telegram-layouts.md', () => {
     expect(page).toContain(rows.slice(start, start + 8).join('\n'));
   });
 
-  it('refuses the page\'s positions taken as offsets, as the page shows', () => {
+  it("refuses the page's positions taken as offsets, as the page shows", () => {
     const shifted = JSON.parse(JSON.stringify(example));
     for (const t of shifted.Telegrams) for (const f of t.Fields) f.Offset += 1;
     for (const problem of checkLayout(shifted).problems) expect(page).toContain(`  - ${problem}`);

@@ -6,7 +6,22 @@ import { type FieldRules, decodeField, encodeField, unpadded } from '../../../li
 import type { Field } from '../../../lib/layout/table';
 
 const rules: FieldRules = { charset: 'ascii', text: /^[\x20-\x7e]*$/, forbidden: null, binary: false };
-const field = (over: Partial<Field>): Field => ({ name: 'F', kind: 'text', offset: 0, width: 4, align: 'left', fill: 0x20, required: false, scale: null, map: null, reverse: null, constant: null, counts: 'telegram', cut: false, ...over });
+const field = (over: Partial<Field>): Field => ({
+  name: 'F',
+  kind: 'text',
+  offset: 0,
+  width: 4,
+  align: 'left',
+  fill: 0x20,
+  required: false,
+  scale: null,
+  map: null,
+  reverse: null,
+  constant: null,
+  counts: 'telegram',
+  cut: false,
+  ...over,
+});
 const roundTrip = (f: Field, value: unknown, r = rules) => {
   const bytes = encodeField(r, f, value);
   return { wire: bytes.toString('latin1'), back: decodeField(r, f, bytes) };
@@ -28,8 +43,14 @@ describe('encodeField and decodeField', () => {
   });
 
   it('maps enum and bin values both ways; a blank optional enum is null', () => {
-    const map = new Map<string, string | null>([['1', 'On'], ['2', 'Off']]);
-    const reverse = new Map<string | null, string>([['On', '1'], ['Off', '2']]);
+    const map = new Map<string, string | null>([
+      ['1', 'On'],
+      ['2', 'Off'],
+    ]);
+    const reverse = new Map<string | null, string>([
+      ['On', '1'],
+      ['Off', '2'],
+    ]);
     expect(roundTrip(field({ kind: 'enum', width: 1, map, reverse }), 'Off')).toEqual({ wire: '2', back: 'Off' });
     expect(roundTrip(field({ kind: 'enum', width: 1, map, reverse }), null)).toEqual({ wire: ' ', back: null });
     expect(roundTrip(field({ kind: 'bin', width: 1, map, reverse }), 'On')).toEqual({ wire: '\x01', back: 'On' });

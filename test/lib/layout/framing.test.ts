@@ -19,7 +19,8 @@ function cut(codec: LayoutCodec, ...reads: Array<Buffer | string>): Array<{ tele
 }
 
 /** The content between a frame's framing characters, as the framer hands it on. */
-const contentOf = (codec: LayoutCodec, frame: Buffer) => frame.subarray(codec.layout.framing.start.length, frame.length - codec.layout.framing.end.length);
+const contentOf = (codec: LayoutCodec, frame: Buffer) =>
+  frame.subarray(codec.layout.framing.start.length, frame.length - codec.layout.framing.end.length);
 
 describe('start and end characters (v1: STX ... ETX)', () => {
   const codec = shippedCodec('v1');
@@ -32,11 +33,17 @@ describe('start and end characters (v1: STX ... ETX)', () => {
   });
 
   it('skips bytes before the start character as garbage, and reads the telegram after them', () => {
-    expect(cut(codec, Buffer.concat([Buffer.from('noise'), frame]))).toEqual([{ garbage: 'bytes outside a telegram', bytes: 5 }, { telegram: contentOf(codec, frame) }]);
+    expect(cut(codec, Buffer.concat([Buffer.from('noise'), frame]))).toEqual([
+      { garbage: 'bytes outside a telegram', bytes: 5 },
+      { telegram: contentOf(codec, frame) },
+    ]);
   });
 
   it('reports a telegram cut short by a new STX and reads the one that follows', () => {
-    expect(cut(codec, frame.subarray(0, 10), frame)).toEqual([{ garbage: 'telegram cut short by a new STX', bytes: 10 }, { telegram: contentOf(codec, frame) }]);
+    expect(cut(codec, frame.subarray(0, 10), frame)).toEqual([
+      { garbage: 'telegram cut short by a new STX', bytes: 10 },
+      { telegram: contentOf(codec, frame) },
+    ]);
   });
 
   it('gives up on a telegram without ETX within MaxLength characters, and finds the next STX', () => {
@@ -52,11 +59,17 @@ describe('a fixed length and an end character (ewm-mfs: 150 characters and #)', 
 
   it('reads two telegrams packed into one read', () => {
     expect(frame.length).toBe(151);
-    expect(cut(codec, Buffer.concat([frame, frame]))).toEqual([{ telegram: contentOf(codec, frame) }, { telegram: contentOf(codec, frame) }]);
+    expect(cut(codec, Buffer.concat([frame, frame]))).toEqual([
+      { telegram: contentOf(codec, frame) },
+      { telegram: contentOf(codec, frame) },
+    ]);
   });
 
   it('after bytes before a telegram, skips up to the telegram that ends at the next #', () => {
-    expect(cut(codec, Buffer.concat([Buffer.from('abc'), frame]))).toEqual([{ garbage: 'no "#" after 150 bytes: skipped up to the telegram before the next "#"', bytes: 3 }, { telegram: contentOf(codec, frame) }]);
+    expect(cut(codec, Buffer.concat([Buffer.from('abc'), frame]))).toEqual([
+      { garbage: 'no "#" after 150 bytes: skipped up to the telegram before the next "#"', bytes: 3 },
+      { telegram: contentOf(codec, frame) },
+    ]);
   });
 
   it('skips a telegram cut short up to its #, and reads the next whole one', () => {
@@ -74,7 +87,10 @@ describe('raw blocks of a fixed size with a length field (s7-raw: 128 bytes, no 
   it('reads blocks split anywhere by the reads', () => {
     expect(frame.length).toBe(128);
     const stream = Buffer.concat([frame, frame]);
-    expect(cut(codec, stream.subarray(0, 5), stream.subarray(5, 200), stream.subarray(200))).toEqual([{ telegram: frame }, { telegram: frame }]);
+    expect(cut(codec, stream.subarray(0, 5), stream.subarray(5, 200), stream.subarray(200))).toEqual([
+      { telegram: frame },
+      { telegram: frame },
+    ]);
   });
 
   it('after bytes that are no block, skips to where the length and the type read right', () => {

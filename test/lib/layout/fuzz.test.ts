@@ -12,7 +12,19 @@ const RUNS = 10_000;
 const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 100_000);
 
 /** A REQUEST that fits every shipped layout, with what the layout gives as constants (acme-cb8 sends no dimensions). */
-const marker = (n: number, constants: object = {}): InductDto => ({ Type: 'REQUEST', TrackID: `MARK${n}`, Barcode: '', MessageCode: 210, InductLocation: 'IND1', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4, ...constants });
+const marker = (n: number, constants: object = {}): InductDto => ({
+  Type: 'REQUEST',
+  TrackID: `MARK${n}`,
+  Barcode: '',
+  MessageCode: 210,
+  InductLocation: 'IND1',
+  RecirculationCount: 0,
+  Length: 1,
+  Width: 2,
+  Height: 3,
+  Weight: 4,
+  ...constants,
+});
 
 describe.each(SHIPPED)('layout %s: 10,000 malformed telegrams', (name) => {
   const codec = shippedCodec(name);
@@ -52,7 +64,10 @@ describe.each(SHIPPED)('layout %s: 10,000 malformed telegrams', (name) => {
           outcomes.refusedData += 1;
         }
       }
-      if (!seen.includes(JSON.stringify(marker(n, constants)))) throw new Error(`seed ${seed}, item ${n} (${item.kind}): the telegram after ${codec.layout.binary ? item.bytes.toString('hex') : JSON.stringify(item.bytes.toString('latin1'))} was lost`);
+      if (!seen.includes(JSON.stringify(marker(n, constants))))
+        throw new Error(
+          `seed ${seed}, item ${n} (${item.kind}): the telegram after ${codec.layout.binary ? item.bytes.toString('hex') : JSON.stringify(item.bytes.toString('latin1'))} was lost`,
+        );
     });
     // Each kind of outcome happens: the fuzz reaches the framer, the header and the data.
     expect(outcomes.garbage + outcomes.refusedHeader).toBeGreaterThan(RUNS / 10);

@@ -20,7 +20,11 @@ function base() {
       { Name: 'Flag', Role: 'Handshake', Kind: 'text', Width: 1 },
     ],
     Sequence: { Last: 9999 },
-    Handshake: { By: 'flag', Flags: { Data: 'D', Ack: 'A', Nak: 'N' }, NakCodes: { Malformed: 1, BadData: 2, Unexpected: 3, CannotStore: 4 } },
+    Handshake: {
+      By: 'flag',
+      Flags: { Data: 'D', Ack: 'A', Nak: 'N' },
+      NakCodes: { Malformed: 1, BadData: 2, Unexpected: 3, CannotStore: 4 },
+    },
     Life: null,
     Resync: 'none',
     Telegrams: [
@@ -43,7 +47,12 @@ function base() {
           { Name: 'Dest', Kind: 'text', Width: 4, Maps: 'Destination' },
         ],
       },
-      { Type: 'DSET', Code: 'DSET', Direction: 'ToSorter', Fields: [{ Name: 'Status', Kind: 'enum', Width: 1, Maps: 'DestinationStatus', Map: { R: 'Ready', N: 'NotReady' } }] },
+      {
+        Type: 'DSET',
+        Code: 'DSET',
+        Direction: 'ToSorter',
+        Fields: [{ Name: 'Status', Kind: 'enum', Width: 1, Maps: 'DestinationStatus', Map: { R: 'Ready', N: 'NotReady' } }],
+      },
       { Type: 'NAK', Direction: 'Both', Fields: [{ Name: 'Code', Kind: 'int', Width: 2, Maps: 'Code' }] },
     ],
   };
@@ -67,13 +76,19 @@ describe('layout files', () => {
   });
 
   it('names overlapping fields and bytes no field describes', () => {
-    expect(problemsOf((l) => Object.assign(nth(nth(l.Telegrams, 0).Fields, 1), { Offset: 20 }))).toEqual([expect.stringMatching(/REQU field "Induct" at offset 20 overlaps the field before it, which ends at 23/)]);
-    expect(problemsOf((l) => Object.assign(nth(nth(l.Telegrams, 0).Fields, 1), { Offset: 25 }))).toEqual([expect.stringMatching(/bytes 23-24 described by no field/)]);
+    expect(problemsOf((l) => Object.assign(nth(nth(l.Telegrams, 0).Fields, 1), { Offset: 20 }))).toEqual([
+      expect.stringMatching(/REQU field "Induct" at offset 20 overlaps the field before it, which ends at 23/),
+    ]);
+    expect(problemsOf((l) => Object.assign(nth(nth(l.Telegrams, 0).Fields, 1), { Offset: 25 }))).toEqual([
+      expect.stringMatching(/bytes 23-24 described by no field/),
+    ]);
   });
 
   it('names a telegram longer than the fixed telegram length', () => {
     const problems = problemsOf((l) => Object.assign(l.Framing, { TelegramLength: 20 }));
-    expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/REQU\): header and fields need 27 bytes, more than Framing.TelegramLength 20/)]));
+    expect(problems).toEqual(
+      expect.arrayContaining([expect.stringMatching(/REQU\): header and fields need 27 bytes, more than Framing.TelegramLength 20/)]),
+    );
   });
 
   it('names an unknown telegram type, a wrong direction and a contract that does not fit', () => {
@@ -97,9 +112,13 @@ describe('layout files', () => {
       delete (nth(nth(l.Telegrams, 1).Fields, 1) as { Maps?: string }).Maps;
     });
     expect(problems).toEqual([
-      expect.stringMatching(/REQU field "Induct" maps "InductLocaton", which InductDto does not have \(TrackID, Barcode, MessageCode, InductLocation/),
+      expect.stringMatching(
+        /REQU field "Induct" maps "InductLocaton", which InductDto does not have \(TrackID, Barcode, MessageCode, InductLocation/,
+      ),
       expect.stringMatching(/InductDto.InductLocation is carried by no field and given no constant/),
-      expect.stringMatching(/ASGN field "Dest" maps to no contract field: give Maps \(one of TrackID, Barcode, Destination\) or make it spare/),
+      expect.stringMatching(
+        /ASGN field "Dest" maps to no contract field: give Maps \(one of TrackID, Barcode, Destination\) or make it spare/,
+      ),
     ]);
   });
 
@@ -107,7 +126,10 @@ describe('layout files', () => {
     const problems = problemsOf((l) => {
       Object.assign(nth(nth(l.Telegrams, 2).Fields, 0), { Map: { R: 'Redy' } });
     });
-    expect(problems).toEqual([expect.stringMatching(/Map value "Redy" is not one of Ready, NotReady/), expect.stringMatching(/Map has no wire value for Ready, NotReady, which the service sends/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(/Map value "Redy" is not one of Ready, NotReady/),
+      expect.stringMatching(/Map has no wire value for Ready, NotReady, which the service sends/),
+    ]);
   });
 
   it('names a handshake with nowhere to go and roles that are missing', () => {
@@ -144,7 +166,11 @@ describe('layout files', () => {
       Object.assign(l, { Charset: 'utf8', Resync: 'sometimes' });
       Object.assign(nth(l.Header, 1), { Width: 0 });
     });
-    expect(problems).toEqual(['"Charset" must be one of [ascii, latin1]', '"Header[1].Width" must be greater than or equal to 1', '"Resync" must be one of [SYNS, none]']);
+    expect(problems).toEqual([
+      '"Charset" must be one of [ascii, latin1]',
+      '"Header[1].Width" must be greater than or equal to 1',
+      '"Resync" must be one of [SYNS, none]',
+    ]);
   });
 
   it('loads a file, refusing JSON errors and twice-given keys with the file named', () => {

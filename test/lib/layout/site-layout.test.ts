@@ -26,7 +26,11 @@ describe('Sorter.Layout', () => {
 
   it('says where it looked for a name that is no file', () => {
     home = tempHome();
-    expect(() => layoutFile(home, 'ewm')).toThrow(new RegExp(`Sorter.Layout "ewm" is not a usable layout:\\n  - names no layout file: looked for ${home}/ewm, ${home}/ewm.json, .*layouts/ewm, .*layouts/ewm.json`));
+    expect(() => layoutFile(home, 'ewm')).toThrow(
+      new RegExp(
+        `Sorter.Layout "ewm" is not a usable layout:\\n  - names no layout file: looked for ${home}/ewm, ${home}/ewm.json, .*layouts/ewm, .*layouts/ewm.json`,
+      ),
+    );
   });
 
   it('refuses names that do not fit the header and a window the numbering cannot tell from repeats, with every problem', () => {
@@ -55,15 +59,21 @@ describe('Sorter.Layout', () => {
     layout.Telegrams[0].Fields.push({ Name: 'Extra', Kind: 'text', Width: 4, Maps: 'Colour' });
     home = tempHome({ 'plc.json': layout });
     expect(() => sorterLayout(home, { ...settings, Layout: 'plc.json' })).toThrow(LayoutError);
-    expect(() => sorterLayout(home, { ...settings, Layout: 'plc.json' })).toThrow(/REQU field "Barcode" at offset 31 leaves bytes 30-30 described by no field[\s\S]*REQU field "InductLocation" at offset 78 overlaps[\s\S]*REQU field "Extra" maps "Colour", which InductDto does not have/);
+    expect(() => sorterLayout(home, { ...settings, Layout: 'plc.json' })).toThrow(
+      /REQU field "Barcode" at offset 31 leaves bytes 30-30 described by no field[\s\S]*REQU field "InductLocation" at offset 78 overlaps[\s\S]*REQU field "Extra" maps "Colour", which InductDto does not have/,
+    );
   });
 
   it('names the outgoing fields narrower than the HTTP contract (logged at start-up): none in the shipped layouts', () => {
     home = tempHome();
-    for (const name of ['v1', 'ewm-mfs', 's7-raw']) expect(narrowerThanContract(sorterLayout(home, { ...settings, Layout: name }))).toEqual([]);
+    for (const name of ['v1', 'ewm-mfs', 's7-raw'])
+      expect(narrowerThanContract(sorterLayout(home, { ...settings, Layout: name }))).toEqual([]);
     const site = shipped('v1');
-    site.Telegrams.find((t: { Type: string }) => t.Type === 'ASGN').Fields.find((f: { Maps?: string }) => f.Maps === 'Destination').Width = 4;
+    site.Telegrams.find((t: { Type: string }) => t.Type === 'ASGN').Fields.find((f: { Maps?: string }) => f.Maps === 'Destination').Width =
+      4;
     const { layout } = checkLayout(site);
-    expect(narrowerThanContract(layout!)).toEqual([`layout ${layout!.name}: ASGN carries "Destination" in Destination, 4 characters, where the HTTP contract allows 12 characters: a POST with a value that does not fit is answered 400`]);
+    expect(narrowerThanContract(layout!)).toEqual([
+      `layout ${layout!.name}: ASGN carries "Destination" in Destination, 4 characters, where the HTTP contract allows 12 characters: a POST with a value that does not fit is answered 400`,
+    ]);
   });
 });

@@ -16,7 +16,10 @@ function narrowDestinations() {
 
 describe('TelegramWire.encodeOutbound', () => {
   it('null for what the layout carries', () => {
-    const encoded = defaultWire().encodeOutbound({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D012345678AB', Barcode: '' } });
+    const encoded = defaultWire().encodeOutbound({
+      kind: 'ASSIGNMENT',
+      body: { TrackID: '0004711', Destination: 'D012345678AB', Barcode: '' },
+    });
     expect(encoded.refused).toBeNull();
     expect(encoded.telegram?.type).toBe('ASGN');
     expect(encoded.telegram?.data).toContain('D012345678AB');
@@ -27,8 +30,7 @@ describe('TelegramWire.encodeOutbound', () => {
     expect(wire.encodeOutbound({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'D015', Barcode: '' } }).refused).toBeNull();
     expect(wire.encodeOutbound({ kind: 'ASSIGNMENT', body: { TrackID: '0004711', Destination: 'CHUTE-15', Barcode: '' } })).toEqual({
       telegram: null,
-      refused:
-        `"Destination" does not fit the sorter's telegram layout ${wire.layout.name}: its Destination takes at most 4 characters, got "CHUTE-15"`,
+      refused: `"Destination" does not fit the sorter's telegram layout ${wire.layout.name}: its Destination takes at most 4 characters, got "CHUTE-15"`,
     });
   });
 });
@@ -36,7 +38,13 @@ describe('TelegramWire.encodeOutbound', () => {
 describe('an inbound telegram, read once', () => {
   it('keeps the bytes it was framed from: the header is parsed from them and its data decoded from them, not from a second copy', () => {
     const wire = defaultWire();
-    const { type, data } = wire.sorterMessageData({ Type: 'VERIFY', TrackID: '0004711', Barcode: 'B1', Destination: 'D001', MessageCode: 212 });
+    const { type, data } = wire.sorterMessageData({
+      Type: 'VERIFY',
+      TrackID: '0004711',
+      Barcode: 'B1',
+      Destination: 'D001',
+      MessageCode: 212,
+    });
     const frame = wire.encodeFrame({ sender: 'PLC', receiver: 'HOST', seq: 5, type, flag: 'D', data });
     const [item] = wire.decoder().push(Buffer.from(frame, 'latin1'));
     if (item?.kind !== 'telegram' || !item.raw) throw new Error(`not framed with its bytes: ${JSON.stringify(item)}`);

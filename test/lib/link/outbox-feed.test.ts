@@ -42,9 +42,15 @@ describe('OutboxFeed', () => {
   it('restarts at the oldest entry, sends in order within the limit, and says when the backlog is out', () => {
     const now = { ms: Date.parse('2026-11-22T08:00:00Z') };
     const { ctx, f, add } = feed(now);
-    const [a, b, c] = atLeast(3, ['A', 'B', 'C'].map((t) => add(t, now.ms)));
+    const [a, b, c] = atLeast(
+      3,
+      ['A', 'B', 'C'].map((t) => add(t, now.ms)),
+    );
     expect(f.restart()).toEqual({ epoch: 'E1', nextSeq: seqOfOutboxId(a.id) });
-    expect(f.nextOutbound(2, false).map((o) => [o.seq, o.type])).toEqual([[seqOfOutboxId(a.id), 'ASGN'], [seqOfOutboxId(b.id), 'ASGN']]);
+    expect(f.nextOutbound(2, false).map((o) => [o.seq, o.type])).toEqual([
+      [seqOfOutboxId(a.id), 'ASGN'],
+      [seqOfOutboxId(b.id), 'ASGN'],
+    ]);
     expect(f.backlogSent()).toBe(false);
     expect(f.nextOutbound(2, false).map((o) => o.ref.id)).toEqual([c.id]);
     expect(f.backlogSent()).toBe(true);

@@ -48,7 +48,13 @@ describe('InboundNumbering (through TelegramSession)', () => {
     // A later connection: what comes before its SYNE was sent to this run, which kept it or is keeping it.
     h.connect();
     h.session.receive(h.plc(4, 'VERI', 'D', verify));
-    expect(h.delivered.map((d) => [d.seq, d.resent])).toEqual([[1, true], [2, false], [2, true], [3, false], [4, false]]);
+    expect(h.delivered.map((d) => [d.seq, d.resent])).toEqual([
+      [1, true],
+      [2, false],
+      [2, true],
+      [3, false],
+      [4, false],
+    ]);
   });
 
   it('after a clean stop of the run before, what the sorter resends before its first SYNE is not marked (that run committed all it handed out)', () => {
@@ -67,7 +73,10 @@ describe('InboundNumbering (through TelegramSession)', () => {
     const nak = nth(h.wire.splice(0), 0);
     expect([nak.flag, nak.seq, parseNak(nak.data).code]).toEqual(['N', 1, 4]);
     h.session.receive(h.plc(1, 'VERI', 'D', verify));
-    expect(h.delivered.map((d) => [d.seq, d.after])).toEqual([[1, 0], [1, 0]]);
+    expect(h.delivered.map((d) => [d.seq, d.after])).toEqual([
+      [1, 0],
+      [1, 0],
+    ]);
   });
 
   it('after a telegram it could not keep, takes only the next number in order: a later one is refused (04) until the gap is filled', async () => {
@@ -89,7 +98,10 @@ describe('InboundNumbering (through TelegramSession)', () => {
     // The resend, in order: 2 and then 3 are delivered and acknowledged, each once.
     h.session.receive(h.plc(2, 'VERI', 'D', verify));
     h.session.receive(h.plc(3, 'VERI', 'D', verify));
-    expect(h.delivered.slice(2).map((d) => [d.seq, d.after])).toEqual([[2, 1], [3, 2]]);
+    expect(h.delivered.slice(2).map((d) => [d.seq, d.after])).toEqual([
+      [2, 1],
+      [3, 2],
+    ]);
     nth(h.delivered, 2).settle(true);
     nth(h.delivered, 3).settle(true);
     await flush();
@@ -107,7 +119,10 @@ describe('InboundNumbering (through TelegramSession)', () => {
     await flush();
     h.session.receive(h.plc(1, 'VERI', 'D', verify)); // the sorter resends 1 and 2, in order
     h.session.receive(h.plc(2, 'VERI', 'D', verify));
-    expect(h.delivered.slice(2).map((d) => [d.seq, d.after])).toEqual([[1, 0], [2, 1]]);
+    expect(h.delivered.slice(2).map((d) => [d.seq, d.after])).toEqual([
+      [1, 0],
+      [2, 1],
+    ]);
     nth(h.delivered, 1).settle(false); // now the first 2 fails (it came after the failed 1): stale
     await flush();
     nth(h.delivered, 2).settle(true);
@@ -139,7 +154,10 @@ describe('InboundNumbering (through TelegramSession)', () => {
     ]);
     h.session.receive(h.plc(3, 'VERI', 'D', verify)); // the resend, in order
     h.session.receive(h.plc(4, 'VERI', 'D', verify));
-    expect(h.delivered.slice(3).map((d) => [d.seq, d.after])).toEqual([[3, 1], [4, 3]]);
+    expect(h.delivered.slice(3).map((d) => [d.seq, d.after])).toEqual([
+      [3, 1],
+      [4, 3],
+    ]);
     nth(h.delivered, 3).settle(true);
     nth(h.delivered, 4).settle(true);
     await flush();

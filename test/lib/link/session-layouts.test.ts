@@ -31,7 +31,9 @@ function end(wire: TelegramWire, host: boolean, clock: () => number, deliver: (t
   const garbage: string[] = [];
   const traffic: string[] = [];
   const session = new TelegramSession<number>(
-    host ? { name: 'WCS01', peerName: 'PLC01', receives: HOST_RECEIVES, peerKind: 'sorter' } : { name: 'PLC01', peerName: 'WCS01', receives: PLC_RECEIVES, peerKind: 'host' },
+    host
+      ? { name: 'WCS01', peerName: 'PLC01', receives: HOST_RECEIVES, peerKind: 'sorter' }
+      : { name: 'PLC01', peerName: 'WCS01', receives: PLC_RECEIVES, peerKind: 'host' },
     wire.settings(base),
     {
       restart: () => {
@@ -90,16 +92,26 @@ function pair(name: string, refuse: (t: Telegram) => Error | undefined = () => u
   const hostWire = wireOf(name);
   const plcWire = wireOf(name);
   const got = { host: [] as unknown[], plc: [] as unknown[] };
-  const host = end(hostWire, true, () => now, (t) => {
-    const err = refuse(t);
-    if (err) return Promise.reject(err);
-    got.host.push(hostWire.sorterMessageOf(t));
-    return Promise.resolve();
-  });
-  const plc = end(plcWire, false, () => now, (t) => {
-    got.plc.push({ type: t.type, ...plcWire.decodeData(t.type, t.data) });
-    return Promise.resolve();
-  });
+  const host = end(
+    hostWire,
+    true,
+    () => now,
+    (t) => {
+      const err = refuse(t);
+      if (err) return Promise.reject(err);
+      got.host.push(hostWire.sorterMessageOf(t));
+      return Promise.resolve();
+    },
+  );
+  const plc = end(
+    plcWire,
+    false,
+    () => now,
+    (t) => {
+      got.plc.push({ type: t.type, ...plcWire.decodeData(t.type, t.data) });
+      return Promise.resolve();
+    },
+  );
   const toHost: string[] = [];
   const toPlc: string[] = [];
   host.session.attach((frame) => toPlc.push(frame));
@@ -119,7 +131,8 @@ describe.each(SHIPPED)('the session speaking layout %s', (name) => {
   const { layout } = shippedCodec(name);
   const sample = <T>(a: fc.Arbitrary<T>, n: number) => fc.sample(a, { numRuns: n });
   // A sorter without VERIFYs or destination lights (acme-cb8) has no VERI, SCAN or DSET.
-  const some = <T>(type: 'VERI' | 'SCAN' | 'DSET', n: number, f: (v: Record<string, unknown>) => T): T[] => (layout.telegrams.has(type) ? sample(valuesOf(layout, type), n).map(f) : []);
+  const some = <T>(type: 'VERI' | 'SCAN' | 'DSET', n: number, f: (v: Record<string, unknown>) => T): T[] =>
+    layout.telegrams.has(type) ? sample(valuesOf(layout, type), n).map(f) : [];
   const resendAfterMs = wireOf(name).settings(base).ackTimeoutMs; // the layout's ResendMs, where it has one
 
   it('carries every sorter message to the host and every assignment and setting to the PLC, once, acknowledged', async () => {
@@ -147,10 +160,17 @@ describe.each(SHIPPED)('the session speaking layout %s', (name) => {
   it("refuses with the layout's code for bad data: the sorter drops the telegram", async () => {
     const p = pair(name, () => new RefuseError(NakReason.BAD_DATA, 'unknown induct'));
     await p.settle();
-    const [a] = atLeast(1, sample(valuesOf(layout, 'REQU'), 1).map((v) => p.plcWire.sorterMessageData({ Type: 'REQUEST', ...layout.telegrams.get('REQU')!.constants, ...v } as InductDto)));
+    const [a] = atLeast(
+      1,
+      sample(valuesOf(layout, 'REQU'), 1).map((v) =>
+        p.plcWire.sorterMessageData({ Type: 'REQUEST', ...layout.telegrams.get('REQU')!.constants, ...v } as InductDto),
+      ),
+    );
     p.plc.send(a.type, a.data);
     await p.settle();
-    expect(p.plc.refused).toEqual([{ seq: 1, code: layout.handshake.nakCodes.BadData, text: expect.stringMatching(/unknown induct|bad data/) }]);
+    expect(p.plc.refused).toEqual([
+      { seq: 1, code: layout.handshake.nakCodes.BadData, text: expect.stringMatching(/unknown induct|bad data/) },
+    ]);
     expect(p.plc.session.inFlight).toBe(0);
   });
 
@@ -158,7 +178,12 @@ describe.each(SHIPPED)('the session speaking layout %s', (name) => {
     const refusals = [new Error('disk full')];
     const p = pair(name, () => refusals.shift());
     await p.settle();
-    const [b] = atLeast(1, sample(valuesOf(layout, 'REQU'), 1).map((v) => p.plcWire.sorterMessageData({ Type: 'REQUEST', ...layout.telegrams.get('REQU')!.constants, ...v } as InductDto)));
+    const [b] = atLeast(
+      1,
+      sample(valuesOf(layout, 'REQU'), 1).map((v) =>
+        p.plcWire.sorterMessageData({ Type: 'REQUEST', ...layout.telegrams.get('REQU')!.constants, ...v } as InductDto),
+      ),
+    );
     p.plc.send(b.type, b.data);
     await p.settle();
     expect([p.got.host.length, p.plc.refused.length, p.plc.session.inFlight]).toEqual([0, 0, 1]);
@@ -196,10 +221,15 @@ describe.each(SHIPPED)('the session speaking layout %s', (name) => {
     const wire = wireOf(name);
     const got: unknown[] = [];
     let answered = 0;
-    const host = end(wire, true, () => 1_000, (t) => {
-      got.push(wire.sorterMessageOf(t));
-      return Promise.resolve();
-    });
+    const host = end(
+      wire,
+      true,
+      () => 1_000,
+      (t) => {
+        got.push(wire.sorterMessageOf(t));
+        return Promise.resolve();
+      },
+    );
     const out: string[] = [];
     host.session.attach((frame) => out.push(frame));
     const plcWire = wireOf(name);
@@ -209,18 +239,42 @@ describe.each(SHIPPED)('the session speaking layout %s', (name) => {
       // A new session of the sorter (a reconnect, without resynchronisation), then one REQUEST
       // numbered 1: whatever the malformed telegram did to the numbering.
       let syns = '';
-      if (plcWire.resync) syns = plcWire.encodeFrame({ sender: 'PLC01', receiver: 'WCS01', seq: 0, type: 'SYNS', flag: 'D', data: plcWire.encodeData('SYNS', { Epoch: `E${n}`, NextSeq: 1 }) });
+      if (plcWire.resync)
+        syns = plcWire.encodeFrame({
+          sender: 'PLC01',
+          receiver: 'WCS01',
+          seq: 0,
+          type: 'SYNS',
+          flag: 'D',
+          data: plcWire.encodeData('SYNS', { Epoch: `E${n}`, NextSeq: 1 }),
+        });
       else {
         host.session.detach();
         host.session.attach((frame) => out.push(frame));
       }
-      const m = { Type: 'REQUEST', TrackID: `MARK${n}`, Barcode: '', MessageCode: 210, InductLocation: 'IND1', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 } as InductDto;
+      const m = {
+        Type: 'REQUEST',
+        TrackID: `MARK${n}`,
+        Barcode: '',
+        MessageCode: 210,
+        InductLocation: 'IND1',
+        RecirculationCount: 0,
+        Length: 1,
+        Width: 2,
+        Height: 3,
+        Weight: 4,
+      } as InductDto;
       const { type, data } = plcWire.sorterMessageData(m);
       host.session.receive(syns + plcWire.encodeFrame({ sender: 'PLC01', receiver: 'WCS01', seq: 1, type, flag: 'D', data }));
-      const heard = host.naksSent.length > before.naks || host.garbage.length > before.garbage || got.length > before.got + 1 || out.length > before.out + 2;
+      const heard =
+        host.naksSent.length > before.naks ||
+        host.garbage.length > before.garbage ||
+        got.length > before.got + 1 ||
+        out.length > before.out + 2;
       if (heard) answered += 1;
       const last = got[got.length - 1] as InductDto | undefined;
-      if (last?.TrackID !== `MARK${n}`) throw new Error(`${name} item ${n} (${item.kind}): the REQUEST after ${JSON.stringify(item.bytes.toString('latin1'))} was lost`);
+      if (last?.TrackID !== `MARK${n}`)
+        throw new Error(`${name} item ${n} (${item.kind}): the REQUEST after ${JSON.stringify(item.bytes.toString('latin1'))} was lost`);
     });
     // Telegrams whose change left them valid (a letter in a barcode) are kept as they are: the rest are answered.
     expect(answered).toBeGreaterThan(items.length * 0.5);

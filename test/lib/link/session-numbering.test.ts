@@ -23,7 +23,18 @@ function wireOf(name: string, last: number, resync?: false): TelegramWire {
 }
 
 const request = (wire: TelegramWire, item: number) =>
-  wire.sorterMessageData({ Type: 'REQUEST', TrackID: `I${item}`, Barcode: '', MessageCode: 210, InductLocation: 'IND1', RecirculationCount: 0, Length: 0, Width: 0, Height: 0, Weight: 0 }).data;
+  wire.sorterMessageData({
+    Type: 'REQUEST',
+    TrackID: `I${item}`,
+    Barcode: '',
+    MessageCode: 210,
+    InductLocation: 'IND1',
+    RecirculationCount: 0,
+    Length: 0,
+    Width: 0,
+    Height: 0,
+    Weight: 0,
+  }).data;
 
 /**
  * The service's store: the peer's session and last number (one row of link_state) and the items
@@ -41,7 +52,10 @@ class Store {
   accept(seq: number, after: number | null, item: string): Promise<void> {
     const commit = this.chain.then(() => {
       if (this.schemaBroken) throw new Error('acceptFromPeer failed: SQLITE_ERROR: no such table: sortation_queue');
-      if (after !== null && this.last !== after) throw new Error(`acceptFromPeer failed: telegram ${seq} from PLC01 out of sequence: expected the last stored number to be ${after}, it is ${this.last}`);
+      if (after !== null && this.last !== after)
+        throw new Error(
+          `acceptFromPeer failed: telegram ${seq} from PLC01 out of sequence: expected the last stored number to be ${after}, it is ${this.last}`,
+        );
       if (this.full) throw new Error('acceptFromPeer failed: SQLITE_FULL: database or disk is full');
       this.last = seq;
       this.kept.push(item);
@@ -215,7 +229,10 @@ function link(wire: TelegramWire) {
   };
 }
 
-type Step = { kind: 'induct'; n: number } | { kind: 'carry'; n: number } | { kind: 'resend' | 'reconnect' | 'restartService' | 'restartSorter' | 'diskFull' | 'diskOk' };
+type Step =
+  | { kind: 'induct'; n: number }
+  | { kind: 'carry'; n: number }
+  | { kind: 'resend' | 'reconnect' | 'restartService' | 'restartSorter' | 'diskFull' | 'diskOk' };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 8, arbitrary: fc.record({ kind: fc.constant('induct' as const), n: fc.integer({ min: 1, max: 6 }) }) },
@@ -281,12 +298,18 @@ describe.each([
 
   it('without a restart or a lost connection, every REQUEST is kept exactly once, across full disks and wraps', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(step.filter((s) => !['reconnect', 'restartService', 'restartSorter'].includes(s.kind)), { maxLength: 40 }), async (steps) => {
-        const l = link(wire);
-        const items = await run(l, steps);
-        expect([...counts(l.store.kept).values()].every((n) => n === 1)).toBe(true);
-        expect(l.store.kept.length).toBe(items);
-      }),
+      fc.asyncProperty(
+        fc.array(
+          step.filter((s) => !['reconnect', 'restartService', 'restartSorter'].includes(s.kind)),
+          { maxLength: 40 },
+        ),
+        async (steps) => {
+          const l = link(wire);
+          const items = await run(l, steps);
+          expect([...counts(l.store.kept).values()].every((n) => n === 1)).toBe(true);
+          expect(l.store.kept.length).toBe(items);
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -294,12 +317,18 @@ describe.each([
   if (mode === 'SYNS') {
     it('across restarts of the service and lost connections (the sorter keeps its session), every REQUEST is kept exactly once', async () => {
       await fc.assert(
-        fc.asyncProperty(fc.array(step.filter((s) => s.kind !== 'restartSorter'), { maxLength: 40 }), async (steps) => {
-          const l = link(wire);
-          const items = await run(l, steps);
-          expect(l.store.kept.length).toBe(items);
-          expect(new Set(l.store.kept).size).toBe(items);
-        }),
+        fc.asyncProperty(
+          fc.array(
+            step.filter((s) => s.kind !== 'restartSorter'),
+            { maxLength: 40 },
+          ),
+          async (steps) => {
+            const l = link(wire);
+            const items = await run(l, steps);
+            expect(l.store.kept.length).toBe(items);
+            expect(new Set(l.store.kept).size).toBe(items);
+          },
+        ),
         { numRuns: 100 },
       );
     });

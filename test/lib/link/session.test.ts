@@ -77,7 +77,14 @@ describe('TelegramSession', () => {
     const plc = new TelegramSession<number>(
       { name: 'PLC01', peerName: 'WCS01', receives: PLC_RECEIVES, peerKind: 'host' },
       settings,
-      { restart: () => ({ epoch: 'E', nextSeq: 0 }), nextOutbound: () => [], backlogSent: () => true, acknowledged: () => {}, refused: () => {}, deliver: async () => {} },
+      {
+        restart: () => ({ epoch: 'E', nextSeq: 0 }),
+        nextOutbound: () => [],
+        backlogSent: () => true,
+        acknowledged: () => {},
+        refused: () => {},
+        deliver: async () => {},
+      },
       () => 0,
     );
     plc.attach((frame) => wire.push(parseContent(frame.slice(1, -1))));

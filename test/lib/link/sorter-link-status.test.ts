@@ -45,7 +45,11 @@ describe('linkStatus', () => {
   it("says Refusing, and why, while the sorter's telegrams are refused for a reason that will not pass by itself; Disconnected whatever the reason when the link is down", () => {
     const reason = 'acceptFromPeer failed: SQLITE_ERROR: no such table: sortation_queue';
     expect(linkStatus({ ...figures, refusing: reason })).toMatchObject({ Connected: true, State: 'Refusing', RefusingBecause: reason });
-    expect(linkStatus({ ...figures, connected: false, refusing: reason })).toMatchObject({ Connected: false, State: 'Disconnected', RefusingBecause: reason });
+    expect(linkStatus({ ...figures, connected: false, refusing: reason })).toMatchObject({
+      Connected: false,
+      State: 'Disconnected',
+      RefusingBecause: reason,
+    });
   });
 });
 
@@ -54,8 +58,20 @@ describe('offlineLink', () => {
     const link = offlineLink('10.0.0.5:2000');
     const status = link.status();
     expect(Object.keys(status)).toEqual(Object.keys(linkStatus(figures)));
-    expect(status).toMatchObject({ Connected: false, Address: '10.0.0.5:2000', Since: null, LastTelegramIn: null, LastTelegramOut: null, State: 'Disconnected', RefusingBecause: null });
-    expect(Object.values(status).slice(7).every((v) => v === 0)).toBe(true);
+    expect(status).toMatchObject({
+      Connected: false,
+      Address: '10.0.0.5:2000',
+      Since: null,
+      LastTelegramIn: null,
+      LastTelegramOut: null,
+      State: 'Disconnected',
+      RefusingBecause: null,
+    });
+    expect(
+      Object.values(status)
+        .slice(7)
+        .every((v) => v === 0),
+    ).toBe(true);
     expect(link.recentTelegrams()).toEqual([]);
     expect(link.offer({} as Parameters<typeof link.offer>[0])).toBe('Queued');
     await expect(link.stop()).resolves.toBeUndefined();

@@ -11,7 +11,18 @@ import { type ScriptedPlc, ack, scriptedPlc } from '../../helpers/scripted-plc';
 import { type TestService, testService } from '../../helpers/service';
 import { until } from '../../helpers/until';
 
-const induct: InductDto = { Type: 'REQUEST', TrackID: '0004711', Barcode: 'B1', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 };
+const induct: InductDto = {
+  Type: 'REQUEST',
+  TrackID: '0004711',
+  Barcode: 'B1',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 1,
+  Width: 2,
+  Height: 3,
+  Weight: 4,
+};
 /** A data telegram from the PLC, as its content between STX and ETX. */
 const fromPlc = (seq: number, m: InductDto) => {
   const { type, data } = sorterMessageData(m);
@@ -31,7 +42,10 @@ afterEach(async () => {
 async function start(answer: Parameters<typeof scriptedPlc>[0]) {
   plc = scriptedPlc(answer);
   const port = await plc.listening;
-  t = await testService({ TestMode: false, Sorter: { Host: '127.0.0.1', Port: port, AckTimeoutMs: 100, HeartbeatMs: 1000, ReconnectMaxMs: 100 } });
+  t = await testService({
+    TestMode: false,
+    Sorter: { Host: '127.0.0.1', Port: port, AckTimeoutMs: 100, HeartbeatMs: 1000, ReconnectMaxMs: 100 },
+  });
   return port;
 }
 const link = () => t.service.deps.link;
@@ -63,17 +77,28 @@ it('acknowledges a data telegram only once it is committed; the message is in it
   expect(atAck).toEqual([['0004711']]);
   // In: the ACKs of our SYNS and SYNE, and the REQU.
   expect(link().status()).toMatchObject({ TelegramsIn: 3, DuplicatesReceived: 0, NaksSent: 0 });
-  const seen = link().recentTelegrams().map((r) => ({ direction: r.Direction, ...parseContent(r.Telegram) }));
+  const seen = link()
+    .recentTelegrams()
+    .map((r) => ({ direction: r.Direction, ...parseContent(r.Telegram) }));
   expect(seen.filter((r) => r.type === 'REQU').map((r) => `${r.direction} ${r.flag} ${r.seq}`)).toEqual(['IN D 1', 'OUT A 1']);
   // The message went through the telegram trigger: a waiting client gets it.
   const res = await t.server.inject('/sortation?timeOut=0');
   expect([res.statusCode, JSON.parse(res.payload).TrackID]).toEqual([210, '0004711']);
 });
 
-it("a number the store cannot take though the one before was kept (link_state edited behind its back) is refused with 03, not 04: State Refusing in /status and /metrics until one is stored again", async () => {
+it('a number the store cannot take though the one before was kept (link_state edited behind its back) is refused with 03, not 04: State Refusing in /status and /metrics until one is stored again', async () => {
   await start((tg, send) => tg.flag === 'D' && send(ack(tg)));
   await until(() => plc.received.some((x) => x.type === 'SYNE'));
-  plc.toHost(encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: 0, type: 'SYNS', flag: 'D', data: encodeData('SYNS', { Epoch: 'PLCEPOCH0001', NextSeq: 1 }) }));
+  plc.toHost(
+    encodeContent({
+      sender: 'PLC01',
+      receiver: 'WCS01',
+      seq: 0,
+      type: 'SYNS',
+      flag: 'D',
+      data: encodeData('SYNS', { Epoch: 'PLCEPOCH0001', NextSeq: 1 }),
+    }),
+  );
   plc.toHost(fromPlc(1, induct));
   await until(() => plc.received.some((x) => x.type === 'REQU' && x.flag === 'A'));
   const db = new Database(t.service.databaseFile);
@@ -85,10 +110,23 @@ it("a number the store cannot take though the one before was kept (link_state ed
   const naks = plc.received.filter((x) => x.type === 'REQU' && x.flag === 'N');
   // 2 is refused for good (03); 3, numbered behind it, fails behind it first (04), then for good once resent.
   expect(naks.map((x) => `${x.seq}:${x.data.slice(0, 2)}`)[0]).toBe('2:03');
-  expect(link().status()).toMatchObject({ Connected: true, State: 'Refusing', RefusingBecause: expect.stringMatching(/telegram 2 from PLC01 out of sequence: expected the last stored number to be 1, it is 500/) });
+  expect(link().status()).toMatchObject({
+    Connected: true,
+    State: 'Refusing',
+    RefusingBecause: expect.stringMatching(/telegram 2 from PLC01 out of sequence: expected the last stored number to be 1, it is 500/),
+  });
   expect((await t.server.inject('/metrics')).payload).toMatch(/^sorter_integration_sorter_link_refusing 1$/m);
   // The sorter restarts (a new epoch): its numbering is taken up again, and the state ends.
-  plc.toHost(encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: 0, type: 'SYNS', flag: 'D', data: encodeData('SYNS', { Epoch: 'PLCEPOCH0002', NextSeq: 1 }) }));
+  plc.toHost(
+    encodeContent({
+      sender: 'PLC01',
+      receiver: 'WCS01',
+      seq: 0,
+      type: 'SYNS',
+      flag: 'D',
+      data: encodeData('SYNS', { Epoch: 'PLCEPOCH0002', NextSeq: 1 }),
+    }),
+  );
   plc.toHost(fromPlc(1, { ...induct, TrackID: '0004719' }));
   await until(() => link().status().State === 'Connected');
   expect(link().status().RefusingBecause).toBeNull();
@@ -122,7 +160,12 @@ it('reconnects after the PLC drops it, sends the unacknowledged entry again with
   await until(() => plc.accepted() === 2 && link().status().Connected === true);
   await until(() => t.service.deps.outbox.depth() === 0);
   const after = plc.received.slice(before);
-  expect(after.filter((x) => x.flag === 'D').map((x) => x.type).slice(0, 1)).toEqual(['SYNS']);
+  expect(
+    after
+      .filter((x) => x.flag === 'D')
+      .map((x) => x.type)
+      .slice(0, 1),
+  ).toEqual(['SYNS']);
   expect(after.filter((x) => x.type === 'ASGN').map((x) => x.seq)).toEqual([seq]);
   expect(link().status()).toMatchObject({ Connected: true, Reconnects: 1, ConnectionsLost: 1 });
 });

@@ -9,14 +9,21 @@ describe('TrafficLogWriter', () => {
     const home = tempHome();
     const file = path.join(home, 'Service_PLC.log');
     const writer = new TrafficLogWriter(file, { maxBytes: 300, keep: 2 });
-    for (let i = 0; i < 20; i++) writer.write(new Date(Date.UTC(2026, 10, 21, 8, 0, i)), i % 2 ? 'OUT' : 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
+    for (let i = 0; i < 20; i++)
+      writer.write(new Date(Date.UTC(2026, 10, 21, 8, 0, i)), i % 2 ? 'OUT' : 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
     await writer.close();
     expect(fs.existsSync(`${file}.1`)).toBe(true);
     expect(fs.existsSync(`${file}.2`)).toBe(true);
     expect(fs.existsSync(`${file}.3`)).toBe(false);
     for (const f of [file, `${file}.1`]) expect(fs.statSync(f).size).toBeLessThanOrEqual(300);
     // The files kept hold the latest telegrams, oldest file first, each line whole and none missing in between.
-    const kept = [`${file}.2`, `${file}.1`, file].flatMap((f) => fs.readFileSync(f, 'utf8').trim().split('\n').map((line) => parseTrafficLine(line)));
+    const kept = [`${file}.2`, `${file}.1`, file].flatMap((f) =>
+      fs
+        .readFileSync(f, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => parseTrafficLine(line)),
+    );
     const seqs = kept.map((t) => Number(t?.content.slice(16, 22)));
     expect(seqs[seqs.length - 1]).toBe(19);
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => 20 - seqs.length + i));
@@ -30,7 +37,8 @@ describe('TrafficLogWriter', () => {
     const writes = jest.spyOn(fs.WriteStream.prototype, 'write');
     try {
       const writer = new TrafficLogWriter(file, { maxBytes: 10 * 1024 * 1024, keep: 2 });
-      const line = (i: number) => writer.write(new Date(Date.UTC(2026, 10, 21, 8, 0, 0, i)), 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
+      const line = (i: number) =>
+        writer.write(new Date(Date.UTC(2026, 10, 21, 8, 0, 0, i)), 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
       for (let i = 0; i < 500; i++) line(i);
       expect(writes).not.toHaveBeenCalled();
       // Without close (as before a crash): on the file within FLUSH_MS and the stream's own write.
@@ -40,7 +48,11 @@ describe('TrafficLogWriter', () => {
       for (let i = 500; i < 600; i++) line(i);
       await writer.close(); // long before FLUSH_MS
       expect(writes).toHaveBeenCalledTimes(2);
-      const seqs = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => Number(parseTrafficLine(l)?.content.slice(16, 22)));
+      const seqs = fs
+        .readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => Number(parseTrafficLine(l)?.content.slice(16, 22)));
       expect(seqs).toEqual(Array.from({ length: 600 }, (_, i) => i));
       expect(FLUSH_MS).toBeLessThanOrEqual(100); // what docs/traffic-log.md promises an operator watching the file
     } finally {
@@ -51,7 +63,11 @@ describe('TrafficLogWriter', () => {
 
   it('survives a disk that refuses writes (ENOSPC): says so once, drops lines, never throws', async () => {
     const failures: string[] = [];
-    const writer = new TrafficLogWriter('/dev/full', { maxBytes: 10 * 1024 * 1024, keep: 2 }, { failed: (err) => failures.push((err as NodeJS.ErrnoException).code ?? err.message), recovered: () => {} });
+    const writer = new TrafficLogWriter(
+      '/dev/full',
+      { maxBytes: 10 * 1024 * 1024, keep: 2 },
+      { failed: (err) => failures.push((err as NodeJS.ErrnoException).code ?? err.message), recovered: () => {} },
+    );
     const line = (i: number) => writer.write(new Date(), 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
     for (let i = 0; i < 5; i++) line(i);
     for (let i = 0; i < 50 && failures.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
@@ -68,7 +84,15 @@ describe('TrafficLogWriter', () => {
     const free = s.bavail * s.bsize;
     const events: string[] = [];
     // A reserve larger than the disk's free space: paused from the start.
-    const writer = new TrafficLogWriter(file, { maxBytes: 1 << 20, keep: 2, minFreeBytes: free * 2 }, { failed: () => events.push('failed'), recovered: () => events.push('recovered'), reserve: (paused) => events.push(paused ? 'paused' : 'resumed') });
+    const writer = new TrafficLogWriter(
+      file,
+      { maxBytes: 1 << 20, keep: 2, minFreeBytes: free * 2 },
+      {
+        failed: () => events.push('failed'),
+        recovered: () => events.push('recovered'),
+        reserve: (paused) => events.push(paused ? 'paused' : 'resumed'),
+      },
+    );
     for (let i = 0; i < 20; i++) writer.write(new Date(), 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);
     await new Promise((r) => setTimeout(r, 1100)); // past the next look at the free space
     for (let i = 0; i < 20; i++) writer.write(new Date(), 'IN', `0027PLC01 WCS01 ${String(i).padStart(6, '0')}LIFED`);

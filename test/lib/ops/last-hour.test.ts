@@ -19,13 +19,38 @@ describe('LastHour', () => {
     const h = new LastHour(1000, 3);
     expect(h.record(reading(0, { requests: 100, in: { sortation: 200, destination: 5 } }))).toBeNull();
     for (const ms of [5, 7, 9, 1500]) h.decided(ms);
-    const s = h.record(reading(10, { requests: 250, in: { sortation: 500, destination: 5 }, out: { sortation: 280, destination: 0 }, telegramsIn: 600, telegramsOut: 300, depth: { sortation: 3, destination: 0 }, oldestAgeSeconds: 0.44, linkUp: false }))!;
+    const s = h.record(
+      reading(10, {
+        requests: 250,
+        in: { sortation: 500, destination: 5 },
+        out: { sortation: 280, destination: 0 },
+        telegramsIn: 600,
+        telegramsOut: 300,
+        depth: { sortation: 3, destination: 0 },
+        oldestAgeSeconds: 0.44,
+        linkUp: false,
+      }),
+    )!;
     expect(s).toEqual({
-      At: '2026-11-27T09:00:10.000Z', Seconds: 10, Items: 15, In: { sortation: 30, destination: 0 }, Out: { sortation: 28, destination: 0 }, TelegramsIn: 60, TelegramsOut: 30,
-      Decisions: 4, DecisionP50Ms: 9, DecisionP99Ms: 1500, LateDecisions: 1, Depth: { sortation: 3, destination: 0 }, OldestAgeSeconds: 0.4, LinkUp: 0,
+      At: '2026-11-27T09:00:10.000Z',
+      Seconds: 10,
+      Items: 15,
+      In: { sortation: 30, destination: 0 },
+      Out: { sortation: 28, destination: 0 },
+      TelegramsIn: 60,
+      TelegramsOut: 30,
+      Decisions: 4,
+      DecisionP50Ms: 9,
+      DecisionP99Ms: 1500,
+      LateDecisions: 1,
+      Depth: { sortation: 3, destination: 0 },
+      OldestAgeSeconds: 0.4,
+      LinkUp: 0,
     });
     // The next interval starts empty of decisions.
-    expect(h.record(reading(20, { requests: 250, in: { sortation: 500, destination: 5 }, out: { sortation: 280, destination: 0 } }))).toMatchObject({ Items: 0, Decisions: 0, DecisionP50Ms: null, LateDecisions: 0, LinkUp: 1 });
+    expect(
+      h.record(reading(20, { requests: 250, in: { sortation: 500, destination: 5 }, out: { sortation: 280, destination: 0 } })),
+    ).toMatchObject({ Items: 0, Decisions: 0, DecisionP50Ms: null, LateDecisions: 0, LinkUp: 1 });
   });
 
   it('keeps the last samples only, oldest first, and gives the rates over the last seconds asked', () => {
@@ -38,6 +63,13 @@ describe('LastHour', () => {
     expect(h.rates(20)).toMatchObject({ Seconds: 20, In: { sortation: 35, destination: 0 } });
     // Asked for more than it holds: over what it holds.
     expect(h.rates(60)).toMatchObject({ Seconds: 30, In: { sortation: 30 } });
-    expect(new LastHour(1000).rates(60)).toEqual({ Seconds: 0, Items: 0, TelegramsIn: 0, TelegramsOut: 0, In: { sortation: 0, destination: 0 }, Out: { sortation: 0, destination: 0 } });
+    expect(new LastHour(1000).rates(60)).toEqual({
+      Seconds: 0,
+      Items: 0,
+      TelegramsIn: 0,
+      TelegramsOut: 0,
+      In: { sortation: 0, destination: 0 },
+      Out: { sortation: 0, destination: 0 },
+    });
   });
 });

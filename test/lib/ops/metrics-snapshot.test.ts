@@ -6,8 +6,29 @@ import type { DestinationInfoDto, InductDto } from '../../../model/messages';
 import { freePort } from '../../helpers/net';
 import { type TestService, testService } from '../../helpers/service';
 
-const induct = (trackId: string): InductDto => ({ Type: 'REQUEST', TrackID: trackId, Barcode: '', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 1, Width: 2, Height: 3, Weight: 4 });
-const scan: DestinationInfoDto = { Type: 'SCAN', Destination: 'D1', DestinationStatus: 'Ready', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null };
+const induct = (trackId: string): InductDto => ({
+  Type: 'REQUEST',
+  TrackID: trackId,
+  Barcode: '',
+  MessageCode: 210,
+  InductLocation: 'IND01',
+  RecirculationCount: 0,
+  Length: 1,
+  Width: 2,
+  Height: 3,
+  Weight: 4,
+});
+const scan: DestinationInfoDto = {
+  Type: 'SCAN',
+  Destination: 'D1',
+  DestinationStatus: 'Ready',
+  DestinationText: '',
+  LightStatus: 'Off',
+  LightColor: 'Off',
+  ButtonID: 0,
+  MessageCode: 211,
+  BatchDoorStatus: null,
+};
 
 let t: TestService;
 afterEach(() => t.close());
@@ -29,7 +50,12 @@ it('reads the queues, the waiting clients, the outbox, the link and the storage 
   expect(s.outbox.oldestAgeSeconds).toEqual(expect.any(Number));
   expect(s.link).toMatchObject({ up: false, telegramsIn: 0, telegramsOut: 0 });
   expect(s.storage).toEqual({ state: 'Ok', pendingWrites: 0, syncs: expect.any(Number), ackedBeforeSync: 0 });
-  expect(s).toMatchObject({ requestsRemoved: { Superseded: 0, Expired: 0 }, redelivered: 0, deadLetters: { sortation: 0, destination: 0 }, deadLettered: 0 });
+  expect(s).toMatchObject({
+    requestsRemoved: { Superseded: 0, Expired: 0 },
+    redelivered: 0,
+    deadLetters: { sortation: 0, destination: 0 },
+    deadLettered: 0,
+  });
 
   // The waiting client gets its message; the handed-out one goes back to the head.
   await t.publish([scan]);

@@ -4,9 +4,26 @@
 import { type MetricsSnapshot, Metrics } from '../../../lib/ops/metrics';
 
 const snapshot = (over: Partial<MetricsSnapshot> = {}): MetricsSnapshot => ({
-  queues: { sortation: { ready: 3, unacked: 1, oldestAgeSeconds: 12.5, waitingClients: 2 }, destination: { ready: 0, unacked: 0, oldestAgeSeconds: null, waitingClients: 0 } },
+  queues: {
+    sortation: { ready: 3, unacked: 1, oldestAgeSeconds: 12.5, waitingClients: 2 },
+    destination: { ready: 0, unacked: 0, oldestAgeSeconds: null, waitingClients: 0 },
+  },
   outbox: { depth: 4, oldestAgeSeconds: null },
-  link: { up: true, refusing: false, telegramsIn: 42, telegramsOut: 40, resends: 1, naksSent: 0, naksReceived: 2, duplicatesReceived: 0, reconnects: 3, connectionsLost: 3, connectAttemptsFailed: 5, droppedAssignments: 6, droppedSettings: 7 },
+  link: {
+    up: true,
+    refusing: false,
+    telegramsIn: 42,
+    telegramsOut: 40,
+    resends: 1,
+    naksSent: 0,
+    naksReceived: 2,
+    duplicatesReceived: 0,
+    reconnects: 3,
+    connectionsLost: 3,
+    connectAttemptsFailed: 5,
+    droppedAssignments: 6,
+    droppedSettings: 7,
+  },
   storage: { state: 'Stalled', pendingWrites: 9, syncs: 15, ackedBeforeSync: 4 },
   requestsRemoved: { Superseded: 10, Expired: 11 },
   redelivered: 12,
@@ -49,15 +66,21 @@ describe('Metrics', () => {
       expect(lines).toContain(line);
     }
     // The age of an empty queue's oldest message does not exist: left out, not 0.
-    expect(lines.filter((l) => l.startsWith('sorter_integration_queue_oldest_message_age_seconds'))).toEqual(['sorter_integration_queue_oldest_message_age_seconds{queue="sortation"} 12.5']);
+    expect(lines.filter((l) => l.startsWith('sorter_integration_queue_oldest_message_age_seconds'))).toEqual([
+      'sorter_integration_queue_oldest_message_age_seconds{queue="sortation"} 12.5',
+    ]);
     expect(lines.some((l) => l.startsWith('sorter_integration_process_resident_memory_bytes '))).toBe(true);
     expect(lines.every((l) => l.startsWith('sorter_integration_'))).toBe(true);
   });
 
   it('says 0 for the age of the oldest outbox entry when the outbox is empty, as its help says', async () => {
     const lines = await samples(new Metrics(() => snapshot({ outbox: { depth: 0, oldestAgeSeconds: null } })));
-    expect(lines.filter((l) => l.startsWith('sorter_integration_outbox_oldest_message_age_seconds'))).toEqual(['sorter_integration_outbox_oldest_message_age_seconds 0']);
-    const help = (await new Metrics(() => snapshot()).registry.metrics()).split('\n').find((l) => l.startsWith('# HELP sorter_integration_outbox_oldest_message_age_seconds'));
+    expect(lines.filter((l) => l.startsWith('sorter_integration_outbox_oldest_message_age_seconds'))).toEqual([
+      'sorter_integration_outbox_oldest_message_age_seconds 0',
+    ]);
+    const help = (await new Metrics(() => snapshot()).registry.metrics())
+      .split('\n')
+      .find((l) => l.startsWith('# HELP sorter_integration_outbox_oldest_message_age_seconds'));
     expect(help).toMatch(/\(0 when empty\)$/);
   });
 
@@ -78,13 +101,28 @@ describe('Metrics', () => {
     m.httpDuration.observe({ route: '/status', method: 'GET', status: '200' }, 0.003);
     const lines = await samples(m);
     expect(lines).toContain('sorter_integration_empty_receives_total{queue="destination"} 1');
-    expect(lines).toContain('sorter_integration_http_request_duration_seconds_bucket{le="0.005",route="/status",method="GET",status="200"} 1');
-    expect(lines).toContain('sorter_integration_http_request_duration_seconds_bucket{le="0.0025",route="/status",method="GET",status="200"} 0');
+    expect(lines).toContain(
+      'sorter_integration_http_request_duration_seconds_bucket{le="0.005",route="/status",method="GET",status="200"} 1',
+    );
+    expect(lines).toContain(
+      'sorter_integration_http_request_duration_seconds_bucket{le="0.0025",route="/status",method="GET",status="200"} 0',
+    );
   });
 });
 
 describe('Metrics: the disk and the history bounds', () => {
-  const disk = { files: { database: 3e9, wal: 16e6, trafficLog: 60e6 }, boundBytes: 12.8e9, freeBytes: 2e9, sizeBytes: 32e9, low: true, historyBytesPerDay: 1.4e9, historyDaysFit: 9.05, retentionCut: true, cutRows: 1234, cuts: 3 };
+  const disk = {
+    files: { database: 3e9, wal: 16e6, trafficLog: 60e6 },
+    boundBytes: 12.8e9,
+    freeBytes: 2e9,
+    sizeBytes: 32e9,
+    low: true,
+    historyBytesPerDay: 1.4e9,
+    historyDaysFit: 9.05,
+    retentionCut: true,
+    cutRows: 1234,
+    cuts: 3,
+  };
 
   it('reports the files the bound counts, the bound, the disk, Low, the projection and the cuts', async () => {
     const lines = await samples(new Metrics(() => snapshot({ disk })));
@@ -107,8 +145,14 @@ describe('Metrics: the disk and the history bounds', () => {
   });
 
   it('says NaN for a figure not known (a history too short to project, a file system not measured), not 0', async () => {
-    const lines = await samples(new Metrics(() => snapshot({ disk: { ...disk, historyDaysFit: null, historyBytesPerDay: null, freeBytes: null, low: false } })));
-    expect(lines.filter((l) => /_history_fit_seconds|_history_bytes_per_day|_disk_free_bytes/.test(l))).toEqual(['sorter_integration_disk_free_bytes Nan', 'sorter_integration_history_bytes_per_day Nan', 'sorter_integration_history_fit_seconds Nan']); // prom-client's spelling; Prometheus reads it as NaN
+    const lines = await samples(
+      new Metrics(() => snapshot({ disk: { ...disk, historyDaysFit: null, historyBytesPerDay: null, freeBytes: null, low: false } })),
+    );
+    expect(lines.filter((l) => /_history_fit_seconds|_history_bytes_per_day|_disk_free_bytes/.test(l))).toEqual([
+      'sorter_integration_disk_free_bytes Nan',
+      'sorter_integration_history_bytes_per_day Nan',
+      'sorter_integration_history_fit_seconds Nan',
+    ]); // prom-client's spelling; Prometheus reads it as NaN
     expect(lines).toContain('sorter_integration_disk_low 0');
   });
 });

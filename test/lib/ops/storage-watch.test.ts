@@ -11,7 +11,8 @@ const NOW = new Date('2026-11-21T12:00:00.000Z');
 
 /** `n` delivered VERIFYs spread evenly over the `days` before NOW. */
 function history(db: ReturnType<typeof freshDb>['db'], n: number, days: number) {
-  const insert = db.prepare(`INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination, payload, received_at, delivered_at)
+  const insert =
+    db.prepare(`INSERT INTO delivered_history (queue, message_id, type, message_code, track_id, barcode, destination, payload, received_at, delivered_at)
     VALUES ('sortation', ?, 'VERIFY', 212, ?, '4006381333931', 'D12', '[]', ?, ?)`);
   db.transaction(() => {
     for (let i = 0; i < n; i++) {
@@ -21,7 +22,15 @@ function history(db: ReturnType<typeof freshDb>['db'], n: number, days: number) 
   })();
 }
 
-const settings = (over: Partial<BoundSettings> = {}): BoundSettings => ({ maxBytes: null, maxDiskShare: 0.4, keepFreeShare: 0, retentionDays: 30, walAllowanceBytes: 0, trafficLogMaxBytes: 0, ...over });
+const settings = (over: Partial<BoundSettings> = {}): BoundSettings => ({
+  maxBytes: null,
+  maxDiskShare: 0.4,
+  keepFreeShare: 0,
+  retentionDays: 30,
+  walAllowanceBytes: 0,
+  trafficLogMaxBytes: 0,
+  ...over,
+});
 
 describe('StorageWatch', () => {
   it('projects the days that fit; says once that the age bound cannot be met, and once that it is met again', () => {
@@ -30,7 +39,13 @@ describe('StorageWatch', () => {
       const store = createHistoryStore(ctx.db);
       const { log, lines } = capturingLogger();
       let s = settings();
-      const watch = new StorageWatch(s, () => measureStorage(ctx.db, store, { database: ctx.file }), (share) => store.timeAtShare(share), () => NOW, log);
+      const watch = new StorageWatch(
+        s,
+        () => measureStorage(ctx.db, store, { database: ctx.file }),
+        (share) => store.timeAtShare(share),
+        () => NOW,
+        log,
+      );
       // Nothing to project from yet.
       watch.logProjection('start');
       expect(lines.map((l) => l.msg)).toEqual([expect.stringMatching(/too little history yet to project the days that fit$/)]);
@@ -40,7 +55,13 @@ describe('StorageWatch', () => {
       store.checkpoint('TRUNCATE'); // the WAL counts in the bound: empty, as after a start
       const used = watch.look().measure.usedDatabaseBytes;
       s = settings({ maxBytes: Math.round(used * 2.5) });
-      const bounded = new StorageWatch(s, () => measureStorage(ctx.db, store, { database: ctx.file }), (share) => store.timeAtShare(share), () => NOW, log);
+      const bounded = new StorageWatch(
+        s,
+        () => measureStorage(ctx.db, store, { database: ctx.file }),
+        (share) => store.timeAtShare(share),
+        () => NOW,
+        log,
+      );
       lines.length = 0;
       const look = bounded.look();
       bounded.look();
@@ -52,11 +73,30 @@ describe('StorageWatch', () => {
       expect(Date.parse(look.projection!.sizeCutsFrom!) - NOW.getTime()).toBeCloseTo(3 * 86_400_000, -7);
       const warnings = lines.filter((l) => l.level === 40);
       expect(warnings).toHaveLength(1);
-      expect(warnings[0]!.msg).toMatch(/^history: HistoryRetentionDays 30 cannot be met: at the current rate \([\d.]+ MB a day\) only 5\.0 days fit in the size bound/);
-      expect(lines.filter((l) => l.level === 30).map((l) => l.msg)).toEqual([expect.stringMatching(/^history: 5\.0 days fit in the size bound at the current rate .* HistoryRetentionDays 30 cannot be met: the size bound cuts the history from /)]);
-      expect(bounded.status()).toMatchObject({ BoundBytes: s.maxBytes, BoundBy: 'HistoryMaxBytes', Rows: 5000, RetentionDays: 30, RetentionMet: false, MeasuredAt: NOW.toISOString() });
+      expect(warnings[0]!.msg).toMatch(
+        /^history: HistoryRetentionDays 30 cannot be met: at the current rate \([\d.]+ MB a day\) only 5\.0 days fit in the size bound/,
+      );
+      expect(lines.filter((l) => l.level === 30).map((l) => l.msg)).toEqual([
+        expect.stringMatching(
+          /^history: 5\.0 days fit in the size bound at the current rate .* HistoryRetentionDays 30 cannot be met: the size bound cuts the history from /,
+        ),
+      ]);
+      expect(bounded.status()).toMatchObject({
+        BoundBytes: s.maxBytes,
+        BoundBy: 'HistoryMaxBytes',
+        Rows: 5000,
+        RetentionDays: 30,
+        RetentionMet: false,
+        MeasuredAt: NOW.toISOString(),
+      });
       // A shorter retention: met, said once.
-      const met = new StorageWatch({ ...s, retentionDays: 3 }, () => measureStorage(ctx.db, store, { database: ctx.file }), (share) => store.timeAtShare(share), () => NOW, log);
+      const met = new StorageWatch(
+        { ...s, retentionDays: 3 },
+        () => measureStorage(ctx.db, store, { database: ctx.file }),
+        (share) => store.timeAtShare(share),
+        () => NOW,
+        log,
+      );
       lines.length = 0;
       met.look();
       expect(lines).toEqual([]);
@@ -70,10 +110,20 @@ describe('StorageWatch', () => {
     try {
       const store = createHistoryStore(ctx.db);
       const { log, lines } = capturingLogger();
-      const watch = new StorageWatch(settings({ maxBytes: 2 * 1048576, trafficLogMaxBytes: 60 * 1048576 }), () => measureStorage(ctx.db, store, { database: ctx.file }), (share) => store.timeAtShare(share), () => NOW, log);
+      const watch = new StorageWatch(
+        settings({ maxBytes: 2 * 1048576, trafficLogMaxBytes: 60 * 1048576 }),
+        () => measureStorage(ctx.db, store, { database: ctx.file }),
+        (share) => store.timeAtShare(share),
+        () => NOW,
+        log,
+      );
       watch.look();
       watch.look();
-      expect(lines.filter((l) => l.level === 50).map((l) => l.msg)).toEqual([expect.stringMatching(/^history: the size bound \(2\.0 MB by HistoryMaxBytes\) leaves the database nothing beside the WAL .* no history is kept/)]);
+      expect(lines.filter((l) => l.level === 50).map((l) => l.msg)).toEqual([
+        expect.stringMatching(
+          /^history: the size bound \(2\.0 MB by HistoryMaxBytes\) leaves the database nothing beside the WAL .* no history is kept/,
+        ),
+      ]);
     } finally {
       ctx.dispose();
     }
@@ -85,8 +135,18 @@ describe('StorageWatch', () => {
       const store = createHistoryStore(ctx.db);
       const { log, lines } = capturingLogger();
       let free = 50e9;
-      const measure = (): StorageMeasure => ({ ...measureStorage(ctx.db, store, { database: ctx.file }), fileSystemBytes: 100e9, freeBytes: free });
-      const watch = new StorageWatch(settings({ keepFreeShare: 0.1 }), measure, (share) => store.timeAtShare(share), () => NOW, log);
+      const measure = (): StorageMeasure => ({
+        ...measureStorage(ctx.db, store, { database: ctx.file }),
+        fileSystemBytes: 100e9,
+        freeBytes: free,
+      });
+      const watch = new StorageWatch(
+        settings({ keepFreeShare: 0.1 }),
+        measure,
+        (share) => store.timeAtShare(share),
+        () => NOW,
+        log,
+      );
       watch.look();
       expect(watch.diskStatus()).toEqual({ State: 'Ok', FreeBytes: 50e9, SizeBytes: 100e9, LowBelowBytes: 10e9 });
       free = 9e9;
@@ -96,7 +156,10 @@ describe('StorageWatch', () => {
       expect(watch.status().BoundBy).toBe('HistoryKeepFreeShare');
       free = 11e9;
       watch.look();
-      expect(lines.map((l) => [l.level, l.msg.slice(0, 14)])).toEqual([[50, 'disk low: 8583'], [30, 'disk Ok again:']]);
+      expect(lines.map((l) => [l.level, l.msg.slice(0, 14)])).toEqual([
+        [50, 'disk low: 8583'],
+        [30, 'disk Ok again:'],
+      ]);
     } finally {
       ctx.dispose();
     }

@@ -30,16 +30,29 @@ function caught<T>(fn: () => T): { value?: T; code?: number; stdout: string; std
   }
 }
 
-const options = { port: { type: 'string', default: '2000' }, rate: { type: 'string', default: '10' }, verbose: { type: 'boolean', default: false } } as const;
-const USAGE = 'usage: npm run tool -- [options]\noptions:\n  --port <value>  (default 2000)\n  --rate <value>  (default 10)\n  --verbose\n  --help\n';
+const options = {
+  port: { type: 'string', default: '2000' },
+  rate: { type: 'string', default: '10' },
+  verbose: { type: 'boolean', default: false },
+} as const;
+const USAGE =
+  'usage: npm run tool -- [options]\noptions:\n  --port <value>  (default 2000)\n  --rate <value>  (default 10)\n  --verbose\n  --help\n';
 
 describe('commandLine', () => {
   it('returns the values, defaults filled in', () => {
-    expect(caught(() => commandLine('tool', 'npm run tool -- [options]', options, ['--rate', '25', '--verbose']))).toEqual({ value: { port: '2000', rate: '25', verbose: true }, stdout: '', stderr: '' });
+    expect(caught(() => commandLine('tool', 'npm run tool -- [options]', options, ['--rate', '25', '--verbose']))).toEqual({
+      value: { port: '2000', rate: '25', verbose: true },
+      stdout: '',
+      stderr: '',
+    });
   });
 
   it('--help prints the usage with each default to stdout and exits 0', () => {
-    expect(caught(() => commandLine('tool', 'npm run tool -- [options]', options, ['--help']))).toEqual({ code: 0, stdout: USAGE, stderr: '' });
+    expect(caught(() => commandLine('tool', 'npm run tool -- [options]', options, ['--help']))).toEqual({
+      code: 0,
+      stdout: USAGE,
+      stderr: '',
+    });
   });
 
   it('an unknown option, a missing value or a positional: one line naming it, the usage, exit 2', () => {
@@ -56,12 +69,24 @@ describe('commandLine', () => {
 
 describe('nonNegative', () => {
   it('a number of 0 or more is returned as a number', () => {
-    expect(caught(() => [nonNegative('tool', 'rate', '0'), nonNegative('tool', 'rate', '2.5'), nonNegative('tool', 'rate', ' 7 ')])).toEqual({ value: [0, 2.5, 7], stdout: '', stderr: '' });
+    expect(
+      caught(() => [nonNegative('tool', 'rate', '0'), nonNegative('tool', 'rate', '2.5'), nonNegative('tool', 'rate', ' 7 ')]),
+    ).toEqual({ value: [0, 2.5, 7], stdout: '', stderr: '' });
   });
 
   it('anything else says which option and what it got, and exits 2', () => {
-    for (const [value, shown] of [['-1', '"-1"'], ['ten', '"ten"'], ['', '""'], [undefined, 'undefined'], ['Infinity', '"Infinity"']] as const) {
-      expect(caught(() => nonNegative('tool', 'rate', value))).toEqual({ code: 2, stdout: '', stderr: `tool: --rate must be a non-negative number, got ${shown} (--help lists the options)\n` });
+    for (const [value, shown] of [
+      ['-1', '"-1"'],
+      ['ten', '"ten"'],
+      ['', '""'],
+      [undefined, 'undefined'],
+      ['Infinity', '"Infinity"'],
+    ] as const) {
+      expect(caught(() => nonNegative('tool', 'rate', value))).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `tool: --rate must be a non-negative number, got ${shown} (--help lists the options)\n`,
+      });
     }
   });
 });

@@ -13,7 +13,15 @@ describe('config', () => {
     expect(config.DefaultTimeOut).toBe(0);
     expect(config.Synchronous).toBe('FULL');
     expect(config.ApiKeys).toEqual([]);
-    expect(config.Sorter).toMatchObject({ Host: '127.0.0.1', Port: 2000, Name: 'WCS01', PeerName: 'PLC01', HeartbeatMs: 2000, AckTimeoutMs: 1000, AssignmentTtlSeconds: 30 });
+    expect(config.Sorter).toMatchObject({
+      Host: '127.0.0.1',
+      Port: 2000,
+      Name: 'WCS01',
+      PeerName: 'PLC01',
+      HeartbeatMs: 2000,
+      AckTimeoutMs: 1000,
+      AssignmentTtlSeconds: 30,
+    });
     removeHome(home);
   });
 
@@ -40,7 +48,9 @@ describe('config', () => {
 
   it('refuses a key given twice (JSON would keep the last: a second TestMode could mean live mode)', () => {
     const home = tempHome({ 'config.json': '{ "TestMode": true, "Port": 9090, "TestMode": false, "Sorter": { "Port": 1, "Port": 2 } }' });
-    expect(() => loadConfig(home)).toThrow(/config\.json is invalid:\n {2}- "TestMode" is given more than once: give it once\n {2}- "Sorter\.Port" is given more than once/);
+    expect(() => loadConfig(home)).toThrow(
+      /config\.json is invalid:\n {2}- "TestMode" is given more than once: give it once\n {2}- "Sorter\.Port" is given more than once/,
+    );
     removeHome(home);
   });
 
@@ -79,7 +89,10 @@ describe('config', () => {
     const doc = fs.readFileSync(path.join(__dirname, '../../../docs/configuration.md'), 'utf8');
     const config = validateConfig({});
     // A row of the table each (its first cell), not only a mention somewhere in the text.
-    const documented = doc.split('\n').filter((line) => line.startsWith('| `')).map((row) => row.split('|')[1]?.trim());
+    const documented = doc
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((row) => row.split('|')[1]?.trim());
     for (const key of Object.keys(config)) expect(documented).toContain(`\`${key}\``);
     for (const key of Object.keys(config.Sorter)) expect(documented).toContain(`\`Sorter.${key}\``);
   });
@@ -94,7 +107,15 @@ describe('ApiKeys with roles, and the alarms', () => {
   it('refuses an unknown role, a key without a name, and the same key or name twice, all at once', () => {
     const problems = () => {
       try {
-        validateConfig({ ApiKeys: [{ Name: 'a', Key: 'k', Role: 'admin' }, { Key: 'k3', Role: 'wcs' }, 'same', { Name: 'b', Key: 'same', Role: 'wcs' }, { Name: 'b', Key: 'k5', Role: 'monitor' }] });
+        validateConfig({
+          ApiKeys: [
+            { Name: 'a', Key: 'k', Role: 'admin' },
+            { Key: 'k3', Role: 'wcs' },
+            'same',
+            { Name: 'b', Key: 'same', Role: 'wcs' },
+            { Name: 'b', Key: 'k5', Role: 'monitor' },
+          ],
+        });
       } catch (err) {
         return (err as ConfigError).problems.join('\n');
       }
@@ -107,7 +128,17 @@ describe('ApiKeys with roles, and the alarms', () => {
   });
 
   it('has alarm thresholds for a sorter of 1 to 30 items/s by default, each may be switched off with 0', () => {
-    expect(validateConfig({}).Alarms).toEqual({ EvaluateSeconds: 2, LinkDownSeconds: 10, SorterSilentSeconds: 300, WcsPollSeconds: 60, QueueAgeSeconds: 30, OutboxAgeSeconds: 10, StorageStalledSeconds: 5, MinFreeDiskBytes: 268435456, ClearAfterSeconds: 10 });
+    expect(validateConfig({}).Alarms).toEqual({
+      EvaluateSeconds: 2,
+      LinkDownSeconds: 10,
+      SorterSilentSeconds: 300,
+      WcsPollSeconds: 60,
+      QueueAgeSeconds: 30,
+      OutboxAgeSeconds: 10,
+      StorageStalledSeconds: 5,
+      MinFreeDiskBytes: 268435456,
+      ClearAfterSeconds: 10,
+    });
     expect(validateConfig({ Alarms: { LinkDownSeconds: 0 } }).Alarms.LinkDownSeconds).toBe(0);
     expect(() => validateConfig({ Alarms: { EvaluateSeconds: 30 } })).toThrow(/"Alarms.EvaluateSeconds" must be less than or equal to 5/);
   });

@@ -29,7 +29,9 @@ describe('lockInstance', () => {
         refused = err;
       }
       expect(refused).toBeInstanceOf(InstanceLockedError);
-      expect((refused as InstanceLockedError).message).toBe(`another instance of the service is running on ${home} (${note.trim()}); stop it first, or give this one its own SORTER_HOME`);
+      expect((refused as InstanceLockedError).message).toBe(
+        `another instance of the service is running on ${home} (${note.trim()}); stop it first, or give this one its own SORTER_HOME`,
+      );
       // Another home is another instance's.
       lockInstance(other).release();
     } finally {

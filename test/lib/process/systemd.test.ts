@@ -65,7 +65,7 @@ describe('SystemdNotifier', () => {
     }
   });
 
-  withDgram("no watchdog when WATCHDOG_PID names another process, or WATCHDOG_USEC is absent", () => {
+  withDgram('no watchdog when WATCHDOG_PID names another process, or WATCHDOG_USEC is absent', () => {
     const socket = notifySocket();
     try {
       for (const env of [{ WATCHDOG_USEC: '200000', WATCHDOG_PID: String(process.pid + 1) }, {}]) {
@@ -73,7 +73,10 @@ describe('SystemdNotifier', () => {
         expect(n.watchdogMs).toBeNull();
         n.close();
       }
-      const ours = SystemdNotifier.fromEnv({ NOTIFY_SOCKET: socket.file, WATCHDOG_USEC: '200000', WATCHDOG_PID: String(process.pid) }, capturingLogger().log)!;
+      const ours = SystemdNotifier.fromEnv(
+        { NOTIFY_SOCKET: socket.file, WATCHDOG_USEC: '200000', WATCHDOG_PID: String(process.pid) },
+        capturingLogger().log,
+      )!;
       expect(ours.watchdogMs).toBe(200);
       ours.close();
     } finally {

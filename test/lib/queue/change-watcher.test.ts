@@ -6,20 +6,34 @@ import { watchExternalChanges } from '../../../lib/queue/change-watcher';
 import { freshDb } from '../../helpers/db';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const insert = (db: Db, trackId: string) => db.prepare(`INSERT INTO sortation_queue (type, message_code, track_id, barcode, received_at) VALUES ('VERIFY', 212, '${trackId}', '', 'T')`).run();
+const insert = (db: Db, trackId: string) =>
+  db
+    .prepare(
+      `INSERT INTO sortation_queue (type, message_code, track_id, barcode, received_at) VALUES ('VERIFY', 212, '${trackId}', '', 'T')`,
+    )
+    .run();
 
 /** The reader connection, counting its looks at data_version. */
 function counted(db: Db): { db: Db; looks: () => number } {
   let looks = 0;
   const pragma = db.pragma.bind(db);
-  db.pragma = ((source: string, options?: object) => (source === 'data_version' && (looks += 1), pragma(source, options as never))) as Db['pragma'];
+  db.pragma = ((source: string, options?: object) => (
+    source === 'data_version' && (looks += 1),
+    pragma(source, options as never)
+  )) as Db['pragma'];
   return { db, looks: () => looks };
 }
 
 describe('watchExternalChanges', () => {
   it('notifies waiting targets when another connection commits, and only then', async () => {
     const ctx = freshDb();
-    const target = { waiting: 1, notified: 0, notify() { this.notified += 1; } };
+    const target = {
+      waiting: 1,
+      notified: 0,
+      notify() {
+        this.notified += 1;
+      },
+    };
     const watch = watchExternalChanges(ctx.db, [target], 20, 20);
     watch.waiting();
     await sleep(80);
@@ -41,7 +55,13 @@ describe('watchExternalChanges', () => {
   it('backs off while nothing changes, up to idleMs, and looks again within intervalMs after a change', async () => {
     const ctx = freshDb();
     const { db, looks } = counted(ctx.db);
-    const target = { waiting: 1, notified: 0, notify() { this.notified += 1; } };
+    const target = {
+      waiting: 1,
+      notified: 0,
+      notify() {
+        this.notified += 1;
+      },
+    };
     const before = looks();
     const watch = watchExternalChanges(db, [target], 10, 160);
     watch.waiting();
@@ -73,7 +93,13 @@ describe('watchExternalChanges', () => {
   it('does not look while nobody waits, and a new waiter starts it again at intervalMs', async () => {
     const ctx = freshDb();
     const { db, looks } = counted(ctx.db);
-    const target = { waiting: 0, notified: 0, notify() { this.notified += 1; } };
+    const target = {
+      waiting: 0,
+      notified: 0,
+      notify() {
+        this.notified += 1;
+      },
+    };
     const watch = watchExternalChanges(db, [target], 10, 1000);
     try {
       const before = looks();

@@ -128,7 +128,11 @@ describe('QueueDispatcher', () => {
   it('keeps a message whose removal fails claimed, and tries again until it is removed', async () => {
     const errors: unknown[] = [];
     let failures = 2;
-    const flaky = { ...store, deliver: (m: Parameters<typeof store.deliver>[0], dl: Parameters<typeof store.deliver>[1]) => (failures-- > 0 ? Promise.reject(new Error('disk I/O error')) : Promise.resolve(store.deliver(m, dl))) };
+    const flaky = {
+      ...store,
+      deliver: (m: Parameters<typeof store.deliver>[0], dl: Parameters<typeof store.deliver>[1]) =>
+        failures-- > 0 ? Promise.reject(new Error('disk I/O error')) : Promise.resolve(store.deliver(m, dl)),
+    };
     const retrying = new QueueDispatcher('sortation', flaky, { onStoreError: (err) => errors.push(err), retryMs: 5 });
     store.enqueue([verify('a'), verify('b')], 'T');
     const claim = await retrying.take(0);
@@ -142,7 +146,11 @@ describe('QueueDispatcher', () => {
   });
 
   it('gives up the retries at close: the row stays, to be delivered again after the restart', async () => {
-    const failing = new QueueDispatcher('sortation', { ...store, deliver: () => Promise.reject(new Error('readonly database')) }, { retryMs: 5 });
+    const failing = new QueueDispatcher(
+      'sortation',
+      { ...store, deliver: () => Promise.reject(new Error('readonly database')) },
+      { retryMs: 5 },
+    );
     store.enqueue([verify('a')], 'T');
     const claim = await failing.take(0);
     const committing = claim!.commit(delivered);
@@ -158,7 +166,14 @@ describe('QueueDispatcher', () => {
     // moment later: /status and /metrics read the table in between (this once read -1).
     let report!: () => void;
     const reported = new Promise<void>((r) => (report = r));
-    const slow = new QueueDispatcher('sortation', { ...store, deliver: async (s, dl) => { const removed = store.deliver(s, dl); await reported; return removed; } });
+    const slow = new QueueDispatcher('sortation', {
+      ...store,
+      deliver: async (s, dl) => {
+        const removed = store.deliver(s, dl);
+        await reported;
+        return removed;
+      },
+    });
     store.enqueue([verify('a'), verify('b')], 'T');
     const a = await slow.take(0);
     expect(store.counts('sortation', slow.claimedIds)).toEqual({ waiting: 1, handedOut: 1 });
@@ -202,7 +217,11 @@ describe('QueueDispatcher', () => {
     let limited: QueueDispatcher<'sortation'>;
     beforeEach(() => {
       dead = [];
-      limited = new QueueDispatcher('sortation', { ...store, ...deadLetterWrites(ctx.db) }, { maxDeliveries: 3, onDeadLetter: (_s, info) => dead.push(info), clock: () => new Date('2026-11-25T12:00:00.000Z') });
+      limited = new QueueDispatcher(
+        'sortation',
+        { ...store, ...deadLetterWrites(ctx.db) },
+        { maxDeliveries: 3, onDeadLetter: (_s, info) => dead.push(info), clock: () => new Date('2026-11-25T12:00:00.000Z') },
+      );
     });
     afterEach(() => limited.close());
 
@@ -215,7 +234,9 @@ describe('QueueDispatcher', () => {
       expect(dead).toEqual([{ attempts: 3, clientAddress: '10.0.0.9', lastReturn: 'NoProof', deadAt: '2026-11-25T12:00:00.000Z' }]);
       expect(limited.deadLettered).toBe(1);
       expect(trackOf(await limited.take(0))).toBe('b');
-      expect(deadLetterReads(ctx.db).listDeadLetters(10)).toMatchObject([{ TrackID: 'a', Attempts: 3, LastClient: '10.0.0.9', LastReturn: 'NoProof' }]);
+      expect(deadLetterReads(ctx.db).listDeadLetters(10)).toMatchObject([
+        { TrackID: 'a', Attempts: 3, LastClient: '10.0.0.9', LastReturn: 'NoProof' },
+      ]);
     });
 
     it('releases proven unread (a client gone before the response) do not count', async () => {
@@ -227,7 +248,17 @@ describe('QueueDispatcher', () => {
 
     it('the message stays invisible until its move is committed', async () => {
       let commit!: () => void;
-      const slow = new QueueDispatcher('sortation', { ...store, deadLetter: async (s, i) => { await new Promise<void>((r) => (commit = r)); return deadLetterWrites(ctx.db).deadLetter(s, i); } }, { maxDeliveries: 1 });
+      const slow = new QueueDispatcher(
+        'sortation',
+        {
+          ...store,
+          deadLetter: async (s, i) => {
+            await new Promise<void>((r) => (commit = r));
+            return deadLetterWrites(ctx.db).deadLetter(s, i);
+          },
+        },
+        { maxDeliveries: 1 },
+      );
       store.enqueue([verify('a')], 'T');
       await unproven(slow);
       expect(await slow.take(0)).toBeNull();
@@ -241,7 +272,11 @@ describe('QueueDispatcher', () => {
     it('a move the storage refuses leaves the message queued; the next unproven delivery tries again', async () => {
       const errors: unknown[] = [];
       let refuse = true;
-      const flaky = new QueueDispatcher('sortation', { ...store, deadLetter: (s, i) => (refuse ? Promise.reject(new Error('disk full')) : deadLetterWrites(ctx.db).deadLetter(s, i)) }, { maxDeliveries: 1, onStoreError: (e) => errors.push(e) });
+      const flaky = new QueueDispatcher(
+        'sortation',
+        { ...store, deadLetter: (s, i) => (refuse ? Promise.reject(new Error('disk full')) : deadLetterWrites(ctx.db).deadLetter(s, i)) },
+        { maxDeliveries: 1, onStoreError: (e) => errors.push(e) },
+      );
       store.enqueue([verify('a')], 'T');
       await unproven(flaky);
       await new Promise((r) => setImmediate(r));

@@ -7,7 +7,8 @@ it('widths as docs/sorter-protocol.md prints them', () => {
 });
 
 it('printable ASCII only, and no trailing space (padding would eat it)', () => {
-  for (const ok of ['', 'D001', 'Tour 17', ' lead', '~!@#']) expect([ok, PrintableAscii.test(ok) && NoTrailingSpace.test(ok)]).toEqual([ok, true]);
+  for (const ok of ['', 'D001', 'Tour 17', ' lead', '~!@#'])
+    expect([ok, PrintableAscii.test(ok) && NoTrailingSpace.test(ok)]).toEqual([ok, true]);
   for (const bad of ['Straße', 'tab\there', 'line\n', '\x7f']) expect([bad, PrintableAscii.test(bad)]).toEqual([bad, false]);
   for (const bad of ['D001 ', ' ']) expect([bad, NoTrailingSpace.test(bad)]).toEqual([bad, false]);
 });

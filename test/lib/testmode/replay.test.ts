@@ -21,7 +21,18 @@ const collect = async (gen: AsyncGenerator<ReplayItem>) => {
 describe('CSV rows', () => {
   it('maps a REQUEST row to InductDto, DeviceID to InductLocation, RecircCount to RecirculationCount', () => {
     expect(csvRecordToItem(fields('REQUEST,210,IND02,0004711,00012345678901234567,320.5,210,95,1.25,3,,,,,'), 2)).toEqual({
-      message: { Type: 'REQUEST', TrackID: '0004711', Barcode: '00012345678901234567', MessageCode: 210, InductLocation: 'IND02', RecirculationCount: 3, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 },
+      message: {
+        Type: 'REQUEST',
+        TrackID: '0004711',
+        Barcode: '00012345678901234567',
+        MessageCode: 210,
+        InductLocation: 'IND02',
+        RecirculationCount: 3,
+        Length: 320.5,
+        Width: 210,
+        Height: 95,
+        Weight: 1.25,
+      },
     });
   });
 
@@ -31,14 +42,28 @@ describe('CSV rows', () => {
   });
 
   it('maps a VERIFY row, DeviceID to Destination', () => {
-    expect(csvRecordToItem(fields(verifyRow('0001', 'D017')), 2)).toEqual({ message: { Type: 'VERIFY', TrackID: '0001', Barcode: 'BC0001', Destination: 'D017', MessageCode: 212 } });
+    expect(csvRecordToItem(fields(verifyRow('0001', 'D017')), 2)).toEqual({
+      message: { Type: 'VERIFY', TrackID: '0001', Barcode: 'BC0001', Destination: 'D017', MessageCode: 212 },
+    });
   });
 
   it('maps a SCAN row: NONE button is 0, BatchDoorStatus null, empty text ""', () => {
     expect(csvRecordToItem(fields(scanRow('D003', 'NotReady')), 2)).toEqual({
-      message: { Type: 'SCAN', Destination: 'D003', DestinationStatus: 'NotReady', DestinationText: '', LightStatus: 'Off', LightColor: 'Off', ButtonID: 0, MessageCode: 211, BatchDoorStatus: null },
+      message: {
+        Type: 'SCAN',
+        Destination: 'D003',
+        DestinationStatus: 'NotReady',
+        DestinationText: '',
+        LightStatus: 'Off',
+        LightColor: 'Off',
+        ButtonID: 0,
+        MessageCode: 211,
+        BatchDoorStatus: null,
+      },
     });
-    expect(csvRecordToItem(fields('SCAN,211,D1,,,,,,,,Ready,Solid,BLUE,Tour 4,7'), 2)).toMatchObject({ message: { ButtonID: 7, DestinationText: 'Tour 4', LightColor: 'BLUE' } });
+    expect(csvRecordToItem(fields('SCAN,211,D1,,,,,,,,Ready,Solid,BLUE,Tour 4,7'), 2)).toMatchObject({
+      message: { ButtonID: 7, DestinationText: 'Tour 4', LightColor: 'BLUE' },
+    });
   });
 
   it.each([
@@ -64,7 +89,9 @@ describe('CSV rows', () => {
   });
 
   it('skips a row with the wrong number of columns', () => {
-    expect(csvRecordToItem(['REQUEST', '210'], 4)).toEqual({ problem: { line: 4, column: '(row)', value: '2 columns', expected: '15 columns' } });
+    expect(csvRecordToItem(['REQUEST', '210'], 4)).toEqual({
+      problem: { line: 4, column: '(row)', value: '2 columns', expected: '15 columns' },
+    });
   });
 });
 
@@ -73,7 +100,9 @@ describe('CSV files', () => {
   afterEach(() => removeHome(home));
 
   it('streams rows in file order with their line numbers, past a BOM and CRLF line ends', async () => {
-    home = tempHome({ 'Service_PLC.csv': '\ufeff' + csv(requestRow('1'), 'SCAN,211,D1,,,,,,,,Bad,Off,Off,,NONE', verifyRow('1')).replace(/\n/g, '\r\n') });
+    home = tempHome({
+      'Service_PLC.csv': '\ufeff' + csv(requestRow('1'), 'SCAN,211,D1,,,,,,,,Bad,Off,Off,,NONE', verifyRow('1')).replace(/\n/g, '\r\n'),
+    });
     const items = await collect(readReplayCsv(path.join(home, 'Service_PLC.csv')));
     expect(items.map((i) => ('message' in i ? i.message.Type : `skip@${i.problem.line}`))).toEqual(['REQUEST', 'skip@3', 'VERIFY']);
   });
@@ -92,7 +121,14 @@ describe('CSV files', () => {
     ].join('\n');
     home = tempHome({ 'Service_PLC.csv': body + '\n' });
     const items = await collect(readReplayCsv(path.join(home, 'Service_PLC.csv')));
-    expect(items.map((i) => ('message' in i ? i.message.Type : `skip@${i.problem.line}`))).toEqual(['REQUEST', 'SCAN', 'skip@7', 'SCAN', 'VERIFY', 'skip@12']);
+    expect(items.map((i) => ('message' in i ? i.message.Type : `skip@${i.problem.line}`))).toEqual([
+      'REQUEST',
+      'SCAN',
+      'skip@7',
+      'SCAN',
+      'VERIFY',
+      'skip@12',
+    ]);
     expect(items[1]).toMatchObject({ message: { DestinationText: 'two\nlines' } });
   });
 
@@ -108,7 +144,11 @@ describe('CSV files', () => {
     ].join('\n');
     home = tempHome({ 'Service_PLC.csv': body + '\n' });
     const items = await collect(readReplayCsv(path.join(home, 'Service_PLC.csv')));
-    expect(items.map((i) => ('message' in i ? `${i.message.Type}:${'TrackID' in i.message ? i.message.TrackID : ''}` : `skip@${i.problem.line}`))).toEqual(['REQUEST:1', 'REQUEST:A"2', 'REQUEST:"A3"x', 'VERIFY:1', 'skip@6']);
+    expect(
+      items.map((i) =>
+        'message' in i ? `${i.message.Type}:${'TrackID' in i.message ? i.message.TrackID : ''}` : `skip@${i.problem.line}`,
+      ),
+    ).toEqual(['REQUEST:1', 'REQUEST:A"2', 'REQUEST:"A3"x', 'VERIFY:1', 'skip@6']);
     expect(items[4]).toMatchObject({ problem: { column: '(record)', expected: 'a CSV record whose quoted fields are closed' } });
   });
 
@@ -135,14 +175,27 @@ describe('traffic log replay', () => {
     expect(items.every((i) => 'message' in i)).toBe(true);
     const messages = items.map((i) => ('message' in i ? i.message : null));
     expect(messages.map((m) => m!.Type)).toEqual(['SCAN', 'REQUEST', 'VERIFY', 'SCAN']);
-    expect(messages[1]).toEqual({ Type: 'REQUEST', TrackID: '0004711', Barcode: '4006381333931', MessageCode: 210, InductLocation: 'IND01', RecirculationCount: 0, Length: 320.5, Width: 210, Height: 95, Weight: 1.25 });
+    expect(messages[1]).toEqual({
+      Type: 'REQUEST',
+      TrackID: '0004711',
+      Barcode: '4006381333931',
+      MessageCode: 210,
+      InductLocation: 'IND01',
+      RecirculationCount: 0,
+      Length: 320.5,
+      Width: 210,
+      Height: 95,
+      Weight: 1.25,
+    });
     expect(messages[3]).toMatchObject({ Destination: 'D003', DestinationText: 'Tour 17', ButtonID: 2, BatchDoorStatus: 'OPENED' });
   });
 
   it('skips malformed lines and telegrams with their line number', async () => {
     const good = fs.readFileSync(fixture, 'utf8').split('\n');
     const req = good.find((l) => l.includes('REQUD'))!;
-    const home = tempHome({ 'Service_PLC.log': [req, 'not a telegram', req.replace('000102', '000103').replace('IND01', '     '), ''].join('\n') });
+    const home = tempHome({
+      'Service_PLC.log': [req, 'not a telegram', req.replace('000102', '000103').replace('IND01', '     '), ''].join('\n'),
+    });
     const items = await collect(readReplayLog(path.join(home, 'Service_PLC.log')));
     expect(items).toHaveLength(3);
     expect(items[0]).toHaveProperty('message');

@@ -13,7 +13,12 @@ describe('seedFromReplay', () => {
     const ctx = freshDb();
     const store = createQueueStore(ctx.db);
     const { log, lines } = capturingLogger();
-    const summary = await seedFromReplay(home, { clearQueues: async () => store.clearQueues(), enqueue: async (m, at) => store.enqueue(m, at) }, log, () => new Date());
+    const summary = await seedFromReplay(
+      home,
+      { clearQueues: async () => store.clearQueues(), enqueue: async (m, at) => store.enqueue(m, at) },
+      log,
+      () => new Date(),
+    );
     expect(summary).toMatchObject({ RowsLoaded: 2, RowsSkipped: 10_000, Error: null });
     expect(store.depth('sortation')).toBe(2);
     await new Promise((r) => setTimeout(r, 50));

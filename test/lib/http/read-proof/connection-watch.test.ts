@@ -40,7 +40,16 @@ describe('ConnectionWatch', () => {
   /** A response on `socket`, written to its end unless `written` is false; returns its verdict's reader. */
   const handOut = (socket: FakeSocket, written = true) => {
     const conn = watch.connOf(socket as unknown as Socket);
-    const h: Handout = { claim: null as never, conn, address: '10.0.0.7', deliveredAt: null, written, explicit: false, timer: null, done: false };
+    const h: Handout = {
+      claim: null as never,
+      conn,
+      address: '10.0.0.7',
+      deliveredAt: null,
+      written,
+      explicit: false,
+      timer: null,
+      done: false,
+    };
     conn.handouts.add(h);
     return () => recorder.seen.get(h);
   };

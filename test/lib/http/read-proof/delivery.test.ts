@@ -19,7 +19,18 @@ interface Outcome {
 }
 
 function fakeClaim(id = 1, trackId = '0004711', queue: 'sortation' | 'destination' = 'sortation'): Claim & { outcome: Outcome } {
-  const message: InductDto = { Type: 'REQUEST', TrackID: trackId, Barcode: 'B', MessageCode: 210, InductLocation: 'I1', RecirculationCount: 0, Length: 0, Width: 0, Height: 0, Weight: 0 };
+  const message: InductDto = {
+    Type: 'REQUEST',
+    TrackID: trackId,
+    Barcode: 'B',
+    MessageCode: 210,
+    InductLocation: 'I1',
+    RecirculationCount: 0,
+    Length: 0,
+    Width: 0,
+    Height: 0,
+    Weight: 0,
+  };
   const outcome: Outcome = {};
   return {
     outcome,
@@ -36,14 +47,23 @@ describe('DeliveryTracker', () => {
   let tracker: DeliveryTracker;
   const start = (mode: DeliveryMode = 'AtLeastOnce') => {
     server = new EventEmitter();
-    tracker = new DeliveryTracker({ mode, visibilityTimeoutMs: VISIBILITY_MS, closeGraceMs: GRACE_MS, clock: () => new Date('2026-11-25T12:00:00.000Z') });
+    tracker = new DeliveryTracker({
+      mode,
+      visibilityTimeoutMs: VISIBILITY_MS,
+      closeGraceMs: GRACE_MS,
+      clock: () => new Date('2026-11-25T12:00:00.000Z'),
+    });
     tracker.attach(server as unknown as Server);
   };
   /** A message response on `socket`: tracked, then written (Node's 'finish'). Returns the claim and the response. */
   const handOut = (socket: FakeSocket, options: { explicit?: boolean; id?: number; trackId?: string; write?: boolean } = {}) => {
     const claim = fakeClaim(options.id, options.trackId);
     const res = new EventEmitter();
-    tracker.track(claim, { socket } as unknown as IncomingMessage, res as unknown as ServerResponse, { injected: false, address: '10.0.0.7', explicit: options.explicit });
+    tracker.track(claim, { socket } as unknown as IncomingMessage, res as unknown as ServerResponse, {
+      injected: false,
+      address: '10.0.0.7',
+      explicit: options.explicit,
+    });
     if (options.write !== false) res.emit('finish');
     return { claim, res };
   };
