@@ -84,6 +84,26 @@ export function linkReads(db: Db): LinkReads {
   };
 }
 
+/** An outbox entry the sorter cannot use: out of the outbox, into outbox_dropped, in one transaction. */
+function outboxDrop(db: Db) {
+  const insertDropped = db.prepare(`INSERT OR REPLACE INTO outbox_dropped (id, kind, track_id, destination, created_at, dropped_at, reason)
+    VALUES (@id, @kind, @track_id, @destination, @created_at, @dropped_at, @reason)`);
+  const deleteOutbox = db.prepare('DELETE FROM outbox WHERE id = ?');
+  return db.transaction((entry: OutboxEntry, reason: string, at: string) => {
+    const m = entry.message;
+    insertDropped.run({
+      id: entry.id,
+      kind: m.kind,
+      track_id: m.kind === 'ASSIGNMENT' ? m.body.TrackID : null,
+      destination: m.body.Destination,
+      created_at: entry.createdAt,
+      dropped_at: at,
+      reason,
+    });
+    deleteOutbox.run(entry.id);
+  });
+}
+
 /** The link writes on an open, migrated database; `queues` are the queue writes on the same one. */
 export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
   const select = db.prepare<[string], SessionRow>('SELECT peer_epoch, last_seq_in, our_epoch FROM link_state WHERE peer = ?');
@@ -93,9 +113,6 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
   const setLastIn = db.prepare(
     'UPDATE link_state SET last_seq_in = @seq, updated_at = @at WHERE peer = @peer AND (@after IS NULL OR last_seq_in = @after)',
   );
-  const insertDropped = db.prepare(`INSERT OR REPLACE INTO outbox_dropped (id, kind, track_id, destination, created_at, dropped_at, reason)
-    VALUES (@id, @kind, @track_id, @destination, @created_at, @dropped_at, @reason)`);
-  const deleteOutbox = db.prepare('DELETE FROM outbox WHERE id = ?');
 
   const ensurePeerSession = (peer: string, at: string): PeerSession => {
     insert.run(peer, crypto.randomBytes(6).toString('hex').toUpperCase(), at);
@@ -128,19 +145,7 @@ export function linkWrites(db: Db, queues: QueueWrites): LinkWrites {
     },
   );
 
-  const dropFromOutbox = db.transaction((entry: OutboxEntry, reason: string, at: string) => {
-    const m = entry.message;
-    insertDropped.run({
-      id: entry.id,
-      kind: m.kind,
-      track_id: m.kind === 'ASSIGNMENT' ? m.body.TrackID : null,
-      destination: m.body.Destination,
-      created_at: entry.createdAt,
-      dropped_at: at,
-      reason,
-    });
-    deleteOutbox.run(entry.id);
-  });
+  const dropFromOutbox = outboxDrop(db);
 
   const setPeerSession = db.transaction((peer: string, epoch: string, lastSeqIn: number, at: string) => {
     ensurePeerSession(peer, at);

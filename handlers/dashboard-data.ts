@@ -43,13 +43,11 @@ export async function getDashboardData(deps: DashboardDeps): Promise<HandlerResu
     Telegrams: deps.link.recentTelegrams(),
     Decisions: deps.decisions.recent.list().map((d) => ({ At: new Date(d.at).toISOString(), Ms: Math.round(d.ms * 10) / 10 })),
     // A REQUEST's history row keeps its induct location where the others keep their destination.
-    Deliveries: deps.history
-      .latest(LATEST_DELIVERIES)
-      .map(({ Destination, ...d }) => ({
-        ...d,
-        InductLocation: d.Type === 'REQUEST' ? Destination : null,
-        Destination: d.Type === 'REQUEST' ? null : Destination,
-      })),
+    Deliveries: deps.history.latest(LATEST_DELIVERIES).map(({ Destination, ...d }) => ({
+      ...d,
+      InductLocation: d.Type === 'REQUEST' ? Destination : null,
+      Destination: d.Type === 'REQUEST' ? null : Destination,
+    })),
     Rates: deps.lastHour.rates(RATES_OVER_SECONDS),
     Board: deps.board.board(),
     LastHour: {

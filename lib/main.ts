@@ -1,17 +1,18 @@
 // The process entry point: config, service, server, schedules, and a clean shutdown on
 // SIGTERM/SIGINT.
+import type Hapi from '@hapi/hapi';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { commandLine } from './process/command-line';
 import { type Config, ConfigError, databaseFile, loadConfig, resolveHome } from './process/config';
 import { type InstanceLock, InstanceLockedError, lockInstance } from './process/instance-lock';
-import { createLogger, stdoutDestination } from './process/logger';
+import { type Logger, createLogger, stdoutDestination } from './process/logger';
 import { loadManifest } from './functions/manifest';
 import { projectRoot, version } from './process/paths';
 import { startSchedules } from './functions/schedule';
 import { createServer } from './http/server';
-import { createService } from './service';
+import { type Service, createService } from './service';
 import { SystemdNotifier } from './process/systemd';
 import { lowerHelperThreadsAtStart } from './process/thread-priority';
 import { LayoutError } from './layout/load';
@@ -78,25 +79,7 @@ async function main(argv: string[]): Promise<void> {
   const mode = config.TestMode ? 'test mode' : 'live mode';
   // Under systemd (deploy/, Type=notify): ready once listening, and the watchdog fed from there on.
   const systemd = SystemdNotifier.fromEnv(process.env, log);
-  const shutdown = onceOnly(async (signal: string) => {
-    // Whatever hangs (a client, the disk), the process ends: a supervisor's stop must work.
-    setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
-    log.info({ signal }, 'shutting down: answering waiting polls, finishing responses, closing the database');
-    systemd?.stopping(`stopping (${signal})`);
-    stopSchedules();
-    service.drain();
-    await server.stop({ timeout: 10_000 });
-    await service.close();
-    log.info({ droppedLogLines: out.output.dropped() }, 'stopped');
-    await out.output.flush(1000);
-    instanceLock?.release(true);
-    systemd?.close();
-    process.exit(0);
-  });
-  // Before anybody is told that the service listens: a stop sent the moment it is ready (a
-  // supervisor, a test) must find the handler, or the signal's default ends the process uncleanly.
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  stopOnSignals({ log, systemd, stopSchedules, service, server, output: out.output });
   log.info(
     { url: server.info.uri, address, home, testMode: config.TestMode, replay: service.deps.replay },
     `listening on ${address} (${mode}); Swagger UI at /`,
@@ -108,6 +91,40 @@ async function main(argv: string[]): Promise<void> {
       `listening on ${config.Host}, beyond this machine, with no ApiKeys: anyone who can reach port ${server.info.port} can take messages and send assignments (set ApiKeys, or Host "127.0.0.1")`,
     );
   }
+}
+
+/**
+ * A clean stop on SIGTERM or SIGINT: the schedules, the waiting polls answered, the responses
+ * finished, the database closed, the lock released. Whatever hangs (a client, the disk), the
+ * process ends within SHUTDOWN_LIMIT_MS: a supervisor's stop must work. Installed before anybody
+ * is told that the service listens: a stop sent the moment it is ready (a supervisor, a test)
+ * must find the handler, or the signal's default ends the process uncleanly.
+ */
+function stopOnSignals(p: {
+  log: Logger;
+  systemd: SystemdNotifier | null;
+  stopSchedules: () => void;
+  service: Service;
+  server: Hapi.Server;
+  output: { dropped(): number; flush(ms: number): Promise<unknown> };
+}): void {
+  const { log, systemd, service, server, output } = p;
+  const shutdown = onceOnly(async (signal: string) => {
+    setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
+    log.info({ signal }, 'shutting down: answering waiting polls, finishing responses, closing the database');
+    systemd?.stopping(`stopping (${signal})`);
+    p.stopSchedules();
+    service.drain();
+    await server.stop({ timeout: 10_000 });
+    await service.close();
+    log.info({ droppedLogLines: output.dropped() }, 'stopped');
+    await output.flush(1000);
+    instanceLock?.release(true);
+    systemd?.close();
+    process.exit(0);
+  });
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
 }
 
 /** `f` on its first call; later calls do nothing (a second signal while stopping). */

@@ -283,14 +283,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const eventLoop = new EventLoopWatch();
   const metrics = new Metrics(() => metricsSnapshot(deps, clock()), eventLoop);
   const wire = layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter));
-  // A sorter that may send only so many telegrams before their ACKs (one, in a stop-and-wait
-  // layout) is never kept waiting by a commit window holding that many.
-  const { window } = wire.settings({
-    heartbeatMs: config.Sorter.HeartbeatMs,
-    ackTimeoutMs: config.Sorter.AckTimeoutMs,
-    window: config.Sorter.Window,
-  });
-  const { writer, checkpointer, db, stores } = await openStorage(file, config, log, metrics, Math.min(WINDOW_MAX_WRITES, window));
+  const { writer, checkpointer, db, stores } = await openStorage(file, config, log, metrics, commitWindowWrites(wire, config));
   const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock, undefined, wire) : null;
   const { dispatchers, uncommitted, stopWatching } = queueDispatchers(stores, db, config, log, clock);
   const receive = telegramTrigger(options.manifest ?? loadManifest(), () => deps);
@@ -316,30 +309,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     clock,
     state: () => state,
     settings: config,
-    store: stores.queues,
-    outbox: stores.outbox,
-    history: stores.history,
-    links: stores.links,
-    deadLetters: stores.deadLetters,
-    board: stores.board,
+    ...storeDeps(stores),
     dispatchers,
     uncommitted,
     failingPeers: new Set(),
     link,
     replay,
     requestsRemoved: { Superseded: 0, Expired: 0 },
-    deliveries: new DeliveryTracker({
-      mode: config.Delivery,
-      visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000,
-      closeGraceMs: config.DeliveryCloseGraceMs,
-      clock,
-    }),
+    deliveries: deliveryTracker(config, clock),
     storage: writer,
     storageWatch: watch,
-    schema: {
-      applied: pragmaNumber(db, 'user_version'),
-      known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)),
-    },
+    schema: schemaVersions(db),
     eventLoop,
     items: { timeline: itemTrace(db) },
     log,
@@ -349,21 +329,47 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   deps.alarms = alarmMonitor(deps, stores.alarms, file, options.lastStopClean === false);
   alarmGauge(metrics.registry, deps.alarms);
   const stopSampling = sampleLastHour(deps, config);
-  const close = () =>
-    closeService({
-      drain,
-      stopAlarms: () => deps.alarms.stop(),
-      stopSampling,
-      eventLoop,
-      stopWatching,
-      dispatchers,
-      link,
-      checkpointer,
-      writer,
-      traffic,
-      db,
-    });
-  return { deps, db, writer, databaseFile: file, drain, close };
+  const stopAlarms = () => deps.alarms.stop();
+  const parts = { drain, stopAlarms, stopSampling, eventLoop, stopWatching, dispatchers, link, checkpointer, writer, traffic, db };
+  return { deps, db, writer, databaseFile: file, drain, close: () => closeService(parts) };
+}
+
+/**
+ * How many writes the commit window may hold: a sorter that may send only so many telegrams
+ * before their ACKs (one, in a stop-and-wait layout) is never kept waiting by a window holding
+ * that many.
+ */
+function commitWindowWrites(wire: TelegramWire, config: Config): number {
+  const s = config.Sorter;
+  const { window } = wire.settings({ heartbeatMs: s.HeartbeatMs, ackTimeoutMs: s.AckTimeoutMs, window: s.Window });
+  return Math.min(WINDOW_MAX_WRITES, window);
+}
+
+/** The stores as the handlers' deps name them. */
+function storeDeps(stores: ServiceStores) {
+  return {
+    store: stores.queues,
+    outbox: stores.outbox,
+    history: stores.history,
+    links: stores.links,
+    deadLetters: stores.deadLetters,
+    board: stores.board,
+  };
+}
+
+/** When a handed-out message leaves its queue (Delivery, VisibilityTimeoutSeconds, DeliveryCloseGraceMs). */
+function deliveryTracker(config: Config, clock: () => Date): DeliveryTracker {
+  return new DeliveryTracker({
+    mode: config.Delivery,
+    visibilityTimeoutMs: config.VisibilityTimeoutSeconds * 1000,
+    closeGraceMs: config.DeliveryCloseGraceMs,
+    clock,
+  });
+}
+
+/** The schema's version in the database, and the newest this build knows. */
+function schemaVersions(db: Db): { applied: number; known: number } {
+  return { applied: pragmaNumber(db, 'user_version'), known: Math.max(0, ...readMigrations(defaultMigrationsDir).map((m) => m.version)) };
 }
 
 /** Stop taking work, let the reads already answered commit (briefly), then stop every part, the storage last. */

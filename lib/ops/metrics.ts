@@ -108,10 +108,75 @@ function runningTotals(total: (name: string, help: string, value: (s: MetricsSna
   );
 }
 
+/** A gauge made from the scrape's snapshot (Metrics' constructor makes them). */
+type GaugeOf = (name: string, help: string, labelNames: string[], set: (g: client.Gauge, s: MetricsSnapshot) => void) => void;
+
+/** Each queue's messages ready and unacknowledged, its oldest message's age, its dead letters and waiting clients. */
+function queueGauges(gauge: GaugeOf): void {
+  const perQueue = (pick: (q: MetricsSnapshot['queues']['sortation']) => number | null) => (g: client.Gauge, s: MetricsSnapshot) => {
+    g.reset();
+    for (const q of ['sortation', 'destination'] as const) {
+      const v = pick(s.queues[q]);
+      if (v !== null) g.set({ queue: q }, v);
+    }
+  };
+  gauge(
+    'queue_messages_ready',
+    'Messages waiting in the queue, not handed out (RabbitMQ messages_ready, SQS visible)',
+    ['queue'],
+    perQueue((q) => q.ready),
+  );
+  gauge(
+    'queue_messages_unacked',
+    'Messages handed out whose read is not proven yet (RabbitMQ unacked, SQS in flight)',
+    ['queue'],
+    perQueue((q) => q.unacked),
+  );
+  gauge(
+    'queue_oldest_message_age_seconds',
+    'Age of the oldest message in the queue (absent when empty)',
+    ['queue'],
+    perQueue((q) => q.oldestAgeSeconds),
+  );
+  gauge(
+    'dead_letters',
+    'Messages in the dead letters, by the queue they left: handed out MaxDeliveries times without proof of the read (SQS dead-letter queue depth)',
+    ['queue'],
+    (g, s) => {
+      for (const q of ['sortation', 'destination'] as const) g.set({ queue: q }, s.deadLetters[q]);
+    },
+  );
+  gauge(
+    'queue_waiting_clients',
+    'Long polls waiting on the queue',
+    ['queue'],
+    perQueue((q) => q.waitingClients),
+  );
+}
+
+/** The outbox, the sorter link and the storage's state. */
+function linkAndStorageGauges(gauge: GaugeOf): void {
+  gauge('outbox_messages', 'Assignments and destination settings not yet acknowledged by the sorter', [], (g, s) => g.set(s.outbox.depth));
+  // A gauge without labels always has a value (prom-client): 0 for an empty outbox, as SQS's
+  // ApproximateAgeOfOldestMessage is 0 for an empty queue.
+  gauge('outbox_oldest_message_age_seconds', 'Age of the oldest outbox entry (0 when empty)', [], (g, s) =>
+    g.set(s.outbox.oldestAgeSeconds ?? 0),
+  );
+  gauge('sorter_link_up', '1 while the sorter is connected', [], (g, s) => g.set(s.link.up ? 1 : 0));
+  gauge(
+    'sorter_link_refusing',
+    "1 while the sorter's telegrams are refused for a reason that will not pass by itself (GET /status: Sorter.RefusingBecause)",
+    [],
+    (g, s) => g.set(s.link.refusing ? 1 : 0),
+  );
+  gauge('storage_pending_writes', 'Writes handed to the writer thread and not yet answered', [], (g, s) => g.set(s.storage.pendingWrites));
+  gauge('storage_state', '1 for the storage state in force (Ok, Stalled: a lock or a slow disk, Failing)', ['state'], (g, s) => {
+    for (const state of ['Ok', 'Stalled', 'Failing']) g.set({ state }, s.storage.state === state ? 1 : 0);
+  });
+}
+
 /** The disk and the history's bounds as gauges (GET /status: Storage.Disk, Storage.History). */
-function diskGauges(
-  gauge: (name: string, help: string, labelNames: string[], set: (g: client.Gauge, s: MetricsSnapshot) => void) => void,
-): void {
+function diskGauges(gauge: GaugeOf): void {
   // A figure not known (a file system that cannot be measured, a history too short to project) is
   // NaN: a gauge without labels is always exported, and 0 would say "nothing fits", "nothing free".
   const known = (g: client.Gauge, v: number | null | undefined) => g.set(v ?? Number.NaN);
@@ -240,66 +305,8 @@ export class Metrics {
           this.inc(value(now()));
         },
       });
-    const perQueue = (pick: (q: MetricsSnapshot['queues']['sortation']) => number | null) => (g: client.Gauge, s: MetricsSnapshot) => {
-      g.reset();
-      for (const q of ['sortation', 'destination'] as const) {
-        const v = pick(s.queues[q]);
-        if (v !== null) g.set({ queue: q }, v);
-      }
-    };
-    gauge(
-      'queue_messages_ready',
-      'Messages waiting in the queue, not handed out (RabbitMQ messages_ready, SQS visible)',
-      ['queue'],
-      perQueue((q) => q.ready),
-    );
-    gauge(
-      'queue_messages_unacked',
-      'Messages handed out whose read is not proven yet (RabbitMQ unacked, SQS in flight)',
-      ['queue'],
-      perQueue((q) => q.unacked),
-    );
-    gauge(
-      'queue_oldest_message_age_seconds',
-      'Age of the oldest message in the queue (absent when empty)',
-      ['queue'],
-      perQueue((q) => q.oldestAgeSeconds),
-    );
-    gauge(
-      'dead_letters',
-      'Messages in the dead letters, by the queue they left: handed out MaxDeliveries times without proof of the read (SQS dead-letter queue depth)',
-      ['queue'],
-      (g, s) => {
-        for (const q of ['sortation', 'destination'] as const) g.set({ queue: q }, s.deadLetters[q]);
-      },
-    );
-    gauge(
-      'queue_waiting_clients',
-      'Long polls waiting on the queue',
-      ['queue'],
-      perQueue((q) => q.waitingClients),
-    );
-    gauge('outbox_messages', 'Assignments and destination settings not yet acknowledged by the sorter', [], (g, s) =>
-      g.set(s.outbox.depth),
-    );
-    // A gauge without labels always has a value (prom-client): 0 for an empty outbox, as SQS's
-    // ApproximateAgeOfOldestMessage is 0 for an empty queue.
-    gauge('outbox_oldest_message_age_seconds', 'Age of the oldest outbox entry (0 when empty)', [], (g, s) =>
-      g.set(s.outbox.oldestAgeSeconds ?? 0),
-    );
-    gauge('sorter_link_up', '1 while the sorter is connected', [], (g, s) => g.set(s.link.up ? 1 : 0));
-    gauge(
-      'sorter_link_refusing',
-      "1 while the sorter's telegrams are refused for a reason that will not pass by itself (GET /status: Sorter.RefusingBecause)",
-      [],
-      (g, s) => g.set(s.link.refusing ? 1 : 0),
-    );
-    gauge('storage_pending_writes', 'Writes handed to the writer thread and not yet answered', [], (g, s) =>
-      g.set(s.storage.pendingWrites),
-    );
-    gauge('storage_state', '1 for the storage state in force (Ok, Stalled: a lock or a slow disk, Failing)', ['state'], (g, s) => {
-      for (const state of ['Ok', 'Stalled', 'Failing']) g.set({ state }, s.storage.state === state ? 1 : 0);
-    });
+    queueGauges(gauge);
+    linkAndStorageGauges(gauge);
     diskGauges(gauge);
     gauge('up', '1: the service answers', [], (g) => g.set(1));
     runningTotals(total);

@@ -4,9 +4,7 @@ import type { SorterLink } from '../../lib/link/sorter-link-status';
 import type { OutboundMessage } from '../../model/messages';
 
 /** An outbox that remembers what it was given, or refuses every write with `refuse` as the reason. */
-export function fakeOutbox(
-  refuse?: string,
-): Pick<ServiceStores['outbox'], 'addToOutbox' | 'depth'> & {
+export function fakeOutbox(refuse?: string): Pick<ServiceStores['outbox'], 'addToOutbox' | 'depth'> & {
   added: Array<{ message: OutboundMessage; client: string | null; at: string; cancelAfterMs?: number }>;
 } {
   const added: Array<{ message: OutboundMessage; client: string | null; at: string; cancelAfterMs?: number }> = [];

@@ -116,10 +116,10 @@ const fieldName = fc.constantFrom(
   'Extra',
 );
 /** JSON text of an object, with keys that may repeat (which JSON.stringify cannot write). */
-// JSON.stringify gives undefined for undefined (its type says string).
-// eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
 const jsonObject = fc
   .array(fc.tuple(fieldName, anyValue), { maxLength: 8 })
+  // JSON.stringify gives undefined for undefined (its type says string).
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
   .map((pairs) => `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? 'null'}`).join(',')}}`);
 const body = fc.oneof(
   { weight: 6, arbitrary: jsonObject },

@@ -50,13 +50,11 @@ const requ = fc
     queue: 'sortation' as const,
     data: `00210${text(`T${r.id}`.trimEnd().slice(0, 20), 20)}${text(r.barcode, 48)}${text(`I${r.induct}`.trimEnd().slice(0, 12), 12)}${num(r.recirc, 3)}${r.dims.map((d) => dec(d, 9)).join('')}`,
   }));
-const veri = fc
-  .record({ id: printable(12), barcode: printable(48), dest: printable(11) })
-  .map((r) => ({
-    kind: 'VERI' as const,
-    queue: 'sortation' as const,
-    data: `00212${text(`T${r.id}`.trimEnd(), 20)}${text(r.barcode, 48)}${text(`D${r.dest}`.trimEnd(), 12)}`,
-  }));
+const veri = fc.record({ id: printable(12), barcode: printable(48), dest: printable(11) }).map((r) => ({
+  kind: 'VERI' as const,
+  queue: 'sortation' as const,
+  data: `00212${text(`T${r.id}`.trimEnd(), 20)}${text(r.barcode, 48)}${text(`D${r.dest}`.trimEnd(), 12)}`,
+}));
 const scan = fc
   .record({
     dest: printable(11),
@@ -74,14 +72,12 @@ const scan = fc
   }));
 
 const badHeader = fc.oneof(
-  // eslint-disable-next-line no-control-regex -- a frame starts with STX, a control character
-  fc
-    .integer({ min: 0, max: 9999 })
-    .map((len) => ({
-      kind: 'badHeader' as const,
-      why: 'length',
-      make: (seq: number) => frame(seq, 'LIFE', 'D', '').replace(/^\x02\d{4}/, `${STX}${num(len === 27 ? 28 : len, 4)}`),
-    })),
+  fc.integer({ min: 0, max: 9999 }).map((len) => ({
+    kind: 'badHeader' as const,
+    why: 'length',
+    // eslint-disable-next-line no-control-regex -- a frame starts with STX, a control character
+    make: (seq: number) => frame(seq, 'LIFE', 'D', '').replace(/^\x02\d{4}/, `${STX}${num(len === 27 ? 28 : len, 4)}`),
+  })),
   fc
     .constantFrom('XXXX', 'requ', '    ', 'RE U')
     .map((type) => ({ kind: 'badHeader' as const, why: 'type', make: (seq: number) => frame(seq, type, 'D', '') })),
