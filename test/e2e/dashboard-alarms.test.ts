@@ -3,17 +3,16 @@
 // sorter. Stopping the emulator raises SORTER_LINK_DOWN within its threshold and the banner
 // shows it; a click acknowledges it (the journal says who and when); it clears when the
 // emulator returns.
-import fs from 'node:fs';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, noChromium } from '../helpers/chromium';
 import { type EmulatorProcess, startEmulator } from '../helpers/emulator';
 import { call } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { until } from '../helpers/until';
-import { type Missing, describeWhen } from '../helpers/tools';
+import { describeWhen } from '../helpers/tools';
 
 jest.setTimeout(90_000);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const KEYS = [
   { Name: 'shift-lead', Key: 'operator-key', Role: 'operator' },
   { Name: 'prometheus', Key: 'monitor-key', Role: 'monitor' },
@@ -28,10 +27,6 @@ const ALARMS = {
   OutboxAgeSeconds: 0,
   MinFreeDiskBytes: 0,
 };
-
-const noChromium: Missing = fs.existsSync(CHROMIUM)
-  ? {}
-  : { chromium: `apt-get install chromium, or set CHROMIUM_PATH; looked for ${CHROMIUM}` };
 
 describeWhen(noChromium, 'the dashboard alarms in headless Chromium')('the dashboard alarms in headless Chromium', () => {
   let home: string;
@@ -55,18 +50,7 @@ describeWhen(noChromium, 'the dashboard alarms in headless Chromium')('the dashb
       },
     });
     svc = await startServiceProcess(home);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--no-first-run',
-        '--disable-extensions',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     /* eslint-disable @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before making them */

@@ -7,23 +7,19 @@
 // test-artifacts/screenshots/ (.ci/run lists them at its end).
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, noChromium } from '../helpers/chromium';
 import { runWcsClient } from '../../examples/wcs-client';
 import { type EmulatorProcess, startEmulator } from '../helpers/emulator';
 import { call } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { until } from '../helpers/until';
-import { type Missing, describeWhen } from '../helpers/tools';
+import { describeWhen } from '../helpers/tools';
 
 jest.setTimeout(120_000);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const KEY = 'console-e2e-key';
 const SCREENSHOTS = path.resolve(__dirname, '../../test-artifacts/screenshots');
-
-const noChromium: Missing = fs.existsSync(CHROMIUM)
-  ? {}
-  : { chromium: `apt-get install chromium, or set CHROMIUM_PATH; looked for ${CHROMIUM}` };
 
 describeWhen(noChromium, "the operators' console in headless Chromium")("the operators' console in headless Chromium", () => {
   let home: string;
@@ -63,18 +59,7 @@ describeWhen(noChromium, "the operators' console in headless Chromium")("the ope
     });
     svc = await startServiceProcess(home);
     client = runWcsClient({ base: svc.base, apiKey: KEY, loops: 1, timeOut: 1 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--no-first-run',
-        '--disable-extensions',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));

@@ -4,22 +4,18 @@
 // that move while the sorter runs, answer an item lookup, and leave a screenshot.
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, noChromium } from '../helpers/chromium';
 import { runWcsClient } from '../../examples/wcs-client';
 import { type EmulatorProcess, startEmulator } from '../helpers/emulator';
 import { call } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { until } from '../helpers/until';
-import { type Missing, describeWhen } from '../helpers/tools';
+import { describeWhen } from '../helpers/tools';
 
 jest.setTimeout(90_000);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const KEY = 'dashboard-e2e-key';
-
-const noChromium: Missing = fs.existsSync(CHROMIUM)
-  ? {}
-  : { chromium: `apt-get install chromium, or set CHROMIUM_PATH; looked for ${CHROMIUM}` };
 
 describeWhen(noChromium, 'the dashboard in headless Chromium')('the dashboard in headless Chromium', () => {
   let home: string;
@@ -42,18 +38,7 @@ describeWhen(noChromium, 'the dashboard in headless Chromium')('the dashboard in
     });
     svc = await startServiceProcess(home);
     client = runWcsClient({ base: svc.base, apiKey: KEY, loops: 1, timeOut: 1 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--no-first-run',
-        '--disable-extensions',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     /* eslint-disable @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before making them */

@@ -7,10 +7,14 @@ import os from 'node:os';
 import path from 'node:path';
 
 const root = path.join(__dirname, '..', '..');
-const depcruise = path.join(root, 'node_modules', '.bin', 'depcruise');
+// Run on this test's Node (process.execPath), as every process of a test run is (.ci/node-lines).
+const depcruise = path.join(root, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
 
 function cruise(cwd: string, dirs: string[]) {
-  const r = spawnSync(depcruise, ['--config', path.join(root, '.dependency-cruiser.cjs'), ...dirs], { cwd, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [depcruise, '--config', path.join(root, '.dependency-cruiser.cjs'), ...dirs], {
+    cwd,
+    encoding: 'utf8',
+  });
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
