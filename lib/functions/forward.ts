@@ -42,6 +42,7 @@ export async function forward(
   if (deps.testMode) return ok({ Accepted: true, Delivery: 'NotSent', OutboxID: null, Message: message.body, DefaultsApplied: defaults });
   const encoded = deps.link.encode(message);
   if (encoded?.refused) return ok({ statusCode: 400, error: 'Bad Request', message: encoded.refused }, 400);
+  const telegram = encoded?.telegram ?? undefined;
   const createdAt = deps.clock().toISOString();
   const beforeSync = deps.settings.DurableBySorterAck && deps.link.acknowledgesPromptly();
   const added = await deps.outbox.addToOutbox(message, clientAddress, createdAt, {
@@ -53,7 +54,7 @@ export async function forward(
   const answer = (delivery: DeliveryState) =>
     ok({ Accepted: true, Delivery: delivery, OutboxID: added.value, Message: message.body, DefaultsApplied: defaults });
   const { unsynced } = added;
-  if (!unsynced) return answer(deps.link.offer(entry, undefined, encoded ?? undefined));
+  if (!unsynced) return answer(deps.link.offer(entry, undefined, telegram));
   let acknowledged!: () => void;
   const sorter = { acknowledged: false };
   const sorterHasIt = new Promise<void>((resolve) => (acknowledged = resolve));
@@ -64,7 +65,7 @@ export async function forward(
       unsynced.durableElsewhere();
       acknowledged();
     },
-    encoded ?? undefined,
+    telegram,
   );
   try {
     await Promise.race([sorterHasIt, unsynced.durable]);

@@ -33,6 +33,12 @@ const REPEAT_WINDOW = 100_000;
 const bytes = (s: string) => Buffer.from(s, 'latin1');
 const str = (b: Buffer) => b.toString('latin1');
 
+/** An assignment's or destination settings' telegram: its type and encoded data. */
+export type OutboundTelegram = { type: TelegramType; data: string };
+
+/** An outbound message encoded for the sorter's layout, or why the layout cannot carry it. */
+export type OutboundEncoding = { telegram: OutboundTelegram; refused: null } | { telegram: null; refused: string };
+
 /**
  * One end's view of a layout. The session keeps speaking in protocol terms (a type such as REQU,
  * the flags D, A and N, its own refusal reasons 1-4) and in byte strings (latin1, one character
@@ -40,9 +46,6 @@ const str = (b: Buffer) => b.toString('latin1');
  * sequence field sends one telegram at a time: the wire numbers what comes in itself and takes
  * an answer for the telegram it sent last.
  */
-/** An outbound message encoded for the sorter's layout, or why the layout cannot carry it. */
-export type OutboundEncoding = { telegram: { type: TelegramType; data: string }; refused: null } | { telegram: null; refused: string };
-
 export class TelegramWire {
   readonly codec: LayoutCodec;
   /** Data telegrams are numbered 1..maxSequence. */
@@ -240,7 +243,7 @@ export class TelegramWire {
   }
 
   /** Type and data of an assignment or destination settings telegram; throws TelegramError if the layout cannot carry it. */
-  outboundData(m: OutboundMessage): { type: TelegramType; data: string } {
+  outboundData(m: OutboundMessage): OutboundTelegram {
     const { type, data } = outboundData(this.codec, m);
     return { type: type as TelegramType, data: str(data) };
   }

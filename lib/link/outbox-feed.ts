@@ -5,7 +5,7 @@ import { lastingFailure } from '../../db/lasting-failure';
 import type { OutboxEntry, OutboxReads } from '../../db/outbox-store';
 import type { Logger } from '../process/logger';
 import { MAX_SEQUENCE, type Telegram, TelegramError, type TelegramType } from '../telegram/telegram';
-import { type TelegramWire, defaultWire } from '../layout/wire';
+import { type OutboundTelegram, type TelegramWire, defaultWire } from '../layout/wire';
 import type { InboundMessage, Outbound, Refusal, SessionPort } from './session-port';
 
 /** Outbound data telegrams are numbered by their outbox id (1..max, the layout's), so a resend after a restart keeps its number. */
@@ -35,9 +35,6 @@ export interface OutboxFeedDeps {
  * anything else (a resync after a reconnect, rows another process wrote) is read from the table
  * in order.
  */
-/** An outbox entry's telegram: its type and encoded data. */
-export type OutboundTelegram = { type: TelegramType; data: string };
-
 export class OutboxFeed implements SessionPort<OutboxEntry> {
   private lastSentId = 0;
   /** The telegrams of entries offered already encoded (checked against the layout before the commit): not encoded again. */

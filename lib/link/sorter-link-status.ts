@@ -4,7 +4,7 @@
 import type { OutboxEntry } from '../../db/outbox-store';
 import type { DeliveryState, OutboundMessage } from '../../model/messages';
 import type { SessionCounters } from './session-port';
-import type { OutboundEncoding } from '../layout/wire';
+import type { OutboundEncoding, OutboundTelegram } from '../layout/wire';
 
 /** What GET /status shows of the link to the sorter. */
 export interface SorterLinkStatus {
@@ -37,7 +37,7 @@ export interface SorterLink {
    * A new outbox entry is committed: send what the link can now. Says how that entry travels.
    * `acknowledged` is called when the sorter acknowledges it (an ACK, in a layout that has them).
    */
-  offer(entry: OutboxEntry, acknowledged?: () => void, encoded?: OutboundEncoding): DeliveryState;
+  offer(entry: OutboxEntry, acknowledged?: () => void, telegram?: OutboundTelegram): DeliveryState;
   /**
    * An entry offered now will be acknowledged by the sorter: the link is up and its layout
    * acknowledges each telegram. A POST's entry may then be sent before its sync, and answered on

@@ -9,7 +9,7 @@ import { Recent } from './recent';
 import type { Logger } from '../process/logger';
 import type { DeliveryState, OutboundMessage } from '../../model/messages';
 import type { TelegramType } from '../telegram/telegram';
-import { type OutboundEncoding, type TelegramWire, defaultWire } from '../layout/wire';
+import { type OutboundEncoding, type OutboundTelegram, type TelegramWire, defaultWire } from '../layout/wire';
 import type { TrafficLogWriter } from './traffic-log';
 import { OutboxFeed, type OutboxFeedDeps, seqOfOutboxId } from './outbox-feed';
 import { TelegramSession } from './session';
@@ -158,8 +158,8 @@ export class TcpSorterLink implements SorterLink {
     });
   }
 
-  offer(entry: OutboxEntry, acknowledged?: () => void, encoded?: OutboundEncoding): DeliveryState {
-    this.feed.offer(entry, this.session.connected, acknowledged, encoded?.telegram ?? undefined);
+  offer(entry: OutboxEntry, acknowledged?: () => void, telegram?: OutboundTelegram): DeliveryState {
+    this.feed.offer(entry, this.session.connected, acknowledged, telegram);
     this.session.pump();
     this.armTick();
     return this.session.inFlightRef(seqOfOutboxId(entry.id, this.wire.maxSequence))?.id === entry.id ? 'Sent' : 'Queued';

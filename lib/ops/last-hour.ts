@@ -124,8 +124,9 @@ export class LastHour {
   rates(seconds: number): { Seconds: number; In: PerQueue; Out: PerQueue; Items: number; TelegramsIn: number; TelegramsOut: number } {
     let covered = 0;
     const sum = { items: 0, telegramsIn: 0, telegramsOut: 0, in: { sortation: 0, destination: 0 }, out: { sortation: 0, destination: 0 } };
-    for (const x of [...this.samples_].reverse()) {
-      if (covered >= seconds - 0.001) break;
+    for (let i = this.samples_.length - 1; i >= 0 && covered < seconds - 0.001; i--) {
+      const x = this.samples_.at(i);
+      if (!x) break;
       covered += x.Seconds;
       sum.items += x.Items * x.Seconds;
       sum.telegramsIn += x.TelegramsIn * x.Seconds;

@@ -10,7 +10,7 @@ const assignment: OutboundMessage = { kind: 'ASSIGNMENT', body: { TrackID: '0004
 /** A live link whose window is full: every entry is queued, and acknowledged when the test says. */
 function queuedLink() {
   const acks: Array<() => void> = [];
-  const offered: Array<{ id: number; encoded: unknown }> = [];
+  const offered: Array<{ id: number; telegram: unknown }> = [];
   const link: SorterLink = {
     status: () => ({
       Connected: true,
@@ -22,8 +22,8 @@ function queuedLink() {
       RefusingBecause: null,
     }),
     recentTelegrams: () => [],
-    offer: (entry, acknowledged, encoded) => {
-      offered.push({ id: entry.id, encoded });
+    offer: (entry, acknowledged, telegram) => {
+      offered.push({ id: entry.id, telegram });
       if (acknowledged) acks.push(acknowledged);
       return 'Queued';
     },
@@ -64,7 +64,7 @@ describe('forward', () => {
     );
     await new Promise((r) => setImmediate(r));
     expect(asked).toEqual([{ beforeSync: true }]);
-    expect(offered).toEqual([{ id: 7, encoded: { telegram: { type: 'ASGN', data: 'ENCODED' }, refused: null } }]);
+    expect(offered).toEqual([{ id: 7, telegram: { type: 'ASGN', data: 'ENCODED' } }]);
     expect(answered).toBe(false); // neither the ACK nor the sync yet
     acks[0]?.();
     expect(await result).toMatchObject({ kind: 'ok', status: 200, body: { Accepted: true, Delivery: 'Sent', OutboxID: 7 } });
