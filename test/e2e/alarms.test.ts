@@ -340,6 +340,10 @@ describeWhen(missingTmpfsMount(), 'a full disk')('alarms on a small disk of its 
         ApiKeys: KEYS,
         Sorter: { Host: '127.0.0.1', Port: emu.port, TrafficLog: false },
         LateDecisionMs: 0,
+        // No history cut for space: with one, the cut frees pages faster than 20 items/s fill
+        // them and a full disk may never fail a commit (test/e2e/history-bound.test.ts shows that).
+        HistoryKeepFreeShare: 0,
+        HistoryMaxBytes: 1024 * MB,
         Alarms: { ...ALARMS, MinFreeDiskBytes: 3 * MB, WcsPollSeconds: 0, QueueAgeSeconds: 0 },
       }),
     );
