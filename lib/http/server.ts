@@ -1,6 +1,6 @@
 // The hapi server, composed from the manifest and returned initialized but not listening: only
 // the process entry (lib/main.ts) starts it, so tests get a ready server without a port.
-import './swagger-assets'; // before hapi-swagger: see the module
+import './swagger-footprint'; // before hapi-swagger: see the module
 import http from 'node:http';
 import Hapi from '@hapi/hapi';
 import { type Manifest, loadManifest } from '../functions/manifest';

@@ -1,7 +1,7 @@
 // Every place where the service reaches past Node's public API, and nowhere else (lib/internals/hapi.ts
 // holds hapi's). What the delivery tracker (lib/http/read-proof/) must see of a connection that
 // Node's http server does not report; the response a socket is writing; a request's destroy()
-// taken over; a module put in require's cache before anything loads it. Each is pinned by
+// taken over; a module put in require's cache before anything loads it (and loaded later, when used). Each is pinned by
 // test/lib/internals/node.test.ts, and CI runs that test on every supported Node line
 // (.ci/node-lines): a Node release that changes one fails there, not in the field.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -81,6 +81,9 @@ export function takeOverDestroy(req: IncomingMessage, instead: (err: Error | und
   };
 }
 
+/** The modules in require's cache that `substituteModule` put there. */
+const substitutes = new WeakSet<Module>();
+
 /**
  * Put `exports` in require's cache as the module `id` resolves to, unless it is loaded already:
  * whoever requires it later gets these exports and the module's own file is never evaluated.
@@ -92,5 +95,44 @@ export function substituteModule(id: string, exports: object): void {
   stub.filename = resolved;
   stub.loaded = true;
   stub.exports = exports;
+  substitutes.add(stub);
   require.cache[resolved] = stub;
+}
+
+/**
+ * The real exports of a module whose place `substituteModule` took: its file evaluated now (once;
+ * whoever requires it from then on gets the same exports).
+ */
+export function loadSubstituted(id: string): unknown {
+  const resolved = require.resolve(id);
+  const cached = require.cache[resolved];
+  if (cached && !substitutes.has(cached)) return cached.exports;
+  delete require.cache[resolved];
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loading the module the substitute stood for, by its file
+  return require(resolved) as unknown;
+}
+
+/**
+ * Let the module `id` be evaluated only when its exports are first used: until then require
+ * gives a stand-in whose first property read loads the module (`loadSubstituted`). Functions
+ * read through the stand-in are bound to the real exports, so that `Class.method()` keeps its
+ * `this`. For a dependency's dependency that runs only with options the service does not set.
+ */
+export function deferModule(id: string): void {
+  let real: Record<PropertyKey, unknown> | undefined;
+  const load = (): Record<PropertyKey, unknown> => (real ??= loadSubstituted(id) as Record<PropertyKey, unknown>);
+  substituteModule(
+    id,
+    new Proxy(
+      {},
+      {
+        get: (_target, key) => {
+          const exports = load();
+          const value = exports[key];
+          return typeof value === 'function' ? (value.bind(exports) as unknown) : value;
+        },
+        has: (_target, key) => key in load(),
+      },
+    ),
+  );
 }

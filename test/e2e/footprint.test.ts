@@ -5,7 +5,7 @@ import path from 'node:path';
 const dist = path.resolve(__dirname, '../../dist');
 
 describe('memory footprint of the compiled service', () => {
-  it('loading the HTTP server does not evaluate the Swagger UI browser bundle (lib/http/swagger-assets.ts)', () => {
+  it('loading the HTTP server does not evaluate the Swagger UI browser bundle (lib/http/swagger-footprint.ts)', () => {
     const script = `
       require(${JSON.stringify(path.join(dist, 'lib/http/server.js'))});
       const loaded = Object.keys(require.cache).filter((f) => f.includes('swagger-ui-dist'));
@@ -15,5 +15,35 @@ describe('memory footprint of the compiled service', () => {
     expect(out.loaded.some((f: string) => f.endsWith('swagger-ui-bundle.js'))).toBe(false);
     expect(out.keys).toEqual(['absolutePath', 'getAbsoluteFSPath']);
     expect(out.folder).toMatch(/swagger-ui-dist$/);
+  });
+
+  it('a started server has not evaluated handlebars, swagger-parser or json-schema-ref-parser; the documentation page loads handlebars and renders', () => {
+    // The server composed as the service composes it, documentation included; then GET / (Swagger UI).
+    const script = `
+      const { validateConfig } = require(${JSON.stringify(path.join(dist, 'lib/process/config.js'))});
+      const { createLogger } = require(${JSON.stringify(path.join(dist, 'lib/process/logger.js'))});
+      const { createService } = require(${JSON.stringify(path.join(dist, 'lib/service.js'))});
+      const { createServer } = require(${JSON.stringify(path.join(dist, 'lib/http/server.js'))});
+      const fs = require('node:fs'), os = require('node:os'), path = require('node:path');
+      // Files of each package in require's cache: 1 is the stand-in alone, more the package evaluated.
+      const files = (pkg) => Object.keys(require.cache).filter((f) => f.includes('/node_modules/' + pkg + '/')).length;
+      const evaluated = () => ['handlebars', 'swagger-parser', '@apidevtools/json-schema-ref-parser', 'z-schema', 'js-yaml'].filter((p) => files(p) > 1);
+      (async () => {
+        const home = fs.mkdtempSync(path.join(os.tmpdir(), 'footprint-'));
+        const config = validateConfig({ LogLevel: 'silent', TestMode: true, Port: 0 });
+        const service = await createService({ home, config, log: createLogger('silent'), version: '0.0.0-test' });
+        const server = await createServer(service);
+        await server.initialize();
+        const atStart = evaluated();
+        const page = await server.inject('/');
+        const afterPage = evaluated();
+        service.drain();
+        await server.stop();
+        await service.close();
+        fs.rmSync(home, { recursive: true, force: true });
+        console.log(JSON.stringify({ atStart, afterPage, status: page.statusCode, swaggerUi: page.payload.includes('swagger-ui') }));
+      })();`;
+    const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: path.resolve(dist, '..'), encoding: 'utf8' }));
+    expect(out).toEqual({ atStart: [], afterPage: ['handlebars'], status: 200, swaggerUi: true });
   });
 });

@@ -3,7 +3,7 @@
 // /openapi.json, with the API key scheme only when keys are set. The whole document of the
 // service: test/lib/http/openapi.test.ts and test/http/contract.test.ts.
 import Hapi from '@hapi/hapi';
-import '../../../lib/http/swagger-assets';
+import '../../../lib/http/swagger-footprint';
 import { registerDocumentation } from '../../../lib/http/documentation';
 
 async function documented(security: boolean) {

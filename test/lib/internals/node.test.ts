@@ -206,4 +206,25 @@ describe('the other places past the public API', () => {
     expect(r.stderr).toBe('');
     expect(JSON.parse(r.stdout)).toEqual({ same: true, evaluated: false });
   });
+
+  it('deferModule evaluates the module at the first use of its exports, with `this` kept; loadSubstituted gives the real exports', () => {
+    const compiled = path.join(__dirname, '../../../dist/lib/internals/node.js');
+    // swagger-parser's static validate() constructs `this`: the way hapi-swagger calls it.
+    const script = `
+      const { deferModule, loadSubstituted } = require(${JSON.stringify(compiled)});
+      const files = () => Object.keys(require.cache).filter((f) => f.includes('/node_modules/@apidevtools/swagger-parser/')).length;
+      deferModule('swagger-parser');
+      const parser = require('swagger-parser');
+      const before = files();
+      parser.validate({ openapi: '3.0.0', info: { title: 't', version: '1' }, paths: {} }).then(
+        (api) => {
+          const real = loadSubstituted('swagger-parser');
+          process.stdout.write(JSON.stringify({ before, after: files() > 0, title: api.info.title, same: require('swagger-parser') === real, typeofReal: typeof real }));
+        },
+        (e) => process.stdout.write(JSON.stringify({ error: String(e) })),
+      );`;
+    const r = spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '../../..'), encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({ before: 0, after: true, title: 't', same: true, typeofReal: 'function' });
+  });
 });
