@@ -18,10 +18,10 @@ import { type TestService, testService } from '../helpers/service';
 import { until } from '../helpers/until';
 
 /** The most files each path may cross (issue 35 asks for 12); lower it when a path gets shorter. */
-const MOST_CARRYING = { request: 24, assignment: 22 };
+const MOST_CARRYING = { request: 21, assignment: 21 };
 
 /** The files a path still enters twice (issue 35 asks for none): the list may only shrink. */
-const ENTERED_TWICE = { request: [] as string[], assignment: ['lib/link/session.ts', 'lib/link/sorter-link.ts'] };
+const ENTERED_TWICE = { request: [] as string[], assignment: ['lib/link/sorter-link.ts'] };
 
 /**
  * Side branches: files that run in a path's window without carrying its message. Each is told of
@@ -237,7 +237,7 @@ describe('the paths of docs/architecture.md', () => {
     expect(report.request.carrying.length).toBeLessThanOrEqual(MOST_CARRYING.request);
     expect(report.assignment.carrying.length).toBeLessThanOrEqual(MOST_CARRYING.assignment);
     expect(report.assignment.door.length).toBeLessThanOrEqual(DOOR.size);
-    expect(report.request.enteredTwice).toEqual(ENTERED_TWICE.request);
-    expect(report.assignment.enteredTwice).toEqual(ENTERED_TWICE.assignment);
+    expect(report.request.enteredTwice.filter((f) => !ENTERED_TWICE.request.includes(f))).toEqual([]);
+    expect(report.assignment.enteredTwice.filter((f) => !ENTERED_TWICE.assignment.includes(f))).toEqual([]);
   });
 });
