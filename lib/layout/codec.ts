@@ -27,7 +27,7 @@ export interface WireTelegram {
 
 /**
  * Encodes and decodes the telegrams of one layout: the header by role, the data by telegram type,
- * the framing characters; each field through field-codec.ts.
+ * the framing characters; each field by its kind (below).
  */
 export class LayoutCodec {
   private readonly rules: FieldRules;
