@@ -18,7 +18,7 @@ import { type TestService, testService } from '../helpers/service';
 import { until } from '../helpers/until';
 
 /** The most files each path may cross (issue 35 asks for 12); lower it when a path gets shorter. */
-const MOST_CARRYING = { request: 18, assignment: 18 };
+const MOST_CARRYING = { request: 17, assignment: 17 };
 
 /** The files a path still enters twice (issue 35 asks for none): the list may only shrink. */
 const ENTERED_TWICE = { request: [] as string[], assignment: ['lib/link/sorter-link.ts'] };
