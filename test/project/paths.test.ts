@@ -179,10 +179,10 @@ describe('the paths of docs/architecture.md', () => {
     await plc.close();
   });
 
-  /** The files a path crosses in every round (`open` starts the window), and the files entered twice on the way. */
+  /** The files a path crosses in every round (`open` starts the window), and the files entered twice on the way in every round. */
   async function measure(name: string, round: (n: number, open: () => Promise<void>) => Promise<void>) {
     let common: Set<string> | null = null;
-    const twice = new Map<string, string>();
+    let twice: Map<string, string> | null = null;
     for (let n = 1; n <= rounds; n++) {
       await round(n, async () => {
         await filesRun(s);
@@ -192,13 +192,14 @@ describe('the paths of docs/architecture.md', () => {
       recording = false;
       const ran = await filesRun(s);
       common = new Set([...(common ?? ran)].filter((f) => ran.has(f)));
-      for (const [f, runs] of enteredTwice(writes)) twice.set(f, runs);
+      const found = enteredTwice(writes);
+      twice = new Map([...(twice ?? found)].filter(([f]) => found.has(f)));
       await t.settled();
     }
     const files = [...(common ?? [])].sort();
     if (process.env.PATHS_FUNCTIONS)
       console.log(`${name}\n${files.map((f) => `${f}: ${[...(functionsRun.get(f) ?? [])].join(' ')}`).join('\n')}`);
-    return { files, twice: [...twice.keys()].sort(), stacks: [...new Set(twice.values())] };
+    return { files, twice: [...(twice ?? new Map<string, string>()).keys()].sort(), stacks: [...new Set(twice?.values())] };
   }
 
   function classify(name: keyof typeof MOST_CARRYING, files: string[]) {
