@@ -15,7 +15,7 @@ const OUT_OF_SEQUENCE = / out of sequence: /;
 /**
  * Why a failed commit of a message from the sorter would fail again if the sorter sent it again,
  * or null if it may pass. `numbering`: the store refused its number (lasting only if its
- * predecessor was kept: the session tells, lib/link/session-inbound.ts).
+ * predecessor was kept: the session tells, lib/link/session.ts, the peer's half).
  */
 export function lastingFailure(err: unknown): { numbering: boolean; reason: string } | null {
   const reason = err instanceof Error ? err.message : String(err);

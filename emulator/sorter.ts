@@ -7,7 +7,7 @@ import type { PlcLink } from './plc-link';
 import { LatencyWindow } from '../lib/ops/latency';
 import { EmulatedDestinations } from './destinations';
 import { seededRandom } from './random';
-import type { SorterDto } from '../lib/layout/messages';
+import type { SorterDto } from '../lib/layout/wire';
 
 const TELEGRAM_OF = { REQUEST: 'REQU', VERIFY: 'VERI', SCAN: 'SCAN' } as const;
 

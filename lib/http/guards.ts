@@ -44,7 +44,7 @@ export const rawBodies = { parse: 'gunzip', output: 'data' } as const;
 
 /**
  * A request that arrived after we ended its connection: we closed an idle keep-alive connection,
- * or asked a client for proof of read (lib/http/read-proof/connection-watch.ts), at the moment it sent the
+ * or asked a client for proof of read (lib/http/read-proof/delivery.ts, its connection watch), at the moment it sent the
  * request; or it was pipelined behind a response that closed the connection. Node's http server
  * still parses and dispatches it, but its answer cannot reach the client, so it must have no
  * effect either: a POST run now would reach the sorter with the client told nothing (it would

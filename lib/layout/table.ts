@@ -121,9 +121,3 @@ export function reverseOf(f: Field): Map<string | null, string> {
   if (!f.reverse) throw new Error(`layout field "${f.name}" is ${f.kind} without its map`);
   return f.reverse;
 }
-
-/** The Handshake field's values for data, ACK and NAK, in a layout whose handshake is by flag. */
-export function flagsOf(handshake: Layout['handshake']): { D: string; A: string; N: string } {
-  if (!handshake.flags) throw new Error('the layout has no handshake flags (its handshake is by telegram type)');
-  return handshake.flags;
-}

@@ -1,17 +1,8 @@
 // What a telegram session (lib/link/session.ts) asks of its side, and what it tells it: the
-// port each end implements, the numbering rule for repeats, settings, events and counters.
+// port each end implements, settings, events and counters.
 import type { SorterMessage } from '../../model/messages';
-import { MAX_SEQUENCE, type Telegram, type TelegramType } from '../telegram/telegram';
+import type { Telegram, TelegramType } from '../telegram/telegram';
 import type { TelegramWire } from '../layout/wire';
-
-/** Numbers within this distance at or before the last accepted one are repeats, not new telegrams. */
-const REPEAT_WINDOW = 100_000;
-
-/** True if `seq` was already accepted when `last` was the last accepted number (0 = none yet); numbers 1..max. */
-export function isRepeat(seq: number, last: number, max = MAX_SEQUENCE, window = REPEAT_WINDOW): boolean {
-  if (last === 0) return false;
-  return (last - seq + max) % max < window;
-}
 
 /** Which end this is: its name, its peer's, and the data telegram types it receives. */
 export interface Role {
@@ -55,7 +46,7 @@ export interface SessionPort<R> {
    * A new data telegram from the peer (not a repeat), accepted only if the last number stored is
    * `after`. Resolves once it is kept; the ACK follows. Rejecting with a RefuseError NAKs it with
    * that code; any other rejection NAKs it with 04 (cannot store now) and the peer resends it.
-   * `resent`: this side may have handed the telegram's message out before (lib/link/session-inbound.ts).
+   * `resent`: this side may have handed the telegram's message out before (lib/link/session.ts, the peer's half).
    * `after` null: the peer's numbering starts again with this telegram, whatever was stored.
    */
   deliver(t: Telegram, after: number | null, resent: boolean): Promise<void>;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { checkLayout, loadLayout } from '../../../lib/layout/load';
 import { LayoutCodec } from '../../../lib/layout/codec';
 import { describeTelegram, layoutTable, telegramBytes } from '../../../lib/layout/describe';
-import { sorterMessageData } from '../../../lib/layout/messages';
+import { sorterMessageData } from '../../../lib/layout/wire';
 import { readableTelegram } from '../../../lib/layout/text';
 import type { InductDto } from '../../../model/messages';
 

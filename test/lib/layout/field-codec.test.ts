@@ -1,8 +1,8 @@
-// One field as bytes and back (lib/layout/field-codec.ts), by kind, on fields made here:
+// One field as bytes and back (lib/layout/codec.ts), by kind, on fields made here:
 // padding and alignment, scales, maps both ways, constants, and values refused (not cut) naming
 // the field, a NAK's text excepted.
 import { TelegramError } from '../../../bench/v1-codec';
-import { type FieldRules, decodeField, encodeField, unpadded } from '../../../lib/layout/field-codec';
+import { type FieldRules, decodeField, encodeField, unpadded } from '../../../lib/layout/codec';
 import type { Field } from '../../../lib/layout/table';
 
 const rules: FieldRules = { charset: 'ascii', text: /^[\x20-\x7e]*$/, forbidden: null, binary: false };

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { TelegramError } from '../../../bench/v1-codec';
 import { LayoutFramer } from '../../../lib/layout/framing';
-import { sorterMessageData, sorterMessageOf } from '../../../lib/layout/messages';
+import { sorterMessageData, sorterMessageOf } from '../../../lib/layout/wire';
 import type { InductDto } from '../../../model/messages';
 import { SHIPPED, malformed, shippedCodec } from '../../helpers/layout-arbitraries';
 

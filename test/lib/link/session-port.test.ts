@@ -1,6 +1,7 @@
 // What a telegram session asks of its side (lib/link/session-port.ts): the numbering rule that
 // tells a repeat from a new telegram, and the refusal a port's deliver throws.
-import { RefuseError, isRepeat } from '../../../lib/link/session-port';
+import { RefuseError } from '../../../lib/link/session-port';
+import { isRepeat } from '../../../lib/link/session';
 import { MAX_SEQUENCE } from '../../../bench/v1-codec';
 
 describe('numbering rules', () => {

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { ConnectionWatch, type Verdicts } from '../../../../lib/http/read-proof/connection-watch';
+import { ConnectionWatch, type Verdicts } from '../../../../lib/http/read-proof/delivery';
 import { ASK_ANSWER_MS, type DeliveryMode, type Handout } from '../../../../lib/http/read-proof/delivery-types';
 import { FakeSocket } from '../../../helpers/fake-socket';
 
