@@ -1,6 +1,5 @@
 // POST /alarms/{id}/ack: an operator saw an alarm; who and when go to the journal and the log.
-import { httpFunction } from '../lib/functions/define';
-import { type HandlerResult, ok } from '../lib/functions/results';
+import { type HandlerResult, httpFunction, ok } from '../lib/functions/define';
 import { errorDto, unauthorized } from '../lib/http/routes';
 import { alarmAckDto, alarmParams } from '../lib/http/alarm-schemas';
 import type { AlarmMonitor } from '../lib/ops/alarms';

@@ -1,6 +1,5 @@
 // GET /alarms: the active alarms and the journal of the last days, each with its runbook line.
-import { httpFunction } from '../lib/functions/define';
-import { type HandlerResult, ok } from '../lib/functions/results';
+import { type HandlerResult, httpFunction, ok } from '../lib/functions/define';
 import { badRequest, unauthorized } from '../lib/http/routes';
 import { alarmsDto, alarmsQuery } from '../lib/http/alarm-schemas';
 import { withWhatToDo } from '../lib/ops/alarm-rules';

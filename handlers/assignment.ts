@@ -1,9 +1,8 @@
 // POST /sortation: a destination assignment for a REQUEST, forwarded to the sorter through the
 // outbox.
 import type { Assignment } from '../model/messages';
-import { httpFunction } from '../lib/functions/define';
-import type { HandlerResult } from '../lib/functions/results';
-import { postErrors, postEvent, postNotes } from '../lib/http/routes';
+import { type HandlerResult, httpFunction, postEvent } from '../lib/functions/define';
+import { postErrors, postNotes } from '../lib/http/routes';
 import { assignmentAck, assignmentBody } from '../lib/http/message-schemas';
 import { type ForwardDeps, forward } from '../lib/functions/forward';
 

@@ -1,13 +1,12 @@
 // GET /dashboard/data: what the dashboard page (GET /dashboard) shows, in one answer per refresh.
 import type { DestinationBoardReads } from '../db/destination-board-store';
 import type { HistoryReads } from '../db/history-store';
-import { httpFunction } from '../lib/functions/define';
+import { type HandlerResult, httpFunction, ok } from '../lib/functions/define';
 import type { LastHour } from '../lib/ops/last-hour';
 import { perQueue } from '../lib/ops/last-hour-reading';
 import type { DecisionMeter } from '../lib/ops/latency';
 import type { Metrics } from '../lib/ops/metrics';
 import type { Config } from '../lib/process/config';
-import { type HandlerResult, ok } from '../lib/functions/results';
 import { type StatusDeps, statusOf } from './status';
 
 /** What the dashboard's feed needs: the status, the metrics' counters, the latest events, the board, the last hour. */

@@ -1,9 +1,8 @@
 // GET /dead-letters: the messages that left their queue after MaxDeliveries deliveries without
 // proof of the read, for the operator who decides what becomes of them.
 import type { DeadLetterReads } from '../db/dead-letter-store';
-import { httpFunction } from '../lib/functions/define';
+import { type HandlerResult, httpFunction, ok } from '../lib/functions/define';
 import type { QueueName } from '../model/messages';
-import { type HandlerResult, ok } from '../lib/functions/results';
 import { badRequest, unauthorized } from '../lib/http/routes';
 import { deadLetterListDto, deadLetterQuery } from '../lib/http/ops-schemas';
 

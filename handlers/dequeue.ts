@@ -1,10 +1,9 @@
 // GET /sortation and GET /destination: long-poll a queue for one message (210/212/211) or 204.
 import type { GoneWatch, QueueDispatcher } from '../lib/queue/dispatcher';
-import { type FunctionInput, httpFunction } from '../lib/functions/define';
+import { empty, type FunctionInput, type HandlerResult, httpFunction } from '../lib/functions/define';
 import type { QueueName } from '../model/messages';
 import { badRequest, unauthorized } from '../lib/http/routes';
 import { ackHeaders, destinationInfoDto, inductDto, timeOutQuery, verifyDto } from '../lib/http/message-schemas';
-import { type HandlerResult, empty } from '../lib/functions/results';
 
 /** What dequeue needs. */
 export interface DequeueDeps {

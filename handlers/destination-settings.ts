@@ -2,9 +2,8 @@
 // through the outbox.
 import { BatchDoorStatus, DestinationStatus, EnumDefaults, LightColor, LightStatus, parseEnum } from '../model/enums';
 import type { DestinationSetting } from '../model/messages';
-import { httpFunction } from '../lib/functions/define';
-import type { HandlerResult } from '../lib/functions/results';
-import { postErrors, postEvent, postNotes } from '../lib/http/routes';
+import { type HandlerResult, httpFunction, postEvent } from '../lib/functions/define';
+import { postErrors, postNotes } from '../lib/http/routes';
 import { destinationAck, destinationBody } from '../lib/http/message-schemas';
 import { type DefaultApplied, type ForwardDeps, forward } from '../lib/functions/forward';
 

@@ -1,8 +1,7 @@
 // The scheduled expiry of REQUESTs older than MaxRequestAgeSeconds (live mode; off by default).
 import type { ServiceStores } from '../db/service-stores';
-import { scheduledFunction } from '../lib/functions/define';
+import { empty, type HandlerResult, ok, scheduledFunction } from '../lib/functions/define';
 import type { Logger } from '../lib/process/logger';
-import { type HandlerResult, empty, ok } from '../lib/functions/results';
 
 /** What the expiry needs. */
 export interface ExpireRequestsDeps {

@@ -1,9 +1,8 @@
 // GET /health/live and /health/ready: for a watchdog or a load balancer (manifest input `probe`).
 import type { StorageStatus } from '../db/storage-status';
-import { type Responses, httpFunction } from '../lib/functions/define';
+import { type HandlerResult, httpFunction, ok, type Responses } from '../lib/functions/define';
 import { type HealthInputs, liveness, readiness } from '../lib/ops/health';
 import type { SorterLink } from '../lib/link/sorter-link-status';
-import { type HandlerResult, ok } from '../lib/functions/results';
 import { unauthorized } from '../lib/http/routes';
 import { healthReport } from '../lib/http/ops-schemas';
 

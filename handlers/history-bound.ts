@@ -2,8 +2,7 @@
 // in the same short chunks as the hourly purge by age.
 import { purgeInChunks } from '../db/history-purge';
 import type { ServiceStores } from '../db/service-stores';
-import { scheduledFunction } from '../lib/functions/define';
-import { type HandlerResult, ok } from '../lib/functions/results';
+import { type HandlerResult, ok, scheduledFunction } from '../lib/functions/define';
 import type { StorageWatch } from '../lib/ops/storage-watch';
 
 /** What the size bound needs. */

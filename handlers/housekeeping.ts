@@ -2,10 +2,9 @@
 // history fit.
 import { PURGE_CHUNK_ROWS, purgeInChunks } from '../db/history-purge';
 import type { ServiceStores } from '../db/service-stores';
-import { scheduledFunction } from '../lib/functions/define';
+import { type HandlerResult, ok, scheduledFunction } from '../lib/functions/define';
 import type { Logger } from '../lib/process/logger';
 import type { StorageWatch } from '../lib/ops/storage-watch';
-import { type HandlerResult, ok } from '../lib/functions/results';
 
 /** What housekeeping needs. */
 export interface HousekeepingDeps {

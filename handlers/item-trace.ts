@@ -1,6 +1,5 @@
 // GET /items/{TrackID}: what happened to an item, in one answer.
-import { httpFunction, pathParam } from '../lib/functions/define';
-import { type HandlerResult, ok } from '../lib/functions/results';
+import { type HandlerResult, httpFunction, ok, pathParam } from '../lib/functions/define';
 import { errorDto, unauthorized } from '../lib/http/routes';
 import { itemParams, itemTimelineDto } from '../lib/http/ops-schemas';
 import type { ItemTimeline } from '../db/item-trace';

@@ -1,7 +1,6 @@
 // GET /metrics: the service's Prometheus metrics in the text exposition format.
-import { httpFunction } from '../lib/functions/define';
+import { type HandlerResult, httpFunction, text } from '../lib/functions/define';
 import type { Metrics } from '../lib/ops/metrics';
-import { type HandlerResult, text } from '../lib/functions/results';
 
 /** What the metrics handler needs. */
 export interface MetricsDeps {

@@ -2,9 +2,8 @@
 import type { DeadLetterWrites } from '../db/dead-letter-store';
 import { WriteCancelled, WriteFailed } from '../db/write-queue';
 import type { QueueDispatcher } from '../lib/queue/dispatcher';
-import { httpFunction } from '../lib/functions/define';
+import { type HandlerResult, httpFunction, ok, unavailable } from '../lib/functions/define';
 import type { QueueName } from '../model/messages';
-import { type HandlerResult, ok, unavailable } from '../lib/functions/results';
 import { badRequest, unauthorized } from '../lib/http/routes';
 import { requeueAck, requeueBody } from '../lib/http/ops-schemas';
 import type { Logger } from '../lib/process/logger';

@@ -1,11 +1,12 @@
 // How a function of the service is declared: manifest.json names its module, and the module
 // exports `fn`, built here from its handler and what its trigger needs (for HTTP: validation,
-// documentation and the event mapping), so that the handler's own types are checked once, here.
+// documentation and the event mapping), so that the handler's own types are checked once, here;
+// and what handlers return: values for every expected outcome, turned into HTTP by
+// lib/http/function-routes.ts.
 import path from 'node:path';
 import type Joi from 'joi';
-import type { GoneWatch } from '../queue/dispatcher';
+import type { Claim, GoneWatch } from '../queue/dispatcher';
 import type { InboundMessage } from '../link/session-port';
-import type { HandlerResult } from './results';
 import type { Deps } from '../deps';
 
 /** A handler: `(deps, event) => result`. It may ask for any part of Deps (a narrower type is fine). */
@@ -36,6 +37,33 @@ export function pathParam(request: HttpRequestView, name: string): string {
   if (typeof value !== 'string') throw new Error(`path parameter ${name} is missing (the route's params schema requires it)`);
   return value;
 }
+
+/**
+ * What a handler returns; lib/http/function-routes.ts is the one place that turns these into HTTP.
+ * Expected outcomes (an empty queue, a defaulted enum) are values, never exceptions.
+ */
+export type HandlerResult =
+  | { kind: 'ok'; body: object; status?: number }
+  | { kind: 'message'; claim: Claim; explicitAck?: boolean }
+  | { kind: 'empty' }
+  | { kind: 'text'; body: string; contentType: string }
+  | { kind: 'unavailable'; reason: string; retryAfterSeconds: number };
+
+/** 200 (or the status given, e.g. a health check's 503) with a JSON body. */
+export const ok = (body: object, status = 200): HandlerResult => ({ kind: 'ok', body, status });
+/** 204, no body. */
+export const empty: HandlerResult = { kind: 'empty' };
+/** 503 with Retry-After: the service cannot do it now (e.g. the storage is stalled) and did nothing. */
+export const unavailable = (reason: string, retryAfterSeconds = 1): HandlerResult => ({ kind: 'unavailable', reason, retryAfterSeconds });
+/** 200 with a text body of its own type (e.g. Prometheus' exposition format). */
+export const text = (body: string, contentType: string): HandlerResult => ({ kind: 'text', body, contentType });
+
+/** The event of a POST: its body (validated by the binding's payload schema) and who sent it. */
+export const postEvent = <B>(request: HttpRequestView): { body: B; clientAddress: string | null } => ({
+  // Validated against the binding's payload schema before any handler runs.
+  body: request.payload as B,
+  clientAddress: request.clientAddress,
+});
 
 /** Documented responses by status code. */
 export type Responses = Record<number, { description: string; schema?: Joi.Schema }>;

@@ -2,7 +2,7 @@
 // link.
 import type { ServiceStores } from '../../db/service-stores';
 import type { DeliveryState, OutboundMessage } from '../../model/messages';
-import { type HandlerResult, ok, unavailable } from './results';
+import { type HandlerResult, ok, unavailable } from './define';
 import type { SorterLink } from '../link/sorter-link-status';
 
 /** What forwarding a message to the sorter needs. */

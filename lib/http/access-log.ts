@@ -5,7 +5,7 @@ import type { Metrics } from '../ops/metrics';
 import type { Config } from '../process/config';
 import type { Logger } from '../process/logger';
 import { callerOf } from './auth';
-import { clientAddress, handedOut } from './reply';
+import { clientAddress, handedOut } from './function-routes';
 
 /** Record each response on `server` in the metrics and the access log. */
 export function recordResponses(server: Hapi.Server, deps: { metrics: Metrics; log: Logger; settings: Pick<Config, 'AccessLog'> }): void {

@@ -2,7 +2,7 @@
 // the hapi route options a function's binding becomes (lib/http/server.ts).
 import type { RouteOptions } from '@hapi/hapi';
 import Joi from 'joi';
-import type { FunctionInput, HttpBinding, HttpRequestView } from '../functions/define';
+import type { FunctionInput, HttpBinding } from '../functions/define';
 import { absentKeysValidator, memoizedValidator, plainKeysValidator } from './input-validators';
 
 /** An error body as the service sends it, with an example of its own (a model per kind of error). */
@@ -67,13 +67,6 @@ export const postNotes = [
   'The body is written to the outbox before this answer, so an acknowledged message survives a crash or power cut; it is forwarded to the sorter in order and leaves the outbox when the sorter acknowledges it.',
   'In test mode nothing is written or sent (Delivery "NotSent").',
 ];
-
-/** The event of a POST: its body (validated by the binding's payload schema) and who sent it. */
-export const postEvent = <B>(request: HttpRequestView): { body: B; clientAddress: string | null } => ({
-  // Validated against the binding's payload schema before any handler runs.
-  body: request.payload as B,
-  clientAddress: request.clientAddress,
-});
 
 /** The tag a path is grouped under in Swagger. */
 export const tagOf = (path: string) => path.replace(/^\//, '') || 'service';

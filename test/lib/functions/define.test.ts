@@ -1,16 +1,17 @@
 // Function definitions (lib/functions/define.ts): an HTTP function's event built from the request
 // by its binding, and the loaders that take a module's `fn` and refuse one of another kind or none.
 import {
+  empty,
   httpFunction,
-  pathParam,
   loadHttpFunction,
   loadScheduledFunction,
   loadTelegramFunction,
+  ok,
+  pathParam,
   scheduledFunction,
   telegramFunction,
 } from '../../../lib/functions/define';
 import type { Deps } from '../../../lib/deps';
-import { empty, ok } from '../../../lib/functions/results';
 
 const view = {
   method: 'get',
@@ -75,8 +76,8 @@ describe('the loaders', () => {
     expect(() => loadHttpFunction('test/fixtures/functions/record-telegram')).toThrow(
       'is a telegram function, it cannot have a http trigger',
     );
-    expect(() => loadHttpFunction('lib/functions/results')).toThrow(
-      'manifest.json: lib/functions/results does not export a function definition as fn',
+    expect(() => loadHttpFunction('lib/functions/define')).toThrow(
+      'manifest.json: lib/functions/define does not export a function definition as fn',
     );
   });
 });

@@ -3,8 +3,8 @@
 // checked on a real hapi server that validates with them.
 import Hapi from '@hapi/hapi';
 import Joi from 'joi';
-import type { HttpBinding } from '../../../lib/functions/define';
-import { errorDto, postErrors, postEvent, routeOptions, tagOf } from '../../../lib/http/routes';
+import { type HttpBinding, postEvent } from '../../../lib/functions/define';
+import { errorDto, postErrors, routeOptions, tagOf } from '../../../lib/http/routes';
 import { validationFailAction } from '../../../lib/http/input-keys';
 
 describe('error bodies', () => {

@@ -1,10 +1,10 @@
-// lib/http/reply.ts on a real hapi server of its own, listening on loopback, with the service's
+// The reply of lib/http/function-routes.ts (handler results as HTTP) on a real hapi server of its own, listening on loopback, with the service's
 // real dispatcher and delivery tracker on a real SQLite file: how each handler result becomes
 // HTTP, a message response and its proof of read, and the watch on a waiting client's connection.
 // One service for the file (its start is most of the time); each test queues messages of its own.
 import Hapi from '@hapi/hapi';
-import { type ReplyContext, goneWatch, reply } from '../../../lib/http/reply';
-import { empty, ok, text, unavailable } from '../../../lib/functions/results';
+import { type ReplyContext, goneWatch, reply } from '../../../lib/http/function-routes';
+import { empty, ok, text, unavailable } from '../../../lib/functions/define';
 import type { InductDto, VerifyDto } from '../../../model/messages';
 import { RawConnection, rawExchange } from '../../helpers/raw-http';
 import { type TestService, testService } from '../../helpers/service';

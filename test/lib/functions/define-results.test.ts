@@ -1,5 +1,5 @@
-// What handlers return (lib/functions/results.ts): values for every expected outcome.
-import { empty, ok, text, unavailable } from '../../../lib/functions/results';
+// What handlers return (lib/functions/define.ts): values for every expected outcome.
+import { empty, ok, text, unavailable } from '../../../lib/functions/define';
 
 it('makes each result with its defaults: 200, a 1 s Retry-After', () => {
   expect(ok({ a: 1 })).toEqual({ kind: 'ok', body: { a: 1 }, status: 200 });
