@@ -5,7 +5,7 @@
  * SQLite's codes for a statement the database will never take as it is: a table or column that
  * is not there (a schema older or newer than this service), a value of the wrong type, a corrupt
  * file, a value a NOT NULL or CHECK refuses. A full disk, a lock or an I/O error may pass, and a
- * duplicate id is given afresh on the retry (lib/queue/uncommitted.ts), so those are not here.
+ * duplicate id is given afresh on the retry (lib/queue/dispatcher.ts, UncommittedMessages), so those are not here.
  */
 const LASTING = /\bSQLITE_(ERROR|MISMATCH|CORRUPT\w*|NOTADB|TOOBIG|CONSTRAINT_(NOTNULL|CHECK))\b/;
 

@@ -45,7 +45,7 @@ export interface LinkWrites {
    */
   /**
    * `dropSuperseded`: a REQUEST takes the older REQUESTs of its item out of the queue (live mode).
-   * `id`: the queue id given it on arrival (lib/queue/uncommitted.ts: it may be handed out under
+   * `id`: the queue id given it on arrival (lib/queue/dispatcher.ts, UncommittedMessages: it may be handed out under
    * it before this commit); null takes the next.
    */
   acceptFromPeer(

@@ -28,7 +28,7 @@ export interface Delivery {
 export interface QueueWrites {
   /**
    * Add messages in order, all or none; returns their ids. `ids` gives them (a message handed out
-   * before its commit already has one: lib/queue/uncommitted.ts); a missing or null one takes the next.
+   * before its commit already has one: lib/queue/dispatcher.ts, UncommittedMessages); a missing or null one takes the next.
    */
   enqueue(messages: SorterMessage[], receivedAt: string, ids?: Array<number | null>): number[];
   /** Remove a delivered message and record it in the history; false if it was already gone. */

@@ -133,7 +133,7 @@ export class Writer {
 
   /**
    * Commits go through promptly (not failing, no phase of a transaction longer than `maxMs`):
-   * a message may then be handed out before its commit (lib/queue/uncommitted.ts).
+   * a message may then be handed out before its commit (lib/queue/dispatcher.ts, UncommittedMessages).
    */
   prompt(maxMs = PROMPT_MS): boolean {
     return this.monitor.prompt(maxMs);

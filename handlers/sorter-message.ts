@@ -1,11 +1,10 @@
 // The telegram trigger: a REQUEST, VERIFY or SCAN from the sorter, committed to its queue.
 import type { Accepted } from '../db/link-store';
-import type { QueueDispatcher } from '../lib/queue/dispatcher';
+import type { QueueDispatcher, UncommittedMessages } from '../lib/queue/dispatcher';
 import { type HandlerResult, ok, telegramFunction } from '../lib/functions/define';
 import type { WakeMeter } from '../lib/ops/latency';
 import type { Logger } from '../lib/process/logger';
 import type { InboundMessage } from '../lib/link/session-port';
-import type { UncommittedMessages } from '../lib/queue/uncommitted';
 import { type QueueMessages, type QueueName, queueOf } from '../model/messages';
 
 /** What the sorter-message handler needs. */

@@ -3,8 +3,7 @@
 import type { OutboxReads } from '../db/outbox-store';
 import type { QueueReads } from '../db/queue-reads';
 import type { StorageStatus } from '../db/storage-status';
-import type { QueueDispatcher } from '../lib/queue/dispatcher';
-import type { UncommittedMessages } from '../lib/queue/uncommitted';
+import type { QueueDispatcher, UncommittedMessages } from '../lib/queue/dispatcher';
 import type { QueueName } from '../model/messages';
 import { type HandlerResult, httpFunction, ok } from '../lib/functions/define';
 import type { ReplaySummary } from '../lib/testmode/seed';

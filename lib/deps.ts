@@ -13,8 +13,7 @@ import type { Config } from './process/config';
 import type { Logger } from './process/logger';
 import type { AlarmMonitor } from './ops/alarms';
 import type { DeliveryTracker } from './http/read-proof/delivery';
-import type { QueueDispatcher } from './queue/dispatcher';
-import type { UncommittedMessages } from './queue/uncommitted';
+import type { QueueDispatcher, UncommittedMessages } from './queue/dispatcher';
 import type { ReplaySummary } from './testmode/seed';
 /** Everything the handlers may ask for. Each handler declares the part it uses. */
 export interface Deps {
