@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type { LogicalType } from '../../../lib/telegram/contract';
 import { TelegramError } from '../../../bench/v1-codec';
 import type { Flag } from '../../../lib/layout/codec';
-import { LayoutFramer } from '../../../lib/layout/framing';
+import { LayoutFramer } from '../../../lib/layout/wire';
 import { SHIPPED, headerOf, shippedCodec, valuesOf } from '../../helpers/layout-arbitraries';
 import { nth } from '../../helpers/nth';
 

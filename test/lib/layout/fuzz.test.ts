@@ -3,8 +3,7 @@
 // and the valid telegram sent after it still comes through.
 import fc from 'fast-check';
 import { TelegramError } from '../../../bench/v1-codec';
-import { LayoutFramer } from '../../../lib/layout/framing';
-import { sorterMessageData, sorterMessageOf } from '../../../lib/layout/wire';
+import { LayoutFramer, sorterMessageData, sorterMessageOf } from '../../../lib/layout/wire';
 import type { InductDto } from '../../../model/messages';
 import { SHIPPED, malformed, shippedCodec } from '../../helpers/layout-arbitraries';
 

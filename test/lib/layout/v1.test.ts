@@ -7,8 +7,7 @@ import * as v1 from '../../../bench/v1-codec';
 import { TelegramDecoder } from '../../../bench/v1-decoder';
 import { loadLayout } from '../../../lib/layout/load';
 import { LayoutCodec } from '../../../lib/layout/codec';
-import { LayoutFramer } from '../../../lib/layout/framing';
-import { outboundData, sorterMessageData, sorterMessageOf } from '../../../lib/layout/wire';
+import { LayoutFramer, outboundData, sorterMessageData, sorterMessageOf } from '../../../lib/layout/wire';
 import { BatchDoorStatus, DestinationStatus, LightColor, LightStatus } from '../../../model/enums';
 import { nth } from '../../helpers/nth';
 

@@ -1,6 +1,6 @@
-// The framer of each kind of layout, by example: what it skips, why, and where it finds the next
+// The framer of each kind of layout (LayoutFramer, lib/layout/wire.ts), by example: what it skips, why, and where it finds the next
 // telegram (layout-codec.test.ts and layout-fuzz.test.ts drive it with generated streams).
-import { type Framed, LayoutFramer } from '../../../lib/layout/framing';
+import { type Framed, LayoutFramer } from '../../../lib/layout/wire';
 import type { LayoutCodec } from '../../../lib/layout/codec';
 import { shippedCodec } from '../../helpers/layout-arbitraries';
 
