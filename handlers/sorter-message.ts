@@ -5,7 +5,7 @@ import { type HandlerResult, ok, telegramFunction } from '../lib/functions/defin
 import type { WakeMeter } from '../lib/ops/latency';
 import type { Logger } from '../lib/process/logger';
 import type { InboundMessage } from '../lib/link/session-port';
-import { type QueueMessages, type QueueName, queueOf } from '../model/messages';
+import type { QueueMessages, QueueName } from '../model/messages';
 
 /** What the sorter-message handler needs. */
 export interface SorterMessageDeps {
@@ -39,6 +39,9 @@ export interface SorterMessageDeps {
   /** Told of every message (the SORTER_SILENT alarm). */
   alarms?: { sorterMessage(): void };
 }
+
+/** The queue a message from the sorter goes to: SCAN to destination, REQUEST and VERIFY to sortation. */
+const queueOf = (message: InboundMessage['message']): QueueName => (message.Type === 'SCAN' ? 'destination' : 'sortation');
 
 /**
  * A REQUEST, VERIFY or SCAN from the sorter (telegram trigger): commit it to its queue with its

@@ -75,6 +75,3 @@ export type OutboundMessage = { kind: 'ASSIGNMENT'; body: Assignment } | { kind:
 /** How a POSTed message travels on: written to the sorter, waiting in the outbox, or not at all (test mode). */
 export const DeliveryStates = ['Sent', 'Queued', 'NotSent'] as const;
 export type DeliveryState = (typeof DeliveryStates)[number];
-
-/** The queue a message from the sorter goes to. */
-export const queueOf = (message: SorterMessage): QueueName => (message.Type === 'SCAN' ? 'destination' : 'sortation');
