@@ -9,8 +9,7 @@ import { type LinkReads, type LinkWrites, linkReads } from './link-store';
 import { type OutboxReads, type OutboxWrites, outboxReads } from './outbox-store';
 import { type QueueReads, queueReads } from './queue-reads';
 import type { QueueWrites } from './queue-writes';
-import { type RunOptions, type Unsynced, WriteCancelled, WriteFailed } from './write-queue';
-import type { Writer } from './writer';
+import { type RunOptions, type Unsynced, WriteCancelled, WriteFailed, type Writer } from './writer';
 
 /** A store's synchronous writes as the service calls them: promises that resolve once committed. */
 type Committed<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never };

@@ -1,6 +1,6 @@
 // POST /dead-letters/requeue: dead letters go back to their queues, in their old places.
 import type { DeadLetterWrites } from '../db/dead-letter-store';
-import { WriteCancelled, WriteFailed } from '../db/write-queue';
+import { WriteCancelled, WriteFailed } from '../db/writer';
 import type { QueueDispatcher } from '../lib/queue/dispatcher';
 import { type HandlerResult, httpFunction, ok, unavailable } from '../lib/functions/define';
 import type { QueueName } from '../model/messages';

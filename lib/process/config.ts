@@ -5,7 +5,7 @@ import path from 'node:path';
 import Joi from 'joi';
 import net from 'node:net';
 import { ACK_UNSYNCED_AFTER_MS, HOLD_MS, WINDOW_MS, WINDOW_MS_COMMITTED_ONLY } from '../../db/commit-plan';
-import { POST_GROUP_MS } from '../../db/write-queue';
+import { POST_GROUP_MS } from '../../db/writer';
 import { duplicateKeys } from './json-keys';
 import { errorCode, errorMessage } from './errors';
 

@@ -9,8 +9,7 @@ import path from 'node:path';
 import Database from '../../db/sqlite';
 import { defaultMigrationsDir, openReader } from '../../db/connection';
 import { readMigrations } from '../../db/migrate';
-import { WriteCancelled, WriteFailed } from '../../db/write-queue';
-import { Writer } from '../../db/writer';
+import { WriteCancelled, WriteFailed, Writer } from '../../db/writer';
 import type { VerifyDto } from '../../model/messages';
 import { itWhen, missingImmutable } from '../helpers/tools';
 

@@ -5,8 +5,7 @@ import path from 'node:path';
 import { WINDOW_MS } from '../../db/commit-plan';
 import { RESERVED_IDS_AT_A_TIME } from '../../db/outbox-store';
 import Database from '../../db/sqlite';
-import { WriteCancelled, WriteFailed } from '../../db/write-queue';
-import { Writer } from '../../db/writer';
+import { WriteCancelled, WriteFailed, Writer } from '../../db/writer';
 import type { VerifyDto } from '../../model/messages';
 
 const verify = (t: string): VerifyDto => ({ Type: 'VERIFY', TrackID: t, Barcode: '', Destination: 'D1', MessageCode: 212 });

@@ -3,15 +3,7 @@
 // the commit, cancellation, slices of the backlog, and a writer gone. (On a real thread and file:
 // writer.test.ts.)
 import { WINDOW_MS } from '../../db/commit-plan';
-import {
-  type CommandResult,
-  POST_GROUP_MAX,
-  POST_GROUP_MS,
-  WriteCancelled,
-  WriteFailed,
-  WriteQueue,
-  coalesceMs,
-} from '../../db/write-queue';
+import { type CommandResult, POST_GROUP_MAX, POST_GROUP_MS, WriteCancelled, WriteFailed, WriteQueue, coalesceMs } from '../../db/writer';
 import { type Command, Cancel } from '../../db/writer-protocol';
 import { atLeast, nth } from '../helpers/nth';
 
