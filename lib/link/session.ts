@@ -5,6 +5,7 @@
 // connection, the window of data telegrams in flight, their resend after the ACK timeout, the
 // peer's answer to each) and the peer's (its session and epoch, the numbering of its data
 // telegrams, repeats, each telegram's delivery to the port before its ACK or NAK).
+import type { Socket } from 'node:net';
 import {
   RefuseError,
   type Outbound,
@@ -435,6 +436,21 @@ class Refusals {
   private atOrBefore(seq: number, last: number): boolean {
     return isRepeat(seq, last, this.wire.maxSequence, this.wire.repeatWindow);
   }
+}
+
+/**
+ * A connection's writer for `attach`: the session writes its telegrams to the socket itself, and
+ * those of one tick (the ACKs for a chunk, the assignments they let through) leave in one write,
+ * corked at the first and uncorked once this tick's work is done.
+ */
+export function tickWriter(socket: Socket): (frame: string) => void {
+  return (frame) => {
+    if (socket.writableCorked === 0) {
+      socket.cork();
+      process.nextTick(() => socket.uncork());
+    }
+    socket.write(frame, 'latin1');
+  };
 }
 
 /**

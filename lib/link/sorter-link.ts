@@ -12,7 +12,7 @@ import type { TelegramType } from '../telegram/telegram';
 import { type OutboundEncoding, type OutboundTelegram, type TelegramWire, defaultWire } from '../layout/wire';
 import type { TrafficLogWriter } from './traffic-log';
 import { OutboxFeed, type OutboxFeedDeps, seqOfOutboxId } from './outbox-feed';
-import { TelegramSession } from './session';
+import { TelegramSession, tickWriter } from './session';
 import { HOST_RECEIVES, type InboundMessage } from './session-port';
 import { type SorterLink, type SorterLinkStatus, type TelegramSeen, linkStatus } from './sorter-link-status';
 
@@ -218,15 +218,7 @@ export class TcpSorterLink implements SorterLink {
       { address: this.address, ...(failed > 0 && { failedAttemptsBefore: failed }) },
       'sorter link connected; resynchronising',
     );
-    // The telegrams of one tick (the ACKs for a chunk, the assignments they let through) leave in
-    // one write: corked at the first, uncorked once this tick's work is done.
-    this.session.attach((frame) => {
-      if (socket.writableCorked === 0) {
-        socket.cork();
-        process.nextTick(() => socket.uncork());
-      }
-      socket.write(frame, 'latin1');
-    });
+    this.session.attach(tickWriter(socket));
     this.armTick();
   }
 
