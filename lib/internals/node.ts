@@ -1,11 +1,13 @@
 // Every place where the service reaches past Node's public API, and nowhere else (lib/internals/hapi.ts
 // holds hapi's). What the delivery tracker (lib/http/read-proof/) must see of a connection that
 // Node's http server does not report; the response a socket is writing; a request's destroy()
-// taken over; a module put in require's cache before anything loads it (and loaded later, when used). Each is pinned by
+// taken over; a module put in require's cache before anything loads it (and loaded later, when used);
+// V8's semi-space flag lowered for the worker threads started after the main thread. Each is pinned by
 // test/lib/internals/node.test.ts, and CI runs that test on every supported Node line
 // (.ci/node-lines): a Node release that changes one fails there, not in the field.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Module from 'node:module';
+import v8 from 'node:v8';
 import type { Socket } from 'node:net';
 
 /** What the handle's getpeername returns while the connection is up. */
@@ -135,4 +137,16 @@ export function deferModule(id: string): void {
       },
     ),
   );
+}
+
+/**
+ * Give the worker threads started from now on a semi-space of `mb` (their young generation is
+ * about three times that). A worker's `resourceLimits.maxYoungGenerationSizeMb` does not hold
+ * where the process was started with `--max-semi-space-size` (as `npm start` and the systemd
+ * units start it, for the main thread): the flag wins. V8 reads the flag when it creates an
+ * isolate, so lowering it after the main thread's heap is set up changes the workers' alone.
+ * Node calls setting V8 flags after start undefined behaviour: the pin test checks it per Node line.
+ */
+export function setWorkerSemiSpace(mb: number): void {
+  v8.setFlagsFromString(`--max-semi-space-size=${mb}`);
 }

@@ -207,6 +207,38 @@ describe('the other places past the public API', () => {
     expect(JSON.parse(r.stdout)).toEqual({ same: true, evaluated: false });
   });
 
+  it('setWorkerSemiSpace gives the workers started after it a smaller young generation than the process flag, the main thread its own', () => {
+    const compiled = path.join(__dirname, '../../../dist/lib/internals/node.js');
+    // The largest new space each thread reaches while it keeps many young objects alive (MB).
+    const script = (lower: boolean) => `
+      const v8 = require('node:v8');
+      const { Worker } = require('node:worker_threads');
+      const { setWorkerSemiSpace } = require(${JSON.stringify(compiled)});
+      function churn() {
+        let max = 0;
+        const keep = [];
+        for (const end = Date.now() + 300; Date.now() < end; ) {
+          for (let i = 0; i < 2000; i++) keep.push({ a: i, b: 'x' + i, c: [i] });
+          if (keep.length > 200000) keep.splice(0, 100000);
+          max = Math.max(max, v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size);
+        }
+        return max / 1048576;
+      }
+      const main = churn();
+      if (${lower}) setWorkerSemiSpace(1);
+      const w = new Worker('const v8 = require("node:v8"); require("node:worker_threads").parentPort.postMessage((' + churn + ')())', { eval: true });
+      w.on('message', (worker) => { process.stdout.write(JSON.stringify({ main, worker })); w.terminate(); });`;
+    const run = (lower: boolean) => {
+      const r = spawnSync(process.execPath, ['--max-semi-space-size=4', '-e', script(lower)], { encoding: 'utf8' });
+      expect(r.stderr).toBe('');
+      return JSON.parse(r.stdout) as { main: number; worker: number };
+    };
+    const flagOnly = run(false);
+    const lowered = run(true);
+    expect(lowered.worker).toBeLessThan(flagOnly.worker * 0.75);
+    expect(lowered.worker).toBeLessThan(lowered.main);
+  });
+
   it('deferModule evaluates the module at the first use of its exports, with `this` kept; loadSubstituted gives the real exports', () => {
     const compiled = path.join(__dirname, '../../../dist/lib/internals/node.js');
     // swagger-parser's static validate() constructs `this`: the way hapi-swagger calls it.
