@@ -8,24 +8,11 @@ import { defaultMigrationsDir, openReader } from '../../db/connection';
 import { readMigrations } from '../../db/migrate';
 import { validateConfig } from '../../lib/process/config';
 import { type Service, createService } from '../../lib/service';
-import type { InductDto } from '../../model/messages';
 import { csv, removeHome, requestRow, scanRow, tempHome, verifyRow } from '../helpers/home';
 import { capturingLogger } from '../helpers/log';
 import { freePort } from '../helpers/net';
 import { publish } from '../helpers/service';
-
-const induct = (trackId: string): InductDto => ({
-  Type: 'REQUEST',
-  TrackID: trackId,
-  Barcode: '',
-  MessageCode: 210,
-  InductLocation: 'IND01',
-  RecirculationCount: 0,
-  Length: 1,
-  Width: 2,
-  Height: 3,
-  Weight: 4,
-});
+import { induct } from '../helpers/messages';
 
 let home: string;
 let running: Service | undefined;

@@ -12,7 +12,7 @@ import inspector from 'node:inspector';
 import net from 'node:net';
 import path from 'node:path';
 import { encodeContent, sorterMessageData } from '../../bench/v1-codec';
-import type { InductDto } from '../../model/messages';
+import { induct } from '../helpers/messages';
 import { ack, scriptedPlc } from '../helpers/scripted-plc';
 import { type TestService, testService } from '../helpers/service';
 import { until } from '../helpers/until';
@@ -111,19 +111,6 @@ function enteredTwice(stacks: string[]): Map<string, string> {
   return twice;
 }
 
-const induct = (n: number): InductDto => ({
-  Type: 'REQUEST',
-  TrackID: String(n).padStart(7, '0'),
-  Barcode: `B${n}`,
-  MessageCode: 210,
-  InductLocation: 'IND01',
-  RecirculationCount: 0,
-  Length: 1,
-  Width: 2,
-  Height: 3,
-  Weight: 4,
-});
-
 function request(uri: string, method: string, body?: object): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${uri}`, { method, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
@@ -213,7 +200,7 @@ describe('the paths of docs/architecture.md', () => {
       const got = request(`${base}/sortation?timeOut=5`, 'GET');
       await until(() => t.service.deps.dispatchers.sortation.waiting > 0, 2000, 'the GET waits in line', 5);
       await open();
-      const { type, data } = sorterMessageData(induct(n));
+      const { type, data } = sorterMessageData(induct(String(n).padStart(7, '0'), { Barcode: `B${n}` }));
       plc.toHost(encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: n, type, flag: 'D', data }));
       const res = await got;
       expect(res.status).toBe(210);

@@ -4,24 +4,12 @@
 // function its settings switch off is not scheduled (its cron would only wake an idle service).
 import { type Manifest, loadManifest } from '../../../lib/functions/manifest';
 import { startSchedules } from '../../../lib/functions/schedule';
-import type { InductDto } from '../../../model/messages';
 import { capturingLogger } from '../../helpers/log';
 import { freePort } from '../../helpers/net';
 import { type TestService, testService } from '../../helpers/service';
 import { until } from '../../helpers/until';
+import { induct } from '../../helpers/messages';
 
-const induct = (trackId: string): InductDto => ({
-  Type: 'REQUEST',
-  TrackID: trackId,
-  Barcode: '',
-  MessageCode: 210,
-  InductLocation: 'IND01',
-  RecirculationCount: 0,
-  Length: 1,
-  Width: 2,
-  Height: 3,
-  Weight: 4,
-});
 const queued = () => t.service.db.prepare('SELECT track_id FROM sortation_queue ORDER BY id').pluck().all();
 /** A REQUEST received a minute ago: older than MaxRequestAgeSeconds. */
 const enqueueOld = (trackId: string) => t.service.writer.run('enqueue', [[induct(trackId)], new Date(Date.now() - 60_000).toISOString()]);

@@ -9,6 +9,7 @@ import type { InductDto, VerifyDto } from '../../../model/messages';
 import { RawConnection, rawExchange } from '../../helpers/raw-http';
 import { type TestService, testService } from '../../helpers/service';
 import { until } from '../../helpers/until';
+import * as messages from '../../helpers/messages';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -18,18 +19,7 @@ let port: number;
 /** What the routes below saw, in order. */
 let events: string[];
 
-const induct = (trackId: string): InductDto => ({
-  Type: 'REQUEST',
-  TrackID: trackId,
-  Barcode: `B${trackId}`,
-  MessageCode: 210,
-  InductLocation: 'IND01',
-  RecirculationCount: 0,
-  Length: 1,
-  Width: 2,
-  Height: 3,
-  Weight: 4,
-});
+const induct = (trackId: string): InductDto => messages.induct(trackId, { Barcode: `B${trackId}` });
 const verify = (trackId: string): VerifyDto => ({
   Type: 'VERIFY',
   TrackID: trackId,

@@ -6,23 +6,10 @@
 import Hapi from '@hapi/hapi';
 import { type Manifest, httpTriggers, loadManifest } from '../../../lib/functions/manifest';
 import { createServer } from '../../../lib/http/server';
-import type { InductDto } from '../../../model/messages';
 import { RawConnection, rawExchange } from '../../helpers/raw-http';
 import { type TestService, testService } from '../../helpers/service';
 import { until } from '../../helpers/until';
-
-const induct = (trackId: string): InductDto => ({
-  Type: 'REQUEST',
-  TrackID: trackId,
-  Barcode: '',
-  MessageCode: 210,
-  InductLocation: 'IND01',
-  RecirculationCount: 0,
-  Length: 1,
-  Width: 2,
-  Height: 3,
-  Weight: 4,
-});
+import { induct } from '../../helpers/messages';
 
 // One service for the file (its start is most of the time); the tests leave its queues empty.
 let t: TestService;

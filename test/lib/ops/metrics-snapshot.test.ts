@@ -2,22 +2,11 @@
 // file: ready and handed-out messages, the oldest message's age, waiting clients, the outbox, the
 // link and the storage, each as the service's own parts say.
 import { metricsSnapshot } from '../../../lib/ops/metrics-snapshot';
-import type { DestinationInfoDto, InductDto } from '../../../model/messages';
+import type { DestinationInfoDto } from '../../../model/messages';
 import { freePort } from '../../helpers/net';
 import { type TestService, testService } from '../../helpers/service';
+import { induct } from '../../helpers/messages';
 
-const induct = (trackId: string): InductDto => ({
-  Type: 'REQUEST',
-  TrackID: trackId,
-  Barcode: '',
-  MessageCode: 210,
-  InductLocation: 'IND01',
-  RecirculationCount: 0,
-  Length: 1,
-  Width: 2,
-  Height: 3,
-  Weight: 4,
-});
 const scan: DestinationInfoDto = {
   Type: 'SCAN',
   Destination: 'D1',
