@@ -4,7 +4,9 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { projectRoot } from '../lib/host/root';
+import { setWorkerSemiSpace } from '../lib/internals/node';
 import { WAL_LIMITS, type WalLimits } from './wal-limits';
+import { WORKER_SEMI_SPACE_MB } from './writer';
 
 /**
  * How often the WAL is folded back into the database file (ms). Each fold copies every page
@@ -56,6 +58,7 @@ export class Checkpointer {
     limits: WalLimits = WAL_LIMITS,
     checkMs = Math.min(WAL_CHECK_INTERVAL_MS, intervalMs),
   ): Checkpointer {
+    setWorkerSemiSpace(WORKER_SEMI_SPACE_MB);
     const worker = new Worker(path.join(projectRoot, 'dist', 'db', 'checkpoint-worker.js'), {
       workerData: { file, intervalMs, checkMs, limits },
       resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },

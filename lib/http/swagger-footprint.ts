@@ -27,6 +27,7 @@ deferModule('@apidevtools/json-schema-ref-parser');
  * MB of source, for one page. The view manager needs `compile` and `registerHelper` at start;
  * this stand-in keeps the helpers and loads handlebars at the first page view.
  */
+type CompileOptions = Parameters<typeof Handlebars.compile>[1];
 const helpers: Array<[string, Handlebars.HelperDelegate]> = [];
 let engine: typeof Handlebars | undefined;
 function handlebars(): typeof Handlebars {
@@ -42,4 +43,3 @@ substituteModule('handlebars', {
     else helpers.push([name, helper]);
   },
 });
-type CompileOptions = Parameters<typeof Handlebars.compile>[1];
