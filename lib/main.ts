@@ -1,5 +1,6 @@
 // The process entry point: config, service, server, schedules, and a clean shutdown on
 // SIGTERM/SIGINT.
+import './process/v8-heap'; // first: V8's heap growing factor, before any module loads
 import type Hapi from '@hapi/hapi';
 import fs from 'node:fs';
 import net from 'node:net';

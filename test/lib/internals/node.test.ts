@@ -239,6 +239,41 @@ describe('the other places past the public API', () => {
     expect(lowered.worker).toBeLessThan(lowered.main);
   });
 
+  it('tuneHeapGrowing, called once the process runs, keeps the old generation of the main thread and of a worker near its live size; a flag on the command line wins', () => {
+    const compiled = path.join(__dirname, '../../../dist/lib/internals/node.js');
+    // 8 MB kept alive, and objects that live long enough to reach the old generation, then die:
+    // the largest old space each thread reaches (MB).
+    const churn = `function churn() {
+      const v8 = require('node:v8');
+      const live = []; for (let i = 0; i < 100000; i++) live.push({ a: i, b: [i] });
+      const ring = new Array(100000); let max = 0;
+      for (let i = 0; i < 2000000; i++) {
+        ring[i % 100000] = { a: i, b: [i] };
+        if (i % 20000 === 0) max = Math.max(max, v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space').space_size);
+      }
+      return Math.round(max / 1048576) + live.length * 0;
+    }`;
+    const script = (tune: boolean) => `
+      const { Worker } = require('node:worker_threads');
+      ${churn}
+      if (${tune}) require(${JSON.stringify(compiled)}).tuneHeapGrowing();
+      const main = churn();
+      const w = new Worker(${JSON.stringify(churn)} + '; require("node:worker_threads").parentPort.postMessage(churn())', { eval: true });
+      w.on('message', (worker) => { process.stdout.write(JSON.stringify({ main, worker })); w.terminate(); });`;
+    const run = (tune: boolean, flags: string[] = []) => {
+      const r = spawnSync(process.execPath, ['--max-semi-space-size=1', ...flags, '-e', script(tune)], { encoding: 'utf8' });
+      expect(r.stderr).toBe('');
+      return JSON.parse(r.stdout) as { main: number; worker: number };
+    };
+    const untuned = run(false);
+    const tuned = run(true);
+    expect(tuned.main).toBeLessThan(untuned.main * 0.6);
+    expect(tuned.worker).toBeLessThan(untuned.worker * 0.6);
+    // The command line's own factor (here V8's default, 0) is left alone.
+    const given = run(true, ['--heap-growing-percent=0']);
+    expect(given.main).toBeGreaterThan(tuned.main * 1.5);
+  });
+
   it('deferModule evaluates the module at the first use of its exports, with `this` kept; loadSubstituted gives the real exports', () => {
     const compiled = path.join(__dirname, '../../../dist/lib/internals/node.js');
     // swagger-parser's static validate() constructs `this`: the way hapi-swagger calls it.
