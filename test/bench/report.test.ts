@@ -1,0 +1,29 @@
+// The benchmark's verdict on lost and duplicated items (bench/report.ts, correctness): every step
+// of the service counts; the in-memory baseline's count only where it kept up, since its ramp goes
+// on until it breaks down and an overrun baseline drops what it holds.
+import { type Measured, correctness } from '../../bench/report';
+import type { StepResult } from '../../bench/step';
+
+const step = (rate: number, sustained: boolean, lost = 0, duplicated = 0) =>
+  ({ rate, sustained, lost, duplicated }) as unknown as StepResult;
+const target = (at50: StepResult, ...ramp: StepResult[]) => ({ at50, ramp, max: 0, brokeDown: ramp.some((r) => !r.sustained) });
+const measured = (baseline: ReturnType<typeof target>, service: ReturnType<typeof target>) =>
+  ({ results: { baseline, service }, storage: { slow5: { max: null, ramp: [] } } }) as unknown as Measured;
+
+it('a baseline overrun in a step it broke down in is reported apart, not as lost', () => {
+  const m = measured(target(step(50, true), step(600, true), step(6000, false, 80_026)), target(step(50, true), step(600, true)));
+  expect(correctness(m, null)).toEqual({ lost: 0, duplicated: 0, purgeWrong: false, baselineOverrun: 80_026 });
+});
+
+it("a loss in a step the baseline sustained counts, as does any of the service's, broken down or not", () => {
+  expect(correctness(measured(target(step(50, true, 3)), target(step(50, true))), null)).toMatchObject({ lost: 3, baselineOverrun: 0 });
+  expect(correctness(measured(target(step(50, true)), target(step(50, true), step(1000, false, 7, 2))), null)).toMatchObject({
+    lost: 7,
+    duplicated: 2,
+  });
+  // The overrun baseline's step is left out whole: what it duplicated when overrun is not the service's either.
+  expect(correctness(measured(target(step(50, true), step(6000, false, 0, 4)), target(step(50, true))), null)).toMatchObject({
+    duplicated: 0,
+    baselineOverrun: 0,
+  });
+});
