@@ -2,21 +2,11 @@
 // the same way in delivered_history and dead_letters.
 import { openDatabase } from '../../db/connection';
 import { type StoredMessage, historyPayload, messageColumns, messageDelete, messageInsert } from '../../db/queue-rows';
-import type { DestinationInfoDto, InductDto } from '../../model/messages';
+import type { DestinationInfoDto } from '../../model/messages';
+import { induct } from '../helpers/messages';
 import { freshDbEach } from '../helpers/db';
 
-const request: InductDto = {
-  Type: 'REQUEST',
-  TrackID: '0004711',
-  Barcode: 'B1',
-  MessageCode: 210,
-  InductLocation: 'IND01',
-  RecirculationCount: 0,
-  Length: 1,
-  Width: 2,
-  Height: 3,
-  Weight: 4,
-};
+const request = induct('0004711', { Barcode: 'B1' });
 const scan: DestinationInfoDto = {
   Type: 'SCAN',
   Destination: 'D7',

@@ -8,6 +8,7 @@ import { type TestService, testService } from '../helpers/service';
 import { type ScriptedPlc, ack, scriptedPlc } from '../helpers/scripted-plc';
 import { freePort } from '../helpers/net';
 import { until } from '../helpers/until';
+import { induct } from '../helpers/messages';
 
 describe('TcpSorterLink against a scripted PLC', () => {
   let t: TestService;
@@ -106,18 +107,7 @@ describe('TcpSorterLink against a scripted PLC', () => {
     await until(() => plc.received.some((x) => x.type === 'SYNS'));
     const operator = new Database(t.service.databaseFile);
     operator.exec('BEGIN IMMEDIATE');
-    const { type, data } = sorterMessageData({
-      Type: 'REQUEST',
-      TrackID: '0004711',
-      Barcode: 'B',
-      MessageCode: 210,
-      InductLocation: 'IND01',
-      RecirculationCount: 0,
-      Length: 1,
-      Width: 2,
-      Height: 3,
-      Weight: 4,
-    });
+    const { type, data } = sorterMessageData(induct('0004711', { Barcode: 'B' }));
     const requ = encodeContent({ sender: 'PLC01', receiver: 'WCS01', seq: 1, type, flag: 'D', data });
     plc.toHost(requ);
     await new Promise((r) => setTimeout(r, 200));

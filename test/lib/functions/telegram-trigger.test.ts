@@ -8,6 +8,7 @@ import { RefuseError } from '../../../lib/link/session-port';
 import { NakReason } from '../../../bench/v1-codec';
 import type { InboundMessage } from '../../../lib/link/session-port';
 import type { RecordingDeps } from '../../fixtures/functions/record-telegram';
+import { induct } from '../../helpers/messages';
 
 const manifest: Manifest = {
   service: 'test',
@@ -23,18 +24,7 @@ const event = (seq: number, trackId: string): InboundMessage => ({
   seq,
   after: seq - 1,
   arrivedAt: 0,
-  message: {
-    Type: 'REQUEST',
-    TrackID: trackId,
-    Barcode: '',
-    MessageCode: 210,
-    InductLocation: 'IND01',
-    RecirculationCount: 0,
-    Length: 1,
-    Width: 1,
-    Height: 1,
-    Weight: 1,
-  },
+  message: induct(trackId, { Length: 1, Width: 1, Height: 1, Weight: 1 }),
 });
 
 describe('telegramTrigger', () => {

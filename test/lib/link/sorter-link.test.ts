@@ -7,22 +7,12 @@ import { openReader } from '../../../db/connection';
 import Database from '../../../db/sqlite';
 import { encodeContent, encodeData, parseContent, sorterMessageData } from '../../../bench/v1-codec';
 import type { InductDto } from '../../../model/messages';
+import { induct } from '../../helpers/messages';
 import { type ScriptedPlc, ack, scriptedPlc } from '../../helpers/scripted-plc';
 import { type TestService, testService } from '../../helpers/service';
 import { until } from '../../helpers/until';
 
-const induct: InductDto = {
-  Type: 'REQUEST',
-  TrackID: '0004711',
-  Barcode: 'B1',
-  MessageCode: 210,
-  InductLocation: 'IND01',
-  RecirculationCount: 0,
-  Length: 1,
-  Width: 2,
-  Height: 3,
-  Weight: 4,
-};
+const request = induct('0004711', { Barcode: 'B1' });
 /** A data telegram from the PLC, as its content between STX and ETX. */
 const fromPlc = (seq: number, m: InductDto) => {
   const { type, data } = sorterMessageData(m);
@@ -72,7 +62,7 @@ it('acknowledges a data telegram only once it is committed; the message is in it
     }
   });
   await until(() => plc.received.some((x) => x.type === 'SYNE'));
-  plc.toHost(fromPlc(1, induct));
+  plc.toHost(fromPlc(1, request));
   await until(() => atAck.length === 1);
   expect(atAck).toEqual([['0004711']]);
   // In: the ACKs of our SYNS and SYNE, and the REQU.
@@ -99,13 +89,13 @@ it('a number the store cannot take though the one before was kept (link_state ed
       data: encodeData('SYNS', { Epoch: 'PLCEPOCH0001', NextSeq: 1 }),
     }),
   );
-  plc.toHost(fromPlc(1, induct));
+  plc.toHost(fromPlc(1, request));
   await until(() => plc.received.some((x) => x.type === 'REQU' && x.flag === 'A'));
   const db = new Database(t.service.databaseFile);
   db.pragma('busy_timeout = 5000');
   db.prepare('UPDATE link_state SET last_seq_in = 500').run();
   db.close();
-  for (const seq of [2, 3]) plc.toHost(fromPlc(seq, { ...induct, TrackID: `000471${seq}` }));
+  for (const seq of [2, 3]) plc.toHost(fromPlc(seq, { ...request, TrackID: `000471${seq}` }));
   await until(() => plc.received.filter((x) => x.type === 'REQU' && x.flag === 'N').length >= 2);
   const naks = plc.received.filter((x) => x.type === 'REQU' && x.flag === 'N');
   // 2 is refused for good (03); 3, numbered behind it, fails behind it first (04), then for good once resent.
@@ -127,7 +117,7 @@ it('a number the store cannot take though the one before was kept (link_state ed
       data: encodeData('SYNS', { Epoch: 'PLCEPOCH0002', NextSeq: 1 }),
     }),
   );
-  plc.toHost(fromPlc(1, { ...induct, TrackID: '0004719' }));
+  plc.toHost(fromPlc(1, { ...request, TrackID: '0004719' }));
   await until(() => link().status().State === 'Connected');
   expect(link().status().RefusingBecause).toBeNull();
 });
