@@ -79,7 +79,9 @@ const yearsOfLife = (gb: number | null, ratedBytes: number) =>
 export function correctness({ results, site, storage, purge }: Measured, siteRate: number | null) {
   const overrun = results.baseline.ramp.filter((r) => !r.sustained);
   const all = [
-    ...Object.entries(results).flatMap(([target, r]) => [r.at50, ...r.ramp].filter((x) => target !== 'baseline' || !overrun.includes(x))),
+    ...Object.values(results)
+      .flatMap((r) => [r.at50, ...r.ramp])
+      .filter((x) => !overrun.includes(x)),
     ...(site && siteRate !== 50 ? [site] : []),
     ...(storage.slow20 ? [storage.slow20] : []),
     ...(storage.stall ? [storage.stall] : []),

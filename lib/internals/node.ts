@@ -2,10 +2,10 @@
 // holds hapi's). What the delivery tracker (lib/http/read-proof/) must see of a connection that
 // Node's http server does not report; the response a socket is writing; a request's destroy()
 // taken over; a module put in require's cache before anything loads it (and loaded later, when used);
-// V8's semi-space flag lowered for the worker threads started after the main thread; V8's heap growing
-// factor set once the process runs. Each is pinned by
-// test/lib/internals/node.test.ts, and CI runs that test on every supported Node line
-// (.ci/node-lines): a Node release that changes one fails there, not in the field.
+// V8's semi-space flag lowered for the worker threads started after the main thread; V8's heap
+// growing factor set once the process runs. Each is pinned by test/lib/internals/node.test.ts, and
+// CI runs that test on every supported Node line (.ci/node-lines): a Node release that changes one
+// fails there, not in the field.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Module from 'node:module';
 import v8 from 'node:v8';
