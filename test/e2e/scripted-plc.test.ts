@@ -190,8 +190,14 @@ describe('TcpSorterLink against a scripted PLC', () => {
         if (tg.type === 'ASGN' && tg.flag === 'D') acks.push(setTimeout(() => send(ack(tg)), ackAfterMs));
       });
       await until(() => t.service.deps.link.status().Connected === true && plc.received.some((x) => x.type === 'SYNE'));
-      // The first entry reserves a block of numbers: that one is synced.
+      // The first entry reserves a block of numbers: that one is synced. Its POST may be answered
+      // on the sorter's ACK while that sync is still in flight (a slow disk): wait for it to end.
+      const atStart = await storageSyncs();
       expect((await assign('T0')).status).toBe(200);
+      await until(async () => {
+        const storage = JSON.parse((await t.server.inject('/status')).payload).Storage;
+        return storage.Syncs > atStart && storage.SyncInFlightMs === null;
+      });
       const before = await storageSyncs();
       for (let i = 1; i <= 5; i++) {
         const r = await assign(`T${i}`);
