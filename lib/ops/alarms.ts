@@ -1,6 +1,7 @@
 // The alarm monitor: looks at the alarm conditions (lib/ops/alarm-rules.ts) every EvaluateSeconds,
 // raises and clears alarms, logs each raise and clear once, keeps them in the alarm journal
 // through the writer thread, and takes operators' acknowledgements.
+import './metrics-footprint'; // before prom-client: see the module
 import client from 'prom-client';
 import type { AlarmEntry, AlarmReads, AlarmWrites } from '../../db/alarm-store';
 import type { QueueName } from '../../model/messages';

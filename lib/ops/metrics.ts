@@ -2,6 +2,7 @@
 // (seconds), `_total` counters, bounded labels (queue, type, route, method, status). Modelled on
 // the queue metrics operators know: RabbitMQ's ready/unacked, SQS's visible/in flight, age of the
 // oldest message and empty receives.
+import './metrics-footprint'; // before prom-client: see the module
 import client from 'prom-client';
 import { type DelaySummary, EventLoopWatch } from './event-loop';
 

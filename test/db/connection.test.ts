@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { defaultMigrationsDir, openDatabase, openReader } from '../../db/connection';
+import { PAGE_CACHE_KB, defaultMigrationsDir, openDatabase, openReader } from '../../db/connection';
 import { readMigrations } from '../../db/migrate';
 
 let dir: string;
@@ -19,6 +19,7 @@ describe('openDatabase', () => {
       expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
       expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
       expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+      expect(db.pragma('cache_size', { simple: true })).toBe(-PAGE_CACHE_KB); // not better-sqlite3's 16 MB
       expect(db.pragma('user_version', { simple: true })).toBe(readMigrations(defaultMigrationsDir).length);
     } finally {
       db.close();
@@ -48,6 +49,7 @@ describe('openReader', () => {
       expect(reader.prepare('SELECT track_id FROM outbox').pluck().all()).toEqual(['T1']);
       expect(() => reader.prepare('DELETE FROM outbox').run()).toThrow(/readonly/i);
       expect(reader.pragma('busy_timeout', { simple: true })).toBe(5000);
+      expect(reader.pragma('cache_size', { simple: true })).toBe(-PAGE_CACHE_KB);
     } finally {
       reader.close();
       writer.close();

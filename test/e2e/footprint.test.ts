@@ -20,7 +20,7 @@ describe('memory footprint of the compiled service', () => {
     expect(out.folder).toMatch(/swagger-ui-dist$/);
   });
 
-  it('a started server has not evaluated handlebars, swagger-parser or json-schema-ref-parser; the documentation page loads handlebars and renders', () => {
+  it('a started server has not evaluated handlebars, swagger-parser, json-schema-ref-parser or the OpenTelemetry API; the documentation page loads handlebars and renders, a scrape counts CPU without OpenTelemetry', () => {
     // The server composed as the service composes it, documentation included; then GET / (Swagger UI).
     const script = `
       const { validateConfig } = require(${JSON.stringify(path.join(dist, 'lib/process/config.js'))});
@@ -30,7 +30,8 @@ describe('memory footprint of the compiled service', () => {
       const fs = require('node:fs'), os = require('node:os'), path = require('node:path');
       // Files of each package in require's cache: 1 is the stand-in alone, more the package evaluated.
       const files = (pkg) => Object.keys(require.cache).filter((f) => f.includes('/node_modules/' + pkg + '/')).length;
-      const evaluated = () => ['handlebars', 'swagger-parser', '@apidevtools/json-schema-ref-parser', 'z-schema', 'js-yaml'].filter((p) => files(p) > 1);
+      const evaluated = () =>
+        ['handlebars', 'swagger-parser', '@apidevtools/json-schema-ref-parser', 'z-schema', 'js-yaml', '@opentelemetry/api'].filter((p) => files(p) > 1);
       (async () => {
         const home = fs.mkdtempSync(path.join(os.tmpdir(), 'footprint-'));
         const config = validateConfig({ LogLevel: 'silent', TestMode: true, Port: 0 });
@@ -40,14 +41,25 @@ describe('memory footprint of the compiled service', () => {
         const atStart = evaluated();
         const page = await server.inject('/');
         const afterPage = evaluated();
+        // prom-client's CPU counters, whose module required the OpenTelemetry API, count without it.
+        const metrics = await server.inject('/metrics');
+        const cpuCounted = /^sorter_integration_process_cpu_seconds_total \\d/m.test(metrics.payload);
+        const afterScrape = evaluated();
         service.drain();
         await server.stop();
         await service.close();
         fs.rmSync(home, { recursive: true, force: true });
-        console.log(JSON.stringify({ atStart, afterPage, status: page.statusCode, swaggerUi: page.payload.includes('swagger-ui') }));
+        console.log(JSON.stringify({ atStart, afterPage, status: page.statusCode, swaggerUi: page.payload.includes('swagger-ui'), cpuCounted, afterScrape }));
       })();`;
     const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: path.resolve(dist, '..'), encoding: 'utf8' }));
-    expect(out).toEqual({ atStart: [], afterPage: ['handlebars'], status: 200, swaggerUi: true });
+    expect(out).toEqual({
+      atStart: [],
+      afterPage: ['handlebars'],
+      status: 200,
+      swaggerUi: true,
+      cpuCounted: true,
+      afterScrape: ['handlebars'],
+    });
   });
 
   it('the running service constructs no Intl.DateTimeFormat: its schedules run on local time without ICU locale data (patches/node-cron+4.6.0.patch)', async () => {
@@ -71,4 +83,46 @@ describe('memory footprint of the compiled service', () => {
       removeHome(home);
     }
   }, 20_000);
+
+  it("a connection's page cache stays within PAGE_CACHE_KB as the history grows, where better-sqlite3's default keeps 16 MB of pages (db/connection.ts)", () => {
+    // 60,000 rows of 300 bytes, indexed by a random key, written through the writer's kind of
+    // connection and read back through the reader's: what each connection grew by, in a process of
+    // its own. The same writes with better-sqlite3's default cache_size grow the process by 16 MB.
+    const script = `
+      const fs = require('node:fs'), os = require('node:os'), path = require('node:path');
+      const { openDatabase, openReader, PAGE_CACHE_KB } = require(${JSON.stringify(path.join(dist, 'db/connection.js'))});
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'page-cache-'));
+      const mb = (bytes) => bytes / 1048576;
+      function grow(file, cacheSize) {
+        const db = openDatabase(file, { synchronous: 'NORMAL' });
+        if (cacheSize) db.pragma('cache_size = ' + cacheSize);
+        db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, k TEXT, v TEXT); CREATE INDEX t_k ON t (k)');
+        const insert = db.prepare('INSERT INTO t (k, v) VALUES (?, ?)');
+        const pad = 'x'.repeat(300);
+        const before = process.memoryUsage.rss();
+        for (let b = 0; b < 600; b++) db.transaction(() => { for (let i = 0; i < 100; i++) insert.run(Math.random().toString(36), pad); })();
+        const writer = mb(process.memoryUsage.rss() - before);
+        const reader = openReader(file);
+        if (cacheSize) reader.pragma('cache_size = ' + cacheSize);
+        const readBefore = process.memoryUsage.rss();
+        const rows = reader.prepare('SELECT count(v) FROM t INDEXED BY t_k WHERE k > ?').pluck().get('');
+        const read = mb(process.memoryUsage.rss() - readBefore);
+        const pragma = [db.pragma('cache_size', { simple: true }), reader.pragma('cache_size', { simple: true })];
+        reader.close();
+        db.close();
+        return { writer, read, rows, pragma };
+      }
+      const ours = grow(path.join(dir, 'ours.db'));
+      const dflt = grow(path.join(dir, 'default.db'), -16000);
+      fs.rmSync(dir, { recursive: true, force: true });
+      console.log(JSON.stringify({ PAGE_CACHE_KB, ours, dflt }));`;
+    const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: path.resolve(dist, '..'), encoding: 'utf8' }));
+    expect(out.ours.pragma).toEqual([-out.PAGE_CACHE_KB, -out.PAGE_CACHE_KB]);
+    expect(out.ours.rows).toBe(60_000);
+    expect(out.ours.writer).toBeLessThan(out.PAGE_CACHE_KB / 1024 + 4);
+    expect(out.ours.read).toBeLessThan(out.PAGE_CACHE_KB / 1024 + 3);
+    // The contrast: the pages stay in the default cache.
+    expect(out.dflt.writer).toBeGreaterThan(12);
+    expect(out.dflt.read).toBeGreaterThan(8);
+  }, 30_000);
 });
