@@ -42,6 +42,8 @@ export interface Measured {
   scale: ScaleResult;
   /** The service idle, its sorter connected and a WCS waiting (null: `--no-idle`). */
   idle?: IdleResult;
+  /** The service for minutes from its start, its memory read every minute (`--memory-minutes`). */
+  memory?: StepResult;
 }
 
 /** What the report needs of the run's plan and flags. */
@@ -53,6 +55,8 @@ export interface ReportContext {
   serviceConfig: Record<string, unknown> | undefined;
   /** Seconds of traffic before each step's measurements (--warmup-s). */
   warmupS?: number;
+  /** Minutes of the memory step (--memory-minutes; 0 or absent: none). */
+  memoryMinutes?: number;
   /** The main plan's sync stalls (--sync-stall), or null. */
   syncStall?: SyncStall | null;
   /** The service's share of one core (--service-cpu) in effect, or null; and why not where it was asked for and could not be. */
@@ -76,7 +80,7 @@ const yearsOfLife = (gb: number | null, ratedBytes: number) =>
  * items still in it when a step it broke down in ends are counted apart (`baselineOverrun`), not
  * as lost. In a step it sustained, a loss of the baseline's is the harness's own and counts.
  */
-export function correctness({ results, site, storage, purge }: Measured, siteRate: number | null) {
+export function correctness({ results, site, storage, purge, memory }: Measured, siteRate: number | null) {
   const overrun = results.baseline.ramp.filter((r) => !r.sustained);
   const all = [
     ...Object.values(results)
@@ -87,6 +91,7 @@ export function correctness({ results, site, storage, purge }: Measured, siteRat
     ...(storage.stall ? [storage.stall] : []),
     ...storage.slow5.ramp,
     ...(storage.lock ? [storage.lock] : []),
+    ...(memory ? [memory] : []),
   ];
   const purgeWays = purge ? [purge.one, purge.chunks] : [];
   // The size bound's cut finds its own cutoff: nothing older than it left, and the rows it took are gone.
@@ -180,6 +185,7 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
     `service at 50/s: ${svc50.cpuPctOfCore}% of a core, RSS peak ${svc50.rssMb} MB, ${svc50.rssEndMb} MB at the end${c.serviceCpuPct != null && svc50.throttling ? `; limited to ${c.serviceCpuPct}% of a core, throttled in ${svc50.throttling.throttled} of ${svc50.throttling.periods} periods` : ''}`,
   );
   printPurge(purge);
+  printMemory(m.memory, c);
   const base = results.baseline;
   const svc = results.service;
   const { lost, duplicated, baselineOverrun } = correctness(m, siteRate);
@@ -266,6 +272,27 @@ function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportCon
     idle_rss_mb: idle?.rssMb ?? null,
     idle_peak_rss_mb: idle?.peakRssMb ?? null,
   };
+}
+
+/** The memory step (--memory-minutes): the service's resident memory minute by minute from its start, and what it lost. */
+export function memoryFields(memory: StepResult | undefined, c: ReportContext) {
+  return {
+    memory_minutes: memory ? (c.memoryMinutes ?? null) : null,
+    memory_rate: memory?.rate ?? null,
+    memory_rss_mb_by_minute: memory?.rssSeries ?? null,
+    memory_rss_peak_mb: memory?.rssMb ?? null,
+    memory_rss_end_mb: memory?.rssEndMb ?? null,
+    memory_lost: memory?.lost ?? null,
+    memory_duplicated: memory?.duplicated ?? null,
+  };
+}
+
+/** The memory step's line: the resident memory at each minute. */
+function printMemory(memory: StepResult | undefined, c: ReportContext): void {
+  if (!memory) return;
+  console.log(
+    `memory over ${c.memoryMinutes} min at ${memory.rate}/s from the start: RSS ${(memory.rssSeries ?? []).join(', ')} MB at minutes 1 to ${memory.rssSeries?.length ?? 0}, peak ${memory.rssMb} MB, ${memory.rssEndMb} MB at the end; decision p99 ${memory.decisionP99} ms, lost ${memory.lost}, duplicated ${memory.duplicated}`,
+  );
 }
 
 /** The site's rate (--site-rate): what it writes, its decisions, and the eMMC's life at it. */
@@ -365,6 +392,7 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     warmup_s: warmupS,
     ...storageFields(storage, purge),
     ...cpuFields(svc, m.idle, c),
+    ...memoryFields(m.memory, c),
     baseline_broke_down: base.brokeDown,
     modes: modeFields(results),
   };

@@ -50,6 +50,7 @@ const args = commandLine(
     'card-gb': { type: 'string' },
     'service-config': { type: 'string' },
     'warmup-s': { type: 'string', default: '0' },
+    'memory-minutes': { type: 'string', default: '0' },
   },
 );
 const quick = args.quick === true;
@@ -110,6 +111,9 @@ const serviceConfig = parseServiceConfig('bench', args['service-config']);
 
 /** Seconds of traffic before each step's measurements start: the figures of a warmed-up process (V8 has compiled its hot code). */
 const warmupS = nonNegative('bench', 'warmup-s', args['warmup-s']);
+
+/** Minutes of the memory step: the service at the site's rate (50 items/s without --site-rate) from its start, its memory read every minute (0: no such step). */
+const memoryMinutes = nonNegative('bench', 'memory-minutes', args['memory-minutes']);
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -209,6 +213,25 @@ async function measureScale(): Promise<ScaleResult> {
   return { popEmpty, popFull, seed };
 }
 
+/**
+ * The service for `memoryMinutes` at the site's rate (50 items/s without one), from its start, its
+ * resident memory read at the end of every minute: what a short step cannot show (caches that
+ * fill, heaps that grow to their limits, anything that leaks).
+ */
+async function measureMemory(): Promise<StepResult | undefined> {
+  if (memoryMinutes === 0) return undefined;
+  log('memory:');
+  const rate = siteRate ?? 50;
+  return medianStep(
+    { ...ctx, runs: 1, warmupS: 0 },
+    'service',
+    rate,
+    Math.round(memoryMinutes * 60),
+    { ...mainPlanOptions('service'), rssEveryS: 60 },
+    `service, ${memoryMinutes} min at ${rate}/s`,
+  );
+}
+
 /** The service idle with its sorter connected and a WCS waiting: CPU, threads, memory. */
 async function measureIdle() {
   if (!idleStep) return undefined;
@@ -272,6 +295,7 @@ async function main() {
     purge: await measurePurge(),
     scale: await measureScale(),
     idle: await measureIdle(),
+    memory: await measureMemory(),
   };
   const report = {
     quick,
@@ -280,6 +304,7 @@ async function main() {
     fsyncDelayMs,
     serviceConfig,
     warmupS,
+    memoryMinutes,
     syncStall,
     serviceCpuPct: cpuLimit ? serviceCpuPct : null,
     serviceCpuSkipped: cpuLimitSkipped,

@@ -44,6 +44,8 @@ export interface StepResult {
   /** The target's resident memory: its peak during the step, and at its end. */
   rssMb: number;
   rssEndMb: number;
+  /** With StepOptions.rssEveryS: the target's resident memory (MB) at the end of each such interval, in order. */
+  rssSeries?: number[];
   /** The target's CPU (all its threads) as a percentage of one core over the measured time. */
   cpuPctOfCore: number;
   /** The CFS periods of the step and those in which the target's cgroup was throttled (null: no `--service-cpu`). */
@@ -80,6 +82,8 @@ export interface StepOptions {
   syncStall?: SyncStall;
   /** The target runs in this cgroup (`--service-cpu`). */
   cpuLimit?: CpuLimit;
+  /** Also read the target's resident memory every this many seconds of the measured time (`--memory-minutes`). */
+  rssEveryS?: number;
 }
 
 /**
@@ -119,6 +123,7 @@ interface Readings {
   stalls: number | null;
   peakRssMb: number;
   endRssMb: number;
+  rssSeries: number[];
   wallMs: number;
   throttling: Throttling | null;
 }
@@ -127,7 +132,7 @@ interface Readings {
  * Start reading the target's CPU, bytes, device writes, syncs and peak memory, the emulator's CPU
  * (the last reading before it exits) and this process's (the client's). `stop` gives the differences.
  */
-function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined): { stop(): Readings } {
+function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined, rssEveryS?: number): { stop(): Readings } {
   const t0 = performance.now();
   const throttling = cpuLimit?.throttling();
   const stalls = t.syncs?.read().stalls ?? null;
@@ -140,6 +145,8 @@ function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined):
   let emuCpu = emuStart;
   let peakRssMb = 0;
   const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, rssMb(pidOf(t.proc)))), 200);
+  const rssSeries: number[] = [];
+  const series = rssEveryS ? setInterval(() => rssSeries.push(Math.round(rssMb(pidOf(t.proc)) * 10) / 10), rssEveryS * 1000) : null;
   const emuWatch = setInterval(() => {
     const now = cpuMs(pidOf(emu.proc));
     if (!Number.isNaN(now)) emuCpu = now;
@@ -147,6 +154,7 @@ function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined):
   return {
     stop() {
       clearInterval(sampler);
+      if (series) clearInterval(series);
       clearInterval(emuWatch);
       const device1 = t.home ? deviceWrites(t.home) : null;
       const syncs1 = t.syncs?.total() ?? null;
@@ -164,6 +172,7 @@ function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined):
         stalls: stalls !== null && stalls1 !== null ? stalls1 - stalls : null,
         peakRssMb: Math.max(peakRssMb, endRssMb),
         endRssMb,
+        rssSeries,
         wallMs: performance.now() - t0,
         throttling:
           throttling && throttling1
@@ -212,6 +221,7 @@ function stepResult(
     wakeP99: wake.P99Ms,
     rssMb: Math.round(m.peakRssMb),
     rssEndMb: Math.round(m.endRssMb),
+    ...(m.rssSeries.length > 0 ? { rssSeries: m.rssSeries } : {}),
     cpuPctOfCore: Math.round((m.targetCpuMs / m.wallMs) * 1000) / 10,
     throttling: m.throttling,
     stalls: m.stalls,
@@ -258,7 +268,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   const home = t.home;
   const locked =
     lock && home ? sleep(lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(home, 'data/sorter.db'), lock.forS)) : undefined;
-  const measuring = meters(t, emu, target === 'baseline' ? undefined : options.cpuLimit);
+  const measuring = meters(t, emu, target === 'baseline' ? undefined : options.cpuLimit, options.rssEveryS);
   const e = await emu.stats;
   await locked;
   const statusMs = prober?.stop() ?? [];
@@ -296,6 +306,8 @@ export async function medianStep(
     wakeP99: pick((x) => x.wakeP99),
     rssMb: Math.max(...runs.map((x) => x.rssMb)),
     rssEndMb: pick((x) => x.rssEndMb),
+    // A series is one run's (the memory step runs once): the first run's, if any.
+    ...(runs[0]?.rssSeries ? { rssSeries: runs[0].rssSeries } : {}),
     cpuPctOfCore: pick((x) => x.cpuPctOfCore),
     throttling: runs.some((x) => x.throttling !== null)
       ? { periods: pick((x) => x.throttling?.periods ?? null), throttled: pick((x) => x.throttling?.throttled ?? null) }

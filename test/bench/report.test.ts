@@ -1,7 +1,7 @@
 // The benchmark's verdict on lost and duplicated items (bench/report.ts, correctness): every step
 // of the service counts; the in-memory baseline's count only where it kept up, since its ramp goes
 // on until it breaks down and an overrun baseline drops what it holds.
-import { type Measured, correctness } from '../../bench/report';
+import { type Measured, correctness, memoryFields } from '../../bench/report';
 import type { StepResult } from '../../bench/step';
 
 const step = (rate: number, sustained: boolean, lost = 0, duplicated = 0) =>
@@ -25,5 +25,26 @@ it("a loss in a step the baseline sustained counts, as does any of the service's
   expect(correctness(measured(target(step(50, true), step(6000, false, 0, 4)), target(step(50, true))), null)).toMatchObject({
     duplicated: 0,
     baselineOverrun: 0,
+  });
+});
+
+it("the memory step (--memory-minutes) counts in the verdict, and its minutes' memory go into the BENCH line", () => {
+  const memory = { ...step(50, true, 1, 2), rssMb: 112, rssEndMb: 111, rssSeries: [104, 108, 110.5, 111] } as StepResult;
+  const m = { ...measured(target(step(50, true)), target(step(50, true))), memory };
+  expect(correctness(m, null)).toMatchObject({ lost: 1, duplicated: 2 });
+  expect(
+    memoryFields(memory, { quick: false, scaleRows: 0, siteRate: null, fsyncDelayMs: 0, serviceConfig: undefined, memoryMinutes: 4 }),
+  ).toEqual({
+    memory_minutes: 4,
+    memory_rate: 50,
+    memory_rss_mb_by_minute: [104, 108, 110.5, 111],
+    memory_rss_peak_mb: 112,
+    memory_rss_end_mb: 111,
+    memory_lost: 1,
+    memory_duplicated: 2,
+  });
+  expect(memoryFields(undefined, { quick: false, scaleRows: 0, siteRate: null, fsyncDelayMs: 0, serviceConfig: undefined })).toMatchObject({
+    memory_minutes: null,
+    memory_rss_mb_by_minute: null,
   });
 });

@@ -45,10 +45,27 @@ describe('npm run bench, bad flags', () => {
     expect(r.stdout).toBe('');
   });
 
+  it.each([['ten'], ['-1'], ['']])('--memory-minutes %j: exit 2 and what it takes', (value) => {
+    // Given as --memory-minutes=VALUE: a separate "-1" would read as a flag.
+    const r = bench(`--memory-minutes=${value}`);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      `bench: --memory-minutes must be a non-negative number, got ${JSON.stringify(value)} (--help lists the options)`,
+    );
+    expect(r.stdout).toBe('');
+  });
+
   it('--help lists the new options', () => {
     const r = bench('--help');
     expect(r.status).toBe(0);
-    for (const o of ['--sync-stall <value>', '--service-cpu <value>', '--no-idle', '--site-rate <value>', '--card-gb <value>'])
+    for (const o of [
+      '--sync-stall <value>',
+      '--service-cpu <value>',
+      '--no-idle',
+      '--site-rate <value>',
+      '--card-gb <value>',
+      '--memory-minutes <value>',
+    ])
       expect(r.stdout).toContain(o);
   });
 });
