@@ -33,10 +33,11 @@ export const PAGE_SIZE = 512;
  * Each connection's page cache, in KiB (SQLite's `cache_size`, negative: a size, not pages). The
  * SQLite that better-sqlite3 builds defaults to 16,000 KiB a connection, and a connection's cache
  * only grows: every page the writer appends to the history stays in it, never read again, until
- * 16 MB a connection. That is about 30 MB of the service's memory after ten minutes at 50 items/s
- * (writer and reader) for pages the operating system's file cache holds anyway. What the service
+ * 16 MB a connection, writer and reader alike, for pages the operating system's file cache holds
+ * anyway. At 50 items/s that took the service past 125 MB within 5 minutes, still rising; with
+ * this cache it levels off at about 111 MB (docs/performance.md, "Memory"). What the service
  * reads again is small (the queue tables, the outbox, the right edge of the history's trees);
- * a page that is not in the cache costs a read from the file cache (docs/performance.md, "Memory").
+ * a page that is not in the cache costs a read from the file cache.
  */
 export const PAGE_CACHE_KB = 1024;
 

@@ -176,7 +176,9 @@ describe('TcpSorterLink against a scripted PLC', () => {
     expect(t.service.deps.link.status().NaksSent).toBe(1);
   });
   describe("a POST answered on the sorter's ACK, before its sync (DurableBySorterAck)", () => {
-    const storageSyncs = async () => JSON.parse((await t.server.inject('/status')).payload).Storage.Syncs as number;
+    const storage = async () =>
+      JSON.parse((await t.server.inject('/status')).payload).Storage as { Syncs: number; SyncInFlightMs: number | null };
+    const storageSyncs = async () => (await storage()).Syncs;
     const assign = async (trackId: string) => {
       const started = performance.now();
       const res = await post('/sortation', { TrackID: trackId, Destination: 'D001' });
@@ -195,8 +197,8 @@ describe('TcpSorterLink against a scripted PLC', () => {
       const atStart = await storageSyncs();
       expect((await assign('T0')).status).toBe(200);
       await until(async () => {
-        const storage = JSON.parse((await t.server.inject('/status')).payload).Storage;
-        return storage.Syncs > atStart && storage.SyncInFlightMs === null;
+        const { Syncs, SyncInFlightMs } = await storage();
+        return Syncs > atStart && SyncInFlightMs === null;
       });
       const before = await storageSyncs();
       for (let i = 1; i <= 5; i++) {
