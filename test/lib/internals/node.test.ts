@@ -209,20 +209,23 @@ describe('the other places past the public API', () => {
 
   it('setWorkerSemiSpace gives the workers started after it a smaller young generation than the process flag, the main thread its own', () => {
     const compiled = path.join(__dirname, '../../../dist/lib/internals/node.js');
-    // The largest new space each thread reaches while it keeps many young objects alive (MB).
+    // The size of each thread's new space while it keeps many young objects alive (MB): the median
+    // of the samples, not the largest. On Node 26 the space passes its limit for a moment now and
+    // then (19 MB seen where the limit is 8, 8.5 MB where it is 3), and the median stays on the limit.
     const script = (lower: boolean) => `
       const v8 = require('node:v8');
       const { Worker } = require('node:worker_threads');
       const { setWorkerSemiSpace } = require(${JSON.stringify(compiled)});
       function churn() {
-        let max = 0;
+        const sizes = [];
         const keep = [];
         for (const end = Date.now() + 300; Date.now() < end; ) {
           for (let i = 0; i < 2000; i++) keep.push({ a: i, b: 'x' + i, c: [i] });
           if (keep.length > 200000) keep.splice(0, 100000);
-          max = Math.max(max, v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size);
+          sizes.push(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size);
         }
-        return max / 1048576;
+        sizes.sort((a, b) => a - b);
+        return sizes[sizes.length >> 1] / 1048576;
       }
       const main = churn();
       if (${lower}) setWorkerSemiSpace(1);
