@@ -154,7 +154,7 @@ export interface BenchEmulator {
  * Start the emulator inducting `rate` items/s for `seconds` from the moment a host connects (a
  * second after), then waiting up to `drainTimeoutS` for what it sent to be answered.
  */
-export async function startEmulator(rate: number, seconds: number, drainTimeoutS: number): Promise<BenchEmulator> {
+export async function startEmulator(rate: number, seconds: number, drainTimeoutS: number, measureAfterS = 0): Promise<BenchEmulator> {
   let line = '';
   const emu = await start(
     dist('emulator/main.js'),
@@ -173,6 +173,8 @@ export async function startEmulator(rate: number, seconds: number, drainTimeoutS
       String(drainTimeoutS),
       '--start-when-connected',
       '1000',
+      '--measure-after',
+      String(measureAfterS),
     ],
     {},
     (l) => {

@@ -40,6 +40,7 @@ const a = commandLine('emulator', 'npm run emulator -- [options]', {
   'first-seq': { type: 'string', default: '1' },
   'drain-timeout': { type: 'string', default: '15' },
   'start-when-connected': { type: 'string', default: '' },
+  'measure-after': { type: 'string', default: '0' },
   layout: { type: 'string', default: 'v1' },
   verbose: { type: 'boolean', default: false },
 });
@@ -112,6 +113,7 @@ async function main() {
     capacity: num('capacity'),
     noReadRate: num('no-read-rate'),
     emptyAfterMs: num('empty-after-ms'),
+    measureAfterMs: num('measure-after') * 1000,
   });
   sorterRef.current = sorter;
   const port = await link.listen();

@@ -29,6 +29,11 @@ export interface SorterOptions {
   noReadRate: number;
   /** Time an operator takes to empty a full destination (then presses its button), ms. */
   emptyAfterMs: number;
+  /**
+   * The decision figures (percentiles, maximum) leave out the REQUESTs sent in the first this many
+   * ms of inducting: a benchmark's warm-up. Every other count covers the whole run.
+   */
+  measureAfterMs: number;
 }
 
 export const defaultSorterOptions: SorterOptions = {
@@ -41,6 +46,7 @@ export const defaultSorterOptions: SorterOptions = {
   capacity: 40,
   noReadRate: 0.03,
   emptyAfterMs: 4000,
+  measureAfterMs: 0,
 };
 
 export const REJECT = 'REJECT';
@@ -268,7 +274,7 @@ export class EmulatedSorter {
       return;
     }
     if (!this.destinations.has(destination) && destination !== REJECT) this.stats.unknown_assignments += 1;
-    if (item.assigned === null) {
+    if (item.assigned === null && item.requestedAt >= this.startedAt + this.o.measureAfterMs) {
       const ms = performance.now() - item.requestedAt;
       this.decisionMs.add(ms);
       this.decisionMaxMs = Math.max(this.decisionMaxMs ?? 0, ms);

@@ -45,3 +45,41 @@ describe('EmulatedSorter', () => {
     }
   });
 });
+
+describe('EmulatedSorter decision figures', () => {
+  /**
+   * A sorter at 500 items/s whose host answers the REQUESTs of the first 60 ms 40 ms late and the
+   * others at once; its decision maximum (ms).
+   */
+  async function decisionMax(measureAfterMs: number): Promise<number | null> {
+    const wire = defaultWire();
+    const timers: NodeJS.Timeout[] = [];
+    const sorterRef: { current?: EmulatedSorter } = {};
+    const started = performance.now();
+    const link = {
+      wire,
+      sendData: (type: TelegramType, data: string) => {
+        if (type !== 'REQU') return;
+        const trackId = String(decodeData('REQU', data).TrackID);
+        const answer = () =>
+          sorterRef.current?.onData({ type: 'ASGN', data: wire.encodeData('ASGN', { TrackID: trackId, Destination: 'D001' }) } as never);
+        if (performance.now() - started < 60) timers.push(setTimeout(answer, 40));
+        else answer();
+      },
+    } as unknown as PlcLink;
+    const sorter = new EmulatedSorter(link, { ...defaultSorterOptions, seed: 5, rate: 500, measureAfterMs });
+    sorterRef.current = sorter;
+    sorter.start();
+    await new Promise((r) => setTimeout(r, 200));
+    sorter.stop();
+    timers.forEach(clearTimeout);
+    return sorter.decisionSummary().decision_max_ms;
+  }
+
+  it('--measure-after leaves the REQUESTs of the warm-up out of the decision figures, and only those', async () => {
+    expect(await decisionMax(0)).toBeGreaterThanOrEqual(39);
+    const measured = await decisionMax(100);
+    expect(measured).not.toBeNull();
+    expect(measured).toBeLessThan(20);
+  });
+});
