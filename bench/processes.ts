@@ -84,7 +84,7 @@ const urlOf = (line: string) => {
 };
 
 /** Node's options for the service, as `npm start` and the systemd units run it (test/bench/run.test.ts holds them to it). */
-export const SERVICE_NODE_ARGS = ['--max-semi-space-size=2'];
+export const SERVICE_NODE_ARGS = ['--max-semi-space-size=2', '--single-threaded-gc'];
 
 /**
  * Start a target for one run. A service target runs with the sync counter loaded (and its syncs

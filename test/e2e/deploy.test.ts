@@ -59,7 +59,7 @@ describe('the systemd units', () => {
         'User=sorter-integration',
         `StateDirectory=sorter-integration${instance}`,
         `Environment=SORTER_HOME=/var/lib/sorter-integration${instance}`,
-        'ExecStart=/usr/bin/node --max-semi-space-size=2 /opt/sorter-integration/dist/lib/main.js',
+        'ExecStart=/usr/bin/node --max-semi-space-size=2 --single-threaded-gc /opt/sorter-integration/dist/lib/main.js',
         'NoNewPrivileges=yes',
         'ProtectSystem=strict',
         'ProtectHome=yes',
