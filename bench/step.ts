@@ -251,7 +251,7 @@ function stepResult(
 /** One run: emulator at `rate` for the plan's seconds, the target, the reference client. */
 async function step(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}): Promise<StepResult> {
   const warmupS = ctx.warmupS ?? 0;
-  // The decision figures count the items of the measured window only (the warm-up's are compiled for).
+  // The decision figures count the items of the measured window only, not the warm-up's (V8 still compiling).
   const emu = await startEmulator(rate, seconds + warmupS, 120, warmupS);
   const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, {
     ...ctx,
