@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { csv, removeHome, requestRow, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
+import { until } from '../helpers/until';
 
 const dist = path.resolve(__dirname, '../../dist');
 
@@ -72,13 +73,23 @@ describe('memory footprint of the compiled service', () => {
         NODE_OPTIONS: `--require ${path.resolve(__dirname, '../fixtures/count-intl.cjs')}`,
         COUNT_INTL_REPORT: report,
       });
-      // Past a run of the history bound (every 5 s) and its next schedule, and through the HTTP path.
-      await new Promise((r) => setTimeout(r, 5500));
+      // Past a run of the history bound (every 5 s): once it has run, node-cron computes its next
+      // run on local time, which reads the offset again. Then through the HTTP path.
+      const offsetsRead = (): number => {
+        try {
+          return JSON.parse(fs.readFileSync(report, 'utf8')).timezoneOffsets;
+        } catch {
+          return 0; // not written yet, or caught mid-write
+        }
+      };
+      const atStart = offsetsRead();
+      expect(atStart).toBeGreaterThan(0); // the schedules' first runs were computed as the service started
+      await until(() => offsetsRead() > atStart, 12_000, 'a scheduled run and its next schedule', 50);
       expect((await fetch(`${svc.base}/sortation`)).status).toBe(210);
       expect(await svc.stop()).toBe(0);
       const counts = JSON.parse(fs.readFileSync(report, 'utf8'));
       expect(counts.dateTimeFormats).toBe(0);
-      expect(counts.timezoneOffsets).toBeGreaterThan(0); // the schedules were computed, on local time
+      expect(counts.timezoneOffsets).toBeGreaterThan(atStart);
     } finally {
       removeHome(home);
     }
