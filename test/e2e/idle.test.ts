@@ -27,23 +27,29 @@ const WATCH_MS = 10_000;
  * threads are left out: a garbage collection wakes them in bursts whose number says nothing of
  * the service's timers.
  */
-function usage(pid: number): { cpuMs: number; wakeups: number } {
+function usage(pid: number): { cpuMs: number; wakeups: number; byThread: Record<string, number> } {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ; // utime, stime
-  let wakeups = 0;
+  const byThread: Record<string, number> = {};
   for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
       const status = fs.readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8');
-      const name = /^Name:\s+(\S+)/m.exec(status)![1];
-      if (Number(task) === pid || Object.values(THREAD_NAMES).includes(name as never))
-        wakeups += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)![1]);
+      const name = Number(task) === pid ? 'main' : (/^Name:\s+(\S+)/m.exec(status)?.[1] ?? '');
+      if (name === 'main' || Object.values(THREAD_NAMES).includes(name as never))
+        byThread[name] = (byThread[name] ?? 0) + Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)![1]);
     } catch {
       // a thread that ended meanwhile
     }
   }
-  return { cpuMs, wakeups };
+  return { cpuMs, wakeups: Object.values(byThread).reduce((a, b) => a + b, 0), byThread };
 }
+
+/** Each thread's wake-ups a second between two looks, for the log of a run that fails. */
+const perThread = (before: Record<string, number>, after: Record<string, number>, ms: number): string =>
+  Object.keys(after)
+    .map((name) => `${name} ${((((after[name] ?? 0) - (before[name] ?? 0)) * 1000) / ms).toFixed(1)}`)
+    .join(', ');
 
 describe('idle', () => {
   let home = '';
@@ -86,7 +92,8 @@ describe('idle', () => {
       const wakeupsPerSecond = ((after.wakeups - before.wakeups) * 1000) / WATCH_MS;
       // The figures, for a run that fails on a busy machine (CI shares its cores).
       console.log(
-        `idle: ${(share * 100).toFixed(2)}% of a core, ${wakeupsPerSecond.toFixed(1)} wake-ups a second over ${WATCH_MS / 1000} s`,
+        `idle: ${(share * 100).toFixed(2)}% of a core, ${wakeupsPerSecond.toFixed(1)} wake-ups a second over ${WATCH_MS / 1000} s ` +
+          `(${perThread(before.byThread, after.byThread, WATCH_MS)})`,
       );
       expect(answered).toBe(0); // both polls waited throughout
       expect(share).toBeLessThan(0.015);

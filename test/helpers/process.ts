@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { killAtFileEnd } from './children';
+import { SERVICE_NODE_ARGS } from '../../bench/processes';
 
 const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
 
@@ -20,11 +21,15 @@ export interface ServiceProcess {
 }
 
 /**
- * Spawn the service with SORTER_HOME=home, its output piped; killed at the end of the test file if
- * it still runs then. `exited` resolves with its exit code (or signal).
+ * Spawn the service with SORTER_HOME=home, its output piped, with Node's options as `npm start`
+ * and the systemd units run it; killed at the end of the test file if it still runs then.
+ * `exited` resolves with its exit code (or signal).
  */
 export function spawnService(home: string, env: NodeJS.ProcessEnv = {}): { proc: ChildProcess; exited: Promise<number | string> } {
-  const proc = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env, SORTER_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, MAIN], {
+    env: { ...process.env, ...env, SORTER_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   killAtFileEnd(proc);
   return { proc, exited: new Promise((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1))) };
 }
