@@ -79,7 +79,7 @@ describe('memory footprint of the compiled service', () => {
         try {
           return JSON.parse(fs.readFileSync(report, 'utf8')).timezoneOffsets;
         } catch {
-          return 0; // not written yet, or caught mid-write
+          return 0; // not written yet
         }
       };
       const atStart = offsetsRead();
