@@ -63,11 +63,10 @@ export class LayoutCodec {
     const spec = this.spec(type);
     const record = values as Record<string, unknown>;
     const out = Buffer.alloc(spec.dataWidth, this.layout.fill);
-    for (const f of spec.fields)
-      this.encodeField(f, f.maps === 'AckType' ? this.codeOf(f, record.AckType) : f.maps === undefined ? undefined : record[f.maps]).copy(
-        out,
-        f.offset - this.layout.headerWidth,
-      );
+    for (const f of spec.fields) {
+      const value = f.maps === 'AckType' ? this.codeOf(f, record.AckType) : f.maps === undefined ? undefined : record[f.maps];
+      writeField(this.rules, f, value, out, f.offset - this.layout.headerWidth);
+    }
     return out;
   }
 
@@ -81,7 +80,7 @@ export class LayoutCodec {
     const out: Record<string, unknown> = { ...spec.constants };
     for (const f of spec.fields) {
       const at = f.offset - this.layout.headerWidth;
-      const value = this.decodeField(f, data.subarray(at, at + f.width));
+      const value = readField(this.rules, f, data, at);
       if (f.maps === 'AckType') out.AckType = this.typeOfCode(f, value);
       else if (f.maps !== undefined) out[f.maps] = value;
     }
@@ -90,27 +89,49 @@ export class LayoutCodec {
 
   /** A telegram's bytes between the framing characters. */
   encodeContent(t: WireTelegram): Buffer {
-    const { header, headerWidth, framing, roles } = this.layout;
-    const parts = Buffer.alloc(headerWidth + t.data.length, this.layout.fill);
-    t.data.copy(parts, headerWidth);
-    const content = framing.telegramLength === null ? parts : this.padded(parts, framing.telegramLength, t);
-    for (const f of header) {
-      if (f.role === 'Length') continue;
-      this.encodeField(f, this.headerValue(f, t)).copy(content, f.offset);
-    }
-    const length = roles.Length;
-    if (length)
-      this.encodeField(length, length.counts === 'telegram' ? content.length : content.length - length.offset - length.width).copy(
-        content,
-        length.offset,
-      );
+    const content = Buffer.alloc(this.contentLength(t), this.layout.fill);
+    this.writeContent(t, content);
     return content;
   }
 
-  /** A whole telegram, framing characters included, ready for the socket. */
+  /** A whole telegram, framing characters included, ready for the socket: one buffer, written field by field. */
   encodeFrame(t: WireTelegram): Buffer {
     const { start, end } = this.layout.framing;
-    return Buffer.concat([start, this.encodeContent(t), end]);
+    const length = this.contentLength(t);
+    const frame = Buffer.alloc(start.length + length + end.length, this.layout.fill);
+    start.copy(frame, 0);
+    end.copy(frame, start.length + length);
+    this.writeContent(t, frame.subarray(start.length, start.length + length));
+    return frame;
+  }
+
+  /** The length of a telegram's content: its header and data, or the layout's fixed telegram length. */
+  private contentLength(t: WireTelegram): number {
+    const { headerWidth, framing } = this.layout;
+    const length = headerWidth + t.data.length;
+    if (framing.telegramLength === null) return length;
+    if (length > framing.telegramLength)
+      throw new TelegramError('telegram', t.type, `at most ${framing.telegramLength} bytes (Framing.TelegramLength)`);
+    return framing.telegramLength;
+  }
+
+  /** Header and data into `content` (contentLength long, filled with the layout's fill). */
+  private writeContent(t: WireTelegram, content: Buffer): void {
+    const { header, headerWidth, roles } = this.layout;
+    t.data.copy(content, headerWidth);
+    for (const f of header) {
+      if (f.role === 'Length') continue;
+      writeField(this.rules, f, this.headerValue(f, t), content, f.offset);
+    }
+    const length = roles.Length;
+    if (length)
+      writeField(
+        this.rules,
+        length,
+        length.counts === 'telegram' ? content.length : content.length - length.offset - length.width,
+        content,
+        length.offset,
+      );
   }
 
   /** The header of a telegram's content (between the framing characters); throws TelegramError on any problem. */
@@ -128,7 +149,7 @@ export class LayoutCodec {
       const want = f.counts === 'telegram' ? content.length : content.length - f.offset - f.width;
       let got: unknown;
       try {
-        got = this.decodeField(f, raw(f));
+        got = readField(this.rules, f, content, f.offset);
       } catch {
         got = undefined;
       }
@@ -142,7 +163,7 @@ export class LayoutCodec {
     const t: WireTelegram = { sender: '', receiver: '', seq: 0, type: 'LIFE', flag: 'D', code: null, data: content.subarray(headerWidth) };
     for (const f of this.layout.header) {
       if (f.role === 'Length') continue;
-      const value = this.decodeField(f, raw(f));
+      const value = readField(this.rules, f, content, f.offset);
       switch (f.role) {
         case 'Sender':
           t.sender = String(value); // a text field's value
@@ -259,13 +280,6 @@ export class LayoutCodec {
     if (!spec) throw new TelegramError(f.name, String(value), `one of ${[...this.layout.byCode.keys()].join(', ')}`);
     return spec.type;
   }
-
-  private padded(parts: Buffer, length: number, t: WireTelegram): Buffer {
-    if (parts.length > length) throw new TelegramError('telegram', t.type, `at most ${length} bytes (Framing.TelegramLength)`);
-    const out = Buffer.alloc(length, this.layout.fill);
-    parts.copy(out);
-    return out;
-  }
 }
 
 /** The Handshake field's values for data, ACK and NAK, in a layout whose handshake is by flag. */
@@ -308,28 +322,27 @@ export function shownBytes(r: FieldRules, bytes: Buffer): string {
 
 /** One field's bytes for a value; throws TelegramError if the value does not fit. */
 export function encodeField(r: FieldRules, f: Field, value: unknown): Buffer {
+  if (f.kind === 'fixed') return Buffer.from(constantOf(f));
   const out = Buffer.alloc(f.width, f.fill);
+  writeField(r, f, value, out, 0);
+  return out;
+}
+
+/**
+ * One field's bytes for a value, written at `at` in `out` (a telegram being encoded: no buffer of
+ * its own per field); throws TelegramError if the value does not fit, having written nothing.
+ */
+export function writeField(r: FieldRules, f: Field, value: unknown, out: Buffer, at: number): void {
   switch (f.kind) {
     case 'fixed':
-      return Buffer.from(constantOf(f));
+      constantOf(f).copy(out, at);
+      return;
     case 'spare':
-      return out;
-    case 'bin': {
-      let n: number;
-      if (f.reverse) {
-        const wire = f.reverse.get((value ?? null) as string | null);
-        if (wire === undefined) throw new TelegramError(f.name, String(value), `one of ${[...f.reverse.keys()].map(String).join(', ')}`);
-        n = Number(wire);
-      } else n = scaled(f, value);
-      if (n > 2 ** (8 * f.width) - 1)
-        throw new TelegramError(
-          f.name,
-          String(value),
-          `at most ${2 ** (8 * f.width) - 1}${f.scale ? ` / 10^${f.scale}` : ''} (${f.width} bytes)`,
-        );
-      out.writeUIntBE(n, 0, f.width);
-      return out;
-    }
+      out.fill(f.fill, at, at + f.width);
+      return;
+    case 'bin':
+      out.writeUIntBE(binaryOf(f, value), at, f.width);
+      return;
     case 'int':
     case 'decimal': {
       let s: string;
@@ -340,7 +353,8 @@ export function encodeField(r: FieldRules, f: Field, value: unknown): Buffer {
         if (s.includes('e')) throw new TelegramError(f.name, String(value), `a decimal of at most ${f.width} characters`);
       } else s = String(scaled(f, value));
       if (s.length > f.width) throw new TelegramError(f.name, String(value), `at most ${f.width} characters`);
-      return aligned(f, s);
+      writeAligned(f, s, out, at);
+      return;
     }
     default: {
       let s: string;
@@ -356,27 +370,55 @@ export function encodeField(r: FieldRules, f: Field, value: unknown): Buffer {
         if (f.cut) s = diagnostic(r, f, s);
       }
       if (!r.text.test(s)) throw new TelegramError(f.name, s, charsetName(r.charset));
-      if (r.forbidden && Buffer.from(s, 'latin1').includes(r.forbidden))
+      if (r.forbidden && s.includes(r.forbidden.toString('latin1')))
         throw new TelegramError(f.name, s, `no ${JSON.stringify(r.forbidden.toString('latin1'))} (it ends a telegram)`);
       const fillChar = String.fromCharCode(f.fill);
       if (s.length > 0 && (f.align === 'left' ? s.endsWith(fillChar) : s.startsWith(fillChar)))
         throw new TelegramError(f.name, s, `no ${f.align === 'left' ? 'trailing' : 'leading'} ${fillName(f.fill)}`);
       if (s.length > f.width) throw new TelegramError(f.name, String(value), `at most ${f.width} characters`);
-      return aligned(f, s);
+      writeAligned(f, s, out, at);
+      return;
     }
   }
 }
 
+/** A bin field's number for a value (its map's wire value, or the value scaled); refused if it does not fit its bytes. */
+function binaryOf(f: Field, value: unknown): number {
+  let n: number;
+  if (f.reverse) {
+    const wire = f.reverse.get((value ?? null) as string | null);
+    if (wire === undefined) throw new TelegramError(f.name, String(value), `one of ${[...f.reverse.keys()].map(String).join(', ')}`);
+    n = Number(wire);
+  } else n = scaled(f, value);
+  if (n > 2 ** (8 * f.width) - 1)
+    throw new TelegramError(
+      f.name,
+      String(value),
+      `at most ${2 ** (8 * f.width) - 1}${f.scale ? ` / 10^${f.scale}` : ''} (${f.width} bytes)`,
+    );
+  return n;
+}
+
 /** A field's value from its bytes; throws TelegramError naming the field. */
 export function decodeField(r: FieldRules, f: Field, raw: Buffer): unknown {
+  return readField(r, f, raw, 0);
+}
+
+/**
+ * A field's value from its bytes at `at` in a telegram (no buffer of its own per field); throws
+ * TelegramError naming the field.
+ */
+export function readField(r: FieldRules, f: Field, bytes: Buffer, at: number): unknown {
+  const end = at + f.width;
   switch (f.kind) {
     case 'spare':
       return undefined;
     case 'fixed':
-      if (!raw.equals(constantOf(f))) throw new TelegramError(f.name, shownBytes(r, raw), `the constant ${readableBytes(constantOf(f))}`);
+      if (bytes.compare(constantOf(f), 0, constantOf(f).length, at, end) !== 0)
+        throw new TelegramError(f.name, shownBytes(r, bytes.subarray(at, end)), `the constant ${readableBytes(constantOf(f))}`);
       return undefined;
     case 'bin': {
-      const n = raw.readUIntBE(0, f.width);
+      const n = bytes.readUIntBE(at, f.width);
       if (f.map) {
         const v = f.map.get(String(n));
         if (v === undefined) throw new TelegramError(f.name, String(n), `one of ${[...f.map.keys()].join(', ')}`);
@@ -386,18 +428,19 @@ export function decodeField(r: FieldRules, f: Field, raw: Buffer): unknown {
     }
     case 'int':
     case 'decimal': {
-      const s = unpadded(f, raw.toString('latin1'));
+      const wire = bytes.toString('latin1', at, end);
+      const s = unpadded(f, wire);
       if (f.kind === 'decimal' && f.scale === null) {
-        if (!/^\d+(\.\d+)?$/.test(s))
-          throw new TelegramError(f.name, raw.toString('latin1'), `a zero-padded decimal of ${f.width} characters`);
+        if (!/^\d+(\.\d+)?$/.test(s)) throw new TelegramError(f.name, wire, `a zero-padded decimal of ${f.width} characters`);
         return Number(s);
       }
-      if (!/^\d+$/.test(s)) throw new TelegramError(f.name, raw.toString('latin1'), f.width === 1 ? 'a digit' : `${f.width} digits`);
+      if (!/^\d+$/.test(s)) throw new TelegramError(f.name, wire, f.width === 1 ? 'a digit' : `${f.width} digits`);
       return f.scale ? unscale(Number(s), f.scale) : Number(s);
     }
     default: {
-      const s = unpadded(f, raw.toString('latin1'));
-      if (!r.text.test(s)) throw new TelegramError(f.name, shownBytes(r, raw), charsetName(r.charset));
+      const wire = bytes.toString('latin1', at, end);
+      const s = unpadded(f, wire);
+      if (!r.text.test(s)) throw new TelegramError(f.name, shownBytes(r, bytes.subarray(at, end)), charsetName(r.charset));
       if (f.kind === 'enum') {
         const map = mapOf(f);
         const v = map.get(s);
@@ -405,7 +448,7 @@ export function decodeField(r: FieldRules, f: Field, raw: Buffer): unknown {
         if (s === '' && !f.required) return null;
         throw new TelegramError(f.name, s, `one of ${[...map.keys()].join(', ')}`);
       }
-      if (s === '' && f.required) throw new TelegramError(f.name, raw.toString('latin1'), 'a value');
+      if (s === '' && f.required) throw new TelegramError(f.name, wire, 'a value');
       return s;
     }
   }
@@ -435,9 +478,10 @@ function scaled(f: Field, value: unknown): number {
   return whole;
 }
 
-function aligned(f: Field, s: string): Buffer {
-  const pad = String.fromCharCode(f.fill).repeat(f.width - s.length);
-  return Buffer.from(f.align === 'left' ? s + pad : pad + s, 'latin1');
+/** A value's characters into its field, padded with the field's fill on the side its alignment leaves. */
+function writeAligned(f: Field, s: string, out: Buffer, at: number): void {
+  out.fill(f.fill, at, at + f.width);
+  if (s.length > 0) out.write(s, f.align === 'left' ? at : at + f.width - s.length, 'latin1');
 }
 
 /** A NAK's text: characters outside the set replaced, cut to its field, no padding at its end. */

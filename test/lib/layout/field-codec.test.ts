@@ -2,7 +2,7 @@
 // padding and alignment, scales, maps both ways, constants, and values refused (not cut) naming
 // the field, a NAK's text excepted.
 import { TelegramError } from '../../../bench/v1-codec';
-import { type FieldRules, decodeField, encodeField, unpadded } from '../../../lib/layout/codec';
+import { type FieldRules, decodeField, encodeField, unpadded, writeField } from '../../../lib/layout/codec';
 import type { Field } from '../../../lib/layout/table';
 
 const rules: FieldRules = { charset: 'ascii', text: /^[\x20-\x7e]*$/, forbidden: null, binary: false };
@@ -85,6 +85,34 @@ describe('encodeField and decodeField', () => {
     const text = field({ width: 6, cut: true });
     expect(encodeField({ ...rules, forbidden: Buffer.from('#') }, text, 'a#b\x01cdefgh').toString('latin1')).toBe('a?b?cd');
     expect(encodeField(rules, text, 'ab   ').toString('latin1')).toBe('ab    ');
+  });
+});
+
+describe('writeField', () => {
+  it('writes the bytes encodeField gives into a telegram at the field, and nothing outside it', () => {
+    const cases: [Field, unknown][] = [
+      [field({}), 'AB'],
+      [field({ align: 'right', fill: 0x2e }), 'AB'],
+      [field({ align: 'right', fill: 0x2e }), ''],
+      [field({ kind: 'int', align: 'right', fill: 0x30 }), 42],
+      [field({ kind: 'bin', width: 2 }), 513],
+      [field({ kind: 'enum', width: 1, map: new Map([['1', 'On']]), reverse: new Map([['On', '1']]) }), 'On'],
+      [field({ kind: 'fixed', width: 2, constant: Buffer.from('XY') }), undefined],
+      [field({ kind: 'spare' }), 'ignored'],
+    ];
+    for (const [f, value] of cases) {
+      const out = Buffer.alloc(f.width + 6, '#');
+      writeField(rules, f, value, out, 3);
+      expect(out.subarray(3, 3 + f.width)).toEqual(encodeField(rules, f, value));
+      expect(out.subarray(0, 3).toString('latin1') + out.subarray(3 + f.width).toString('latin1')).toBe('######');
+    }
+  });
+
+  it('writes nothing when it refuses a value', () => {
+    const out = Buffer.alloc(10, '#');
+    expect(() => writeField(rules, field({}), 'ABCDE', out, 3)).toThrow(/at most 4 characters/);
+    expect(() => writeField(rules, field({ kind: 'bin', width: 1 }), 256, out, 3)).toThrow(/at most 255/);
+    expect(out.toString('latin1')).toBe('##########');
   });
 });
 
