@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { THREAD_NAMES } from '../lib/host/thread-name';
 import { projectRoot } from '../lib/process/paths';
 import type { CpuLimit } from './cpu-limit';
 import { type SyncStall, SyncCounter } from './slow-disk';
@@ -239,6 +240,56 @@ export function cpuMs(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/** A process's CPU time so far by thread (ms), as docs/performance.md splits it: the main thread, the service's writer and checkpoint threads (by the names it gives them), and the rest (V8's and libuv's helpers). */
+export interface ThreadCpuMs {
+  main: number;
+  writer: number;
+  checkpoint: number;
+  other: number;
+}
+
+/** CPU time so far by thread (`/proc/<pid>/task/<tid>/stat`); null if the process cannot be read. A thread that has ended no longer counts. */
+export function threadCpuMs(pid: number): ThreadCpuMs | null {
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return null;
+  }
+  const out: ThreadCpuMs = { main: 0, writer: 0, checkpoint: 0, other: 0 };
+  for (const tid of tids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+      const key =
+        Number(tid) === pid
+          ? 'main'
+          : name === THREAD_NAMES.writer
+            ? 'writer'
+            : name === THREAD_NAMES.checkpointer
+              ? 'checkpoint'
+              : 'other';
+      out[key] += ms;
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/** The CPU each thread group spent between two readings (null if either is missing). */
+export function threadCpuSince(before: ThreadCpuMs | null, after: ThreadCpuMs | null): ThreadCpuMs | null {
+  if (!before || !after) return null;
+  return {
+    main: after.main - before.main,
+    writer: after.writer - before.writer,
+    checkpoint: after.checkpoint - before.checkpoint,
+    other: after.other - before.other,
+  };
 }
 
 /**

@@ -340,6 +340,8 @@ function modeFields(results: Measured['results']) {
         device_writes_per_item_at_50: r.at50.deviceWritesPerCycle,
         syncs_per_item_at_50: r.at50.syncsPerCycle,
         cpu_us_per_cycle_at_50: r.at50.cpuUsPerCycle.target,
+        cpu_us_per_cycle_by_thread_at_50: r.at50.cpuUsPerCycleByThread,
+        cpu_us_per_cycle_by_thread_at_max: r.atMax?.cpuUsPerCycleByThread ?? null,
         late_at_50: r.at50.late,
         passes_without_assignment_at_50: r.at50.passesWithoutAssignment,
       },

@@ -10,6 +10,9 @@ import {
   type Target,
   type TargetOptions,
   cpuMs,
+  threadCpuMs,
+  threadCpuSince,
+  type ThreadCpuMs,
   describeTarget,
   deviceWrites,
   holdWriteLock,
@@ -54,6 +57,8 @@ export interface StepResult {
   stalls: number | null;
   /** CPU time per completed cycle: the target, the emulator, and the client (this process). */
   cpuUsPerCycle: { target: number; emulator: number; client: number };
+  /** The target's CPU time per completed cycle by thread (µs; null: unreadable): where its cpuUsPerCycle.target goes. */
+  cpuUsPerCycleByThread: ThreadCpuMs | null;
   /** What the target wrote to storage per completed cycle (KB): its database, WAL and logs. */
   diskKbPerCycle: number;
   /** What the device under its home wrote per completed cycle, journal included: KB and write requests (null: no block device). */
@@ -126,6 +131,8 @@ interface Readings {
   rssSeries: number[];
   wallMs: number;
   throttling: Throttling | null;
+  /** The target's CPU by thread over the step (null: unreadable). */
+  threadCpuMs: ThreadCpuMs | null;
 }
 
 /**
@@ -137,6 +144,7 @@ function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined, 
   const throttling = cpuLimit?.throttling();
   const stalls = t.syncs?.read().stalls ?? null;
   const targetCpu = cpuMs(pidOf(t.proc));
+  const targetThreads = threadCpuMs(pidOf(t.proc));
   const written = writeBytes(pidOf(t.proc));
   const device = t.home ? deviceWrites(t.home) : null;
   const syncs = t.syncs?.total() ?? null;
@@ -164,6 +172,7 @@ function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined, 
       const endRssMb = rssMb(pidOf(t.proc));
       return {
         targetCpuMs: cpuMs(pidOf(t.proc)) - targetCpu,
+        threadCpuMs: threadCpuSince(targetThreads, threadCpuMs(pidOf(t.proc))),
         emulatorCpuMs: emuCpu - emuStart,
         clientCpuUs: client.user + client.system,
         targetWritten: writeBytes(pidOf(t.proc)) - written,
@@ -230,6 +239,14 @@ function stepResult(
       emulator: Math.round((m.emulatorCpuMs * 1000) / cycles),
       client: Math.round(m.clientCpuUs / cycles),
     },
+    cpuUsPerCycleByThread: m.threadCpuMs
+      ? {
+          main: Math.round((m.threadCpuMs.main * 1000) / cycles),
+          writer: Math.round((m.threadCpuMs.writer * 1000) / cycles),
+          checkpoint: Math.round((m.threadCpuMs.checkpoint * 1000) / cycles),
+          other: Math.round((m.threadCpuMs.other * 1000) / cycles),
+        }
+      : null,
     diskKbPerCycle: per(m.targetWritten / 1024, 1),
     deviceKbPerCycle: m.device ? per(m.device.bytes / 1024, 1) : null,
     deviceWritesPerCycle: m.device ? per(m.device.ios, 2) : null,
@@ -319,6 +336,14 @@ export async function medianStep(
       emulator: median(runs.map((x) => x.cpuUsPerCycle.emulator)),
       client: median(runs.map((x) => x.cpuUsPerCycle.client)),
     },
+    cpuUsPerCycleByThread: runs.every((x) => x.cpuUsPerCycleByThread !== null)
+      ? {
+          main: median(runs.map((x) => x.cpuUsPerCycleByThread?.main ?? 0)),
+          writer: median(runs.map((x) => x.cpuUsPerCycleByThread?.writer ?? 0)),
+          checkpoint: median(runs.map((x) => x.cpuUsPerCycleByThread?.checkpoint ?? 0)),
+          other: median(runs.map((x) => x.cpuUsPerCycleByThread?.other ?? 0)),
+        }
+      : null,
     diskKbPerCycle: pick((x) => x.diskKbPerCycle),
     deviceKbPerCycle: runs.some((x) => x.deviceKbPerCycle !== null) ? pick((x) => x.deviceKbPerCycle) : null,
     deviceWritesPerCycle: runs.some((x) => x.deviceWritesPerCycle !== null) ? pick((x) => x.deviceWritesPerCycle) : null,
@@ -333,7 +358,7 @@ export async function medianStep(
     reconnects: Math.max(...runs.map((x) => x.reconnects)),
   };
   ctx.log(
-    `  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  passes w/o assignment ${r.passesWithoutAssignment}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}${r.stalls ? `  stalls ${r.stalls}, decision max ${r.decisionMax} ms` : ''}${r.throttling ? `  cpu ${r.cpuPctOfCore}% of a core, throttled in ${r.throttling.throttled} of ${r.throttling.periods} periods` : ''}`,
+    `  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}${r.cpuUsPerCycleByThread ? ` (main ${r.cpuUsPerCycleByThread.main}, writer ${r.cpuUsPerCycleByThread.writer}, checkpoint ${r.cpuUsPerCycleByThread.checkpoint}, other ${r.cpuUsPerCycleByThread.other})` : ''}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  passes w/o assignment ${r.passesWithoutAssignment}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}${r.stalls ? `  stalls ${r.stalls}, decision max ${r.decisionMax} ms` : ''}${r.throttling ? `  cpu ${r.cpuPctOfCore}% of a core, throttled in ${r.throttling.throttled} of ${r.throttling.periods} periods` : ''}`,
   );
   return r;
 }
