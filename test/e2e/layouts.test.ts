@@ -13,11 +13,10 @@ import { type EmulatorStats, startEmulator } from '../helpers/emulator';
 import { call } from '../helpers/http';
 import { freePort } from '../helpers/net';
 import { removeHome, tempHome } from '../helpers/home';
-import { type ServiceProcess, startServiceProcess } from '../helpers/process';
+import { type ServiceProcess, runServiceToEnd, startServiceProcess } from '../helpers/process';
 
 jest.setTimeout(90_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
 const EMULATOR = path.resolve(__dirname, '../../dist/emulator/main.js');
 const LAYOUTS = path.resolve(__dirname, '../../layouts');
 const fast = { HeartbeatMs: 300, AckTimeoutMs: 300, ReconnectMaxMs: 500 };
@@ -265,7 +264,7 @@ describe('a layout that cannot be used', () => {
       'site-layout.json': layout,
     });
     try {
-      const run = spawnSync(process.execPath, [MAIN], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8', timeout: 15000 });
+      const run = runServiceToEnd(home);
       expect(run.status).toBe(78);
       expect(run.stderr).toContain(`${path.join(home, 'site-layout.json')} is not a usable layout:`);
       for (const problem of [

@@ -1,17 +1,14 @@
 // One service per home: a second start by mistake changes nothing (no re-seeding, no sorter
 // connection), says which process holds the home; and test mode refuses the live database.
-import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import Database from '../../db/sqlite';
 import { csv, removeHome, requestRow, tempHome } from '../helpers/home';
-import { startServiceProcess } from '../helpers/process';
+import { runServiceToEnd, startServiceProcess } from '../helpers/process';
 
-const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
 // Three starts and a refused one in a test: about 5 s on a quiet machine, more on a busy one.
 jest.setTimeout(30_000);
-const runOnce = (home: string) =>
-  spawnSync(process.execPath, [MAIN], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8', timeout: 15000 });
+const runOnce = runServiceToEnd;
 
 describe('a second instance on the same home', () => {
   it('test mode: refuses to start, names the running process, and does not re-seed its queues', async () => {

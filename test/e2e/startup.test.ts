@@ -6,7 +6,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import Database from '../../db/sqlite';
 import { removeHome, tempHome } from '../helpers/home';
-import { spawnService, startServiceProcess } from '../helpers/process';
+import { runServiceToEnd, spawnService, startServiceProcess } from '../helpers/process';
 
 // Each test starts the service (some twice): seconds on a busy machine, more than jest's default 5 s.
 jest.setTimeout(30_000);
@@ -79,7 +79,6 @@ describe('start-up', () => {
 });
 
 describe('start-up refusals', () => {
-  const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
   it.each([
     [
       'an address this machine does not have',
@@ -97,8 +96,7 @@ describe('start-up refusals', () => {
       'Service_PLC.csv':
         'Type,MessageCode,DeviceID,TrackID,Barcode,Length,Width,Height,Weight,RecircCount,DestinationStatus,LightStatus,LightColor,DestinationText,ButtonID\n',
     });
-    const { spawnSync } = await import('node:child_process');
-    const run = spawnSync(process.execPath, [MAIN], { env: { ...process.env, SORTER_HOME: home }, encoding: 'utf8', timeout: 15000 });
+    const run = runServiceToEnd(home);
     expect(run.status).toBe(78);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(message);

@@ -1,11 +1,23 @@
 // Test helper: the service as a child process (start, wait for readiness, stop, kill).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { killAtFileEnd } from './children';
 import { SERVICE_NODE_ARGS } from '../../bench/processes';
 
 const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
+
+/**
+ * The service run to its end, as it is deployed (SERVICE_NODE_ARGS): for starts that must be
+ * refused (exit 78 and one line) or that end by themselves. Killed after 15 s.
+ */
+export function runServiceToEnd(home: string): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [...SERVICE_NODE_ARGS, MAIN], {
+    env: { ...process.env, SORTER_HOME: home },
+    encoding: 'utf8',
+    timeout: 15000,
+  });
+}
 
 /** The service running as a child process (the compiled dist/lib/main.js, built by `npm test`). */
 export interface ServiceProcess {
