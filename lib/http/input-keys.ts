@@ -17,13 +17,37 @@ export function schemaKeys(schema: Joi.ObjectSchema | undefined): string[] {
   return keys ? Object.keys(keys) : [];
 }
 
+/** A schema's key names, exact and by their lower case: made once per list (a route's), not per request. */
+interface KeyIndex {
+  exact: ReadonlySet<string>;
+  byLower: ReadonlyMap<string, string>;
+}
+const indexes = new WeakMap<string[], KeyIndex>();
+function keyIndex(keys: string[]): KeyIndex {
+  let index = indexes.get(keys);
+  if (!index) {
+    index = { exact: new Set(keys), byLower: new Map(keys.map((k) => [k.toLowerCase(), k])) };
+    indexes.set(keys, index);
+  }
+  return index;
+}
+
 /**
  * Rename input keys to the schema's spelling when they match case-insensitively
- * (`trackId` -> `TrackID`). Two spellings of one field is an error naming both.
+ * (`trackId` -> `TrackID`). Two spellings of one field is an error naming both. Input whose keys
+ * are all spelled as the schema spells them (what nearly every request sends) is returned as it is.
  */
 export function canonicalKeys(input: unknown, keys: string[], source: string): unknown {
   if (input === null || typeof input !== 'object' || Array.isArray(input) || keys.length === 0) return input;
-  const byLower = new Map(keys.map((k) => [k.toLowerCase(), k]));
+  const { exact, byLower } = keyIndex(keys);
+  let asSpelled = true;
+  for (const key in input) {
+    if (Object.hasOwn(input, key) && !exact.has(key)) {
+      asSpelled = false;
+      break;
+    }
+  }
+  if (asSpelled) return input;
   const out: Record<string, unknown> = {};
   const seen = new Map<string, string>();
   for (const [key, value] of Object.entries(input)) {
@@ -40,7 +64,7 @@ export function canonicalKeys(input: unknown, keys: string[], source: string): u
 
 /** 400 when a field of the body stands twice under the same spelling (JSON.parse would keep the last). */
 export function refuseRepeatedKeys(json: string, keys: string[]): void {
-  const known = new Map(keys.map((k) => [k.toLowerCase(), k]));
+  const known = keyIndex(keys).byLower;
   const twice = duplicateKeys(json).find((d) => d.path === '' && known.has(d.key.toLowerCase()));
   if (twice)
     throw Boom.badRequest(`"${known.get(twice.key.toLowerCase())}" is given twice in the body (as "${twice.key}" and "${twice.key}")`);

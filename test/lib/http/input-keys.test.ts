@@ -19,6 +19,16 @@ describe('input keys', () => {
     expect(canonicalKeys('text', keys, 'body')).toBe('text');
   });
 
+  it('input spelled as the schema spells it is passed on as it is, not copied; with any other key it is copied, that key kept', () => {
+    const asSpelled = { TrackID: '1', Destination: 'D1' };
+    expect(canonicalKeys(asSpelled, keys, 'body')).toBe(asSpelled);
+    const withUnknown = { TrackID: '1', extra: true };
+    expect(canonicalKeys(withUnknown, keys, 'body')).toEqual(withUnknown);
+    // A null-prototype object (as a query string parses) is read by its own keys alone.
+    const query = Object.assign(Object.create(null) as Record<string, unknown>, { trackid: '1' });
+    expect(canonicalKeys(query, keys, 'query')).toEqual({ TrackID: '1' });
+  });
+
   it('two spellings of one field are a 400 naming both', () => {
     let err: Boom.Boom | undefined;
     try {
