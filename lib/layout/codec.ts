@@ -48,11 +48,6 @@ export class LayoutCodec {
     return seq >= this.layout.sequence.last ? 1 : seq + 1;
   }
 
-  /** One field's bytes for a value; throws TelegramError if the value does not fit. */
-  encodeField(f: Field, value: unknown): Buffer {
-    return encodeField(this.rules, f, value);
-  }
-
   /** A field's value from its bytes; throws TelegramError naming the field. */
   decodeField(f: Field, raw: Buffer): unknown {
     return decodeField(this.rules, f, raw);
