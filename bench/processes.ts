@@ -232,11 +232,17 @@ export function threadCount(pid: number): number {
   }
 }
 
+/** The name and the CPU time (user + system, ms) in a `/proc/.../stat` text: the name in parentheses may hold spaces and ")". */
+function readStat(stat: string): { name: string; ms: number } {
+  const end = stat.lastIndexOf(')');
+  const fields = stat.slice(end + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, end), ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 }; // utime, stime in clock ticks (USER_HZ 100)
+}
+
 /** CPU time (user + system) a process has used so far, in ms. */
 export function cpuMs(pid: number): number {
   try {
-    const fields = (fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+    return readStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')).ms;
   } catch {
     return Number.NaN;
   }
@@ -250,6 +256,14 @@ export interface ThreadCpuMs {
   other: number;
 }
 
+/** A figure for each thread group. */
+export const byThread = (f: (group: keyof ThreadCpuMs) => number): ThreadCpuMs => ({
+  main: f('main'),
+  writer: f('writer'),
+  checkpoint: f('checkpoint'),
+  other: f('other'),
+});
+
 /** CPU time so far by thread (`/proc/<pid>/task/<tid>/stat`); null if the process cannot be read. A thread that has ended no longer counts. */
 export function threadCpuMs(pid: number): ThreadCpuMs | null {
   let tids: string[];
@@ -261,10 +275,7 @@ export function threadCpuMs(pid: number): ThreadCpuMs | null {
   const out: ThreadCpuMs = { main: 0, writer: 0, checkpoint: 0, other: 0 };
   for (const tid of tids) {
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+      const { name, ms } = readStat(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
       const key =
         Number(tid) === pid
           ? 'main'
@@ -283,13 +294,7 @@ export function threadCpuMs(pid: number): ThreadCpuMs | null {
 
 /** The CPU each thread group spent between two readings (null if either is missing). */
 export function threadCpuSince(before: ThreadCpuMs | null, after: ThreadCpuMs | null): ThreadCpuMs | null {
-  if (!before || !after) return null;
-  return {
-    main: after.main - before.main,
-    writer: after.writer - before.writer,
-    checkpoint: after.checkpoint - before.checkpoint,
-    other: after.other - before.other,
-  };
+  return before && after ? byThread((g) => after[g] - before[g]) : null;
 }
 
 /**

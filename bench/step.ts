@@ -10,6 +10,7 @@ import {
   type Target,
   type TargetOptions,
   cpuMs,
+  byThread,
   threadCpuMs,
   threadCpuSince,
   type ThreadCpuMs,
@@ -219,6 +220,7 @@ function stepResult(
   // The cycles of the measured window: the items inducted before it began are not in its readings.
   const cycles = e.sorted_as_assigned - cyclesBefore;
   const per = (n: number, digits: number) => Math.round((n / cycles) * 10 ** digits) / 10 ** digits;
+  const threads = m.threadCpuMs;
   return {
     rate,
     cyclesPerS: cycles / seconds,
@@ -239,14 +241,7 @@ function stepResult(
       emulator: Math.round((m.emulatorCpuMs * 1000) / cycles),
       client: Math.round(m.clientCpuUs / cycles),
     },
-    cpuUsPerCycleByThread: m.threadCpuMs
-      ? {
-          main: Math.round((m.threadCpuMs.main * 1000) / cycles),
-          writer: Math.round((m.threadCpuMs.writer * 1000) / cycles),
-          checkpoint: Math.round((m.threadCpuMs.checkpoint * 1000) / cycles),
-          other: Math.round((m.threadCpuMs.other * 1000) / cycles),
-        }
-      : null,
+    cpuUsPerCycleByThread: threads ? byThread((g) => Math.round((threads[g] * 1000) / cycles)) : null,
     diskKbPerCycle: per(m.targetWritten / 1024, 1),
     deviceKbPerCycle: m.device ? per(m.device.bytes / 1024, 1) : null,
     deviceWritesPerCycle: m.device ? per(m.device.ios, 2) : null,
@@ -337,12 +332,7 @@ export async function medianStep(
       client: median(runs.map((x) => x.cpuUsPerCycle.client)),
     },
     cpuUsPerCycleByThread: runs.every((x) => x.cpuUsPerCycleByThread !== null)
-      ? {
-          main: median(runs.map((x) => x.cpuUsPerCycleByThread?.main ?? 0)),
-          writer: median(runs.map((x) => x.cpuUsPerCycleByThread?.writer ?? 0)),
-          checkpoint: median(runs.map((x) => x.cpuUsPerCycleByThread?.checkpoint ?? 0)),
-          other: median(runs.map((x) => x.cpuUsPerCycleByThread?.other ?? 0)),
-        }
+      ? byThread((g) => median(runs.map((x) => x.cpuUsPerCycleByThread?.[g] ?? 0)))
       : null,
     diskKbPerCycle: pick((x) => x.diskKbPerCycle),
     deviceKbPerCycle: runs.some((x) => x.deviceKbPerCycle !== null) ? pick((x) => x.deviceKbPerCycle) : null,
