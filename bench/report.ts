@@ -1,5 +1,6 @@
 // The benchmark's report (npm run bench, docs/performance.md): what one run measured, printed as a
 // table and summary lines, and the `BENCH {json}` line; the correctness check over every step.
+import { type CpuPairs, cpuPairFields } from './cpu-pairs';
 import { type HistorySize, describeHistorySize } from './history-size';
 import type { IdleResult } from './idle';
 import { type Target, describeTarget } from './processes';
@@ -44,6 +45,8 @@ export interface Measured {
   idle?: IdleResult;
   /** The service for minutes from its start, its memory read every minute (`--memory-minutes`). */
   memory?: StepResult;
+  /** The CPU ratio against the baseline in side-by-side pairs, per rate (`--cpu-pairs`). */
+  cpuPairs?: CpuPairs[];
 }
 
 /** What the report needs of the run's plan and flags. */
@@ -80,7 +83,7 @@ const yearsOfLife = (gb: number | null, ratedBytes: number) =>
  * items still in it when a step it broke down in ends are counted apart (`baselineOverrun`), not
  * as lost. In a step it sustained, a loss of the baseline's is the harness's own and counts.
  */
-export function correctness({ results, site, storage, purge, memory }: Measured, siteRate: number | null) {
+export function correctness({ results, site, storage, purge, memory, cpuPairs }: Measured, siteRate: number | null) {
   const overrun = results.baseline.ramp.filter((r) => !r.sustained);
   const all = [
     ...Object.values(results)
@@ -92,6 +95,7 @@ export function correctness({ results, site, storage, purge, memory }: Measured,
     ...storage.slow5.ramp,
     ...(storage.lock ? [storage.lock] : []),
     ...(memory ? [memory] : []),
+    ...(cpuPairs ?? []).flatMap((p) => p.steps),
   ];
   const purgeWays = purge ? [purge.one, purge.chunks] : [];
   // The size bound's cut finds its own cutoff: nothing older than it left, and the rows it took are gone.
@@ -195,6 +199,10 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
   console.log(
     `pop at ${c.scaleRows.toLocaleString('en')} queued vs ~empty: ${ratio(sc.popFull, sc.popEmpty)}x; seeding ${sc.seed.rows.toLocaleString('en')} rows ${sc.seed.seconds.toFixed(1)} s (peak ${sc.seed.maxRssMb.toFixed(0)} MB)`,
   );
+  for (const p of m.cpuPairs ?? [])
+    console.log(
+      `CPU per item at ${p.rate}/s, service against baseline side by side (${p.pairs.length} pairs): min ${p.min}x, median ${p.median}x, max ${p.max}x`,
+    );
   const overrun =
     baselineOverrun > 0 ? ` (the baseline, in memory, left ${baselineOverrun} items unfinished in the steps it broke down in)` : '';
   console.log(`correctness: lost ${lost}, duplicated ${duplicated}${overrun}; ${((Date.now() - started) / 1000).toFixed(0)} s`);
@@ -395,6 +403,7 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     ...storageFields(storage, purge),
     ...cpuFields(svc, m.idle, c),
     ...memoryFields(m.memory, c),
+    ...cpuPairFields(m.cpuPairs),
     baseline_broke_down: base.brokeDown,
     modes: modeFields(results),
   };

@@ -11,6 +11,7 @@ import { commandLine, nonNegative } from '../lib/process/command-line';
 import { projectRoot } from '../lib/process/paths';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 import { type CpuLimit, createCpuLimit, parseCpuPct } from './cpu-limit';
+import { type CpuPairs, PAIR_RATES, PAIR_WARMUP_S, measureCpuPairs } from './cpu-pairs';
 import { idleProbe } from './idle';
 import { type Target, allTargets, describeTarget, parseServiceConfig } from './processes';
 import { popMicros, purgeProbe, seedProbe } from './scale';
@@ -51,6 +52,7 @@ const args = commandLine(
     'service-config': { type: 'string' },
     'warmup-s': { type: 'string', default: '0' },
     'memory-minutes': { type: 'string', default: '0' },
+    'cpu-pairs': { type: 'string' },
   },
 );
 const quick = args.quick === true;
@@ -115,12 +117,26 @@ const warmupS = nonNegative('bench', 'warmup-s', args['warmup-s']);
 /** Minutes of the memory step: the service at the site's rate (50 items/s without --site-rate) from its start, its memory read every minute (0: no such step). */
 const memoryMinutes = nonNegative('bench', 'memory-minutes', args['memory-minutes']);
 
+/**
+ * Pairs of steps, the baseline and the service side by side, at 50 and at 600 items/s: the CPU
+ * ratio's spread (bench/cpu-pairs.ts). 3 in the full run, none in the quick one unless asked for.
+ */
+const cpuPairs = args['cpu-pairs'] !== undefined ? pairCount(args['cpu-pairs']) : quick ? 0 : 3;
+
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** A flag's parsed value, or its problem as one line and exit 2. */
 function orExit<T>(flag: string, parsed: T | string): T {
   if (typeof parsed !== 'string') return parsed;
   console.error(`bench: --${flag} ${parsed}`);
+  process.exit(2);
+}
+
+/** A whole number of pairs, or the problem as one line and exit 2. */
+function pairCount(value: string): number {
+  const n = Number(value);
+  if (value.trim() !== '' && Number.isInteger(n) && n >= 0) return n;
+  console.error(`bench: --cpu-pairs takes a whole number of pairs (0: none), e.g. 3; got ${JSON.stringify(value)}`);
   process.exit(2);
 }
 
@@ -188,6 +204,23 @@ async function measureStorage(): Promise<StorageResult> {
   storage.slow5.max = fastest ? Math.round(fastest.cyclesPerS) : 0;
   storage.lock = await medianStep(ctx, 'service', 50, 20, { lock: { afterS: 5, forS: 10 } }, 'service, 10 s write lock');
   return storage;
+}
+
+/** The service at the site's rate (--site-rate): its step at 50 items/s, or one of its own. */
+async function measureSite(service: TargetResult): Promise<StepResult | undefined> {
+  if (siteRate === null) return undefined;
+  log('site:');
+  if (siteRate === 50) return service.at50;
+  return medianStep(ctx, 'service', siteRate, plan.seconds, mainPlanOptions('service'), `service at the site rate`);
+}
+
+/** The CPU ratio in pairs at each of PAIR_RATES (--cpu-pairs), with the main plan's settings for each target. */
+async function measurePairs(): Promise<CpuPairs[] | undefined> {
+  if (cpuPairs === 0) return undefined;
+  log(`cpu pairs (warm-up ${warmupS || PAIR_WARMUP_S} s):`);
+  const all: CpuPairs[] = [];
+  for (const rate of PAIR_RATES) all.push(await measureCpuPairs(ctx, rate, cpuPairs, plan.seconds, mainPlanOptions));
+  return all;
 }
 
 /** The hourly history purge while the sorter's messages arrive: on an SD card in the full run, on this disk in the quick one. */
@@ -275,20 +308,15 @@ async function main() {
   const { baseline, service } = measuredTargets;
   if (!baseline || !service) throw new Error('bench: the plan measures the baseline and the service');
   const results = { ...measuredTargets, baseline, service };
-  let site: StepResult | undefined;
-  if (siteRate !== null) {
-    log('site:');
-    site =
-      siteRate === 50
-        ? results.service.at50
-        : await medianStep(ctx, 'service', siteRate, plan.seconds, mainPlanOptions('service'), `service at the site rate`);
-  }
+  const site = await measureSite(results.service);
   // What the site's history takes a day, and the days that fit on its card (docs/operations.md, "Sizing the card").
   const history = siteRate !== null ? historySize(siteRate, cardsGb) : undefined;
   if (history) log(`  ${describeHistorySize(history)}`);
+  const pairs = await measurePairs();
   cpuLimit?.remove();
   const measured: Measured = {
     results,
+    cpuPairs: pairs,
     site,
     history,
     storage: await measureStorage(),

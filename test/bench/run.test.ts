@@ -55,6 +55,13 @@ describe('npm run bench, bad flags', () => {
     expect(r.stdout).toBe('');
   });
 
+  it.each([['ten'], ['-1'], ['1.5'], ['']])('--cpu-pairs %j: exit 2 and what it takes', (value) => {
+    const r = bench(`--cpu-pairs=${value}`);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe(`bench: --cpu-pairs takes a whole number of pairs (0: none), e.g. 3; got ${JSON.stringify(value)}`);
+    expect(r.stdout).toBe('');
+  });
+
   it('--help lists the new options', () => {
     const r = bench('--help');
     expect(r.status).toBe(0);
@@ -65,6 +72,7 @@ describe('npm run bench, bad flags', () => {
       '--site-rate <value>',
       '--card-gb <value>',
       '--memory-minutes <value>',
+      '--cpu-pairs <value>',
     ])
       expect(r.stdout).toContain(o);
   });

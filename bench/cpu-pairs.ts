@@ -1,0 +1,105 @@
+// CPU per item against the baseline, measured in pairs (`npm run bench -- --cpu-pairs N`): the
+// baseline and the service one right after the other at the same rate, the order swapped from one
+// pair to the next. The main plan measures each target's steps in a block of its own, minutes
+// apart, and on a shared machine the CPU an item costs drifts by 10 to 40% over minutes; a ratio
+// of two steps run side by side, and the spread of several such ratios, is the figure to hold a
+// goal to ("CPU per item at 50 and at 600 items/s each at most 3 times the baseline's").
+import type { Target } from './processes';
+import { type StepContext, type StepOptions, type StepResult, medianStep } from './step';
+
+/** The rates the pairs run at: a site's rate and the throughput goal's. */
+export const PAIR_RATES = [50, 600] as const;
+
+/** Seconds of traffic before a pair's steps measure, when the plan gives no --warmup-s: the ratio is of warmed-up processes. */
+export const PAIR_WARMUP_S = 30;
+
+/** One pair: each target's CPU per item (µs, the whole process) and their ratio. */
+export interface CpuPair {
+  baselineUs: number;
+  serviceUs: number;
+  ratio: number;
+  serviceFirst: boolean;
+  /** Both steps kept up with the rate. */
+  sustained: boolean;
+}
+
+/** The pairs at one rate and the spread of their ratios. */
+export interface CpuPairs {
+  rate: number;
+  pairs: CpuPair[];
+  min: number;
+  median: number;
+  max: number;
+  /** The steps themselves, for the correctness check (nothing lost or duplicated in any). */
+  steps: StepResult[];
+}
+
+/** Which target runs first in pair `i`: the baseline in even pairs, the service in odd ones. */
+export const pairOrder = (i: number): [Target, Target] => (i % 2 === 0 ? ['baseline', 'service'] : ['service', 'baseline']);
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+
+/** The spread of the pairs' ratios: min, median (of an even count, the mean of the middle two), max. */
+export function ratioSpread(pairs: readonly CpuPair[]): { min: number; median: number; max: number } {
+  const ratios = pairs.map((p) => p.ratio).sort((a, b) => a - b);
+  const mid = ratios.length / 2;
+  const middle =
+    ratios.length % 2 === 1 ? (ratios[Math.floor(mid)] ?? Number.NaN) : ((ratios[mid - 1] ?? Number.NaN) + (ratios[mid] ?? Number.NaN)) / 2;
+  return { min: round2(ratios[0] ?? Number.NaN), median: round2(middle), max: round2(ratios.at(-1) ?? Number.NaN) };
+}
+
+/** A pair from its two steps. */
+export function pairOf(baseline: StepResult, service: StepResult, serviceFirst: boolean): CpuPair {
+  const baselineUs = baseline.cpuUsPerCycle.target;
+  const serviceUs = service.cpuUsPerCycle.target;
+  return { baselineUs, serviceUs, ratio: round2(serviceUs / baselineUs), serviceFirst, sustained: baseline.sustained && service.sustained };
+}
+
+/** `count` pairs at `rate`, each step `seconds` long after the warm-up; `options` per target (the service's disk and CPU settings). */
+export async function measureCpuPairs(
+  ctx: StepContext,
+  rate: number,
+  count: number,
+  seconds: number,
+  options: (target: Target) => StepOptions,
+): Promise<CpuPairs> {
+  const pairCtx = { ...ctx, runs: 1, warmupS: ctx.warmupS || PAIR_WARMUP_S };
+  const pairs: CpuPair[] = [];
+  const steps: StepResult[] = [];
+  for (let i = 0; i < count; i++) {
+    const got: Partial<Record<Target, StepResult>> = {};
+    for (const target of pairOrder(i)) {
+      got[target] = await medianStep(pairCtx, target, rate, seconds, options(target), `${target} (pair ${i + 1} of ${count})`);
+    }
+    const { baseline, service } = got;
+    if (!baseline || !service) throw new Error('bench: a pair measures the baseline and the service');
+    steps.push(baseline, service);
+    pairs.push(pairOf(baseline, service, pairOrder(i)[0] === 'service'));
+  }
+  const spread = ratioSpread(pairs);
+  ctx.log(
+    `  CPU per item at ${rate}/s, service against baseline in ${count} pairs: ${pairs.map((p) => `${p.serviceUs}/${p.baselineUs} = ${p.ratio}x`).join(', ')}; min ${spread.min}x, median ${spread.median}x, max ${spread.max}x`,
+  );
+  return { rate, pairs, ...spread, steps };
+}
+
+/** The pairs' figures for the BENCH line: per rate, the spread and each pair (null: not measured). */
+export function cpuPairFields(all: readonly CpuPairs[] | undefined): Record<string, unknown> {
+  const at = (rate: number) => all?.find((p) => p.rate === rate);
+  const fields = (p: CpuPairs | undefined) =>
+    p
+      ? {
+          min: p.min,
+          median: p.median,
+          max: p.max,
+          pairs: p.pairs.map((x) => ({
+            baseline_us: x.baselineUs,
+            service_us: x.serviceUs,
+            ratio: x.ratio,
+            service_first: x.serviceFirst,
+            sustained: x.sustained,
+          })),
+        }
+      : null;
+  return { cpu_ratio_at_50: fields(at(50)), cpu_ratio_at_600: fields(at(600)) };
+}

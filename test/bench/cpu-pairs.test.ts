@@ -1,0 +1,64 @@
+// The CPU ratio measured in pairs (bench/cpu-pairs.ts): the order swaps from pair to pair, each
+// ratio is the service's CPU an item over the baseline's in the same pair, the spread is of the
+// ratios, and every pair's steps count in the bench's verdict on lost and duplicated items.
+import { type CpuPairs, cpuPairFields, pairOf, pairOrder, ratioSpread } from '../../bench/cpu-pairs';
+import { type Measured, correctness } from '../../bench/report';
+import type { StepResult } from '../../bench/step';
+
+const step = (cpuUs: number, { sustained = true, lost = 0, duplicated = 0 } = {}) =>
+  ({ rate: 50, sustained, lost, duplicated, cpuUsPerCycle: { target: cpuUs, emulator: 0, client: 0 } }) as unknown as StepResult;
+
+it('the baseline goes first in the first pair, the service in the second, and so on', () => {
+  expect([0, 1, 2, 3].map(pairOrder)).toEqual([
+    ['baseline', 'service'],
+    ['service', 'baseline'],
+    ['baseline', 'service'],
+    ['service', 'baseline'],
+  ]);
+});
+
+it("a pair's ratio is the service's CPU an item over the baseline's, and it is sustained only if both steps were", () => {
+  expect(pairOf(step(800), step(2600), false)).toEqual({
+    baselineUs: 800,
+    serviceUs: 2600,
+    ratio: 3.25,
+    serviceFirst: false,
+    sustained: true,
+  });
+  expect(pairOf(step(300), step(1000, { sustained: false }), true)).toMatchObject({ ratio: 3.33, serviceFirst: true, sustained: false });
+});
+
+it('the spread is min, median and max of the ratios, whatever their order; an even count takes the mean of the middle two', () => {
+  const pairs = (...ratios: number[]) => ratios.map((r) => pairOf(step(100), step(r * 100), false));
+  expect(ratioSpread(pairs(3.5, 2.8, 3.1))).toEqual({ min: 2.8, median: 3.1, max: 3.5 });
+  expect(ratioSpread(pairs(3.27, 3))).toEqual({ min: 3, median: 3.14, max: 3.27 });
+  expect(ratioSpread(pairs(4))).toEqual({ min: 4, median: 4, max: 4 });
+});
+
+const at = (rate: number, ...steps: StepResult[]): CpuPairs => {
+  const pairs = [pairOf(steps[0] ?? step(1), steps[1] ?? step(1), false)];
+  return { rate, pairs, ...ratioSpread(pairs), steps };
+};
+
+it('the BENCH line has the spread and each pair at 50 and at 600 items/s, and null for a rate not measured', () => {
+  expect(cpuPairFields([at(50, step(800), step(2400))])).toEqual({
+    cpu_ratio_at_50: {
+      min: 3,
+      median: 3,
+      max: 3,
+      pairs: [{ baseline_us: 800, service_us: 2400, ratio: 3, service_first: false, sustained: true }],
+    },
+    cpu_ratio_at_600: null,
+  });
+  expect(cpuPairFields(undefined)).toEqual({ cpu_ratio_at_50: null, cpu_ratio_at_600: null });
+});
+
+it("an item lost or duplicated in a pair's step fails the bench like any other step's", () => {
+  const clean = { at50: step(1), ramp: [], max: 0, brokeDown: false };
+  const m = {
+    results: { baseline: clean, service: clean },
+    storage: { slow5: { max: null, ramp: [] } },
+    cpuPairs: [at(50, step(800), step(2400, { lost: 2 })), at(600, step(300, { duplicated: 1 }), step(900))],
+  } as unknown as Measured;
+  expect(correctness(m, null)).toMatchObject({ lost: 2, duplicated: 1 });
+});
