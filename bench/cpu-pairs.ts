@@ -11,7 +11,7 @@ import { type StepContext, type StepOptions, type StepResult, medianStep } from 
 export const PAIR_RATES = [50, 600] as const;
 
 /** Seconds of traffic before a pair's steps measure, when the plan gives no --warmup-s: the ratio is of warmed-up processes. */
-export const PAIR_WARMUP_S = 30;
+const PAIR_WARMUP_S = 30;
 
 /** One pair: each target's CPU per item (µs, the whole process) and their ratio. */
 export interface CpuPair {
@@ -78,7 +78,7 @@ export async function measureCpuPairs(
   }
   const spread = ratioSpread(pairs);
   ctx.log(
-    `  CPU per item at ${rate}/s, service against baseline in ${count} pairs: ${pairs.map((p) => `${p.serviceUs}/${p.baselineUs} = ${p.ratio}x`).join(', ')}; min ${spread.min}x, median ${spread.median}x, max ${spread.max}x`,
+    `  CPU per item at ${rate}/s, service against baseline in ${count} pairs (warm-up ${pairCtx.warmupS} s): ${pairs.map((p) => `${p.serviceUs}/${p.baselineUs} = ${p.ratio}x`).join(', ')}; min ${spread.min}x, median ${spread.median}x, max ${spread.max}x`,
   );
   return { rate, pairs, ...spread, steps };
 }

@@ -11,7 +11,7 @@ import { commandLine, nonNegative } from '../lib/process/command-line';
 import { projectRoot } from '../lib/process/paths';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 import { type CpuLimit, createCpuLimit, parseCpuPct } from './cpu-limit';
-import { type CpuPairs, PAIR_RATES, PAIR_WARMUP_S, measureCpuPairs } from './cpu-pairs';
+import { type CpuPairs, PAIR_RATES, measureCpuPairs } from './cpu-pairs';
 import { idleProbe } from './idle';
 import { type Target, allTargets, describeTarget, parseServiceConfig } from './processes';
 import { popMicros, purgeProbe, seedProbe } from './scale';
@@ -217,7 +217,7 @@ async function measureSite(service: TargetResult): Promise<StepResult | undefine
 /** The CPU ratio in pairs at each of PAIR_RATES (--cpu-pairs), with the main plan's settings for each target. */
 async function measurePairs(): Promise<CpuPairs[] | undefined> {
   if (cpuPairs === 0) return undefined;
-  log(`cpu pairs (warm-up ${warmupS || PAIR_WARMUP_S} s):`);
+  log('cpu pairs:');
   const all: CpuPairs[] = [];
   for (const rate of PAIR_RATES) all.push(await measureCpuPairs(ctx, rate, cpuPairs, plan.seconds, mainPlanOptions));
   return all;
