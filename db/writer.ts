@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { DEFAULT_TIMING, WINDOW_MS } from './commit-plan';
+import { DEFAULT_TIMING, WINDOW_MAX_WRITES, WINDOW_MS } from './commit-plan';
 import { projectRoot } from '../lib/host/root';
 import { setWorkerSemiSpace } from '../lib/internals/node';
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
@@ -77,7 +77,9 @@ interface Deferred {
  * nothing. At 600 items/s, 10 ms instead of 2 saved about 4% of the CPU per item (alternating
  * runs). With a short window (HandOutBeforeCommit false: 5 ms, and a decision waits it) the
  * hand-over is as short. A POST's entry, and anything else, goes at the end of the turn, with
- * whatever waits.
+ * whatever waits. Sorter telegrams wait only while fewer than the commit window may hold are
+ * waiting (`Gathering.telegrams`): a sorter that sends one telegram at a time (a stop-and-wait
+ * layout's window of 1) waits for each one's ACK, so its telegram goes at the end of the turn.
  */
 export const coalesceMs = (windowMs: number): number => Math.min(COALESCE_MAX_MS, windowMs / 10);
 const COALESCE_MAX_MS = 10;
@@ -104,6 +106,11 @@ export interface Gathering {
   coalesceMs: number;
   /** A POST's entry that owes a sync, while POSTs come less than this apart (PostGroupMs; 0: never). */
   postGroupMs: number;
+  /**
+   * Sorter telegrams that may wait together (the commit window's writes: the sorter's send window,
+   * at most WINDOW_MAX_WRITES): the one that makes this many goes at the end of the turn with them.
+   */
+  telegrams: number;
 }
 
 /** How many committed commands are resolved before the event loop gets a turn (WriteQueue.settle). */
@@ -127,6 +134,8 @@ export class WriteQueue {
   /** The hand-over of POSTs' entries waiting for company, at the latest. */
   private postsDue: NodeJS.Timeout | null = null;
   private postsWaiting = 0;
+  /** Sorter telegrams given since the last hand-over. */
+  private telegramsWaiting = 0;
   /** When the last POST's entry that owes a sync was given (performance.now()). */
   private lastPostAt = -Infinity;
   private seq = 0;
@@ -134,7 +143,7 @@ export class WriteQueue {
   constructor(
     private readonly post: (batch: Command[]) => void,
     private readonly onCommit?: (writes: number, waitedMs: number[]) => void,
-    private readonly gathering: Gathering = { coalesceMs: coalesceMs(WINDOW_MS), postGroupMs: POST_GROUP_MS },
+    private readonly gathering: Gathering = { coalesceMs: coalesceMs(WINDOW_MS), postGroupMs: POST_GROUP_MS, telegrams: WINDOW_MAX_WRITES },
   ) {}
 
   /** Commands given and not yet answered. */
@@ -170,7 +179,9 @@ export class WriteQueue {
       }
       this.waiting.set(seq, waiting);
       this.outgoing.push(command);
-      if (mayWait(op)) {
+      if (op === 'acceptFromPeer' && ++this.telegramsWaiting >= this.gathering.telegrams) {
+        this.flushSoon ??= setImmediate(() => this.flush());
+      } else if (mayWait(op)) {
         if (!this.flushAt && !this.flushSoon) this.flushAt = setTimeout(() => this.flush(), this.gathering.coalesceMs);
       } else if (unsynced && this.postComesFast(waiting.at)) {
         this.postsWaiting += 1;
@@ -222,7 +233,7 @@ export class WriteQueue {
     if (this.flushAt) clearTimeout(this.flushAt);
     if (this.postsDue) clearTimeout(this.postsDue);
     this.flushSoon = this.flushAt = this.postsDue = null;
-    this.postsWaiting = 0;
+    this.postsWaiting = this.telegramsWaiting = 0;
     if (this.outgoing.length === 0) return;
     const batch = this.outgoing;
     this.outgoing = [];
@@ -351,6 +362,13 @@ export interface WriterOptions {
   onCommit?(writes: number, waitedMs: number[]): void;
 }
 
+/** How the writer's commands wait for company on the main thread, from its options: the commit window's. */
+export const gatheringOf = (options: Pick<WriterOptions, 'timing' | 'postGroupMs'>): Gathering => ({
+  coalesceMs: coalesceMs((options.timing ?? DEFAULT_TIMING).windowMs),
+  postGroupMs: options.postGroupMs ?? POST_GROUP_MS,
+  telegrams: options.timing?.maxWrites ?? WINDOW_MAX_WRITES,
+});
+
 /** The compiled worker entry (the writer runs compiled code, also when the caller is a ts-jest test). */
 const WORKER = path.join(projectRoot, 'dist', 'db', 'writer-worker.js');
 
@@ -375,14 +393,10 @@ export class Writer {
     readOnly: boolean,
     private readonly options: WriterOptions,
   ) {
-    const gathering = {
-      coalesceMs: coalesceMs((options.timing ?? DEFAULT_TIMING).windowMs),
-      postGroupMs: options.postGroupMs ?? POST_GROUP_MS,
-    };
     this.queue = new WriteQueue(
       (batch) => worker.postMessage(batch),
       (writes, waitedMs) => options.onCommit?.(writes, waitedMs),
-      gathering,
+      gatheringOf(options),
     );
     this.monitor = new StorageMonitor(status64, readOnly, options);
     worker.on('message', (m: FromWriter) => this.onMessage(m));

@@ -336,7 +336,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
  * before their ACKs (one, in a stop-and-wait layout) is never kept waiting by a window holding
  * that many.
  */
-function commitWindowWrites(wire: TelegramWire, config: Config): number {
+export function commitWindowWrites(wire: TelegramWire, config: Config): number {
   const s = config.Sorter;
   const { window } = wire.settings({ heartbeatMs: s.HeartbeatMs, ackTimeoutMs: s.AckTimeoutMs, window: s.Window });
   return Math.min(WINDOW_MAX_WRITES, window);

@@ -2,8 +2,17 @@
 // the commit window for the writes nobody waits for at once), answers after
 // the commit, cancellation, slices of the backlog, and a writer gone. (On a real thread and file:
 // writer.test.ts.)
-import { WINDOW_MS } from '../../db/commit-plan';
-import { type CommandResult, POST_GROUP_MAX, POST_GROUP_MS, WriteCancelled, WriteFailed, WriteQueue, coalesceMs } from '../../db/writer';
+import { WINDOW_MAX_WRITES, WINDOW_MS } from '../../db/commit-plan';
+import {
+  type CommandResult,
+  POST_GROUP_MAX,
+  POST_GROUP_MS,
+  WriteCancelled,
+  WriteFailed,
+  WriteQueue,
+  coalesceMs,
+  gatheringOf,
+} from '../../db/writer';
 import { type Command, Cancel } from '../../db/writer-protocol';
 import { atLeast, nth } from '../helpers/nth';
 
@@ -64,13 +73,68 @@ describe('WriteQueue', () => {
       jest.advanceTimersByTime(20);
       expect(posted).toHaveLength(2);
       // A short commit window (HandOutBeforeCommit false: a decision waits it) gathers as briefly.
-      const short = new WriteQueue((batch) => posted.push(batch), undefined, { coalesceMs: coalesceMs(5), postGroupMs: 0 });
+      const short = new WriteQueue((batch) => posted.push(batch), undefined, {
+        coalesceMs: coalesceMs(5),
+        postGroupMs: 0,
+        telegrams: WINDOW_MAX_WRITES,
+      });
       void short.run('acceptFromPeer', [1, 'PLC01', 1, {} as never, 'T', false] as never);
       jest.advanceTimersByTime(1);
       expect(posted).toHaveLength(3);
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  it("lets a sorter's telegrams gather only while fewer than its window are waiting: a stop-and-wait sorter's goes at the end of the turn", () => {
+    jest.useFakeTimers();
+    try {
+      const telegram = (q: WriteQueue, seq: number) => void q.run('acceptFromPeer', [seq, 'PLC01', seq, {} as never, 'T', false] as never);
+      const sent = () => posted.map((batch) => batch.length);
+      // Window 1 (a layout that acknowledges each telegram before the next): no wait at all.
+      const one = new WriteQueue((batch) => posted.push(batch), undefined, {
+        coalesceMs: coalesceMs(WINDOW_MS),
+        postGroupMs: 0,
+        telegrams: 1,
+      });
+      telegram(one, 1);
+      jest.advanceTimersByTime(0);
+      expect(sent()).toEqual([1]);
+      telegram(one, 2);
+      jest.advanceTimersByTime(0);
+      expect(sent()).toEqual([1, 1]);
+      // Window 3: two wait for company, the third takes them along at the end of its turn.
+      const three = new WriteQueue((batch) => posted.push(batch), undefined, {
+        coalesceMs: coalesceMs(WINDOW_MS),
+        postGroupMs: 0,
+        telegrams: 3,
+      });
+      telegram(three, 1);
+      jest.advanceTimersByTime(1);
+      telegram(three, 2);
+      jest.advanceTimersByTime(1);
+      expect(sent()).toEqual([1, 1]);
+      telegram(three, 3);
+      jest.advanceTimersByTime(0);
+      expect(sent()).toEqual([1, 1, 3]);
+      // The count starts again after each hand-over: the next one waits the tenth of the window.
+      telegram(three, 4);
+      jest.advanceTimersByTime(coalesceMs(WINDOW_MS) - 1);
+      expect(sent()).toEqual([1, 1, 3]);
+      jest.advanceTimersByTime(1);
+      expect(sent()).toEqual([1, 1, 3, 1]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it("takes the writer's gathering from its commit window: the telegrams its window may hold (the sorter's send window), a tenth of its time", () => {
+    expect(gatheringOf({})).toEqual({ coalesceMs: 10, postGroupMs: POST_GROUP_MS, telegrams: WINDOW_MAX_WRITES });
+    expect(gatheringOf({ timing: { windowMs: 50, holdMs: 50, maxWrites: 1 }, postGroupMs: 0 })).toEqual({
+      coalesceMs: 5,
+      postGroupMs: 0,
+      telegrams: 1,
+    });
   });
 
   it('while POSTs come less than POST_GROUP_MS apart, their entries wait for each other (at most POST_GROUP_MAX) and cross together; a lone one goes at the end of its turn', () => {
@@ -104,7 +168,11 @@ describe('WriteQueue', () => {
       jest.advanceTimersByTime(0);
       expect(sent()).toEqual([1, 2, POST_GROUP_MAX, 1]);
       // PostGroupMs 0: never.
-      const never = new WriteQueue((batch) => posted.push(batch), undefined, { coalesceMs: coalesceMs(WINDOW_MS), postGroupMs: 0 });
+      const never = new WriteQueue((batch) => posted.push(batch), undefined, {
+        coalesceMs: coalesceMs(WINDOW_MS),
+        postGroupMs: 0,
+        telegrams: WINDOW_MAX_WRITES,
+      });
       void never.runUnsynced('addToOutboxUnsynced', [
         { kind: 'ASSIGNMENT', body: { TrackID: 'F', Destination: 'D1' } },
         null,
