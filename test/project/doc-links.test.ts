@@ -12,17 +12,17 @@ const documents = (): string[] =>
     .split('\n')
     .filter((f) => f && !f.startsWith('node_modules/'));
 
+/** The text outside fenced code blocks: where a `#` line is a heading. */
+const withoutFences = (text: string): string => text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
+
 /** The text outside fenced code blocks and inline code spans: where a `[..](..)` is a link. */
-function prose(text: string): string {
-  return text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/`+[^`\n]*`+/g, '');
-}
+const prose = (text: string): string => withoutFences(text).replace(/`+[^`\n]*`+/g, '');
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, each space a hyphen; repeats get -1, -2. */
-export function anchorsOf(text: string): Set<string> {
+function anchorsOf(text: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
-  const unfenced = text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
-  for (const [, heading = ''] of unfenced.matchAll(/^#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$/gm)) {
+  for (const [, heading = ''] of withoutFences(text).matchAll(/^#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$/gm)) {
     const base = heading
       .replace(/<[^>]+>/g, '')
       .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
@@ -38,7 +38,7 @@ export function anchorsOf(text: string): Set<string> {
 }
 
 /** The targets of a document's links that are not to the web or mail. */
-export function localLinks(text: string): string[] {
+function localLinks(text: string): string[] {
   return [...prose(text).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
     .map((m) => m[1] ?? '')
     .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
