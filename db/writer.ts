@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { DEFAULT_TIMING, WINDOW_MAX_WRITES, WINDOW_MS } from './commit-plan';
+import { DEFAULT_TIMING, WINDOW_MAX_WRITES } from './commit-plan';
 import { projectRoot } from '../lib/host/root';
 import { setWorkerSemiSpace } from '../lib/internals/node';
 import type { WriteArgs, WriteOp, WriteResult } from './commands';
@@ -143,7 +143,7 @@ export class WriteQueue {
   constructor(
     private readonly post: (batch: Command[]) => void,
     private readonly onCommit?: (writes: number, waitedMs: number[]) => void,
-    private readonly gathering: Gathering = { coalesceMs: coalesceMs(WINDOW_MS), postGroupMs: POST_GROUP_MS, telegrams: WINDOW_MAX_WRITES },
+    private readonly gathering: Gathering = gatheringOf({}),
   ) {}
 
   /** Commands given and not yet answered. */
