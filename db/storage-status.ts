@@ -26,6 +26,10 @@ export interface StorageStatus {
   AckedBeforeSync: number;
   /** Failing: why the last transaction failed. */
   LastError: string | null;
+  /** Transactions that failed since start (a full disk, a read-only file). */
+  Failures: number;
+  /** The last failed transaction, when and why, even once commits succeed again: on a nearly full disk small commits may go through between failed ones. */
+  LastFailure: { At: string; Error: string } | null;
   ReadOnly: boolean;
 }
 
@@ -40,6 +44,8 @@ export const DEFAULT_STALL_MS = 1000;
 export class StorageMonitor {
   private failure: { since: string; error: string } | null = null;
   private okSince = new Date().toISOString();
+  private failures = 0;
+  private lastFailure: { At: string; Error: string } | null = null;
 
   constructor(
     /** The writer thread's status fields (db/writer-protocol.ts, Field). */
@@ -52,6 +58,8 @@ export class StorageMonitor {
 
   /** A transaction failed (or the thread is gone): Failing, told once until it recovers. */
   failed(error: string): void {
+    this.failures++;
+    this.lastFailure = { At: new Date().toISOString(), Error: error };
     if (!this.failure) {
       this.failure = { since: new Date().toISOString(), error };
       this.options.onState?.('Failing', error);
@@ -102,6 +110,8 @@ export class StorageMonitor {
       SyncInFlightMs: syncSince > 0 ? Math.max(0, now - syncSince) : null,
       AckedBeforeSync: field(Field.AnsweredBeforeSync),
       LastError: this.failure?.error ?? null,
+      Failures: this.failures,
+      LastFailure: this.lastFailure,
       ReadOnly: this.readOnly,
     };
   }

@@ -168,6 +168,16 @@ export const statusDto = Joi.object({
         'Sorter telegrams acknowledged before their sync ended, since start (AckUnsyncedAfterMs: a stalled disk); a power cut during such a stall may lose them',
       ),
     LastError: Joi.string().allow(null).required().description('Failing: why the last transaction failed'),
+    Failures: Joi.number().integer().required().description('Transactions that failed since start (a full disk, a read-only file)'),
+    LastFailure: Joi.object({
+      At: Joi.string().isoDate().required(),
+      Error: Joi.string().required(),
+    })
+      .allow(null)
+      .required()
+      .description(
+        'The last failed transaction, when and why, kept once commits succeed again: on a nearly full disk small commits may go through between failed ones, and State turns Ok between them',
+      ),
     ReadOnly: Joi.boolean().required().description('The database file cannot be written: messages can be read, nothing is accepted'),
     Disk: Joi.object({
       State: Joi.string()

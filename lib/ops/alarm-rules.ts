@@ -22,7 +22,14 @@ export interface AlarmObservations {
   oldestAgeSeconds: Record<QueueName, number | null>;
   outboxOldestAgeSeconds: number | null;
   deadLetters: Record<QueueName, number>;
-  storage: { state: 'Ok' | 'Stalled' | 'Failing'; since: number; waitingFor: string | null; lastError: string | null };
+  /** `lastFailure`: the last transaction that failed, even once commits succeed again. */
+  storage: {
+    state: 'Ok' | 'Stalled' | 'Failing';
+    since: number;
+    waitingFor: string | null;
+    lastError: string | null;
+    lastFailure: { at: number; error: string } | null;
+  };
   freeDiskBytes: number | null;
   /** The run before did not stop cleanly, and nobody has acknowledged that yet. */
   uncleanStart: boolean;
@@ -68,7 +75,16 @@ export const ALARM_RULES: readonly AlarmRule[] = [
     severity: 'critical',
     whatToDo:
       'Writes to the queue database fail: read Storage.LastError in GET /status and the log; free the disk, fix the file\'s permissions, or restore the file (docs/operations.md, "Backup while it runs").',
-    check: (o) => (o.storage.state === 'Failing' ? `the storage is failing: ${o.storage.lastError ?? 'unknown error'}` : null),
+    // Held ClearAfterSeconds past the last failure: on a nearly full disk a small commit may go
+    // through between failed ones and turn the state Ok until the next, so that a look at the
+    // state alone may miss them, or raise and clear at every look.
+    check: (o, s) => {
+      if (o.storage.state === 'Failing') return `the storage is failing: ${o.storage.lastError ?? 'unknown error'}`;
+      const last = o.storage.lastFailure;
+      return last && o.now - last.at < Math.max(s.ClearAfterSeconds * 1000, 1)
+        ? `a transaction failed ${secs(o.now - last.at)} ago (${last.error}); some commits go through between failures`
+        : null;
+    },
   },
   {
     code: 'STORAGE_STALLED',

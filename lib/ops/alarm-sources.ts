@@ -64,7 +64,13 @@ export function alarmMonitor(deps: AlarmSources, journal: AlarmJournal, file: st
         },
         outboxOldestAgeSeconds: age(deps.outbox.peek(1)[0]?.createdAt),
         deadLetters: deps.deadLetters.deadLetterCounts(),
-        storage: { state: storage.State, since: Date.parse(storage.Since), waitingFor: storage.WaitingFor, lastError: storage.LastError },
+        storage: {
+          state: storage.State,
+          since: Date.parse(storage.Since),
+          waitingFor: storage.WaitingFor,
+          lastError: storage.LastError,
+          lastFailure: storage.LastFailure && { at: Date.parse(storage.LastFailure.At), error: storage.LastFailure.Error },
+        },
         freeDiskBytes: settings.Alarms.MinFreeDiskBytes > 0 ? freeBytes(folder) : null,
       };
     },

@@ -27,7 +27,7 @@ export interface MetricsSnapshot {
     droppedAssignments: number;
     droppedSettings: number;
   };
-  storage: { state: 'Ok' | 'Stalled' | 'Failing'; pendingWrites: number; syncs: number; ackedBeforeSync: number };
+  storage: { state: 'Ok' | 'Stalled' | 'Failing'; pendingWrites: number; syncs: number; ackedBeforeSync: number; failures: number };
   requestsRemoved: { Superseded: number; Expired: number };
   redelivered: number;
   /** Messages in the dead letters now, by the queue they left, and moved there since start. */
@@ -95,6 +95,11 @@ function runningTotals(total: (name: string, help: string, value: (s: MetricsSna
     'storage_acked_before_sync_total',
     'Sorter telegrams acknowledged before their disk sync ended, the disk stalling (AckUnsyncedAfterMs): a power cut during such a stall may lose them',
     (s) => s.storage.ackedBeforeSync,
+  );
+  total(
+    'storage_failures_total',
+    'Transactions of the queue database that failed (a full disk, a read-only file): the sorter telegrams in them are NAKed and sent again, POSTs get 503',
+    (s) => s.storage.failures,
   );
   total(
     'history_size_cuts_total',

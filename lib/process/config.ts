@@ -387,7 +387,9 @@ export const configSchema = Joi.object<Config>({
       .min(0)
       .max(3600)
       .default(10)
-      .description('DECISIONS_LATE clears after this long without a new late decision'),
+      .description(
+        'DECISIONS_LATE clears after this long without a new late decision, STORAGE_FAILING after this long without a failed transaction',
+      ),
   })
     .default()
     .description('When the alarms are raised (docs/operations.md, "Alarms")'),

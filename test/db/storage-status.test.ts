@@ -25,6 +25,8 @@ describe('StorageMonitor', () => {
       Commits: 0,
       Writes: 0,
       LastError: null,
+      Failures: 0,
+      LastFailure: null,
       ReadOnly: false,
     });
     set(Field.Commits, 3);
@@ -97,7 +99,10 @@ describe('StorageMonitor', () => {
     set(Field.Phase, Phase.Lock); // failing outranks stalled
     expect(m.status(0, NOW + 10_000).State).toBe('Failing');
     m.committed();
-    expect(m.status(0, 0)).toMatchObject({ State: 'Ok', LastError: null });
+    // Ok again; the failures stay counted, and the last one is kept with its time.
+    const ok = m.status(0, 0);
+    expect(ok).toMatchObject({ State: 'Ok', LastError: null, Failures: 2, LastFailure: { Error: 'database or disk is full' } });
+    expect(Date.parse(ok.LastFailure?.At ?? '')).toBeGreaterThanOrEqual(Date.parse(since));
     expect(told).toEqual([
       ['Failing', 'disk I/O error'],
       ['Ok', 'commits succeed again'],

@@ -313,6 +313,13 @@ describe('alarms raised and cleared by real faults', () => {
   });
 });
 
+/** A failed wait's error, with the storage's and the link's state and what the disk holds. */
+const withStorageState = (svc: ServiceProcess, dir: string) => async (e: Error) => {
+  const { Storage, Sorter } = (await call(svc.base, 'GET', '/status', undefined, MONITOR)).json;
+  const files = fs.readdirSync(path.join(dir, 'data')).map((f) => `${f} ${fs.statSync(path.join(dir, 'data', f)).size}`);
+  throw new Error(`${e.message}; Storage ${JSON.stringify(Storage)}; Sorter ${JSON.stringify(Sorter)}; data/: ${files.join(', ')}`);
+};
+
 describeWhen(missingTmpfsMount(), 'a full disk')('alarms on a small disk of its own (a tmpfs)', () => {
   let mnt: string;
   let svc: ServiceProcess | undefined;
@@ -359,14 +366,19 @@ describeWhen(missingTmpfsMount(), 'a full disk')('alarms on a small disk of its 
     fs.writeFileSync(nearly, Buffer.alloc(Math.max(0, free() - 2 * MB)));
     await waitAlarm(svc, 'DISK_NEARLY_FULL', true, 5000);
     expect(await activeCodes(svc)).not.toContain('STORAGE_FAILING');
-    // Full: every byte.
+    // Full: every byte. Small commits may still go through between failed ones (in the WAL's
+    // space a failed larger one took), so that the state turns Ok between failures: the alarm
+    // holds all the same, and /status counts the failures.
     const full = path.join(mnt, 'filler-2');
     try {
       execFileSync('dd', ['if=/dev/zero', `of=${full}`, 'bs=64k'], { stdio: 'ignore' });
     } catch {
       // "No space left on device": that is the point
     }
-    await waitAlarm(svc, 'STORAGE_FAILING', true, 15_000);
+    await waitAlarm(svc, 'STORAGE_FAILING', true, 15_000).catch(withStorageState(svc, mnt));
+    const storage = (await call(svc.base, 'GET', '/status', undefined, MONITOR)).json.Storage;
+    expect(storage.Failures).toBeGreaterThan(0);
+    expect(storage.LastFailure).toEqual({ At: expect.any(String), Error: expect.stringMatching(/SQLITE_FULL/) });
     const failing = (await alarms(svc)).Active.find((a) => a.Code === 'STORAGE_FAILING')!;
     expect(failing.Severity).toBe('critical');
     expect((await call(svc.base, 'GET', '/metrics', undefined, MONITOR)).text).toMatch(

@@ -16,6 +16,8 @@ const storage = (over: Partial<StorageStatus> = {}): { status(): StorageStatus }
     SyncInFlightMs: null,
     AckedBeforeSync: 0,
     LastError: null,
+    Failures: 0,
+    LastFailure: null,
     ReadOnly: false,
     ...over,
   }),

@@ -30,6 +30,8 @@ describe('getStatus', () => {
       SyncInFlightMs: null,
       AckedBeforeSync: 0,
       LastError: null,
+      Failures: 2,
+      LastFailure: { At: '2026-11-21T11:59:50.000Z', Error: 'SQLITE_FULL: database or disk is full' },
       ReadOnly: false,
     };
     const delivery = {

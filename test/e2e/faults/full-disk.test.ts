@@ -174,7 +174,13 @@ describeWhen(missingTmpfsMount(), 'a full disk')('a full disk', () => {
     });
 
     expect(svc.proc.exitCode).toBeNull();
-    expect(failing).toMatchObject({ State: 'Failing', LastError: expect.stringMatching(/full|SQLITE_FULL/i) });
+    expect(failing).toMatchObject({
+      State: 'Failing',
+      LastError: expect.stringMatching(/full|SQLITE_FULL/i),
+      Failures: expect.any(Number),
+      LastFailure: { At: expect.any(String), Error: expect.stringMatching(/full|SQLITE_FULL/i) },
+    });
+    expect(failing?.Failures).toBeGreaterThan(0);
     expect(statusMs).toBeLessThan(500);
     for (const p of posts) expect(p.status === 200 || (p.status === 503 && /nothing was written/.test(p.message ?? ''))).toBe(true);
     // Every assignment answered 200 reached the sorter, and nothing else did (no kill: no POST in flight lost its answer).

@@ -52,7 +52,13 @@ const healthy = () => ({
   oldestAgeSeconds: { sortation: null, destination: null } as Record<'sortation' | 'destination', number | null>,
   outboxOldestAgeSeconds: null as number | null,
   deadLetters: { sortation: 0, destination: 0 },
-  storage: { state: 'Ok' as 'Ok' | 'Stalled' | 'Failing', since: 0, waitingFor: null as string | null, lastError: null as string | null },
+  storage: {
+    state: 'Ok' as 'Ok' | 'Stalled' | 'Failing',
+    since: 0,
+    waitingFor: null as string | null,
+    lastError: null as string | null,
+    lastFailure: null as { at: number; error: string } | null,
+  },
   freeDiskBytes: 1e9 as number | null,
 });
 
@@ -84,8 +90,16 @@ describe('AlarmMonitor', () => {
       ['QUEUE_OLD_DESTINATION', 0, (o) => (o.oldestAgeSeconds.destination = 30)],
       ['OUTBOX_UNACKNOWLEDGED', 0, (o) => (o.outboxOldestAgeSeconds = 10)],
       ['DEAD_LETTERS', 0, (o) => (o.deadLetters.destination = 1)],
-      ['STORAGE_FAILING', 0, (o) => (o.storage = { state: 'Failing', since: 1_000_000, waitingFor: null, lastError: 'disk I/O error' })],
-      ['STORAGE_STALLED', 5000, (o) => (o.storage = { state: 'Stalled', since: 1_000_000, waitingFor: 'Lock', lastError: null })],
+      [
+        'STORAGE_FAILING',
+        0,
+        (o) => (o.storage = { state: 'Failing', since: 1_000_000, waitingFor: null, lastError: 'disk I/O error', lastFailure: null }),
+      ],
+      [
+        'STORAGE_STALLED',
+        5000,
+        (o) => (o.storage = { state: 'Stalled', since: 1_000_000, waitingFor: 'Lock', lastError: null, lastFailure: null }),
+      ],
       ['DISK_NEARLY_FULL', 0, (o) => (o.freeDiskBytes = 999)],
     ];
     for (const [code, after, change] of cases) {
@@ -117,6 +131,22 @@ describe('AlarmMonitor', () => {
     expect(at(9000)).toEqual(['DECISIONS_LATE']);
     expect(at(10_999)).toEqual(['DECISIONS_LATE']);
     expect(at(11_000)).toEqual([]);
+  });
+
+  it('STORAGE_FAILING: held ClearAfterSeconds past the last failed transaction, while small commits go through between failures and the state reads Ok', () => {
+    const { at, m } = monitor();
+    const failedAt = (ms: number) => (o: ReturnType<typeof healthy>) =>
+      (o.storage.lastFailure = { at: 1_000_000 + ms, error: 'SQLITE_FULL: database or disk is full' });
+    // A look between two failures sees Ok: the failure 300 ms before raises it all the same.
+    expect(at(1000, failedAt(700))).toEqual(['STORAGE_FAILING']);
+    expect(m.list()[0]?.Detail).toBe(
+      'a transaction failed 0 s ago (SQLITE_FULL: database or disk is full); some commits go through between failures',
+    );
+    expect(at(5000, failedAt(4500))).toEqual(['STORAGE_FAILING']);
+    expect(at(14_499, failedAt(4500))).toEqual(['STORAGE_FAILING']);
+    // ClearAfterSeconds (10) after the last failure, with none since: cleared, and raised once in all.
+    expect(at(14_500, failedAt(4500))).toEqual([]);
+    expect(m.journal(new Date(0).toISOString()).filter((a) => a.Code === 'STORAGE_FAILING')).toHaveLength(1);
   });
 
   it('test mode: no sorter, no decision or queue-age alarms; the storage and dead letters still count', () => {
@@ -188,7 +218,10 @@ describe('AlarmMonitor', () => {
     let now = 5_000_000;
     let seen = healthy();
     const m = new AlarmMonitor({ settings, journal: refusing, observe: () => seen, uncleanStart: false, clock: () => new Date(now), log });
-    seen = { ...healthy(), storage: { state: 'Failing', since: now, waitingFor: null, lastError: 'database or disk is full' } };
+    seen = {
+      ...healthy(),
+      storage: { state: 'Failing', since: now, waitingFor: null, lastError: 'database or disk is full', lastFailure: null },
+    };
     m.evaluate();
     await new Promise((r) => setImmediate(r));
     now += 1000;
@@ -246,7 +279,7 @@ describe('AlarmMonitor', () => {
     at(0, (o) =>
       Object.assign(o, {
         deadLetters: { sortation: 1, destination: 0 },
-        storage: { state: 'Failing', since: 0, waitingFor: null, lastError: 'x' },
+        storage: { state: 'Failing', since: 0, waitingFor: null, lastError: 'x', lastFailure: null },
       }),
     );
     const text = await registry.metrics();

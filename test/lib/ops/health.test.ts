@@ -18,6 +18,8 @@ const storage = (over: Partial<StorageStatus> = {}): StorageStatus => ({
   SyncInFlightMs: null,
   AckedBeforeSync: 0,
   LastError: null,
+  Failures: 0,
+  LastFailure: null,
   ReadOnly: false,
   ...over,
 });

@@ -38,7 +38,7 @@ it('reads the queues, the waiting clients, the outbox, the link and the storage 
   expect(s.outbox.depth).toBe(1);
   expect(s.outbox.oldestAgeSeconds).toEqual(expect.any(Number));
   expect(s.link).toMatchObject({ up: false, telegramsIn: 0, telegramsOut: 0 });
-  expect(s.storage).toEqual({ state: 'Ok', pendingWrites: 0, syncs: expect.any(Number), ackedBeforeSync: 0 });
+  expect(s.storage).toEqual({ state: 'Ok', pendingWrites: 0, syncs: expect.any(Number), ackedBeforeSync: 0, failures: 0 });
   expect(s).toMatchObject({
     requestsRemoved: { Superseded: 0, Expired: 0 },
     redelivered: 0,

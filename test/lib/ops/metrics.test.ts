@@ -24,7 +24,7 @@ const snapshot = (over: Partial<MetricsSnapshot> = {}): MetricsSnapshot => ({
     droppedAssignments: 6,
     droppedSettings: 7,
   },
-  storage: { state: 'Stalled', pendingWrites: 9, syncs: 15, ackedBeforeSync: 4 },
+  storage: { state: 'Stalled', pendingWrites: 9, syncs: 15, ackedBeforeSync: 4, failures: 3 },
   requestsRemoved: { Superseded: 10, Expired: 11 },
   redelivered: 12,
   deadLetters: { sortation: 13, destination: 0 },
@@ -62,6 +62,7 @@ describe('Metrics', () => {
       'sorter_integration_messages_dead_lettered_total 14',
       'sorter_integration_storage_syncs_total 15',
       'sorter_integration_storage_acked_before_sync_total 4',
+      'sorter_integration_storage_failures_total 3',
     ]) {
       expect(lines).toContain(line);
     }
