@@ -53,21 +53,39 @@ export function liveness(i: Pick<HealthInputs, 'now' | 'eventLoop'>): HealthRepo
   });
 }
 
+/**
+ * A transaction that failed this recently (ms) still fails the storage's check: on a disk full but
+ * for a few bytes small commits go through between failed ones and the state reads Ok between them.
+ */
+export const RECENT_FAILURE_MS = 10_000;
+
+/** The storage's check: fail while it fails (or failed within RECENT_FAILURE_MS), warn while a commit waits. */
+function storageCheck(s: StorageStatus, now: Date): Check {
+  const time = now.toISOString();
+  if (s.ReadOnly || s.State === 'Failing')
+    return { status: 'fail', observedValue: s.State, output: s.LastError ?? 'the database does not take writes', time };
+  const last = s.LastFailure;
+  if (last && now.getTime() - Date.parse(last.At) < RECENT_FAILURE_MS)
+    return {
+      status: 'fail',
+      observedValue: s.State,
+      output: `a transaction failed at ${last.At} (${last.Error}); some commits go through between failures`,
+      time,
+    };
+  if (s.State === 'Stalled')
+    return {
+      status: 'warn',
+      observedValue: s.State,
+      output: `a commit has waited since ${s.Since} (${s.WaitingFor === 'Lock' ? 'a lock held by another connection' : 'the disk'})`,
+      time,
+    };
+  return { status: 'pass', observedValue: s.State, time };
+}
+
 /** Ready to do its job: the database takes writes, its schema is this version's, the sorter is connected (live mode). */
 export function readiness(i: HealthInputs): HealthReport {
   const time = i.now.toISOString();
-  const s = i.storage;
-  const storage: Check =
-    s.ReadOnly || s.State === 'Failing'
-      ? { status: 'fail', observedValue: s.State, output: s.LastError ?? 'the database does not take writes', time }
-      : s.State === 'Stalled'
-        ? {
-            status: 'warn',
-            observedValue: s.State,
-            output: `a commit has waited since ${s.Since} (${s.WaitingFor === 'Lock' ? 'a lock held by another connection' : 'the disk'})`,
-            time,
-          }
-        : { status: 'pass', observedValue: s.State, time };
+  const storage = storageCheck(i.storage, i.now);
   const schema: Check =
     i.schema.applied === i.schema.known
       ? { status: 'pass', observedValue: i.schema.applied, time }

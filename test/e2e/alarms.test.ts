@@ -379,6 +379,7 @@ describeWhen(missingTmpfsMount(), 'a full disk')('alarms on a small disk of its 
     const storage = (await call(svc.base, 'GET', '/status', undefined, MONITOR)).json.Storage;
     expect(storage.Failures).toBeGreaterThan(0);
     expect(storage.LastFailure).toEqual({ At: expect.any(String), Error: expect.stringMatching(/SQLITE_FULL/) });
+    expect((await call(svc.base, 'GET', '/health/ready', undefined, MONITOR)).status).toBe(503);
     const failing = (await alarms(svc)).Active.find((a) => a.Code === 'STORAGE_FAILING')!;
     expect(failing.Severity).toBe('critical');
     expect((await call(svc.base, 'GET', '/metrics', undefined, MONITOR)).text).toMatch(
