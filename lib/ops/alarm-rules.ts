@@ -74,7 +74,7 @@ export const ALARM_RULES: readonly AlarmRule[] = [
     code: 'STORAGE_FAILING',
     severity: 'critical',
     whatToDo:
-      'Writes to the queue database fail: read Storage.LastError in GET /status and the log; free the disk, fix the file\'s permissions, or restore the file (docs/operations.md, "Backup while it runs").',
+      'Writes to the queue database fail: read Storage.LastError (or LastFailure, when some commits go through) in GET /status and the log; free the disk, fix the file\'s permissions, or restore the file (docs/operations.md, "Backup while it runs").',
     // Held ClearAfterSeconds past the last failure: on a nearly full disk a small commit may go
     // through between failed ones and turn the state Ok until the next, so that a look at the
     // state alone may miss them, or raise and clear at every look.
