@@ -58,10 +58,11 @@ export class StorageMonitor {
 
   /** A transaction failed (or the thread is gone): Failing, told once until it recovers. */
   failed(error: string): void {
+    const at = new Date().toISOString();
     this.failures++;
-    this.lastFailure = { At: new Date().toISOString(), Error: error };
+    this.lastFailure = { At: at, Error: error };
     if (!this.failure) {
-      this.failure = { since: new Date().toISOString(), error };
+      this.failure = { since: at, error };
       this.options.onState?.('Failing', error);
     } else this.failure.error = error;
   }

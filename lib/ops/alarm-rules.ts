@@ -47,6 +47,9 @@ export interface AlarmRule {
 
 const secs = (ms: number) => `${Math.round(ms / 1000)} s`;
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
+/** An event at `at` is recent enough to hold its alarm: less than ClearAfterSeconds ago. */
+const held = (o: AlarmObservations, s: RuleSettings, at: number | null) =>
+  at !== null && o.now - at < Math.max(s.ClearAfterSeconds * 1000, 1);
 /** A threshold that is on (not 0) and exceeded. */
 const over = (value: number | null, threshold: number) => threshold > 0 && value !== null && value >= threshold;
 
@@ -81,7 +84,7 @@ export const ALARM_RULES: readonly AlarmRule[] = [
     check: (o, s) => {
       if (o.storage.state === 'Failing') return `the storage is failing: ${o.storage.lastError ?? 'unknown error'}`;
       const last = o.storage.lastFailure;
-      return last && o.now - last.at < Math.max(s.ClearAfterSeconds * 1000, 1)
+      return last && held(o, s, last.at)
         ? `a transaction failed ${secs(o.now - last.at)} ago (${last.error}); some commits go through between failures`
         : null;
     },
@@ -136,7 +139,7 @@ export const ALARM_RULES: readonly AlarmRule[] = [
     whatToDo:
       "REQUESTs went unanswered past LateDecisionMs, so items go round or to the reject chute: check that the WCS polls and posts its assignments promptly (GET /status DecisionLatency, the dashboard's decision chart).",
     check: (o, s) =>
-      !o.testMode && s.LateDecisionMs > 0 && o.lateDecisionAt !== null && o.now - o.lateDecisionAt < Math.max(s.ClearAfterSeconds * 1000, 1)
+      !o.testMode && s.LateDecisionMs > 0 && held(o, s, o.lateDecisionAt)
         ? `REQUESTs without an assignment ${s.LateDecisionMs} ms after they arrived (${o.lateDecisions} in the last look)`
         : null,
   },
