@@ -28,7 +28,7 @@ const POLL_TIMEOUT_S = 30;
  * `seconds` after a settling time.
  */
 export async function idleProbe(options: TargetOptions, seconds: number): Promise<IdleResult> {
-  const emu = await startEmulator(0, SETTLE_S + seconds + 30, 1);
+  const emu = await startEmulator(0, SETTLE_S + seconds + 30, 1, 0, options.layout);
   const t = await startTarget('service', emu.port, 0, options);
   const pid = pidOf(t.proc);
   const client = runWcsClient({ base: t.base, loops: 1, timeOut: POLL_TIMEOUT_S });

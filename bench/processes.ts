@@ -37,6 +37,8 @@ export interface TargetOptions {
   syncStall?: SyncStall;
   /** The cgroup the service runs in (`--service-cpu`). */
   cpuLimit?: CpuLimit;
+  /** The telegram layout the service and its emulator speak (`--layout`: a shipped name or a file; v1 if absent). The baseline speaks v1. */
+  layout?: string;
 }
 
 /** A started child's pid (only a child that failed to spawn has none). */
@@ -96,7 +98,7 @@ export async function startTarget(
   target: Target,
   sorterPort: number,
   delayMs: number,
-  { serviceRoot, cpuProfDir, serviceConfig, env, syncStall, cpuLimit }: TargetOptions,
+  { serviceRoot, cpuProfDir, serviceConfig, env, syncStall, cpuLimit, layout }: TargetOptions,
 ): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
   if (target === 'baseline') {
     const { proc, value } = await start(dist('bench/baseline.js'), ['--port', '0', '--sorter-port', String(sorterPort)], {}, urlOf);
@@ -110,8 +112,14 @@ export async function startTarget(
     Synchronous: target === 'service-normal' ? 'NORMAL' : 'FULL',
     GroupCommit: target !== 'service-nogroup',
     ...serviceConfig,
-    // --service-config may set Sorter keys too: merged, the link still goes to the emulator.
-    Sorter: { Host: '127.0.0.1', Port: sorterPort, TrafficLog: true, ...(serviceConfig?.Sorter as object | undefined) },
+    // --service-config may set Sorter keys too: merged, the link still goes to the emulator, in the emulator's layout.
+    Sorter: {
+      Host: '127.0.0.1',
+      Port: sorterPort,
+      TrafficLog: true,
+      ...(serviceConfig?.Sorter as object | undefined),
+      ...(layout ? { Layout: layout } : {}),
+    },
   };
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
   const prof = [...SERVICE_NODE_ARGS, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [])];
@@ -153,9 +161,16 @@ export interface BenchEmulator {
 
 /**
  * Start the emulator inducting `rate` items/s for `seconds` from the moment a host connects (a
- * second after), then waiting up to `drainTimeoutS` for what it sent to be answered.
+ * second after), then waiting up to `drainTimeoutS` for what it sent to be answered; speaking
+ * `layout` (a shipped layout's name or a file).
  */
-export async function startEmulator(rate: number, seconds: number, drainTimeoutS: number, measureAfterS = 0): Promise<BenchEmulator> {
+export async function startEmulator(
+  rate: number,
+  seconds: number,
+  drainTimeoutS: number,
+  measureAfterS = 0,
+  layout = 'v1',
+): Promise<BenchEmulator> {
   let line = '';
   const emu = await start(
     dist('emulator/main.js'),
@@ -176,6 +191,8 @@ export async function startEmulator(rate: number, seconds: number, drainTimeoutS
       '1000',
       '--measure-after',
       String(measureAfterS),
+      '--layout',
+      layout,
     ],
     {},
     (l) => {

@@ -65,6 +65,8 @@ export interface ReportContext {
   /** The service's share of one core (--service-cpu) in effect, or null; and why not where it was asked for and could not be. */
   serviceCpuPct?: number | null;
   serviceCpuSkipped?: string | null;
+  /** The telegram layout of the service's steps (--layout; v1 if absent). */
+  layout?: string;
 }
 
 /** The storage the projection is for: a 32 GB industrial eMMC rated for 100 TB written (its data sheet's TBW). */
@@ -399,6 +401,7 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     fsync_delay_ms: fsyncDelayMs,
     sync_stall: syncStall ? `${syncStall.ms}/${syncStall.everyS}` : null,
     service_config: serviceConfig ?? null,
+    layout: c.layout ?? 'v1',
     warmup_s: warmupS,
     ...storageFields(storage, purge),
     ...cpuFields(svc, m.idle, c),

@@ -7,6 +7,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { LayoutError, loadLayout } from '../lib/layout/load';
+import { layoutFile } from '../lib/layout/site-layout';
 import { commandLine, nonNegative } from '../lib/process/command-line';
 import { projectRoot } from '../lib/process/paths';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
@@ -53,6 +55,7 @@ const args = commandLine(
     'warmup-s': { type: 'string', default: '0' },
     'memory-minutes': { type: 'string', default: '0' },
     'cpu-pairs': { type: 'string' },
+    layout: { type: 'string', default: 'v1' },
   },
 );
 const quick = args.quick === true;
@@ -108,6 +111,11 @@ if (siteRate === 0) {
 /** The cards the site's history is projected on (--card-gb, with --site-rate): how many days of history fit on each. */
 const cardsGb = orExit('card-gb', parseCards(args['card-gb']));
 
+/** The telegram layout the service and its emulator speak (the baseline speaks v1): a shipped one by name or a file. */
+const layout = args.layout;
+/** Its file, checked before anything runs (a problem: one line, exit 2), given as a full path to the emulator and the service. */
+const layoutPath = orExit('layout', checkLayout(layout)).file;
+
 /** Settings for the service's config.json, as JSON (e.g. '{"CommitWindowMs":30}'): what a site would change. */
 const serviceConfig = parseServiceConfig('bench', args['service-config']);
 
@@ -132,6 +140,19 @@ function orExit<T>(flag: string, parsed: T | string): T {
   process.exit(2);
 }
 
+/** The layout's file, or its problems as one line. */
+function checkLayout(name: string): { file: string } | string {
+  try {
+    const file = layoutFile(process.cwd(), name);
+    loadLayout(file);
+    return { file };
+  } catch (err) {
+    if (!(err instanceof LayoutError)) throw err;
+    const [head = '', ...problems] = err.message.split('\n').map((l) => l.trim().replace(/^- /, ''));
+    return `${name}: ${head} ${problems.filter(Boolean).join('; ')}`;
+  }
+}
+
 /** A whole number of pairs, or the problem as one line and exit 2. */
 function pairCount(value: string): number {
   const n = Number(value);
@@ -143,7 +164,7 @@ function pairCount(value: string): number {
 /** The storage steps' SD card stalls: a second every 10 s, as consumer cards pause under sustained writes. */
 const STALL_STEP: SyncStall = { ms: 1000, everyS: 10 };
 
-const ctx = { runs: plan.runs, clientLoops: plan.clientLoops, serviceRoot, cpuProfDir, serviceConfig, warmupS, log };
+const ctx = { runs: plan.runs, clientLoops: plan.clientLoops, serviceRoot, cpuProfDir, serviceConfig, warmupS, log, layout: layoutPath };
 
 /** The service's cgroup (`--service-cpu`), once it is made; why not, where it cannot be. */
 let cpuLimit: CpuLimit | undefined;
@@ -269,7 +290,7 @@ async function measureMemory(): Promise<StepResult | undefined> {
 async function measureIdle() {
   if (!idleStep) return undefined;
   log('idle:');
-  const idle = await idleProbe({ serviceRoot, serviceConfig }, quick ? 15 : 20);
+  const idle = await idleProbe({ serviceRoot, serviceConfig, layout: layoutPath }, quick ? 15 : 20);
   log(
     `  service idle, sorter connected, two long polls waiting, ${idle.seconds} s: ${idle.cpuPct}% of a core, ${idle.threads} threads, RSS ${idle.rssMb} MB`,
   );
@@ -301,6 +322,7 @@ async function main() {
   if (fsyncDelayMs > 0) log(`every fsync of the service targets ${fsyncDelayMs} ms slower (--fsync-delay-ms)`);
   if (syncStall) log(`the service targets' syncs stall ${syncStall.ms} ms every ${syncStall.everyS} s (--sync-stall)`);
   if (serviceCpuPct !== null) setUpCpuLimit(serviceCpuPct);
+  if (layout !== 'v1') log(`the service targets and their emulator speak the ${layout} layout (--layout); the baseline speaks v1`);
   if (serviceConfig) log(`the service targets run with ${JSON.stringify(serviceConfig)} in their config.json (--service-config)`);
   if (serviceRoot !== projectRoot) log(`service from ${serviceRoot} (--service-root)`);
   const measuredTargets: Record<string, TargetResult> = {};
@@ -336,6 +358,7 @@ async function main() {
     syncStall,
     serviceCpuPct: cpuLimit ? serviceCpuPct : null,
     serviceCpuSkipped: cpuLimitSkipped,
+    layout,
   };
   printReport(measured, report, started);
   console.log(`BENCH ${JSON.stringify(benchLine(measured, report))}`);

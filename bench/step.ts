@@ -264,7 +264,8 @@ function stepResult(
 async function step(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}): Promise<StepResult> {
   const warmupS = ctx.warmupS ?? 0;
   // The decision figures count the items of the measured window only, not the warm-up's (V8 still compiling).
-  const emu = await startEmulator(rate, seconds + warmupS, 120, warmupS);
+  // The baseline speaks v1 only: with --layout it runs on v1, the service on the layout.
+  const emu = await startEmulator(rate, seconds + warmupS, 120, warmupS, target === 'baseline' ? 'v1' : ctx.layout);
   const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, {
     ...ctx,
     syncStall: options.syncStall,

@@ -2,6 +2,7 @@
 // what it takes, and exit 2. Runs the built command (dist/bench/run.js).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { SERVICE_NODE_ARGS } from '../../bench/processes';
 import { projectRoot } from '../../lib/process/paths';
@@ -62,6 +63,27 @@ describe('npm run bench, bad flags', () => {
     expect(r.stdout).toBe('');
   });
 
+  it('--layout naming no layout file: exit 2 and where it looked', () => {
+    const r = bench('--layout', 'no-such-layout');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^bench: --layout no-such-layout: .*names no layout file: looked for .*layouts\/no-such-layout\.json/);
+    expect(r.stdout).toBe('');
+  });
+
+  it('--layout with a file that is not a layout: exit 2 and its problems on one line', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-layout-')), 'odd.json');
+    fs.writeFileSync(file, JSON.stringify({ Name: 'odd' }));
+    try {
+      const r = bench('--layout', file);
+      expect(r.status).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/^bench: --layout .*odd\.json: .*"Framing" is required; .*"Telegrams" is required/);
+    } finally {
+      fs.rmSync(path.dirname(file), { recursive: true, force: true });
+    }
+  });
+
   it('--help lists the new options', () => {
     const r = bench('--help');
     expect(r.status).toBe(0);
@@ -73,6 +95,7 @@ describe('npm run bench, bad flags', () => {
       '--card-gb <value>',
       '--memory-minutes <value>',
       '--cpu-pairs <value>',
+      '--layout <value>',
     ])
       expect(r.stdout).toContain(o);
   });
