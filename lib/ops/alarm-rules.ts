@@ -11,7 +11,10 @@ import type { QueueName } from '../../model/messages';
 export interface AlarmObservations {
   now: number;
   testMode: boolean;
-  link: { connected: boolean; since: number };
+  /** `lost`: connections that were up and dropped, since the start. */
+  link: { connected: boolean; since: number; lost: number };
+  /** When the link was lost in the last ten minutes (LINK_DROP_WINDOW_MS), oldest first; kept by the monitor. */
+  linkDropsAt: readonly number[];
   /** The last REQUEST, VERIFY or SCAN from the sorter (or the start). */
   lastSorterMessageAt: number;
   /** Seconds since a GET last reached each queue (0 while one waits). */
@@ -71,6 +74,9 @@ const ageRule = (queue: QueueName, severity: AlarmSeverity): AlarmRule => ({
       : null,
 });
 
+/** How far back SORTER_LINK_UNSTABLE counts the link's drops (ms). */
+export const LINK_DROP_WINDOW_MS = 10 * 60_000;
+
 /** Every alarm, in the order the dashboard lists them when several are raised together. */
 export const ALARM_RULES: readonly AlarmRule[] = [
   {
@@ -118,6 +124,21 @@ export const ALARM_RULES: readonly AlarmRule[] = [
       !o.testMode && !o.link.connected && over(o.now - o.link.since, s.LinkDownSeconds * 1000)
         ? `the sorter has been disconnected for ${secs(o.now - o.link.since)}`
         : null,
+  },
+  {
+    code: 'SORTER_LINK_UNSTABLE',
+    severity: 'major',
+    whatToDo:
+      "The link to the sorter keeps dropping and coming back: check the cable, the switch and its port (errors, duplex), and whether another host connects to the PLC's port; the log's 'sorter link lost' lines and GET /status Sorter.ConnectionsLost show each drop.",
+    // A drop that comes back within LinkDownSeconds raises nothing else; unacknowledged telegrams are
+    // sent again after each, so items decided meanwhile may go round.
+    check: (o, s) => {
+      if (o.testMode || s.LinkDropsInTenMinutes === 0) return null;
+      const drops = o.linkDropsAt.filter((at) => o.now - at < LINK_DROP_WINDOW_MS);
+      return drops.length >= s.LinkDropsInTenMinutes
+        ? `the sorter link was lost ${drops.length} times in the last 10 minutes, the last ${secs(o.now - (drops.at(-1) ?? o.now))} ago`
+        : null;
+    },
   },
   {
     code: 'SORTER_SILENT',

@@ -55,7 +55,11 @@ export function alarmMonitor(deps: AlarmSources, journal: AlarmJournal, file: st
       const age = (since: string | null | undefined) => (since ? Math.max(0, (now - Date.parse(since)) / 1000) : null);
       return {
         testMode: deps.testMode,
-        link: { connected: link.Connected, since: link.Since ? Date.parse(link.Since) : deps.startedAt.getTime() },
+        link: {
+          connected: link.Connected,
+          since: link.Since ? Date.parse(link.Since) : deps.startedAt.getTime(),
+          lost: Number(link.ConnectionsLost) || 0,
+        },
         waitingClients: { sortation: deps.dispatchers.sortation.waiting, destination: deps.dispatchers.destination.waiting },
         lateDecisions: settings.TestMode || settings.LateDecisionMs === 0 ? 0 : deps.decisions.late(settings.LateDecisionMs),
         oldestAgeSeconds: {

@@ -7,7 +7,7 @@ import type { AlarmEntry, AlarmReads, AlarmWrites } from '../../db/alarm-store';
 import type { QueueName } from '../../model/messages';
 import type { RuleSettings } from './alarm-rules';
 import type { Logger } from '../process/logger';
-import { ALARM_RULES, type AlarmObservations, ruleOf } from './alarm-rules';
+import { ALARM_RULES, type AlarmObservations, LINK_DROP_WINDOW_MS, ruleOf } from './alarm-rules';
 import { PREFIX } from './metrics';
 
 /** The journal as the monitor uses it: reads, and writes that resolve once committed. */
@@ -22,7 +22,7 @@ export interface AlarmMonitorOptions {
   /** The observations the monitor does not keep itself (read from the running service). */
   observe(now: number): Omit<
     AlarmObservations,
-    'now' | 'lastSorterMessageAt' | 'pollAgeSeconds' | 'lateDecisionAt' | 'lateDecisions' | 'uncleanStart'
+    'now' | 'lastSorterMessageAt' | 'pollAgeSeconds' | 'lateDecisionAt' | 'lateDecisions' | 'uncleanStart' | 'linkDropsAt'
   > & {
     waitingClients: Record<QueueName, number>;
     lateDecisions: number;
@@ -44,6 +44,10 @@ export class AlarmMonitor {
   private lastSorterMessageAt: number;
   private readonly lastPollAt: Record<QueueName, number>;
   private lateDecisionAt: number | null = null;
+  /** When the link was seen lost (by its count going up between two looks), the last ten minutes' worth. */
+  private linkDropsAt: number[] = [];
+  /** The link's lost connections at the last look (null before the first). */
+  private linkLost: number | null = null;
   private uncleanStart: boolean;
   /** Alarms raised, cleared or acknowledged lately, as they stand in memory (their rows may lag behind). */
   private readonly changed = new Map<number, AlarmEntry>();
@@ -168,6 +172,7 @@ export class AlarmMonitor {
     const now = this.options.clock().getTime();
     const { waitingClients, lateDecisions, ...seen } = this.options.observe(now);
     if (lateDecisions > 0) this.lateDecisionAt = now;
+    this.countLinkDrops(seen.link.lost, now);
     const pollAge = (q: QueueName) => (waitingClients[q] > 0 ? 0 : (now - this.lastPollAt[q]) / 1000);
     return {
       ...seen,
@@ -177,7 +182,15 @@ export class AlarmMonitor {
       lateDecisionAt: this.lateDecisionAt,
       lateDecisions,
       uncleanStart: this.uncleanStart,
+      linkDropsAt: this.linkDropsAt,
     };
+  }
+
+  /** Each connection lost since the last look counts as a drop at this look; drops older than ten minutes are forgotten. */
+  private countLinkDrops(lost: number, now: number): void {
+    for (let n = this.linkLost === null ? 0 : lost - this.linkLost; n > 0; n--) this.linkDropsAt.push(now);
+    this.linkLost = lost;
+    this.linkDropsAt = this.linkDropsAt.filter((at) => now - at < LINK_DROP_WINDOW_MS);
   }
 
   private raise(code: string, severity: AlarmEntry['Severity'], detail: string, now: number): void {

@@ -64,6 +64,7 @@ export interface NamedApiKey {
 export interface AlarmSettings {
   EvaluateSeconds: number;
   LinkDownSeconds: number;
+  LinkDropsInTenMinutes: number;
   SorterSilentSeconds: number;
   WcsPollSeconds: number;
   QueueAgeSeconds: number;
@@ -349,6 +350,14 @@ export const configSchema = Joi.object<Config>({
       .max(3600)
       .default(10)
       .description('Live mode: SORTER_LINK_DOWN when the sorter has been disconnected this long; 0 = off'),
+    LinkDropsInTenMinutes: Joi.number()
+      .integer()
+      .min(0)
+      .max(1000)
+      .default(3)
+      .description(
+        'Live mode: SORTER_LINK_UNSTABLE when the link, once up, was lost this many times in the last 10 minutes (a link that drops and comes back within LinkDownSeconds never raises SORTER_LINK_DOWN); 0 = off',
+      ),
     SorterSilentSeconds: Joi.number()
       .min(0)
       .max(86400)

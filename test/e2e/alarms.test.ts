@@ -151,6 +151,34 @@ describe('alarms raised and cleared by real faults', () => {
     );
   });
 
+  it('a link that keeps dropping and coming back: SORTER_LINK_UNSTABLE, though never down long enough for SORTER_LINK_DOWN', async () => {
+    // The sorter drops the connection every second; the service is back within ReconnectMaxMs.
+    emu = await startEmulator(['--port', '0', '--rate', '2', '--seed', '5', '--drop-every', '1']);
+    dir = home({ Sorter: { Host: '127.0.0.1', Port: emu.port, ReconnectMaxMs: 300 }, Alarms: { ...ALARMS, LinkDropsInTenMinutes: 3 } });
+    svc = await startServiceProcess(dir);
+    const client = runWcsClient({ base: svc.base, apiKey: 'wcs-key', loops: 1, timeOut: 1 });
+    try {
+      // Three drops take about three seconds; the look once a second sees each.
+      const raised = await waitAlarm(svc, 'SORTER_LINK_UNSTABLE', true, 15_000);
+      const status = (await call(svc.base, 'GET', '/status', undefined, MONITOR)).json;
+      expect(status.Sorter.ConnectionsLost).toBeGreaterThanOrEqual(3);
+      const alarm = first((await alarms(svc)).Active.filter((a) => a.Code === 'SORTER_LINK_UNSTABLE'));
+      expect(alarm.Severity).toBe('major');
+      expect(alarm.WhatToDo).toMatch(/keeps dropping/);
+      expect((await call(svc.base, 'GET', '/metrics', undefined, MONITOR)).text).toMatch(
+        /^sorter_integration_alarm_active\{code="SORTER_LINK_UNSTABLE",severity="major"\} 1$/m,
+      );
+      // It stays raised while the drops go on, logged once; the link was never down for LinkDownSeconds.
+      await sleep(3000);
+      expect(await activeCodes(svc)).toContain('SORTER_LINK_UNSTABLE');
+      expect(logged(svc, 'SORTER_LINK_UNSTABLE')).toEqual(['alarm raised']);
+      expect(await journalOf(svc, 'SORTER_LINK_DOWN')).toEqual([]);
+      expect(raised).toBeLessThan(15_000);
+    } finally {
+      await client.stop();
+    }
+  });
+
   it('the WCS: not there (WCS_NOT_POLLING_*, DECISIONS_LATE, QUEUE_OLD_SORTATION), then polling and answering (all clear)', async () => {
     emu = await startEmulator(['--port', '0', '--rate', '5', '--seed', '7']);
     dir = home({ Sorter: { Host: '127.0.0.1', Port: emu.port } });

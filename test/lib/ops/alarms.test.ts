@@ -46,7 +46,7 @@ function journal(): AlarmJournal {
 
 const healthy = () => ({
   testMode: false,
-  link: { connected: true, since: 0 },
+  link: { connected: true, since: 0, lost: 0 },
   waitingClients: { sortation: 1, destination: 1 },
   lateDecisions: 0,
   oldestAgeSeconds: { sortation: null, destination: null } as Record<'sortation' | 'destination', number | null>,
@@ -85,7 +85,7 @@ describe('AlarmMonitor', () => {
     expect(at(0)).toEqual([]);
     // Each condition on its own, just under and over its threshold.
     const cases: Array<[string, number, (o: ReturnType<typeof healthy>) => void]> = [
-      ['SORTER_LINK_DOWN', 5000, (o) => (o.link = { connected: false, since: 1_000_000 })],
+      ['SORTER_LINK_DOWN', 5000, (o) => (o.link = { connected: false, since: 1_000_000, lost: 0 })],
       ['QUEUE_OLD_SORTATION', 0, (o) => (o.oldestAgeSeconds.sortation = 31)],
       ['QUEUE_OLD_DESTINATION', 0, (o) => (o.oldestAgeSeconds.destination = 30)],
       ['OUTBOX_UNACKNOWLEDGED', 0, (o) => (o.outboxOldestAgeSeconds = 10)],
@@ -149,13 +149,47 @@ describe('AlarmMonitor', () => {
     expect(m.journal(new Date(0).toISOString()).filter((a) => a.Code === 'STORAGE_FAILING')).toHaveLength(1);
   });
 
+  it('SORTER_LINK_UNSTABLE: the link lost LinkDropsInTenMinutes times in ten minutes, though never down for LinkDownSeconds', () => {
+    const { at, m, sorterMessage } = monitor();
+    const lost = (n: number) => (o: ReturnType<typeof healthy>) => (o.link.lost = n);
+    const unstable = (ms: number, n: number) => {
+      sorterMessage(); // the items still come: only the link's drops are at issue
+      return at(ms, lost(n)).includes('SORTER_LINK_UNSTABLE');
+    };
+    // The count the first look finds is where counting starts, not drops.
+    expect(unstable(0, 4)).toBe(false);
+    expect(unstable(60_000, 5)).toBe(false);
+    expect(unstable(120_000, 6)).toBe(false);
+    // The third drop within ten minutes (default LinkDropsInTenMinutes: 3).
+    expect(unstable(180_000, 7)).toBe(true);
+    expect(m.list().find((a) => a.Code === 'SORTER_LINK_UNSTABLE')?.Detail).toBe(
+      'the sorter link was lost 3 times in the last 10 minutes, the last 0 s ago',
+    );
+    expect(unstable(600_000 + 59_999, 7)).toBe(true);
+    // Ten minutes after the first drop it no longer counts: two left, cleared.
+    expect(unstable(660_000, 7)).toBe(false);
+    // Several drops between two looks count each.
+    expect(unstable(661_000, 9)).toBe(true);
+    expect(m.journal(new Date(0).toISOString()).filter((a) => a.Code === 'SORTER_LINK_UNSTABLE')).toHaveLength(2);
+  });
+
+  it('SORTER_LINK_UNSTABLE is off at LinkDropsInTenMinutes 0 and in test mode', () => {
+    const rule = ALARM_RULES.find((r) => r.code === 'SORTER_LINK_UNSTABLE')!;
+    const o = { ...healthy(), now: 1000, lastSorterMessageAt: 0, pollAgeSeconds: { sortation: 0, destination: 0 } };
+    const seen = { ...o, lateDecisionAt: null, lateDecisions: 0, uncleanStart: false, linkDropsAt: [100, 200, 300, 400] };
+    expect(rule.check(seen, settings)).toMatch(/lost 4 times/);
+    expect(rule.check(seen, { ...settings, LinkDropsInTenMinutes: 0 })).toBeNull();
+    expect(rule.check({ ...seen, testMode: true }, settings)).toBeNull();
+    expect(rule.check({ ...seen, linkDropsAt: [100, 200] }, settings)).toBeNull();
+  });
+
   it('test mode: no sorter, no decision or queue-age alarms; the storage and dead letters still count', () => {
     const { at } = monitor();
     expect(
       at(60_000, (o) =>
         Object.assign(o, {
           testMode: true,
-          link: { connected: false, since: 0 },
+          link: { connected: false, since: 0, lost: 9 },
           lateDecisions: 5,
           oldestAgeSeconds: { sortation: 999, destination: 999 },
           outboxOldestAgeSeconds: 999,

@@ -95,6 +95,7 @@ describe('config', () => {
       .map((row) => row.split('|')[1]?.trim());
     for (const key of Object.keys(config)) expect(documented).toContain(`\`${key}\``);
     for (const key of Object.keys(config.Sorter)) expect(documented).toContain(`\`Sorter.${key}\``);
+    for (const key of Object.keys(config.Alarms)) expect(documented).toContain(`\`Alarms.${key}\``);
   });
 });
 
@@ -131,6 +132,7 @@ describe('ApiKeys with roles, and the alarms', () => {
     expect(validateConfig({}).Alarms).toEqual({
       EvaluateSeconds: 2,
       LinkDownSeconds: 10,
+      LinkDropsInTenMinutes: 3,
       SorterSilentSeconds: 300,
       WcsPollSeconds: 60,
       QueueAgeSeconds: 30,
@@ -140,6 +142,8 @@ describe('ApiKeys with roles, and the alarms', () => {
       ClearAfterSeconds: 10,
     });
     expect(validateConfig({ Alarms: { LinkDownSeconds: 0 } }).Alarms.LinkDownSeconds).toBe(0);
+    expect(validateConfig({ Alarms: { LinkDropsInTenMinutes: 0 } }).Alarms.LinkDropsInTenMinutes).toBe(0);
+    expect(() => validateConfig({ Alarms: { LinkDropsInTenMinutes: 2.5 } })).toThrow(/"Alarms.LinkDropsInTenMinutes" must be an integer/);
     expect(() => validateConfig({ Alarms: { EvaluateSeconds: 30 } })).toThrow(/"Alarms.EvaluateSeconds" must be less than or equal to 5/);
   });
 });
