@@ -37,15 +37,27 @@ export interface StorageStatus {
 export const DEFAULT_STALL_MS = 1000;
 
 /**
+ * After a failure, that commits succeed again is told (logged) only once none has failed for this
+ * long (ms): on a disk full but for a few bytes small commits go through between failed ones, and
+ * the log would say "failing" and "commits succeed again" at each of them.
+ */
+export const RECOVERED_AFTER_MS = 10_000;
+
+/**
  * Keeps the storage's state: Failing from a failed transaction until one commits again (for
  * good on a read-only file), Stalled while a transaction or a sync of the WAL is in flight for
- * longer than `stallMs`.
+ * longer than `stallMs`. What it tells (`onState`: the log) is held: Failing once, and Ok only at
+ * a commit RECOVERED_AFTER_MS after the last failure, with how many failed meanwhile.
  */
 export class StorageMonitor {
   private failure: { since: string; error: string } | null = null;
   private okSince = new Date().toISOString();
   private failures = 0;
   private lastFailure: { At: string; Error: string } | null = null;
+  /** What was last told: Failing from a failure until a commit RECOVERED_AFTER_MS after the last one. */
+  private toldFailing = false;
+  /** Failures since Failing was told. */
+  private failuresSinceTold = 0;
 
   constructor(
     /** The writer thread's status fields (db/writer-protocol.ts, Field). */
@@ -56,23 +68,34 @@ export class StorageMonitor {
     if (readOnly) this.failure = { since: this.okSince, error: 'the database file is read-only' };
   }
 
-  /** A transaction failed (or the thread is gone): Failing, told once until it recovers. */
-  failed(error: string): void {
-    const at = new Date().toISOString();
+  /** A transaction failed (or the thread is gone): Failing, told once until it has recovered. */
+  failed(error: string, now = Date.now()): void {
+    const at = new Date(now).toISOString();
     this.failures++;
     this.lastFailure = { At: at, Error: error };
-    if (!this.failure) {
-      this.failure = { since: at, error };
-      this.options.onState?.('Failing', error);
-    } else this.failure.error = error;
+    if (!this.failure) this.failure = { since: at, error };
+    else this.failure.error = error;
+    this.failuresSinceTold++;
+    if (this.toldFailing) return;
+    this.toldFailing = true;
+    this.failuresSinceTold = 1;
+    this.options.onState?.('Failing', error);
   }
 
-  /** A transaction committed: a failing storage (not a read-only one) is Ok again. */
-  committed(): void {
-    if (!this.failure || this.readOnly) return;
-    this.failure = null;
-    this.okSince = new Date().toISOString();
-    this.options.onState?.('Ok', 'commits succeed again');
+  /** A transaction committed: a failing storage (not a read-only one) is Ok again; told once none has failed for RECOVERED_AFTER_MS. */
+  committed(now = Date.now()): void {
+    if (this.readOnly) return;
+    if (this.failure) {
+      this.failure = null;
+      this.okSince = new Date(now).toISOString();
+    }
+    if (!this.toldFailing || !this.lastFailure || now - Date.parse(this.lastFailure.At) < RECOVERED_AFTER_MS) return;
+    this.toldFailing = false;
+    const n = this.failuresSinceTold;
+    this.options.onState?.(
+      'Ok',
+      n > 1 ? `commits succeed again (${n} transactions failed, some commits going through between them)` : 'commits succeed again',
+    );
   }
 
   /**

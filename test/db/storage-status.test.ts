@@ -1,6 +1,6 @@
 // The storage's state from the writer thread's status fields, with fields set by hand and a fixed
 // now: Ok, Stalled on a lock or the disk, Failing and back, read-only. (On a real thread: writer.test.ts.)
-import { type StorageState, StorageMonitor } from '../../db/storage-status';
+import { RECOVERED_AFTER_MS, type StorageState, StorageMonitor } from '../../db/storage-status';
 import { Field, Phase, STATUS_FIELDS } from '../../db/writer-protocol';
 
 const NOW = Date.parse('2026-11-25T12:00:00.000Z');
@@ -90,23 +90,53 @@ describe('StorageMonitor', () => {
 
   it('Failing from a failed transaction until one commits: told once each way, the last error shown', () => {
     const m = monitor();
-    m.committed();
+    m.committed(NOW);
     expect(told).toEqual([]);
-    m.failed('disk I/O error');
+    m.failed('disk I/O error', NOW);
     const since = m.status(0, NOW).Since;
-    m.failed('database or disk is full');
-    expect(m.status(0, NOW)).toMatchObject({ State: 'Failing', Since: since, LastError: 'database or disk is full' });
+    m.failed('database or disk is full', NOW + 500);
+    expect(m.status(0, NOW + 500)).toMatchObject({ State: 'Failing', Since: since, LastError: 'database or disk is full' });
     set(Field.Phase, Phase.Lock); // failing outranks stalled
     expect(m.status(0, NOW + 10_000).State).toBe('Failing');
-    m.committed();
+    m.committed(NOW + 10_500);
     // Ok again; the failures stay counted, and the last one is kept with its time.
     const ok = m.status(0, 0);
-    expect(ok).toMatchObject({ State: 'Ok', LastError: null, Failures: 2, LastFailure: { Error: 'database or disk is full' } });
-    expect(Date.parse(ok.LastFailure?.At ?? '')).toBeGreaterThanOrEqual(Date.parse(since));
+    expect(ok).toMatchObject({
+      State: 'Ok',
+      LastError: null,
+      Failures: 2,
+      LastFailure: { At: new Date(NOW + 500).toISOString(), Error: 'database or disk is full' },
+    });
     expect(told).toEqual([
       ['Failing', 'disk I/O error'],
-      ['Ok', 'commits succeed again'],
+      ['Ok', 'commits succeed again (2 transactions failed, some commits going through between them)'],
     ]);
+  });
+
+  it('commits between failures (a disk full but for a few bytes): the state flips, what is told does not, until none failed for RECOVERED_AFTER_MS', () => {
+    const m = monitor();
+    for (let t = 0; t < 30_000; t += 1000) {
+      m.failed('SQLITE_FULL: database or disk is full', NOW + t);
+      expect(m.status(0, NOW + t).State).toBe('Failing');
+      m.committed(NOW + t + 500);
+      // Between two failures the state reads Ok, and messages may be handed out before their commit again.
+      expect(m.status(0, NOW + t + 500).State).toBe('Ok');
+      expect(m.prompt(100, NOW + t + 500)).toBe(true);
+    }
+    expect(told).toEqual([['Failing', 'SQLITE_FULL: database or disk is full']]);
+    // A commit less than RECOVERED_AFTER_MS after the last failure tells nothing; the first one after it does, once.
+    m.committed(NOW + 29_000 + RECOVERED_AFTER_MS - 1);
+    expect(told).toHaveLength(1);
+    m.committed(NOW + 29_000 + RECOVERED_AFTER_MS);
+    m.committed(NOW + 29_000 + RECOVERED_AFTER_MS + 1);
+    expect(told).toEqual([
+      ['Failing', 'SQLITE_FULL: database or disk is full'],
+      ['Ok', 'commits succeed again (30 transactions failed, some commits going through between them)'],
+    ]);
+    // A failure after that is told again.
+    m.failed('disk I/O error', NOW + 60_000);
+    expect(told.at(-1)).toEqual(['Failing', 'disk I/O error']);
+    expect(m.status(0, NOW + 60_000).Failures).toBe(31);
   });
 
   it('a read-only file is failing from the start and stays so', () => {
