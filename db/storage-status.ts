@@ -92,10 +92,7 @@ export class StorageMonitor {
     if (!this.toldFailing || !this.lastFailure || now - Date.parse(this.lastFailure.At) < RECOVERED_AFTER_MS) return;
     this.toldFailing = false;
     const n = this.failuresSinceTold;
-    this.options.onState?.(
-      'Ok',
-      n > 1 ? `commits succeed again (${n} transactions failed, some commits going through between them)` : 'commits succeed again',
-    );
+    this.options.onState?.('Ok', n > 1 ? `commits succeed again (${n} transactions failed meanwhile)` : 'commits succeed again');
   }
 
   /**

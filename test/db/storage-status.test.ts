@@ -109,7 +109,7 @@ describe('StorageMonitor', () => {
     });
     expect(told).toEqual([
       ['Failing', 'disk I/O error'],
-      ['Ok', 'commits succeed again (2 transactions failed, some commits going through between them)'],
+      ['Ok', 'commits succeed again (2 transactions failed meanwhile)'],
     ]);
   });
 
@@ -131,7 +131,7 @@ describe('StorageMonitor', () => {
     m.committed(NOW + 29_000 + RECOVERED_AFTER_MS + 1);
     expect(told).toEqual([
       ['Failing', 'SQLITE_FULL: database or disk is full'],
-      ['Ok', 'commits succeed again (30 transactions failed, some commits going through between them)'],
+      ['Ok', 'commits succeed again (30 transactions failed meanwhile)'],
     ]);
     // A failure after that is told again.
     m.failed('disk I/O error', NOW + 60_000);
