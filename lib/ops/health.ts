@@ -1,7 +1,7 @@
 // Health checks for a watchdog or a load balancer: is the process alive, is the service ready to
 // do its job (database writable, schema applied, sorter link up in live mode). The body follows
 // the shape of the IETF health-check draft (application/health+json): a status and named checks.
-import type { StorageStatus } from '../../db/storage-status';
+import { RECOVERED_AFTER_MS, type StorageStatus } from '../../db/storage-status';
 import type { SorterLinkStatus } from '../link/sorter-link-status';
 
 /** pass: fine; warn: working but slower or degraded; fail: not doing its job. */
@@ -54,18 +54,16 @@ export function liveness(i: Pick<HealthInputs, 'now' | 'eventLoop'>): HealthRepo
 }
 
 /**
- * A transaction that failed this recently (ms) still fails the storage's check: on a disk full but
- * for a few bytes small commits go through between failed ones and the state reads Ok between them.
+ * The storage's check: fail while it fails, or until it has recovered (no failure for
+ * RECOVERED_AFTER_MS: on a disk full but for a few bytes small commits go through between failed
+ * ones and the state reads Ok between them); warn while a commit waits.
  */
-export const RECENT_FAILURE_MS = 10_000;
-
-/** The storage's check: fail while it fails (or failed within RECENT_FAILURE_MS), warn while a commit waits. */
 function storageCheck(s: StorageStatus, now: Date): Check {
   const time = now.toISOString();
   if (s.ReadOnly || s.State === 'Failing')
     return { status: 'fail', observedValue: s.State, output: s.LastError ?? 'the database does not take writes', time };
   const last = s.LastFailure;
-  if (last && now.getTime() - Date.parse(last.At) < RECENT_FAILURE_MS)
+  if (last && now.getTime() - Date.parse(last.At) < RECOVERED_AFTER_MS)
     return {
       status: 'fail',
       observedValue: s.State,

@@ -2,7 +2,8 @@
 // storage, the schema and the sorter link, and the problems /status lists (the event loop's
 // sampler: test/lib/ops/event-loop.test.ts).
 import type { StorageStatus } from '../../../db/storage-status';
-import { type HealthInputs, liveness, problems, readiness, RECENT_FAILURE_MS } from '../../../lib/ops/health';
+import { RECOVERED_AFTER_MS } from '../../../db/storage-status';
+import { type HealthInputs, liveness, problems, readiness } from '../../../lib/ops/health';
 import { offlineLink } from '../../../lib/link/sorter-link-status';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
@@ -82,13 +83,13 @@ describe('readiness', () => {
           }),
         }),
       );
-    const recent = failedAgo(RECENT_FAILURE_MS - 1);
+    const recent = failedAgo(RECOVERED_AFTER_MS - 1);
     expect(recent.status).toBe('fail');
     expect(problems(recent)).toEqual([
-      `database:writable: a transaction failed at ${new Date(now.getTime() - RECENT_FAILURE_MS + 1).toISOString()} (SQLITE_FULL: database or disk is full); some commits go through between failures`,
+      `database:writable: a transaction failed at ${new Date(now.getTime() - RECOVERED_AFTER_MS + 1).toISOString()} (SQLITE_FULL: database or disk is full); some commits go through between failures`,
     ]);
     expect(recent.checks['database:writable']?.[0]?.observedValue).toBe('Ok');
-    expect(failedAgo(RECENT_FAILURE_MS).status).toBe('pass');
+    expect(failedAgo(RECOVERED_AFTER_MS).status).toBe('pass');
   });
 
   it('a stalled storage is a warning naming what it waits for; the worst check decides', () => {
