@@ -133,9 +133,8 @@ export const ALARM_RULES: readonly AlarmRule[] = [
     // A drop that comes back within LinkDownSeconds raises nothing else; unacknowledged telegrams are
     // sent again after each, so items decided meanwhile may go round.
     check: (o, s) => {
-      if (o.testMode || s.LinkDropsInTenMinutes === 0) return null;
-      const drops = o.linkDropsAt.filter((at) => o.now - at < LINK_DROP_WINDOW_MS);
-      return drops.length >= s.LinkDropsInTenMinutes
+      const drops = o.linkDropsAt;
+      return !o.testMode && over(drops.length, s.LinkDropsInTenMinutes)
         ? `the sorter link was lost ${drops.length} times in the last 10 minutes, the last ${secs(o.now - (drops.at(-1) ?? o.now))} ago`
         : null;
     },
