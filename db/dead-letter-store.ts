@@ -3,6 +3,7 @@
 import type { Db } from './connection';
 import type { QueueName, SorterMessage } from '../model/messages';
 import { type StoredMessage, messageColumns, messageDelete, messageInsert } from './queue-rows';
+import { merged } from '../lib/host/merged';
 
 /** Why and from whom a message is moved to the dead letters. */
 export interface DeadLetterInfo {
@@ -117,14 +118,15 @@ export function deadLetterWrites(db: Db): DeadLetterWrites {
 
   const deadLetter = db.transaction((stored: StoredMessage, info: DeadLetterInfo): boolean => {
     if (deleteMessage(stored) === 0) return false;
-    insertDead.run({
-      ...messageColumns(stored),
-      payload: JSON.stringify(stored.message),
-      dead_at: info.deadAt,
-      attempts: info.attempts,
-      last_client_address: info.clientAddress,
-      last_return: info.lastReturn,
-    });
+    insertDead.run(
+      merged(messageColumns(stored), {
+        payload: JSON.stringify(stored.message),
+        dead_at: info.deadAt,
+        attempts: info.attempts,
+        last_client_address: info.clientAddress,
+        last_return: info.lastReturn,
+      }),
+    );
     return true;
   });
 

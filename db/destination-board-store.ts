@@ -2,6 +2,7 @@
 // written beside the SCAN that reported it or the outbox entry that set it.
 import type { Db } from './connection';
 import type { DestinationInfoDto, DestinationSetting } from '../model/messages';
+import { merged } from '../lib/host/merged';
 
 /** What the sorter's SCANs say of the WCS's last setting: none yet, the same, or another state. */
 export type Agreement = 'Pending' | 'Agrees' | 'Disagrees';
@@ -146,10 +147,10 @@ export function destinationBoardWrites(db: Db): DestinationBoardWrites {
       agreement = 'Pending'`);
   return {
     scanned(s, at) {
-      scan.run({ ...lampColumns(s), button_id: s.ButtonID, at });
+      scan.run(merged(lampColumns(s), { button_id: s.ButtonID, at }));
     },
     set(s, clientAddress, at) {
-      set.run({ ...lampColumns(s), by: clientAddress ?? 'WCS', at });
+      set.run(merged(lampColumns(s), { by: clientAddress ?? 'WCS', at }));
     },
   };
 }

@@ -1,6 +1,7 @@
 // The outbox: assignments and destination settings waiting for the sorter's ACK, in order.
 import type { Db } from './connection';
 import { lastIdOf, nextId } from './queue-rows';
+import { merged } from '../lib/host/merged';
 import type { OutboundMessage } from '../model/messages';
 import { destinationBoardWrites } from './destination-board-store';
 
@@ -114,7 +115,7 @@ export function outboxWrites(db: Db): OutboxWrites {
   const release = db.prepare(`UPDATE outbox_reserved SET upto = ${lastIdOf('outbox')}`);
   const board = destinationBoardWrites(db);
   const insertEntry = (message: OutboundMessage, clientAddress: string | null, createdAt: string): number => {
-    const none = {
+    const none: Record<string, string | null> = {
       track_id: null,
       barcode: null,
       destination_status: null,
@@ -125,19 +126,18 @@ export function outboxWrites(db: Db): OutboxWrites {
     };
     const columns =
       message.kind === 'ASSIGNMENT'
-        ? { ...none, track_id: message.body.TrackID, barcode: message.body.Barcode, destination: message.body.Destination }
-        : {
-            ...none,
+        ? merged(none, { track_id: message.body.TrackID, barcode: message.body.Barcode, destination: message.body.Destination })
+        : merged(none, {
             destination: message.body.Destination,
             destination_status: message.body.DestinationStatus,
             destination_text: message.body.DestinationText,
             light_status: message.body.LightStatus,
             light_color: message.body.LightColor,
             batch_door_status: message.body.BatchDoorStatus,
-          };
+          });
     // Its id is also the number of its telegram to the sorter: never given twice (nextId).
     return Number(
-      insert.run({ ...columns, id: null, kind: message.kind, client_address: clientAddress, created_at: createdAt }).lastInsertRowid,
+      insert.run(merged(columns, { id: null, kind: message.kind, client_address: clientAddress, created_at: createdAt })).lastInsertRowid,
     );
   };
   // A destination setting and its tile on the board, all or none, in the same commit (a savepoint

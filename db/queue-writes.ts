@@ -13,6 +13,7 @@ import {
   messageInsert,
   sortationMessage,
 } from './queue-rows';
+import { merged } from '../lib/host/merged';
 
 /** Who received a message, when, and how the read was proved: written to delivered_history as the message leaves. */
 export interface Delivery {
@@ -49,15 +50,16 @@ function historyInsert(db: Db): (stored: StoredMessage, delivery: Delivery, remo
     VALUES (@queue, @message_id, @type, @message_code, @track_id, @barcode, @destination,
       @payload, @received_at, @delivered_at, @client_address, @attempt, @read_proof, @removed_reason)`);
   return (stored, delivery, removedReason) =>
-    void insert.run({
-      ...messageColumns(stored),
-      payload: historyPayload(stored.message),
-      delivered_at: delivery.deliveredAt,
-      client_address: delivery.clientAddress,
-      attempt: delivery.attempt ?? 1,
-      read_proof: delivery.readProof ?? null,
-      removed_reason: removedReason ?? null,
-    });
+    void insert.run(
+      merged(messageColumns(stored), {
+        payload: historyPayload(stored.message),
+        delivered_at: delivery.deliveredAt,
+        client_address: delivery.clientAddress,
+        attempt: delivery.attempt ?? 1,
+        read_proof: delivery.readProof ?? null,
+        removed_reason: removedReason ?? null,
+      }),
+    );
 }
 
 /**

@@ -72,7 +72,7 @@ export class LayoutCodec {
     if (telegramLength === null ? data.length !== spec.dataWidth : data.length < spec.dataWidth) {
       throw new TelegramError('data', this.shown(data), `${spec.dataWidth} ${this.layout.binary ? 'bytes' : 'characters'} for ${type}`);
     }
-    const out: Record<string, unknown> = { ...spec.constants };
+    const out: Record<string, unknown> = Object.assign({}, spec.constants); // not a spread: lib/host/merged.ts
     for (const f of spec.fields) {
       const at = f.offset - this.layout.headerWidth;
       const value = readField(this.rules, f, data, at);

@@ -7,6 +7,7 @@ import type { QueueReads } from '../../db/queue-reads';
 import type { StoredMessage } from '../../db/queue-rows';
 import type { Delivery } from '../../db/queue-writes';
 import type { QueueMessages, QueueName } from '../../model/messages';
+import { merged } from '../host/merged';
 
 /**
  * A message handed to one client and not yet known to be read. It stays in its table
@@ -214,7 +215,7 @@ export class QueueDispatcher<Q extends QueueName> {
         // (the row stays, so it is delivered again after the restart: at-least-once).
         for (let tries = 0; ; tries++) {
           try {
-            const removed = await this.store.deliver(stored, { ...delivery, attempt });
+            const removed = await this.store.deliver(stored, merged(delivery, { attempt }));
             this.claimed.delete(stored.id);
             this.forget(stored.id);
             return removed;
