@@ -18,7 +18,6 @@ import {
 import { MAX_SEQUENCE, NakReason, type Telegram, TelegramError, type TelegramType } from '../telegram/telegram';
 import { type TelegramWire, defaultWire } from '../layout/wire';
 import { errorMessage } from '../process/errors';
-import { merged } from '../host/merged';
 
 /** Numbers within this distance at or before the last accepted one are repeats, not new telegrams. */
 const REPEAT_WINDOW = 100_000;
@@ -585,7 +584,7 @@ export class TelegramSession<R> {
   private send(type: TelegramType, seq: number, flag: Telegram['flag'], data: string, code?: number): void {
     if (!this.write) return;
     const t: Telegram = { sender: this.role.name, receiver: this.role.peerName, seq, type, flag, data };
-    const frame = this.wire.encodeFrame(merged(t, { code }));
+    const frame = this.wire.encodeFrame(Object.assign({}, t, { code })); // not a spread: lib/host/merged.ts
     const now = this.clock();
     this.write(frame, t);
     this.events.telegram?.('OUT', this.wire.contentOf(frame), now);
