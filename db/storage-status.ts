@@ -43,6 +43,11 @@ export const DEFAULT_STALL_MS = 1000;
  */
 export const RECOVERED_AFTER_MS = 10_000;
 
+/** Whether `last` failed within RECOVERED_AFTER_MS of `nowMs`: the storage has not recovered yet (its log, GET /health/ready). */
+export function failedRecently(last: StorageStatus['LastFailure'], nowMs: number): boolean {
+  return last !== null && nowMs - Date.parse(last.At) < RECOVERED_AFTER_MS;
+}
+
 /**
  * Keeps the storage's state: Failing from a failed transaction until one commits again (for
  * good on a read-only file), Stalled while a transaction or a sync of the WAL is in flight for
@@ -89,7 +94,7 @@ export class StorageMonitor {
       this.failure = null;
       this.okSince = new Date(now).toISOString();
     }
-    if (!this.toldFailing || !this.lastFailure || now - Date.parse(this.lastFailure.At) < RECOVERED_AFTER_MS) return;
+    if (!this.toldFailing || !this.lastFailure || failedRecently(this.lastFailure, now)) return;
     this.toldFailing = false;
     const n = this.failuresSinceTold;
     this.options.onState?.('Ok', n > 1 ? `commits succeed again (${n} transactions failed meanwhile)` : 'commits succeed again');

@@ -1,7 +1,7 @@
 // Health checks for a watchdog or a load balancer: is the process alive, is the service ready to
 // do its job (database writable, schema applied, sorter link up in live mode). The body follows
 // the shape of the IETF health-check draft (application/health+json): a status and named checks.
-import { RECOVERED_AFTER_MS, type StorageStatus } from '../../db/storage-status';
+import { type StorageStatus, failedRecently } from '../../db/storage-status';
 import type { SorterLinkStatus } from '../link/sorter-link-status';
 
 /** pass: fine; warn: working but slower or degraded; fail: not doing its job. */
@@ -63,7 +63,7 @@ function storageCheck(s: StorageStatus, now: Date): Check {
   if (s.ReadOnly || s.State === 'Failing')
     return { status: 'fail', observedValue: s.State, output: s.LastError ?? 'the database does not take writes', time };
   const last = s.LastFailure;
-  if (last && now.getTime() - Date.parse(last.At) < RECOVERED_AFTER_MS)
+  if (last && failedRecently(last, now.getTime()))
     return {
       status: 'fail',
       observedValue: s.State,
