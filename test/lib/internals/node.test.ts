@@ -272,8 +272,15 @@ describe('the other places past the public API', () => {
       expect(r.stderr).toBe('');
       return JSON.parse(r.stdout) as { main: number; worker: number };
     };
-    const untuned = run(false);
-    const tuned = run(true);
+    // The median of three runs: on Node 26 a worker's old space now and then passes its limit while
+    // it is being marked (93 MB seen where 53 is usual, and 182 where 139 is), in one run of several.
+    const median = (tune: boolean) => {
+      const runs = [run(tune), run(tune), run(tune)];
+      const mid = (k: 'main' | 'worker') => runs.map((r) => r[k]).sort((a, b) => a - b)[1];
+      return { main: mid('main'), worker: mid('worker') };
+    };
+    const untuned = median(false);
+    const tuned = median(true);
     expect(tuned.main).toBeLessThan(untuned.main * 0.6);
     expect(tuned.worker).toBeLessThan(untuned.worker * 0.6);
     // The command line's own factor (here V8's default, 0) is left alone.
