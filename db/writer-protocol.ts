@@ -9,6 +9,12 @@ export interface Command {
   op: WriteOp;
   args: unknown[];
   cancel?: SharedArrayBuffer;
+  /**
+   * How long it waited on the main thread before it crossed (ms): the writer counts its commit
+   * window and its hold from when it was given, not from when it arrived (the threads' clocks have
+   * origins of their own, so a duration crosses, not a time).
+   */
+  waited?: number;
 }
 
 /** States of a command's cancel flag: the first of main (cancel) and writer (take) to swap it wins. */

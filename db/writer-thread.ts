@@ -141,7 +141,7 @@ export class WriterThread {
     if (Array.isArray(message)) {
       const at = performance.now();
       for (const c of message as Held[]) {
-        c.at = at;
+        c.at = at - (c.waited ?? 0);
         this.pending.push(c);
       }
     } else if ((message as { type?: string }).type === 'close') this.closing = true;

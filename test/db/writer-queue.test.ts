@@ -1,4 +1,4 @@
-// The commands' way to the writer and back, with a fake writer: batching per turn (or a tenth of
+// The commands' way to the writer and back, with a fake writer: batching per turn (or half of
 // the commit window for the writes nobody waits for at once), answers after
 // the commit, cancellation, slices of the backlog, and a writer gone. (On a real thread and file:
 // writer.test.ts.)
@@ -50,19 +50,21 @@ describe('WriteQueue', () => {
     expect(commits).toEqual([[2, 2]]);
   });
 
-  it('lets the writes nobody waits for at once gather for a tenth of the commit window (at most 10 ms); a POST takes them along at the end of its turn', () => {
-    expect([coalesceMs(WINDOW_MS), coalesceMs(5), coalesceMs(0)]).toEqual([10, 0.5, 0]);
+  it('lets the writes nobody waits for at once gather for half the commit window (at most 50 ms), each told how long it waited; a POST takes them along at the end of its turn', () => {
+    expect([coalesceMs(WINDOW_MS), coalesceMs(5), coalesceMs(0)]).toEqual([50, 2.5, 0]);
     // On the fake clock: a busy machine may take longer than the wait between two turns.
     jest.useFakeTimers();
     try {
       const stored = { id: 1, queue: 'sortation', message: {}, receivedAt: 'T' } as never;
       void queue.run('acceptFromPeer', [1, 'PLC01', 1, {} as never, 'T', false] as never);
-      jest.advanceTimersByTime(1);
+      jest.advanceTimersByTime(10);
       void queue.run('deliver', [stored, { deliveredAt: 'T', clientAddress: null }]);
-      jest.advanceTimersByTime(8);
+      jest.advanceTimersByTime(39);
       expect(posted).toEqual([]);
-      jest.advanceTimersByTime(1); // 10 ms after the first
+      jest.advanceTimersByTime(1); // 50 ms after the first
       expect(posted.map((batch) => batch.map((c) => c.op))).toEqual([['acceptFromPeer', 'deliver']]);
+      // The writer counts each one's window and hold from when it was given (db/writer-thread.ts).
+      expect(nth(posted, 0).map((c) => Math.round(c.waited ?? -1))).toEqual([50, 40]);
       void queue.run('removeFromOutbox', [1, 'T'] as never);
       void queue.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: '1', Destination: 'D1' } }, null, 'T'] as never);
       jest.advanceTimersByTime(0); // the end of the turn
@@ -70,7 +72,7 @@ describe('WriteQueue', () => {
         ['acceptFromPeer', 'deliver'],
         ['removeFromOutbox', 'addToOutbox'],
       ]);
-      jest.advanceTimersByTime(20);
+      jest.advanceTimersByTime(60);
       expect(posted).toHaveLength(2);
       // A short commit window (HandOutBeforeCommit false: a decision waits it) gathers as briefly.
       const short = new WriteQueue((batch) => posted.push(batch), undefined, {
@@ -80,6 +82,8 @@ describe('WriteQueue', () => {
       });
       void short.run('acceptFromPeer', [1, 'PLC01', 1, {} as never, 'T', false] as never);
       jest.advanceTimersByTime(1);
+      expect(posted).toHaveLength(2);
+      jest.advanceTimersByTime(2);
       expect(posted).toHaveLength(3);
     } finally {
       jest.useRealTimers();
@@ -117,7 +121,7 @@ describe('WriteQueue', () => {
       telegram(three, 3);
       jest.advanceTimersByTime(0);
       expect(sent()).toEqual([1, 1, 3]);
-      // The count starts again after each hand-over: the next one waits the tenth of the window.
+      // The count starts again after each hand-over: the next one waits half the window.
       telegram(three, 4);
       jest.advanceTimersByTime(coalesceMs(WINDOW_MS) - 1);
       expect(sent()).toEqual([1, 1, 3]);
@@ -128,10 +132,10 @@ describe('WriteQueue', () => {
     }
   });
 
-  it("takes the writer's gathering from its commit window: the telegrams its window may hold (the sorter's send window), a tenth of its time", () => {
-    expect(gatheringOf({})).toEqual({ coalesceMs: 10, postGroupMs: POST_GROUP_MS, telegrams: WINDOW_MAX_WRITES });
+  it("takes the writer's gathering from its commit window: the telegrams its window may hold (the sorter's send window), half its time", () => {
+    expect(gatheringOf({})).toEqual({ coalesceMs: 50, postGroupMs: POST_GROUP_MS, telegrams: WINDOW_MAX_WRITES });
     expect(gatheringOf({ timing: { windowMs: 50, holdMs: 50, maxWrites: 1 }, postGroupMs: 0 })).toEqual({
-      coalesceMs: 5,
+      coalesceMs: 25,
       postGroupMs: 0,
       telegrams: 1,
     });

@@ -48,6 +48,30 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
     }
   });
 
+  it("counts a telegram's commit window from when it was given, not from when it crossed to the thread", async () => {
+    // The telegram waits for company on the main thread (db/writer.ts, coalesceMs), here held up
+    // 300 ms by a busy event loop: a writer that counted its 400 ms window from its arrival would
+    // commit it about 700 ms after it was given.
+    const windowed = await Writer.start({
+      file: path.join(dir, 'given.db'),
+      synchronous: 'FULL',
+      groupCommit: true,
+      timing: { windowMs: 400, holdMs: 0 },
+    });
+    try {
+      await windowed.run('setPeerSession', ['PLC01', 'E1', 0, 'T']);
+      const t = performance.now();
+      const accepted = windowed.run('acceptFromPeer', ['PLC01', 1, 0, verify('g'), 'T']);
+      for (const until = Date.now() + 300; Date.now() < until;);
+      await accepted;
+      const took = performance.now() - t;
+      expect(took).toBeGreaterThanOrEqual(390);
+      expect(took).toBeLessThan(600);
+    } finally {
+      await windowed.close();
+    }
+  });
+
   it('commits the writes of one turn in one transaction; each resolves only once committed, in order', async () => {
     const before = writer.status().Commits;
     const resolved: string[] = [];

@@ -1,5 +1,8 @@
 // The event loop's delay, sampled only while the service has work (lib/ops/event-loop.ts).
-import { EventLoopWatch, SAMPLE_AFTER_WORK_MS } from '../../../lib/ops/event-loop';
+import { EventLoopWatch, SAMPLE_AFTER_WORK_MS, SAMPLE_RESOLUTION_MS } from '../../../lib/ops/event-loop';
+
+/** Long enough for two samples or more. */
+const SAMPLES = SAMPLE_RESOLUTION_MS * 2.5;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const holdLoop = (ms: number) => {
@@ -12,14 +15,14 @@ describe('EventLoopWatch', () => {
     const watch = new EventLoopWatch();
     try {
       watch.busy();
-      await sleep(60);
+      await sleep(SAMPLES);
       watch.delayP99Ms(); // the start's samples
-      await sleep(60);
+      await sleep(SAMPLES);
       watch.busy();
-      holdLoop(300);
-      await sleep(60);
+      holdLoop(SAMPLE_RESOLUTION_MS + 300); // a sample falls due in its first SAMPLE_RESOLUTION_MS
+      await sleep(SAMPLE_RESOLUTION_MS / 2);
       expect(watch.delayP99Ms()).toBeGreaterThanOrEqual(250);
-      await sleep(200);
+      await sleep(SAMPLES);
       expect(watch.delayP99Ms()).toBeLessThan(250);
     } finally {
       watch.stop();
@@ -31,16 +34,16 @@ describe('EventLoopWatch', () => {
     const watch = new EventLoopWatch(() => now);
     try {
       watch.busy();
-      await sleep(100);
+      await sleep(SAMPLES);
       expect(watch.delayP99Ms()).toBeGreaterThan(0); // sampling
       now += SAMPLE_AFTER_WORK_MS + 1;
       await sleep(SAMPLE_AFTER_WORK_MS + 50); // the quiet timer fires and finds a second without work
       watch.delayP99Ms(); // the samples before it stopped
-      await sleep(150);
+      await sleep(SAMPLES);
       expect(watch.delayP99Ms()).toBe(0);
       // Work again: sampled again, and the pause is not taken for a delay.
       watch.busy();
-      await sleep(100);
+      await sleep(SAMPLES);
       const delay = watch.delayP99Ms();
       expect(delay).toBeGreaterThan(0);
       expect(delay).toBeLessThan(SAMPLE_AFTER_WORK_MS);
@@ -58,7 +61,7 @@ describe('EventLoopWatch', () => {
       watch.busy(); // more work before the second is over
       await sleep(SAMPLE_AFTER_WORK_MS + 50);
       watch.delayP99Ms();
-      await sleep(100);
+      await sleep(SAMPLES);
       expect(watch.delayP99Ms()).toBeGreaterThan(0);
     } finally {
       watch.stop();
@@ -70,9 +73,9 @@ describe('EventLoopWatch', () => {
     const metrics = watch.reader();
     try {
       watch.busy();
-      await sleep(60);
-      holdLoop(200);
-      await sleep(40);
+      await sleep(SAMPLES);
+      holdLoop(SAMPLE_RESOLUTION_MS + 200); // a sample falls due in its first SAMPLE_RESOLUTION_MS
+      await sleep(SAMPLE_RESOLUTION_MS / 2);
       expect(watch.delayP99Ms()).toBeGreaterThanOrEqual(150); // the health check's look ...
       expect(metrics().max).toBeGreaterThanOrEqual(150); // ... leaves the metrics theirs
       expect(metrics().max).toBeLessThan(150);
