@@ -39,9 +39,17 @@ export const pairOrder = (i: number): [Target, Target] => (i % 2 === 0 ? ['basel
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
-/** The spread of the pairs' ratios: min, median (of an even count, the mean of the middle two), max. */
+/**
+ * The spread of the sustained pairs' ratios: min, median (of an even count, the mean of the middle
+ * two), max. A pair whose step broke down (a service that fell behind in its warm-up) measured an
+ * overload, not an item's CPU, and can even give a negative figure: it is left out (the log line
+ * and the BENCH line still show it, `sustained` false).
+ */
 export function ratioSpread(pairs: readonly CpuPair[]): { min: number; median: number; max: number } {
-  const ratios = pairs.map((p) => p.ratio).sort((a, b) => a - b);
+  const ratios = pairs
+    .filter((p) => p.sustained)
+    .map((p) => p.ratio)
+    .sort((a, b) => a - b);
   const mid = ratios.length / 2;
   const middle =
     ratios.length % 2 === 1 ? (ratios[Math.floor(mid)] ?? Number.NaN) : ((ratios[mid - 1] ?? Number.NaN) + (ratios[mid] ?? Number.NaN)) / 2;
@@ -78,7 +86,7 @@ export async function measureCpuPairs(
   }
   const spread = ratioSpread(pairs);
   ctx.log(
-    `  CPU per item at ${rate}/s, service against baseline in ${count} pairs (warm-up ${pairCtx.warmupS} s): ${pairs.map((p) => `${p.serviceUs}/${p.baselineUs} = ${p.ratio}x`).join(', ')}; min ${spread.min}x, median ${spread.median}x, max ${spread.max}x`,
+    `  CPU per item at ${rate}/s, service against baseline in ${count} pairs (warm-up ${pairCtx.warmupS} s): ${pairs.map((p) => `${p.serviceUs}/${p.baselineUs} = ${p.ratio}x${p.sustained ? '' : ' (broke down: left out)'}`).join(', ')}; min ${spread.min}x, median ${spread.median}x, max ${spread.max}x`,
   );
   return { rate, pairs, ...spread, steps };
 }

@@ -35,6 +35,13 @@ it('the spread is min, median and max of the ratios, whatever their order; an ev
   expect(ratioSpread(pairs(4))).toEqual({ min: 4, median: 4, max: 4 });
 });
 
+it('a pair whose step broke down is left out of the spread (its CPU an item measured an overload, even a negative one)', () => {
+  const broke = pairOf(step(365), step(-5207, { sustained: false }), false);
+  const held = [2.93, 2.37, 2.66, 2.99].map((r) => pairOf(step(100), step(r * 100), false));
+  expect(ratioSpread([...held, broke])).toEqual({ min: 2.37, median: 2.8, max: 2.99 });
+  expect(ratioSpread([broke]).median).toBeNaN();
+});
+
 const at = (rate: number, ...steps: StepResult[]): CpuPairs => {
   const pairs = [pairOf(steps[0] ?? step(1), steps[1] ?? step(1), false)];
   return { rate, pairs, ...ratioSpread(pairs), steps };
