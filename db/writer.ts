@@ -76,9 +76,9 @@ interface Deferred {
  * here (`Command.waited`), so waiting here delays nothing: a sorter telegram's write waits its
  * commit window anyway, a delivery's removal or an acknowledged outbox entry are held
  * (UnsyncedHoldMs). What crosses sooner takes them along: at 50 items/s a POST comes every 20 ms
- * and carries what waits, so the timer seldom fires (measured: the main thread's wake-ups 350 ->
- * 290 a second, the writer's 147 -> 93, CPU per item about 10% less, 3 alternating pairs; 10 ms
- * instead of 2 had saved about 4% at 600 items/s before). With a short window (HandOutBeforeCommit
+ * and carries what waits, so the timer seldom fires (measured in 3 alternating pairs: the main
+ * thread's wake-ups 350 -> 290 a second, the writer's 147 -> 93; CPU per item 10% less in one set
+ * of pairs, within the noise in another; 10 ms instead of 2 had saved about 4% at 600 items/s). With a short window (HandOutBeforeCommit
  * false: 5 ms, and a decision waits it) the hand-over is as short. A POST's entry, and anything
  * else, goes at the end of the turn, with whatever waits. Sorter telegrams wait only while fewer
  * than the commit window may hold are waiting (`Gathering.telegrams`): a sorter that sends one

@@ -1,8 +1,8 @@
 // The event loop's delay, sampled only while the service has work. A sampler wakes the process at
-// every sample (it sampled every 20 ms then): left on while the sorter and the WCS wait, it was most of what an idle
-// service did (150 wake-ups a second with prom-client's own at 10 ms). A delay needs work to
-// cause it, so the samplers run from a request, a telegram or a scheduled run until a second of
-// quiet, and a look at an idle loop finds nothing (0).
+// every sample: left on while the sorter and the WCS wait, it was most of what an idle service
+// did (150 wake-ups a second with prom-client's own at 10 ms). A delay needs work to cause it, so
+// the samplers run from a request, a telegram or a scheduled run until a second of quiet, and a
+// look at an idle loop finds nothing (0).
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 
 /** How long the samplers go on after the last piece of work (ms). */
