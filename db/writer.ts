@@ -132,8 +132,6 @@ export class WriteQueue {
   /** Synced before their commit was settled here (settling goes in slices): `failure` or null. */
   private readonly syncedEarly = new Map<number, string | null>();
   private outgoing: Command[] = [];
-  /** When each outgoing command was given (performance.now()), for its `waited`. */
-  private outgoingAt: number[] = [];
   /** The hand-over at the end of this turn of the event loop, or once the coalescing delay is over. */
   private flushSoon: NodeJS.Immediate | null = null;
   private flushAt: NodeJS.Timeout | null = null;
@@ -185,7 +183,6 @@ export class WriteQueue {
       }
       this.waiting.set(seq, waiting);
       this.outgoing.push(command);
-      this.outgoingAt.push(waiting.at);
       if (op === 'acceptFromPeer' && ++this.telegramsWaiting >= this.gathering.telegrams) {
         this.flushSoon ??= setImmediate(() => this.flush());
       } else if (mayWait(op)) {
@@ -243,10 +240,10 @@ export class WriteQueue {
     this.postsWaiting = this.telegramsWaiting = 0;
     if (this.outgoing.length === 0) return;
     const batch = this.outgoing;
+    // How long each waited here, from when it was given (one cancelled meanwhile is skipped by the writer).
     const now = performance.now();
-    batch.forEach((c, i) => (c.waited = now - (this.outgoingAt[i] ?? now)));
+    for (const c of batch) c.waited = now - (this.waiting.get(c.seq)?.at ?? now);
     this.outgoing = [];
-    this.outgoingAt = [];
     this.post(batch);
   }
 

@@ -25,6 +25,9 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
     other = new Database(file); // another connection: an operator's sqlite3, say
     other.pragma('busy_timeout = 5000');
   });
+  /** A second writer on a file of its own in `dir`, with a commit window of `windowMs` and no hold. */
+  const windowedWriter = (name: string, windowMs: number) =>
+    Writer.start({ file: path.join(dir, name), synchronous: 'FULL', groupCommit: true, timing: { windowMs, holdMs: 0 } });
   afterEach(async () => {
     if (other.inTransaction) other.exec('ROLLBACK');
     other.close();
@@ -33,12 +36,7 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
   });
 
   it('a durable write waits the commit window it is given (config.json CommitWindowMs) before its commit', async () => {
-    const slow = await Writer.start({
-      file: path.join(dir, 'window.db'),
-      synchronous: 'FULL',
-      groupCommit: true,
-      timing: { windowMs: 150, holdMs: 0 },
-    });
+    const slow = await windowedWriter('window.db', 150);
     try {
       const t = performance.now();
       await slow.run('enqueue', [[verify('w')], 'T']);
@@ -52,12 +50,7 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
     // The telegram waits for company on the main thread (db/writer.ts, coalesceMs), here held up
     // 300 ms by a busy event loop: a writer that counted its 400 ms window from its arrival would
     // commit it about 700 ms after it was given.
-    const windowed = await Writer.start({
-      file: path.join(dir, 'given.db'),
-      synchronous: 'FULL',
-      groupCommit: true,
-      timing: { windowMs: 400, holdMs: 0 },
-    });
+    const windowed = await windowedWriter('given.db', 400);
     try {
       await windowed.run('setPeerSession', ['PLC01', 'E1', 0, 'T']);
       const t = performance.now();
