@@ -3,7 +3,9 @@
 // pair to the next. The main plan measures each target's steps in a block of its own, minutes
 // apart, and on a shared machine the CPU an item costs drifts by 10 to 40% over minutes; a ratio
 // of two steps run side by side, and the spread of several such ratios, is the figure to hold a
-// goal to ("CPU per item at 50 and at 600 items/s each at most 3 times the baseline's").
+// goal to ("CPU per item at 50 and at 600 items/s each at most 3 times the baseline's"). With
+// `baseline-hapi` in --targets each pair takes a third step between the two, the same in-memory
+// queues on hapi with joi: its ratio to the bare baseline is what the framework alone costs.
 import type { Target } from './processes';
 import { type StepContext, type StepOptions, type StepResult, medianStep } from './step';
 
@@ -19,8 +21,11 @@ export interface CpuPair {
   serviceUs: number;
   ratio: number;
   serviceFirst: boolean;
-  /** Both steps kept up with the rate. */
+  /** Both steps kept up with the rate (all three, with the hapi baseline). */
   sustained: boolean;
+  /** The hapi baseline's CPU per item in the same pair, and its ratio to the bare baseline's (when measured). */
+  hapiUs?: number;
+  hapiRatio?: number;
 }
 
 /** The pairs at one rate and the spread of their ratios. */
@@ -32,10 +37,15 @@ export interface CpuPairs {
   max: number;
   /** The steps themselves, for the correctness check (nothing lost or duplicated in any). */
   steps: StepResult[];
+  /** The spread of the hapi baseline's ratios to the bare baseline's (when measured). */
+  hapi?: { min: number; median: number; max: number };
 }
 
-/** Which target runs first in pair `i`: the baseline in even pairs, the service in odd ones. */
-export const pairOrder = (i: number): [Target, Target] => (i % 2 === 0 ? ['baseline', 'service'] : ['service', 'baseline']);
+/** The order of pair `i`'s steps: the baseline first in even pairs, the service in odd ones; the hapi baseline, if measured, between them. */
+export const pairOrder = (i: number, withHapi = false): Target[] => {
+  const order: Target[] = withHapi ? ['baseline', 'baseline-hapi', 'service'] : ['baseline', 'service'];
+  return i % 2 === 0 ? order : order.reverse();
+};
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
@@ -45,10 +55,14 @@ const round2 = (x: number) => Math.round(x * 100) / 100;
  * overload, not an item's CPU, and can even give a negative figure: it is left out (the log line
  * and the BENCH line still show it, `sustained` false).
  */
-export function ratioSpread(pairs: readonly CpuPair[]): { min: number; median: number; max: number } {
+export function ratioSpread(
+  pairs: readonly CpuPair[],
+  ratioOf = (p: CpuPair): number | undefined => p.ratio,
+): { min: number; median: number; max: number } {
   const ratios = pairs
     .filter((p) => p.sustained)
-    .map((p) => p.ratio)
+    .map(ratioOf)
+    .filter((r): r is number => r !== undefined)
     .sort((a, b) => a - b);
   const mid = ratios.length / 2;
   const middle =
@@ -56,39 +70,60 @@ export function ratioSpread(pairs: readonly CpuPair[]): { min: number; median: n
   return { min: round2(ratios[0] ?? Number.NaN), median: round2(middle), max: round2(ratios.at(-1) ?? Number.NaN) };
 }
 
-/** A pair from its two steps. */
-export function pairOf(baseline: StepResult, service: StepResult, serviceFirst: boolean): CpuPair {
+/** A pair from its two steps (three, with the hapi baseline's). */
+export function pairOf(baseline: StepResult, service: StepResult, serviceFirst: boolean, hapi?: StepResult): CpuPair {
   const baselineUs = baseline.cpuUsPerCycle.target;
   const serviceUs = service.cpuUsPerCycle.target;
-  return { baselineUs, serviceUs, ratio: round2(serviceUs / baselineUs), serviceFirst, sustained: baseline.sustained && service.sustained };
+  const pair: CpuPair = {
+    baselineUs,
+    serviceUs,
+    ratio: round2(serviceUs / baselineUs),
+    serviceFirst,
+    sustained: baseline.sustained && service.sustained && (hapi?.sustained ?? true),
+  };
+  if (hapi) Object.assign(pair, { hapiUs: hapi.cpuUsPerCycle.target, hapiRatio: round2(hapi.cpuUsPerCycle.target / baselineUs) });
+  return pair;
 }
 
-/** `count` pairs at `rate`, each step `seconds` long after the warm-up; `options` per target (the service's disk and CPU settings). */
+const spreadText = (s: { min: number; median: number; max: number }) => `min ${s.min}x, median ${s.median}x, max ${s.max}x`;
+
+/**
+ * `count` pairs at `rate`, each step `seconds` long after the warm-up; `options` per target (the
+ * service's disk and CPU settings); `withHapi`: each pair measures the hapi baseline too.
+ */
 export async function measureCpuPairs(
   ctx: StepContext,
   rate: number,
   count: number,
   seconds: number,
   options: (target: Target) => StepOptions,
+  withHapi = false,
 ): Promise<CpuPairs> {
   const pairCtx = { ...ctx, runs: 1, warmupS: ctx.warmupS || PAIR_WARMUP_S };
   const pairs: CpuPair[] = [];
   const steps: StepResult[] = [];
   for (let i = 0; i < count; i++) {
     const got: Partial<Record<Target, StepResult>> = {};
-    for (const target of pairOrder(i)) {
+    const order = pairOrder(i, withHapi);
+    for (const target of order) {
       got[target] = await medianStep(pairCtx, target, rate, seconds, options(target), `${target} (pair ${i + 1} of ${count})`);
     }
-    const { baseline, service } = got;
-    if (!baseline || !service) throw new Error('bench: a pair measures the baseline and the service');
-    steps.push(baseline, service);
-    pairs.push(pairOf(baseline, service, pairOrder(i)[0] === 'service'));
+    const { baseline, service, 'baseline-hapi': hapi } = got;
+    if (!baseline || !service || (withHapi && !hapi)) throw new Error('bench: a pair measures the baseline and the service');
+    steps.push(baseline, service, ...(hapi ? [hapi] : []));
+    pairs.push(pairOf(baseline, service, order[0] === 'service', hapi));
   }
   const spread = ratioSpread(pairs);
+  const left = (p: CpuPair) => (p.sustained ? '' : ' (broke down: left out)');
   ctx.log(
-    `  CPU per item at ${rate}/s, service against baseline in ${count} pairs (warm-up ${pairCtx.warmupS} s): ${pairs.map((p) => `${p.serviceUs}/${p.baselineUs} = ${p.ratio}x${p.sustained ? '' : ' (broke down: left out)'}`).join(', ')}; min ${spread.min}x, median ${spread.median}x, max ${spread.max}x`,
+    `  CPU per item at ${rate}/s, service against baseline in ${count} pairs (warm-up ${pairCtx.warmupS} s): ${pairs.map((p) => `${p.serviceUs}/${p.baselineUs} = ${p.ratio}x${left(p)}`).join(', ')}; ${spreadText(spread)}`,
   );
-  return { rate, pairs, ...spread, steps };
+  if (!withHapi) return { rate, pairs, ...spread, steps };
+  const hapiSpread = ratioSpread(pairs, (p) => p.hapiRatio);
+  ctx.log(
+    `  CPU per item at ${rate}/s, hapi baseline against baseline in the same pairs: ${pairs.map((p) => `${p.hapiUs}/${p.baselineUs} = ${p.hapiRatio}x${left(p)}`).join(', ')}; ${spreadText(hapiSpread)}`,
+  );
+  return { rate, pairs, ...spread, steps, hapi: hapiSpread };
 }
 
 /** The pairs' figures for the BENCH line: per rate, the spread and each pair (null: not measured). */
@@ -106,7 +141,9 @@ export function cpuPairFields(all: readonly CpuPairs[] | undefined): Record<stri
             ratio: x.ratio,
             service_first: x.serviceFirst,
             sustained: x.sustained,
+            ...(x.hapiUs !== undefined ? { hapi_us: x.hapiUs, hapi_ratio: x.hapiRatio } : {}),
           })),
+          ...(p.hapi ? { hapi_min: p.hapi.min, hapi_median: p.hapi.median, hapi_max: p.hapi.max } : {}),
         }
       : null;
   return { cpu_ratio_at_50: fields(at(50)), cpu_ratio_at_600: fields(at(600)) };

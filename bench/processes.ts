@@ -10,11 +10,14 @@ import { projectRoot } from '../lib/process/paths';
 import type { CpuLimit } from './cpu-limit';
 import { type SyncStall, SyncCounter } from './slow-disk';
 
-/** What the bench runs against: the service in its durability modes, or the baseline. */
-export type Target = 'baseline' | 'service' | 'service-normal' | 'service-nogroup';
-export const allTargets: Target[] = ['baseline', 'service', 'service-normal', 'service-nogroup'];
+/** What the bench runs against: the service in its durability modes, or a baseline (in memory: on node:http, or on hapi with joi). */
+export type Target = 'baseline' | 'baseline-hapi' | 'service' | 'service-normal' | 'service-nogroup';
+export const allTargets: Target[] = ['baseline', 'baseline-hapi', 'service', 'service-normal', 'service-nogroup'];
+/** An in-memory baseline: no disk, no cgroup, protocol version 1 whatever --layout says. */
+export const isBaseline = (t: Target): boolean => t === 'baseline' || t === 'baseline-hapi';
 export const describeTarget: Record<Target, string> = {
   baseline: 'baseline (node:http, in memory)',
+  'baseline-hapi': 'baseline on hapi + joi (in memory)',
   service: 'service, FULL + group commit (default)',
   'service-normal': 'service, NORMAL + group commit',
   'service-nogroup': 'service, FULL, no group commit',
@@ -100,8 +103,14 @@ export async function startTarget(
   delayMs: number,
   { serviceRoot, cpuProfDir, serviceConfig, env, syncStall, cpuLimit, layout }: TargetOptions,
 ): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
-  if (target === 'baseline') {
-    const { proc, value } = await start(dist('bench/baseline.js'), ['--port', '0', '--sorter-port', String(sorterPort)], {}, urlOf);
+  if (isBaseline(target)) {
+    const http = target === 'baseline-hapi' ? 'hapi' : 'node';
+    const { proc, value } = await start(
+      dist('bench/baseline.js'),
+      ['--port', '0', '--sorter-port', String(sorterPort), '--http', http],
+      {},
+      urlOf,
+    );
     return { proc, base: value };
   }
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-home-'));

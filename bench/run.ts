@@ -15,7 +15,7 @@ import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/th
 import { type CpuLimit, createCpuLimit, parseCpuPct } from './cpu-limit';
 import { type CpuPairs, PAIR_RATES, measureCpuPairs } from './cpu-pairs';
 import { idleProbe } from './idle';
-import { type Target, allTargets, describeTarget, parseServiceConfig } from './processes';
+import { type Target, allTargets, describeTarget, isBaseline, parseServiceConfig } from './processes';
 import { popMicros, purgeProbe, seedProbe } from './scale';
 import {
   type Measured,
@@ -172,7 +172,7 @@ let cpuLimitSkipped: string | null = null;
 
 /** What the main plan does to a target's disk and CPU: the service's only, never the baseline's. */
 const mainPlanOptions = (target: Target): StepOptions =>
-  target === 'baseline' ? {} : { fsyncDelayMs, syncStall: syncStall ?? undefined, cpuLimit };
+  isBaseline(target) ? {} : { fsyncDelayMs, syncStall: syncStall ?? undefined, cpuLimit };
 
 /** A target at 50 items/s, then up the plan's rates until one is not sustained. */
 async function measureTarget(target: Target): Promise<TargetResult> {
@@ -240,7 +240,8 @@ async function measurePairs(): Promise<CpuPairs[] | undefined> {
   if (cpuPairs === 0) return undefined;
   log('cpu pairs:');
   const all: CpuPairs[] = [];
-  for (const rate of PAIR_RATES) all.push(await measureCpuPairs(ctx, rate, cpuPairs, plan.seconds, mainPlanOptions));
+  const withHapi = plan.targets.includes('baseline-hapi');
+  for (const rate of PAIR_RATES) all.push(await measureCpuPairs(ctx, rate, cpuPairs, plan.seconds, mainPlanOptions, withHapi));
   return all;
 }
 

@@ -17,6 +17,7 @@ import {
   describeTarget,
   deviceWrites,
   holdWriteLock,
+  isBaseline,
   median,
   pidOf,
   rssMb,
@@ -265,7 +266,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   const warmupS = ctx.warmupS ?? 0;
   // The decision figures count the items of the measured window only, not the warm-up's (V8 still compiling).
   // The baseline speaks v1 only: with --layout it runs on v1, the service on the layout.
-  const emu = await startEmulator(rate, seconds + warmupS, 120, warmupS, target === 'baseline' ? 'v1' : ctx.layout);
+  const emu = await startEmulator(rate, seconds + warmupS, 120, warmupS, isBaseline(target) ? 'v1' : ctx.layout);
   const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, {
     ...ctx,
     syncStall: options.syncStall,
@@ -282,7 +283,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   const home = t.home;
   const locked =
     lock && home ? sleep(lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(home, 'data/sorter.db'), lock.forS)) : undefined;
-  const measuring = meters(t, emu, target === 'baseline' ? undefined : options.cpuLimit, options.rssEveryS);
+  const measuring = meters(t, emu, isBaseline(target) ? undefined : options.cpuLimit, options.rssEveryS);
   const e = await emu.stats;
   await locked;
   const statusMs = prober?.stop() ?? [];

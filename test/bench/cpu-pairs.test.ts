@@ -9,12 +9,34 @@ const step = (cpuUs: number, { sustained = true, lost = 0, duplicated = 0 } = {}
   ({ rate: 50, sustained, lost, duplicated, cpuUsPerCycle: { target: cpuUs, emulator: 0, client: 0 } }) as unknown as StepResult;
 
 it('the baseline goes first in the first pair, the service in the second, and so on', () => {
-  expect([0, 1, 2, 3].map(pairOrder)).toEqual([
+  expect([0, 1, 2, 3].map((i) => pairOrder(i))).toEqual([
     ['baseline', 'service'],
     ['service', 'baseline'],
     ['baseline', 'service'],
     ['service', 'baseline'],
   ]);
+});
+
+it('with the hapi baseline, it runs between the two, so that each pair is still one right after the other', () => {
+  expect([0, 1].map((i) => pairOrder(i, true))).toEqual([
+    ['baseline', 'baseline-hapi', 'service'],
+    ['service', 'baseline-hapi', 'baseline'],
+  ]);
+});
+
+it("the hapi baseline's ratio is over the bare baseline's in the same pair; its breakdown leaves the pair out", () => {
+  expect(pairOf(step(800), step(2600), false, step(1200))).toEqual({
+    baselineUs: 800,
+    serviceUs: 2600,
+    ratio: 3.25,
+    serviceFirst: false,
+    sustained: true,
+    hapiUs: 1200,
+    hapiRatio: 1.5,
+  });
+  const pairs = [pairOf(step(100), step(300), false, step(150)), pairOf(step(100), step(320), true, step(170, { sustained: false }))];
+  expect(ratioSpread(pairs)).toEqual({ min: 3, median: 3, max: 3 });
+  expect(ratioSpread(pairs, (p) => p.hapiRatio)).toEqual({ min: 1.5, median: 1.5, max: 1.5 });
 });
 
 it("a pair's ratio is the service's CPU an item over the baseline's, and it is sustained only if both steps were", () => {
@@ -58,6 +80,20 @@ it('the BENCH line has the spread and each pair at 50 and at 600 items/s, and nu
     cpu_ratio_at_600: null,
   });
   expect(cpuPairFields(undefined)).toEqual({ cpu_ratio_at_50: null, cpu_ratio_at_600: null });
+});
+
+it("with the hapi baseline, the BENCH line adds each pair's hapi figures and their spread, the other fields as they were", () => {
+  const pairs = [pairOf(step(800), step(2400), false, step(1600))];
+  const fields = cpuPairFields([{ rate: 600, pairs, ...ratioSpread(pairs), steps: [], hapi: ratioSpread(pairs, (p) => p.hapiRatio) }]);
+  expect(fields.cpu_ratio_at_600).toEqual({
+    min: 3,
+    median: 3,
+    max: 3,
+    pairs: [{ baseline_us: 800, service_us: 2400, ratio: 3, service_first: false, sustained: true, hapi_us: 1600, hapi_ratio: 2 }],
+    hapi_min: 2,
+    hapi_median: 2,
+    hapi_max: 2,
+  });
 });
 
 it("an item lost or duplicated in a pair's step fails the bench like any other step's", () => {
