@@ -159,6 +159,8 @@ export interface EmulatorStats {
   decision_p99_ms: number | null;
   decision_max_ms?: number | null;
   passes_without_assignment?: number;
+  /** When the last item passed its decision point without an assignment (s after the first item), null if none did. */
+  last_pass_without_assignment_s?: number | null;
 }
 
 /** The sorter emulator of one run: its port, and its EMULATOR {json} figures once it has ended. */

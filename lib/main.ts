@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { commandLine } from './process/command-line';
-import { type Config, ConfigError, databaseFile, loadConfig, resolveHome } from './process/config';
+import { type Config, ConfigError, configAdvice, databaseFile, loadConfig, resolveHome } from './process/config';
 import { type InstanceLock, InstanceLockedError, lockInstance } from './process/instance-lock';
 import { type Logger, createLogger, stdoutDestination } from './process/logger';
 import { loadManifest } from './functions/manifest';
@@ -60,6 +60,7 @@ async function main(argv: string[]): Promise<void> {
       `the service home ${home} did not exist or was empty: starting with a new, empty home (no config.json: all defaults; check SORTER_HOME)`,
     );
   for (const line of narrowerThanContract(layout)) log.warn({ layout: layout.name }, line);
+  for (const line of configAdvice(config)) log.info(line);
   const manifest = loadManifest();
   // Checked before anything is touched (the test database re-seeded, the sorter connected).
   const unusable = await preflight(home, config);

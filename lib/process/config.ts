@@ -472,6 +472,19 @@ export function resolveHome(env: NodeJS.ProcessEnv, fallback: string): string {
   return path.resolve(env.SORTER_HOME && env.SORTER_HOME.length > 0 ? env.SORTER_HOME : fallback);
 }
 
+/**
+ * Settings left at a default that a site should choose, one line each, logged at start-up: live
+ * mode without MaxRequestAgeSeconds, where a WCS back from an outage works through REQUESTs the
+ * sorter can no longer use, oldest first, and a busy line stays overloaded after the outage has
+ * ended (docs/performance.md, "A WCS that stops").
+ */
+export function configAdvice(config: Pick<Config, 'TestMode' | 'MaxRequestAgeSeconds'>): string[] {
+  if (config.TestMode || config.MaxRequestAgeSeconds > 0) return [];
+  return [
+    "MaxRequestAgeSeconds is 0: REQUESTs never expire. After a WCS outage a busy line can stay overloaded, every answer too late for its pass; set it to the sorter's decision window (docs/configuration.md)",
+  ];
+}
+
 /** The SQLite file this run uses: test mode never touches the live file. */
 export function databaseFile(home: string, config: Config): string {
   return path.resolve(home, config.TestMode ? config.TestDatabase : config.Database);

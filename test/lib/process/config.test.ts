@@ -1,7 +1,7 @@
 // config.json: defaults, validation errors listed together, paths.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, databaseFile, loadConfig, resolveHome, validateConfig } from '../../../lib/process/config';
+import { ConfigError, configAdvice, databaseFile, loadConfig, resolveHome, validateConfig } from '../../../lib/process/config';
 import { removeHome, tempHome } from '../../helpers/home';
 
 describe('config', () => {
@@ -145,5 +145,14 @@ describe('ApiKeys with roles, and the alarms', () => {
     expect(validateConfig({ Alarms: { LinkDropsInTenMinutes: 0 } }).Alarms.LinkDropsInTenMinutes).toBe(0);
     expect(() => validateConfig({ Alarms: { LinkDropsInTenMinutes: 2.5 } })).toThrow(/"Alarms.LinkDropsInTenMinutes" must be an integer/);
     expect(() => validateConfig({ Alarms: { EvaluateSeconds: 30 } })).toThrow(/"Alarms.EvaluateSeconds" must be less than or equal to 5/);
+  });
+});
+
+describe('start-up advice', () => {
+  it('live mode without MaxRequestAgeSeconds: one line saying what to set; set, or in test mode: none', () => {
+    const live = validateConfig({ TestMode: false });
+    expect(configAdvice(live)).toEqual([expect.stringMatching(/^MaxRequestAgeSeconds is 0: .*set it to the sorter's decision window/)]);
+    expect(configAdvice(validateConfig({ TestMode: false, MaxRequestAgeSeconds: 1.5 }))).toEqual([]);
+    expect(configAdvice(validateConfig({ TestMode: true }))).toEqual([]);
   });
 });
