@@ -10,9 +10,10 @@ export interface Command {
   args: unknown[];
   cancel?: SharedArrayBuffer;
   /**
-   * How long it waited on the main thread before it crossed (ms): the writer counts its commit
-   * window and its hold from when it was given, not from when it arrived (the threads' clocks have
-   * origins of their own, so a duration crosses, not a time).
+   * How long it waited on the main thread before it crossed, past the hand-over's own wait for
+   * company (ms; db/writer.ts, coalesceMs): a busy event loop's delay. The writer counts its commit
+   * window and its hold that much earlier, so that such a delay does not add to them (the
+   * threads' clocks have origins of their own, so a duration crosses, not a time).
    */
   waited?: number;
 }

@@ -50,7 +50,7 @@ describe('WriteQueue', () => {
     expect(commits).toEqual([[2, 2]]);
   });
 
-  it('lets the writes nobody waits for at once gather for half the commit window (at most 50 ms), each told how long it waited; a POST takes them along at the end of its turn', () => {
+  it('lets the writes nobody waits for at once gather for half the commit window (at most 50 ms), crossing on time told they waited nothing; a POST takes them along at the end of its turn', () => {
     expect([coalesceMs(WINDOW_MS), coalesceMs(5), coalesceMs(0)]).toEqual([50, 2.5, 0]);
     // On the fake clock: a busy machine may take longer than the wait between two turns.
     jest.useFakeTimers();
@@ -63,8 +63,9 @@ describe('WriteQueue', () => {
       expect(posted).toEqual([]);
       jest.advanceTimersByTime(1); // 50 ms after the first
       expect(posted.map((batch) => batch.map((c) => c.op))).toEqual([['acceptFromPeer', 'deliver']]);
-      // The writer counts each one's window and hold from when it was given (db/writer-thread.ts).
-      expect(nth(posted, 0).map((c) => Math.round(c.waited ?? -1))).toEqual([50, 40]);
+      // Crossed on time: the wait for company is not counted against the writer's window and hold
+      // (a busy event loop's delay past it is: test/db/writer.test.ts).
+      expect(nth(posted, 0).map((c) => Math.round(c.waited ?? -1))).toEqual([0, 0]);
       void queue.run('removeFromOutbox', [1, 'T'] as never);
       void queue.run('addToOutbox', [{ kind: 'ASSIGNMENT', body: { TrackID: '1', Destination: 'D1' } }, null, 'T'] as never);
       jest.advanceTimersByTime(0); // the end of the turn

@@ -46,10 +46,11 @@ describe('Writer (one writer thread, pipelined group commit)', () => {
     }
   });
 
-  it("counts a telegram's commit window from when it was given, not from when it crossed to the thread", async () => {
-    // The telegram waits for company on the main thread (db/writer.ts, coalesceMs), here held up
-    // 300 ms by a busy event loop: a writer that counted its 400 ms window from its arrival would
-    // commit it about 700 ms after it was given.
+  it("counts a telegram's commit window from the end of its wait for company on the main thread, so that a busy event loop does not add to it", async () => {
+    // The telegram waits for company on the main thread (db/writer.ts, coalesceMs: 50 ms here),
+    // here held up 300 ms by a busy event loop: a writer that counted its 400 ms window from its
+    // arrival would commit it about 700 ms after it was given; counted from the end of its wait for
+    // company, 450 ms.
     const windowed = await windowedWriter('given.db', 400);
     try {
       await windowed.run('setPeerSession', ['PLC01', 'E1', 0, 'T']);
