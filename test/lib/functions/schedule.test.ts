@@ -31,7 +31,7 @@ it('runs the manifest scheduled functions on their cron, logs one that fails, an
       },
     },
   };
-  expect(project.functions.expireRequests?.events).toContainEqual({ schedule: { cron: '* * * * * *' } });
+  expect(project.functions.expireRequests?.events).toEqual([{ schedule: { cron: '* * * * * *' } }]);
   const { log, lines } = capturingLogger();
   await enqueueOld('OLD1');
   await t.publish([induct('NEW1')]);
