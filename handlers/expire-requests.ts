@@ -21,9 +21,7 @@ export async function expireRequests(deps: ExpireRequestsDeps): Promise<HandlerR
   const expired = await deps.store.expireRequests(before, now.toISOString());
   if (expired > 0) {
     deps.requestsRemoved.Expired += expired;
-    // At debug, as superseded REQUESTs are: while a WCS is behind, a stale REQUEST at the queue's
-    // head runs this after each commit; /status, the metrics and the history count them.
-    deps.log.debug({ expired, before }, `${expired} REQUESTs older than MaxRequestAgeSeconds taken out of the queue`);
+    deps.log.info({ expired, before }, `${expired} REQUESTs older than MaxRequestAgeSeconds taken out of the queue`);
   }
   return ok({ Expired: expired, Before: before });
 }

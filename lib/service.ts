@@ -16,7 +16,7 @@ import type { DeadLetterInfo } from '../db/dead-letter-store';
 import { type ServiceStores, serviceStores } from '../db/service-stores';
 import { Writer } from '../db/writer';
 import { type ExternalChangeWatch, watchExternalChanges } from './queue/change-watcher';
-import { EmptyTableMemo, QueueDispatcher, type StaleExpiry, UncommittedMessages } from './queue/dispatcher';
+import { EmptyTableMemo, QueueDispatcher, UncommittedMessages } from './queue/dispatcher';
 import { type Config, databaseFile } from './process/config';
 import { DeliveryTracker } from './http/read-proof/delivery';
 import type { Logger } from './process/logger';
@@ -25,7 +25,6 @@ import { seedFromReplay } from './testmode/seed';
 import { TcpSorterLink } from './link/sorter-link';
 import { offlineLink } from './link/sorter-link-status';
 import { type Manifest, loadManifest } from './functions/manifest';
-import { staleRequestExpiry } from './functions/stale-trigger';
 import { type TelegramReceiver, telegramTrigger } from './functions/telegram-trigger';
 import { TrafficLogWriter } from './link/traffic-log';
 import type { Layout } from './layout/table';
@@ -184,7 +183,7 @@ function storageWatch(
 }
 
 /** The two queues' dispatchers, and the watch for rows other processes write. */
-function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Logger, clock: () => Date, expiry: StaleExpiry | null) {
+function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Logger, clock: () => Date) {
   let watch: ExternalChangeWatch | null = null;
   const options = {
     onWaiting: () => watch?.waiting(),
@@ -202,7 +201,7 @@ function queueDispatchers(stores: ServiceStores, db: Db, config: Config, log: Lo
   const uncommitted = new UncommittedMessages(stores.queues.lastId, new EmptyTableMemo(config.ExternalChangePollMs));
   const store = uncommitted.over({ head: stores.queues.head, deliver: stores.queues.deliver, deadLetter: stores.deadLetters.deadLetter });
   const dispatchers = {
-    sortation: new QueueDispatcher('sortation', store, { ...options, expiry }),
+    sortation: new QueueDispatcher('sortation', store, options),
     destination: new QueueDispatcher('destination', store, options),
   };
   watch = watchExternalChanges(db, [dispatchers.sortation, dispatchers.destination], config.ExternalChangePollMs);
@@ -283,10 +282,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const wire = layoutWire(options.layout ?? sorterLayout(options.home, config.Sorter));
   const { writer, checkpointer, db, stores } = await openStorage(file, config, log, metrics, commitWindowWrites(wire, config));
   const replay = config.TestMode ? await seedFromReplay(options.home, stores.queues, log, clock, undefined, wire) : null;
-  const manifest = options.manifest ?? loadManifest();
-  const expiry = staleRequestExpiry(manifest, config, () => deps);
-  const { dispatchers, uncommitted, stopWatching } = queueDispatchers(stores, db, config, log, clock, expiry);
-  const receive = telegramTrigger(manifest, () => deps);
+  const { dispatchers, uncommitted, stopWatching } = queueDispatchers(stores, db, config, log, clock);
+  const receive = telegramTrigger(options.manifest ?? loadManifest(), () => deps);
   const { link, traffic } = config.TestMode
     ? { link: offlineLink(null), traffic: undefined }
     : await sorterLink(options, stores, receive, clock, wire);

@@ -20,21 +20,12 @@ export interface TelegramEvent {
   telegram: { types: Array<'REQU' | 'VERI' | 'SCAN'> };
 }
 
-/**
- * A trigger by a stale REQUEST: a WCS asks for a message while the sortation queue's head is a
- * REQUEST older than MaxRequestAgeSeconds (lib/queue/dispatcher.ts, StaleExpiry). The function
- * is a scheduled one (it takes no event).
- */
-export interface StaleRequestEvent {
-  staleRequest: Record<string, never>;
-}
-
 /** One function of the service: its module (which exports it as fn), fixed input, and triggers. */
 export interface FunctionSpec {
   handler: string;
   description: string;
   input?: Record<string, unknown>;
-  events: Array<HttpEvent | ScheduleEvent | TelegramEvent | StaleRequestEvent>;
+  events: Array<HttpEvent | ScheduleEvent | TelegramEvent>;
 }
 
 /** manifest.json: the service's functions by name. */
@@ -79,8 +70,7 @@ const manifestSchema = Joi.object({
                   .unique()
                   .required(),
               }),
-              staleRequest: Joi.object({}),
-            }).xor('http', 'schedule', 'telegram', 'staleRequest'),
+            }).xor('http', 'schedule', 'telegram'),
           )
           .required(),
       }),
@@ -120,11 +110,4 @@ export function telegramTriggers(manifest: Manifest): Array<{ name: string; fn: 
   return Object.entries(manifest.functions).flatMap(([name, fn]) =>
     fn.events.filter((e): e is TelegramEvent => 'telegram' in e).map((e) => ({ name, fn, types: e.telegram.types })),
   );
-}
-
-/** The functions a stale REQUEST at the sortation queue's head triggers. */
-export function staleRequestTriggers(manifest: Manifest): Array<{ name: string; fn: FunctionSpec }> {
-  return Object.entries(manifest.functions)
-    .filter(([, fn]) => fn.events.some((e) => 'staleRequest' in e))
-    .map(([name, fn]) => ({ name, fn }));
 }

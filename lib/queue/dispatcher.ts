@@ -63,22 +63,6 @@ export interface DispatchStore {
   changed?(queue: QueueName): void;
 }
 
-/**
- * Messages too old to be of use any more (REQUESTs past MaxRequestAgeSeconds): never handed out,
- * taken out of the queue as soon as a client would be handed one.
- */
-export interface StaleExpiry {
-  /** True for a message that is not to be handed out at `now`. */
-  isStale(stored: StoredMessage, now: Date): boolean;
-  /** Take every stale message out of the queue; committed when it resolves. */
-  expire(): Promise<unknown>;
-}
-
-/** Stale messages skipped at the head for one client at most; past that it waits for their expiry's commit. */
-const MAX_STALE_SKIPS = 16;
-/** After a failed expiry, stale messages are handed out as any other for this long (ms): the scheduled one tries again. */
-const STALE_EXPIRY_PAUSE_MS = 1000;
-
 /** Options of a dispatcher; every one has a default. */
 export interface DispatcherOptions<Q extends QueueName> {
   /** A removal failed (it is tried again), or a move to the dead letters failed (the message stays queued). */
@@ -92,8 +76,6 @@ export interface DispatcherOptions<Q extends QueueName> {
   /** A client started waiting (the change watcher looks for other processes' rows only while one does). */
   onWaiting?: () => void;
   clock?: () => Date;
-  /** Stale messages to skip and expire at the head (null: none is ever stale). Default null. */
-  expiry?: StaleExpiry | null;
 }
 
 /**
@@ -108,10 +90,6 @@ export class QueueDispatcher<Q extends QueueName> {
   private readonly mayHaveBeenRead = new Map<number, number>();
   /** Messages sent back from the dead letters (id -> their attempts then): MaxDeliveries counts anew from there. */
   private readonly requeuedAt = new Map<number, number>();
-  /** Stale messages skipped at the head: claimed (invisible) until the expiry under way has committed. */
-  private readonly expiring = new Set<number>();
-  private expiryRunning = false;
-  private expiryPausedUntil = 0;
   private closed = false;
   private readonly options: Required<DispatcherOptions<Q>>;
   /** Responses written for a message that a client may have read before: possible duplicates. */
@@ -131,7 +109,6 @@ export class QueueDispatcher<Q extends QueueName> {
       onDeadLetter: () => {},
       onWaiting: () => {},
       clock: () => new Date(),
-      expiry: null,
       ...options,
     };
   }
@@ -218,7 +195,7 @@ export class QueueDispatcher<Q extends QueueName> {
   }
 
   private claimHead(): Claim<Q> | null {
-    const stored = this.freshHead();
+    const stored = this.store.head(this.queue, this.claimed);
     if (!stored) return null;
     this.claimed.add(stored.id);
     const attempt = (this.mayHaveBeenRead.get(stored.id) ?? 0) + 1;
@@ -267,46 +244,6 @@ export class QueueDispatcher<Q extends QueueName> {
         this.notify();
       },
     };
-  }
-
-  /**
-   * The head past the claimed messages and past stale ones: each stale message met is claimed
-   * (invisible) and an expiry started; after MAX_STALE_SKIPS of them the client waits for it.
-   */
-  private freshHead(): StoredMessage<Q> | undefined {
-    let stored = this.store.head(this.queue, this.claimed);
-    const expiry = this.options.expiry;
-    if (!expiry || !stored || this.expiryPausedUntil > Date.now()) return stored;
-    const now = this.options.clock();
-    for (let skipped = 0; stored && expiry.isStale(stored, now); skipped++) {
-      this.expiring.add(stored.id);
-      this.claimed.add(stored.id);
-      stored = skipped + 1 < MAX_STALE_SKIPS ? this.store.head(this.queue, this.claimed) : undefined;
-    }
-    if (this.expiring.size > 0) this.startExpiry(expiry);
-    return stored;
-  }
-
-  /**
-   * Expire the stale messages. Once it has ended, committed or failed, every message skipped so far
-   * is visible again: the expired ones are gone from the table, and one still there (it became
-   * stale after the expiry began, or the expiry failed) is met again at the head. After a failure
-   * stale messages are handed out as before for a while (the scheduled expiry tries again).
-   */
-  private startExpiry(expiry: StaleExpiry): void {
-    if (this.expiryRunning) return;
-    this.expiryRunning = true;
-    expiry
-      .expire()
-      .catch(() => {
-        this.expiryPausedUntil = Date.now() + STALE_EXPIRY_PAUSE_MS;
-      })
-      .finally(() => {
-        this.expiryRunning = false;
-        for (const id of this.expiring) this.claimed.delete(id);
-        this.expiring.clear();
-        if (!this.closed) this.notify();
-      });
   }
 
   /**

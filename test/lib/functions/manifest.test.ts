@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadHttpFunction, loadScheduledFunction, loadTelegramFunction } from '../../../lib/functions/define';
-import { httpTriggers, loadManifest, scheduleTriggers, staleRequestTriggers, telegramTriggers } from '../../../lib/functions/manifest';
+import { httpTriggers, loadManifest, scheduleTriggers, telegramTriggers } from '../../../lib/functions/manifest';
 
 describe('manifest.json', () => {
   const manifest = loadManifest();
@@ -35,14 +35,12 @@ describe('manifest.json', () => {
         .flatMap((t) => t.types)
         .sort(),
     ).toEqual(['REQU', 'SCAN', 'VERI']);
-    expect(staleRequestTriggers(manifest).map((t) => t.name)).toEqual(['expireRequests']);
   });
 
   it('names modules that export their function as fn, of the kind their trigger runs', () => {
     for (const t of httpTriggers(manifest)) expect(loadHttpFunction(t.fn.handler).binding.notes.length).toBeGreaterThan(0);
     for (const t of scheduleTriggers(manifest)) expect(loadScheduledFunction(t.fn.handler).kind).toBe('schedule');
     for (const t of telegramTriggers(manifest)) expect(loadTelegramFunction(t.fn.handler).kind).toBe('telegram');
-    for (const t of staleRequestTriggers(manifest)) expect(loadScheduledFunction(t.fn.handler).kind).toBe('schedule');
     expect(() => loadScheduledFunction('handlers/status')).toThrow(
       /handlers\/status is a http function, it cannot have a schedule trigger/,
     );
@@ -59,12 +57,11 @@ describe('manifest.json', () => {
           a: { handler: 'handlers/status.getStatus', description: 'x', events: [{ http: { method: 'PUT', path: '/a' } }] },
           b: { handler: 'handlers/housekeeping', description: 'x', events: [{ schedule: { cron: 'every minute' } }] },
           c: { handler: 'handlers/sorter-message', description: 'x', events: [{ telegram: { types: ['ASGN'] } }] },
-          d: { handler: 'handlers/expire-requests', description: 'x', events: [{ staleRequest: { queue: 'destination' } }] },
         },
       }),
     );
     expect(() => loadManifest(file)).toThrow(
-      /handler" with value "handlers\/status.getStatus" fails to match[\s\S]*method" must be one of \[GET, POST\][\s\S]*cron" is not a valid cron expression[\s\S]*types\[0\]" must be one of \[REQU, VERI, SCAN\][\s\S]*staleRequest.queue" is not allowed/,
+      /handler" with value "handlers\/status.getStatus" fails to match[\s\S]*method" must be one of \[GET, POST\][\s\S]*cron" is not a valid cron expression[\s\S]*types\[0\]" must be one of \[REQU, VERI, SCAN\]/,
     );
   });
 });

@@ -2,7 +2,7 @@
 import { type DeadLetterInfo, deadLetterReads, deadLetterWrites } from '../../../db/dead-letter-store';
 import { createQueueStore, type QueueStore } from '../../../db/queue-store';
 import { QueueDispatcher } from '../../../lib/queue/dispatcher';
-import type { InductDto, VerifyDto } from '../../../model/messages';
+import type { VerifyDto } from '../../../model/messages';
 import { freshDb } from '../../helpers/db';
 import { atLeast } from '../../helpers/nth';
 
@@ -312,97 +312,5 @@ describe('QueueDispatcher', () => {
       expect((await unlimited.take(0))!.attempt).toBe(51);
       unlimited.close();
     });
-  });
-});
-
-describe('QueueDispatcher with a stale-message expiry (MaxRequestAgeSeconds)', () => {
-  const request = (t: string): InductDto => ({
-    Type: 'REQUEST',
-    TrackID: t,
-    Barcode: '',
-    MessageCode: 210,
-    InductLocation: 'I1',
-    RecirculationCount: 0,
-    Length: 0,
-    Width: 0,
-    Height: 0,
-    Weight: 0,
-  });
-  const now = new Date('2026-11-28T12:00:10.000Z');
-  const old = '2026-11-28T12:00:00.000Z';
-  const fresh = '2026-11-28T12:00:09.900Z';
-  let ctx: ReturnType<typeof freshDb>;
-  let store: QueueStore;
-  let expiries: number;
-  let failing: boolean;
-  let d: QueueDispatcher<'sortation'>;
-  beforeEach(() => {
-    ctx = freshDb();
-    store = createQueueStore(ctx.db);
-    expiries = 0;
-    failing = false;
-    // REQUESTs older than 1 s are stale; the expiry is the scheduled one's store call, on a real file.
-    d = new QueueDispatcher('sortation', store, {
-      clock: () => now,
-      expiry: {
-        isStale: (s, at) => s.message.Type === 'REQUEST' && Date.parse(s.receivedAt) < at.getTime() - 1000,
-        expire: async () => {
-          expiries += 1;
-          await new Promise((r) => setTimeout(r, 20));
-          if (failing) throw new Error('SQLITE_FULL: database or disk is full');
-          return store.expireRequests(new Date(now.getTime() - 1000).toISOString(), now.toISOString());
-        },
-      },
-    });
-  });
-  afterEach(() => {
-    d.close();
-    ctx.dispose();
-  });
-  const types = () => ctx.db.prepare('SELECT type FROM sortation_queue ORDER BY id').pluck().all();
-  const expired = () => ctx.db.prepare("SELECT track_id FROM delivered_history WHERE removed_reason = 'Expired' ORDER BY id").pluck().all();
-
-  it('never hands out a stale REQUEST: the client gets the next message, and the stale one leaves the queue as Expired', async () => {
-    store.enqueue([request('old'), verify('v'), request('new')], old);
-    ctx.db.prepare("UPDATE sortation_queue SET received_at = ? WHERE track_id IN ('v', 'new')").run(fresh);
-    const claim = await d.take(0);
-    expect(trackOf(claim)).toBe('v');
-    // Invisible while its expiry is under way: the next client gets the fresh REQUEST.
-    expect(trackOf(await d.take(0))).toBe('new');
-    await new Promise((r) => setTimeout(r, 60));
-    expect(expiries).toBe(1);
-    expect(expired()).toEqual(['old']);
-    expect(types()).toEqual(['VERIFY', 'REQUEST']); // the two claimed, not yet committed
-  });
-
-  it('a long backlog of stale REQUESTs: the waiting client is served the first fresh message once their expiry has committed', async () => {
-    store.enqueue(
-      Array.from({ length: 40 }, (_, i) => request(`old${i}`)),
-      old,
-    );
-    store.enqueue([request('new')], fresh);
-    const claim = await d.take(2000);
-    expect(trackOf(claim)).toBe('new');
-    expect(expiries).toBe(1);
-    expect(expired()).toHaveLength(40);
-    expect(d.inFlight).toBe(1);
-  });
-
-  it('an expiry that fails loses nothing: the stale REQUEST is handed out as before, and the next look expires again after a pause', async () => {
-    failing = true;
-    store.enqueue([request('old')], old);
-    expect(await d.take(0)).toBeNull(); // skipped: its expiry is under way
-    await new Promise((r) => setTimeout(r, 60));
-    const claim = await d.take(0);
-    expect(trackOf(claim)).toBe('old');
-    expect(expiries).toBe(1);
-    claim!.release();
-    failing = false;
-    await new Promise((r) => setTimeout(r, 1100));
-    expect(await d.take(0)).toBeNull();
-    await new Promise((r) => setTimeout(r, 60));
-    expect(expiries).toBe(2);
-    expect(expired()).toEqual(['old']);
-    expect(types()).toEqual([]);
   });
 });
