@@ -481,7 +481,7 @@ export function resolveHome(env: NodeJS.ProcessEnv, fallback: string): string {
 export function configAdvice(config: Pick<Config, 'TestMode' | 'MaxRequestAgeSeconds'>): string[] {
   if (config.TestMode || config.MaxRequestAgeSeconds > 0) return [];
   return [
-    "MaxRequestAgeSeconds is 0: REQUESTs never expire. After a WCS outage a busy line can stay overloaded, every answer too late for its pass; set it to the sorter's decision window (docs/configuration.md)",
+    "MaxRequestAgeSeconds is 0: REQUESTs never expire. After a WCS outage a busy line can stay overloaded, every answer too late for its pass; set it to a second less than the sorter's decision window (docs/configuration.md)",
   ];
 }
 

@@ -2,7 +2,7 @@
 // comes back it takes them oldest first (the queues are FIFO), each already past the sorter's
 // decision window: every answer is late, every item goes round and asks again, and the line stays
 // overloaded after the outage has ended (measured in docs/performance.md, "A WCS that stops").
-// MaxRequestAgeSeconds, set to the sorter's decision window, takes such REQUESTs out of the queue
+// MaxRequestAgeSeconds, set a second below the sorter's decision window, takes such REQUESTs out of the queue
 // (history: Expired): the line recovers within seconds and nothing is lost. Real processes: the
 // emulator, the service, and the reference client, stopped and started again as a restarted WCS.
 import fs from 'node:fs';

@@ -151,7 +151,9 @@ describe('ApiKeys with roles, and the alarms', () => {
 describe('start-up advice', () => {
   it('live mode without MaxRequestAgeSeconds: one line saying what to set; set, or in test mode: none', () => {
     const live = validateConfig({ TestMode: false });
-    expect(configAdvice(live)).toEqual([expect.stringMatching(/^MaxRequestAgeSeconds is 0: .*set it to the sorter's decision window/)]);
+    expect(configAdvice(live)).toEqual([
+      expect.stringMatching(/^MaxRequestAgeSeconds is 0: .*set it to a second less than the sorter's decision window/),
+    ]);
     expect(configAdvice(validateConfig({ TestMode: false, MaxRequestAgeSeconds: 1.5 }))).toEqual([]);
     expect(configAdvice(validateConfig({ TestMode: true }))).toEqual([]);
   });
