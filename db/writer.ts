@@ -77,15 +77,16 @@ interface Deferred {
  * an acknowledged outbox entry is held (UnsyncedHoldMs). A busy event loop's delay past this wait
  * is made up by the writer (`Command.waited`: it counts window and hold that much earlier); the
  * wait itself is not, since counted it shortened the window and the hold at the writer, and each
- * item cost 27% more syncs and 15% more bytes at 30 items/s. What crosses sooner takes them along: at 50 items/s a POST comes every 20 ms
- * and carries what waits, so the timer seldom fires (measured in 3 alternating pairs: the main
- * thread's wake-ups 350 -> 290 a second, the writer's 147 -> 93; CPU per item 10% less in one set
- * of pairs, within the noise in another; 10 ms instead of 2 had saved about 4% at 600 items/s). With a short window (HandOutBeforeCommit
- * false: 5 ms, and a decision waits it) the hand-over is as short. A POST's entry, and anything
- * else, goes at the end of the turn, with whatever waits. Sorter telegrams wait only while fewer
- * than the commit window may hold are waiting (`Gathering.telegrams`): a sorter that sends one
- * telegram at a time (a stop-and-wait layout's window of 1) waits for each one's ACK, so its
- * telegram goes at the end of the turn.
+ * item cost 27% more syncs and 15% more bytes at 30 items/s. What crosses sooner takes them along:
+ * at 50 items/s a POST comes every 20 ms and carries what waits, so the timer seldom fires
+ * (measured in 3 alternating pairs: the main thread's wake-ups 350 -> 290 a second, the writer's
+ * 147 -> 93; CPU per item 10% less in one set of pairs, within the noise in another; 10 ms instead
+ * of 2 had saved about 4% at 600 items/s). With a short window (HandOutBeforeCommit false: 5 ms,
+ * and a decision waits it) the hand-over is as short. A POST's entry, and anything else, goes at
+ * the end of the turn, with whatever waits. Sorter telegrams wait only while fewer than the commit
+ * window may hold are waiting (`Gathering.telegrams`): a sorter that sends one telegram at a time
+ * (a stop-and-wait layout's window of 1) waits for each one's ACK, so its telegram goes at the end
+ * of the turn.
  */
 export const coalesceMs = (windowMs: number): number => Math.min(COALESCE_MAX_MS, windowMs / 2);
 const COALESCE_MAX_MS = 50;
