@@ -2,13 +2,12 @@
 // service's own joi schemas (`baseline-hapi`, what the framework alone costs). Both must speak the
 // contract the ratios are taken against: every item the emulator inducts is sorted as the
 // reference client assigned it, and a POST without its Destination is refused 400.
-import fs from 'node:fs';
 import { runWcsClient } from '../../examples/wcs-client';
 import { type Target, startEmulator, startTarget } from '../../bench/processes';
 import { projectRoot } from '../../lib/process/paths';
+import { endBenchRun } from '../helpers/bench-run';
 
 jest.setTimeout(60_000);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.each<Target>(['baseline', 'baseline-hapi'])('the bench target %s', (target) => {
   it('sorts every item as the WCS assigned it, and refuses an assignment without its Destination', async () => {
@@ -31,11 +30,7 @@ describe.each<Target>(['baseline', 'baseline-hapi'])('the bench target %s', (tar
       const empty = await fetch(`${t.base}/destination?timeOut=0`);
       expect(empty.status).toBe(204);
     } finally {
-      await client.stop();
-      t.proc.kill('SIGKILL');
-      emu.proc.kill('SIGKILL');
-      await sleep(100);
-      if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
+      await endBenchRun(client, t, emu);
     }
   });
 });

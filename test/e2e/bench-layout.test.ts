@@ -6,10 +6,10 @@ import path from 'node:path';
 import { runWcsClient } from '../../examples/wcs-client';
 import { layoutFile } from '../../lib/layout/site-layout';
 import { projectRoot } from '../../lib/process/paths';
+import { endBenchRun } from '../helpers/bench-run';
 import { startEmulator, startTarget } from '../../bench/processes';
 
 jest.setTimeout(60_000);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('the bench on a layout other than v1', () => {
   it('the emulator and the service both speak ewm-mfs: every item inducted is sorted as the WCS assigned it', async () => {
@@ -29,12 +29,7 @@ describe('the bench on a layout other than v1', () => {
       expect(stats.rejected).toBe(0);
       expect(stats.unacknowledged_at_exit).toBe(0);
     } finally {
-      await client.stop();
-      t.proc.kill('SIGKILL');
-      emu.proc.kill('SIGKILL');
-      await sleep(100);
-      if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
-      t.syncs?.dispose();
+      await endBenchRun(client, t, emu);
     }
   });
 });

@@ -5,10 +5,10 @@
 // MaxRequestAgeSeconds, set a second below the sorter's decision window, takes such REQUESTs out of the queue
 // (history: Expired): the line recovers within seconds and nothing is lost. Real processes: the
 // emulator, the service, and the reference client, stopped and started again as a restarted WCS.
-import fs from 'node:fs';
 import { runWcsClient } from '../../examples/wcs-client';
 import { startEmulator, startTarget } from '../../bench/processes';
 import { projectRoot } from '../../lib/process/paths';
+import { endBenchRun } from '../helpers/bench-run';
 
 jest.setTimeout(90_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -43,11 +43,6 @@ it('after an 8 s WCS outage at 200 items/s, with MaxRequestAgeSeconds 1: every i
     const status = (await (await fetch(`${t.base}/status`)).json()) as { RequestsRemoved: { Expired: number } };
     expect(status.RequestsRemoved.Expired).toBeGreaterThan(0);
   } finally {
-    await client.stop();
-    t.proc.kill('SIGKILL');
-    emu.proc.kill('SIGKILL');
-    await sleep(100);
-    if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
-    t.syncs?.dispose();
+    await endBenchRun(client, t, emu);
   }
 });
