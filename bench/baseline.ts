@@ -129,6 +129,10 @@ const status = () => ({
   Sorter: { Connected: socket !== null },
   WakeLatency: wake.summary(),
 });
+/** A GET's timeOut in whole seconds, 0 to 30 (anything else: 0). */
+const timeOutOf = (raw: unknown) => Math.min(30, Math.max(0, Math.trunc(Number(raw ?? 0) || 0)));
+/** The queue's head for a GET, if nobody waits ahead of it (first come, first served). */
+const takeNow = (q: 'sortation' | 'destination') => (waiters[q].length === 0 ? queues[q].shift() : undefined);
 /** A long poll's wait: `done` gets a message, or nothing when `timeOut` seconds pass; the returned function gives up (the client went away). */
 function wait(q: 'sortation' | 'destination', timeOut: number, done: (next: Queued | null) => void): () => void {
   const waiter: Waiter = {
@@ -173,8 +177,8 @@ const nodeServer = () =>
     const name = url.pathname.slice(1);
     if (req.method === 'GET' && (name === 'sortation' || name === 'destination')) {
       const q = name;
-      const timeOut = Math.min(30, Math.max(0, Math.trunc(Number(url.searchParams.get('timeOut') ?? 0) || 0)));
-      const next = waiters[q].length === 0 ? queues[q].shift() : undefined;
+      const timeOut = timeOutOf(url.searchParams.get('timeOut'));
+      const next = takeNow(q);
       if (next) return deliverOn(res, next);
       if (timeOut === 0) return res.writeHead(204).end();
       const giveUp = wait(q, timeOut, (got) => (got ? deliverOn(res, got) : res.writeHead(204).end()));
@@ -208,9 +212,9 @@ async function hapiServer(): Promise<Hapi.Server> {
       path: `/${q}`,
       options: { validate: { query: timeOutQuery, failAction } },
       handler: (request, h) => {
-        const timeOut = Math.min(30, Math.max(0, Math.trunc(Number(request.query.timeOut ?? 0) || 0)));
+        const timeOut = timeOutOf(request.query.timeOut);
         const reply = (got: Queued | null) => (got ? h.response(got.message).code(codes[got.message.Type]) : h.response().code(204));
-        const next = waiters[q].length === 0 ? queues[q].shift() : undefined;
+        const next = takeNow(q);
         if (next || timeOut === 0) return reply(next ?? null);
         return new Promise((resolve) => {
           const giveUp = wait(q, timeOut, (got) => resolve(reply(got)));
