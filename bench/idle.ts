@@ -1,8 +1,7 @@
 // The benchmark's idle probe: the service with its sorter connected and nothing to sort, and a WCS
 // waiting in long polls. What it costs then is what an edge box pays all night.
-import fs from 'node:fs';
 import { runWcsClient } from '../examples/wcs-client';
-import { type TargetOptions, cpuMs, pidOf, rssMb, sleep, startEmulator, startTarget, threadCount } from './processes';
+import { type TargetOptions, cpuMs, disposeTarget, pidOf, rssMb, sleep, startEmulator, startTarget, threadCount } from './processes';
 
 /** What the idle service used: CPU as a percentage of one core, its threads and its memory. */
 export interface IdleResult {
@@ -57,7 +56,6 @@ export async function idleProbe(options: TargetOptions, seconds: number): Promis
     await stopped;
     emu.proc.kill('SIGTERM');
     await emu.stats.catch(() => undefined);
-    if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
-    t.syncs?.dispose();
+    disposeTarget(t);
   }
 }

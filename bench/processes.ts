@@ -146,6 +146,15 @@ export async function startTarget(
   return { proc, base: value, home, syncs };
 }
 
+/** What startTarget started. */
+export type StartedTarget = Awaited<ReturnType<typeof startTarget>>;
+
+/** Once the target's process has ended: its home (a service's) removed and its sync counter disposed of. */
+export function disposeTarget(t: StartedTarget): void {
+  if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
+  t.syncs?.dispose();
+}
+
 /** The figures of the emulator's EMULATOR {json} line that the bench reads (emulator/main.ts writes more). */
 export interface EmulatorStats {
   inducted: number;

@@ -1,6 +1,5 @@
 // One step of the benchmark: the emulator at a rate, the target, the reference client; what it
 // measured, and the median of several runs.
-import fs from 'node:fs';
 import path from 'node:path';
 import { type WcsStats, runWcsClient } from '../examples/wcs-client';
 import type { CpuLimit, Throttling } from './cpu-limit';
@@ -16,6 +15,7 @@ import {
   type ThreadCpuMs,
   describeTarget,
   deviceWrites,
+  disposeTarget,
   holdWriteLock,
   isBaseline,
   median,
@@ -293,8 +293,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   const readings = measuring.stop();
   t.proc.kill('SIGTERM');
   await new Promise((r) => t.proc.once('exit', r));
-  if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
-  t.syncs?.dispose();
+  disposeTarget(t);
   return stepResult(rate, seconds, e, wcs, readings, status.WakeLatency, statusMs, cyclesBefore);
 }
 
