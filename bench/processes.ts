@@ -93,6 +93,16 @@ const urlOf = (line: string) => {
 export const SERVICE_NODE_ARGS = ['--max-semi-space-size=2', '--single-threaded-gc'];
 
 /**
+ * The environment the service runs with, as `npm start` and the systemd units set it (the same
+ * test holds them to it). glibc's malloc gives each new thread that allocates an arena of its own,
+ * up to 8 per core, and each keeps the memory it freed: 8 arenas in a running service. Two hold
+ * its allocations (the writer's SQLite pages, V8's buffers) at no CPU measured, and 3 MB less
+ * resident at 50 items/s (docs/operations.md, "Idle: CPU, threads and memory"). glibc reads it as
+ * the process starts, so the service cannot set it for itself (test/e2e/footprint.test.ts).
+ */
+export const SERVICE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
+/**
  * Start a target for one run. A service target runs with the sync counter loaded (and its syncs
  * `delayMs` slower, stalling as `syncStall` says): `syncs` counts every fsync and fdatasync of the
  * process. With `cpuLimit` the service is moved into that cgroup as soon as it is spawned.
@@ -137,7 +147,7 @@ export async function startTarget(
   const { proc, value } = await start(
     path.join(serviceRoot, 'dist', 'lib', 'main.js'),
     [],
-    { SORTER_HOME: home, ...syncs.env, ...env },
+    { ...SERVICE_ENV, SORTER_HOME: home, ...syncs.env, ...env },
     urlOf,
     () => {},
     prof,

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SERVICE_NODE_ARGS } from '../../bench/processes';
+import { SERVICE_ENV, SERVICE_NODE_ARGS } from '../../bench/processes';
 import { projectRoot } from '../../lib/process/paths';
 
 const bench = (...argv: string[]) =>
@@ -102,12 +102,15 @@ describe('npm run bench, bad flags', () => {
 });
 
 describe('the service under the bench', () => {
-  it('runs with the Node options npm start and the systemd units use', () => {
+  it('runs with the Node options and the environment npm start and the systemd units use', () => {
     const start: string = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8')).scripts.start;
-    expect(start).toContain(`node ${SERVICE_NODE_ARGS.join(' ')} dist/lib/main.js`);
+    const vars = Object.entries(SERVICE_ENV).map(([k, v]) => `${k}=${v}`);
+    expect(vars.length).toBeGreaterThan(0);
+    expect(start).toContain(`${vars.join(' ')} node ${SERVICE_NODE_ARGS.join(' ')} dist/lib/main.js`);
     for (const unit of ['sorter-integration.service', 'sorter-integration@.service']) {
-      const text = fs.readFileSync(path.join(__dirname, '../../deploy', unit), 'utf8');
-      expect(text).toContain(`ExecStart=/usr/bin/node ${SERVICE_NODE_ARGS.join(' ')} /opt/sorter-integration/dist/lib/main.js`);
+      const lines = fs.readFileSync(path.join(__dirname, '../../deploy', unit), 'utf8').split('\n');
+      expect(lines).toContain(`ExecStart=/usr/bin/node ${SERVICE_NODE_ARGS.join(' ')} /opt/sorter-integration/dist/lib/main.js`);
+      for (const v of vars) expect(lines).toContain(`Environment=${v}`);
     }
   });
 });

@@ -60,6 +60,7 @@ describe('the systemd units', () => {
         `StateDirectory=sorter-integration${instance}`,
         `Environment=SORTER_HOME=/var/lib/sorter-integration${instance}`,
         'ExecStart=/usr/bin/node --max-semi-space-size=2 --single-threaded-gc /opt/sorter-integration/dist/lib/main.js',
+        'Environment=MALLOC_ARENA_MAX=2',
         'NoNewPrivileges=yes',
         'ProtectSystem=strict',
         'ProtectHome=yes',

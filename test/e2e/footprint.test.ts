@@ -4,9 +4,33 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { csv, removeHome, requestRow, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
+import { SERVICE_ENV } from '../../bench/processes';
 import { until } from '../helpers/until';
 
 const dist = path.resolve(__dirname, '../../dist');
+
+/** glibc's malloc arenas besides the main one: each a 64 MB-aligned anonymous heap of 64 MB (used part rw, the rest reserved). */
+function mallocArenas(pid: number): number {
+  const HEAP = 64 << 20;
+  const maps = fs
+    .readFileSync(`/proc/${pid}/maps`, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [range = '', perms = '', , , , name] = line.split(/\s+/);
+      const [start = 0, end = 0] = range.split('-').map((h) => parseInt(h, 16));
+      return { start, end, perms, anonymous: !name };
+    });
+  return maps.filter((m, i) => {
+    if (!m.anonymous || m.perms !== 'rw-p' || m.start % HEAP !== 0) return false;
+    const next = maps[i + 1];
+    const end = next && next.start === m.end && next.perms === '---p' && next.anonymous ? next.end : m.end;
+    return end - m.start === HEAP;
+  }).length;
+}
+
+const glibc = Boolean((process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime);
+if (!glibc) console.log('footprint.test: not glibc (no malloc arenas to count): one test skipped');
 
 describe('memory footprint of the compiled service', () => {
   it('loading the HTTP server does not evaluate the Swagger UI browser bundle (lib/http/swagger-footprint.ts)', () => {
@@ -62,6 +86,33 @@ describe('memory footprint of the compiled service', () => {
       afterScrape: ['handlebars'],
     });
   });
+
+  (glibc ? it : it.skip)(
+    'the service runs with two malloc arenas where glibc would give it one for each thread that allocates (SERVICE_ENV, as npm start and the systemd units set it)',
+    async () => {
+      expect(SERVICE_ENV.MALLOC_ARENA_MAX).toBe('2');
+      const arenasOf = async (env: NodeJS.ProcessEnv) => {
+        const home = tempHome({
+          'config.json': { TestMode: true, Port: 0, Host: '127.0.0.1' },
+          'Service_PLC.csv': csv(requestRow('T1'), requestRow('T2')),
+        });
+        try {
+          const svc = await startServiceProcess(home, env);
+          // By now each thread that allocates has: the writer, the checkpointer, the pool, V8's helpers.
+          for (let i = 0; i < 3; i += 1) expect((await fetch(`${svc.base}/sortation`)).status).toBe(i < 2 ? 210 : 204);
+          const arenas = mallocArenas(svc.proc.pid!);
+          expect(await svc.stop()).toBe(0);
+          return arenas;
+        } finally {
+          removeHome(home);
+        }
+      };
+      // The helper starts it as deployed; the control, a limit above glibc's own (8 a core).
+      expect(await arenasOf({})).toBe(1);
+      expect(await arenasOf({ MALLOC_ARENA_MAX: '64' })).toBeGreaterThan(2);
+    },
+    30_000,
+  );
 
   it('the running service constructs no Intl.DateTimeFormat: its schedules run on local time without ICU locale data (patches/node-cron+4.6.0.patch)', async () => {
     // The first Intl.DateTimeFormat of a process touches about 7 MB of ICU data in Node's binary

@@ -3,17 +3,17 @@ import { type ChildProcess, type SpawnSyncReturns, spawn, spawnSync } from 'node
 import path from 'node:path';
 import readline from 'node:readline';
 import { killAtFileEnd } from './children';
-import { SERVICE_NODE_ARGS } from '../../bench/processes';
+import { SERVICE_ENV, SERVICE_NODE_ARGS } from '../../bench/processes';
 
 const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
 
 /**
- * The service run to its end, as it is deployed (SERVICE_NODE_ARGS): for starts that must be
+ * The service run to its end, as it is deployed (SERVICE_NODE_ARGS, SERVICE_ENV): for starts that must be
  * refused (exit 78 and one line) or that end by themselves. Killed after 15 s.
  */
 export function runServiceToEnd(home: string): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [...SERVICE_NODE_ARGS, MAIN], {
-    env: { ...process.env, SORTER_HOME: home },
+    env: { ...process.env, ...SERVICE_ENV, SORTER_HOME: home },
     encoding: 'utf8',
     timeout: 15000,
   });
@@ -33,13 +33,13 @@ export interface ServiceProcess {
 }
 
 /**
- * Spawn the service with SORTER_HOME=home, its output piped, with Node's options as `npm start`
- * and the systemd units run it; killed at the end of the test file if it still runs then.
+ * Spawn the service with SORTER_HOME=home, its output piped, with Node's options and environment
+ * as `npm start` and the systemd units run it; killed at the end of the test file if it still runs then.
  * `exited` resolves with its exit code (or signal).
  */
 export function spawnService(home: string, env: NodeJS.ProcessEnv = {}): { proc: ChildProcess; exited: Promise<number | string> } {
   const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, MAIN], {
-    env: { ...process.env, ...env, SORTER_HOME: home },
+    env: { ...process.env, ...SERVICE_ENV, ...env, SORTER_HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   killAtFileEnd(proc);
