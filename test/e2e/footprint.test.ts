@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { csv, removeHome, requestRow, tempHome } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
+import { itWhen } from '../helpers/tools';
 import { SERVICE_ENV } from '../../bench/processes';
 import { until } from '../helpers/until';
 
@@ -30,7 +31,7 @@ function mallocArenas(pid: number): number {
 }
 
 const glibc = Boolean((process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime);
-if (!glibc) console.log('footprint.test: not glibc (no malloc arenas to count): one test skipped');
+const itWithArenas = itWhen(glibc ? {} : { glibc: 'a C library with malloc arenas to count; this one is not glibc' }, 'malloc arenas');
 
 describe('memory footprint of the compiled service', () => {
   it('loading the HTTP server does not evaluate the Swagger UI browser bundle (lib/http/swagger-footprint.ts)', () => {
@@ -87,7 +88,7 @@ describe('memory footprint of the compiled service', () => {
     });
   });
 
-  (glibc ? it : it.skip)(
+  itWithArenas(
     'the service runs with two malloc arenas where glibc would give it one for each thread that allocates (SERVICE_ENV, as npm start and the systemd units set it)',
     async () => {
       expect(SERVICE_ENV.MALLOC_ARENA_MAX).toBe('2');
