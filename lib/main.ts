@@ -14,6 +14,7 @@ import { projectRoot, version } from './process/paths';
 import { startSchedules } from './functions/schedule';
 import { createServer } from './http/server';
 import { type Service, createService } from './service';
+import { warmUp } from './http/warm-up';
 import { SystemdNotifier } from './process/systemd';
 import { lowerHelperThreadsAtStart } from './process/thread-priority';
 import { LayoutError } from './layout/load';
@@ -76,6 +77,9 @@ async function main(argv: string[]): Promise<void> {
   const service = await createService({ home, config, log, version, layout, lastStopClean: instanceLock.lastStopClean });
   const server = await createServer(service, { manifest });
   await server.start();
+  // Before the sorter connects: the first parcels do not wait for V8 to compile what they run.
+  log.debug(await warmUp(server, config.ApiKeys), 'warm-up');
+  service.startLink();
   const stopSchedules = startSchedules(manifest, service.deps);
   const address = `http://${config.Host.includes(':') ? `[${config.Host}]` : config.Host}:${server.info.port}`;
   const mode = config.TestMode ? 'test mode' : 'live mode';

@@ -71,6 +71,8 @@ export interface Service {
   db: Db;
   writer: Writer;
   databaseFile: string;
+  /** Connect to the sorter (live mode): once the HTTP server listens and has run its hot paths once. */
+  startLink(): void;
   /** Answer all waiting polls (204) and stop taking new ones. */
   drain(): void;
   /** Stop the link, finish the writes, close the database. */
@@ -328,7 +330,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const stopSampling = sampleLastHour(deps, config);
   const stopAlarms = () => deps.alarms.stop();
   const parts = { drain, stopAlarms, stopSampling, eventLoop, stopWatching, dispatchers, link, checkpointer, writer, traffic, db };
-  return { deps, db, writer, databaseFile: file, drain, close: () => closeService(parts) };
+  return { deps, db, writer, databaseFile: file, startLink: () => link.start(), drain, close: () => closeService(parts) };
 }
 
 /**

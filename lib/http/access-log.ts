@@ -6,12 +6,15 @@ import type { Config } from '../process/config';
 import type { Logger } from '../process/logger';
 import { callerOf } from './auth';
 import { clientAddress, handedOut } from './function-routes';
+import type { WarmUpState } from './warm-up';
 
 /** Record each response on `server` in the metrics and the access log. */
 export function recordResponses(server: Hapi.Server, deps: { metrics: Metrics; log: Logger; settings: Pick<Config, 'AccessLog'> }): void {
   const { metrics, log } = deps;
   const accessLog = deps.settings.AccessLog;
   server.events.on('response', (request) => {
+    // The service's own warm-up at start (warm-up.ts): not a client's request.
+    if ((server.app as WarmUpState).warmUpPorts?.has(request.raw.req.socket.remotePort ?? -1)) return;
     const res = request.response as { statusCode?: number } | null;
     const status = res?.statusCode ?? request.raw.res.statusCode;
     const method = request.method.toUpperCase();

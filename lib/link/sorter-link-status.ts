@@ -54,6 +54,8 @@ export interface SorterLink {
    * is encoded, nothing refused.
    */
   encode(message: OutboundMessage): OutboundEncoding | null;
+  /** Connect to the sorter (the live link; offline: nothing). */
+  start(): void;
   stop(): Promise<void>;
 }
 
@@ -90,6 +92,7 @@ export function offlineLink(address: string | null): SorterLink {
     offer: () => 'Queued',
     acknowledgesPromptly: () => false,
     encode: () => null,
+    start: () => {},
     stop: async () => {},
   };
 }

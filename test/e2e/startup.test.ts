@@ -1,12 +1,15 @@
 // What the real process says at start-up: the address it really listens on, a warning when that
 // is beyond this machine with no API keys, and a new, empty home said out loud.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import Database from '../../db/sqlite';
 import { removeHome, tempHome } from '../helpers/home';
+import { freePort } from '../helpers/net';
 import { runServiceToEnd, spawnService, startServiceProcess } from '../helpers/process';
+import { until } from '../helpers/until';
 
 // Each test starts the service (some twice): seconds on a busy machine, more than jest's default 5 s.
 jest.setTimeout(30_000);
@@ -75,6 +78,67 @@ describe('start-up', () => {
       true,
     );
     fs.rmSync(home, { recursive: true, force: true });
+  });
+});
+
+describe('the warm-up before the sorter link', () => {
+  it('asks itself the first requests once listening (neither metered nor logged), rehearses the codec, then connects to the sorter', async () => {
+    const port = await freePort();
+    const keys = { wcs: 'warm-up-test-wcs-key', monitor: 'warm-up-test-monitor-key' };
+    const status = () => fetch(`http://127.0.0.1:${port}/status`, { headers: { 'x-api-key': keys.monitor } });
+    // The moment the link connects, the sorter asks the HTTP side: it must already answer.
+    const answered: Array<number | string> = [];
+    const sockets: net.Socket[] = [];
+    const sorter = net.createServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => {});
+      status().then(
+        (r) => answered.push(r.status),
+        (err: Error) => answered.push(err.message),
+      );
+    });
+    await new Promise<void>((resolve) => sorter.listen(0, '127.0.0.1', resolve));
+    const home = tempHome({
+      'config.json': {
+        TestMode: false,
+        Port: port,
+        Host: '127.0.0.1',
+        LogLevel: 'debug',
+        AccessLog: 'all',
+        ApiKeys: [
+          { Name: 'wcs', Key: keys.wcs, Role: 'wcs' },
+          { Name: 'monitor', Key: keys.monitor, Role: 'monitor' },
+        ],
+        Sorter: { Host: '127.0.0.1', Port: (sorter.address() as net.AddressInfo).port },
+      },
+    });
+    try {
+      const svc = await startServiceProcess(home);
+      await until(() => answered.length > 0, 5_000, 'the sorter connected and asked /status');
+      expect(answered[0]).toBe(200);
+      const warm = svc.logs.find((l) => l.msg === 'warm-up');
+      expect(warm).toMatchObject({ requests: 60, answers: { 200: 20, 204: 40 }, error: null });
+      // Before the link's first connection, and before the line that says the service is ready.
+      const at = (msg: RegExp) => svc.logs.findIndex((l) => msg.test(String(l.msg)));
+      await until(() => at(/^sorter link connected/) >= 0, 5_000, 'the link logged its connection');
+      expect(at(/^warm-up$/)).toBeLessThan(at(/^sorter link connected/));
+      expect(at(/^warm-up$/)).toBeLessThan(at(/^listening on/));
+      // Each of the four kinds of telegram of layout v1, 20 times round the codec, before the link connects.
+      expect(svc.logs.find((l) => l.msg === 'sorter link: codec rehearsed')).toMatchObject({ telegrams: 80 });
+      expect(at(/^sorter link: codec rehearsed$/)).toBeLessThan(at(/^sorter link connected/));
+      // Neither logged nor metered: the only requests on record are the sorter's and ours.
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { 'x-api-key': keys.monitor } })).text();
+      expect(metrics).toMatch(/route="\/status",method="GET",status="200"/);
+      expect(metrics).not.toMatch(/method="HEAD"/);
+      const accessed = svc.logs.filter((l) => l.access === true).map((l) => `${l.method} ${l.path} ${l.status}`);
+      expect(accessed).not.toContainEqual(expect.stringMatching(/^HEAD /));
+      expect(accessed).toContain('GET /status 200');
+      await svc.stop();
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((r) => sorter.close(r));
+      removeHome(home);
+    }
   });
 });
 

@@ -34,6 +34,7 @@ export const link = (delivery: 'Sent' | 'Queued', refusal: string | null = null)
   offer: () => delivery,
   acknowledgesPromptly: () => false,
   encode: () => (refusal === null ? null : { telegram: null, refused: refusal }),
+  start: () => {},
   stop: async () => {},
 });
 export const clock = () => new Date('2026-11-21T12:00:00.000Z');

@@ -31,6 +31,8 @@ export async function testService(
   const validated = validateConfig({ LogLevel: 'silent', ...config });
   const service = await createService({ home, config: validated, log: createLogger('silent'), version: '0.0.0-test', clock });
   const server = await createServer(service);
+  // As lib/main.ts: the link once the server exists (this helper's server is not started).
+  service.startLink();
   return {
     home,
     config: validated,

@@ -3,6 +3,7 @@
 // (its own database kept across restarts, the link to the configured sorter and its session),
 // drain, and a close that finishes the writes given before it.
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { defaultMigrationsDir, openReader } from '../../db/connection';
 import { readMigrations } from '../../db/migrate';
@@ -13,6 +14,7 @@ import { capturingLogger } from '../helpers/log';
 import { freePort } from '../helpers/net';
 import { publish } from '../helpers/service';
 import { induct } from '../helpers/messages';
+import { until } from '../helpers/until';
 
 let home: string;
 let running: Service | undefined;
@@ -22,10 +24,11 @@ afterEach(async () => {
   removeHome(home);
 });
 
-/** Start the service on `home` with `config` (validated as config.json would be); logs captured. */
-async function start(config: object) {
+/** Start the service on `home` with `config` (validated as config.json would be); logs captured. The link too, unless `link` is false. */
+async function start(config: object, link = true) {
   const { log, lines } = capturingLogger();
   running = await createService({ home, config: validateConfig({ LogLevel: 'info', ...config }), log, version: '1.2.3-test' });
+  if (link) running.startLink();
   return { service: running, lines };
 }
 const trackIds = (service: Service, queue = 'sortation') =>
@@ -84,6 +87,28 @@ describe('createService in live mode', () => {
     const second = await start({ TestMode: false, Sorter: { Host: '127.0.0.1', Port: port, ReconnectMaxMs: 100 } });
     expect(trackIds(second.service)).toEqual(['KEPT']);
     expect(epoch()).toBe(ours); // the same session: the sorter's numbering of our telegrams goes on
+  });
+
+  it('connects to the sorter only when told to start the link (lib/main.ts: once the HTTP server listens), and once', async () => {
+    home = tempHome();
+    const connections: net.Socket[] = [];
+    const sorter = net.createServer((socket) => connections.push(socket));
+    await new Promise<void>((resolve) => sorter.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (sorter.address() as net.AddressInfo).port;
+      const { service } = await start({ TestMode: false, Sorter: { Host: '127.0.0.1', Port: port } }, false);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(connections).toHaveLength(0);
+      service.startLink();
+      service.startLink();
+      await until(() => connections.length > 0, 5000, 'the link connected');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(connections).toHaveLength(1);
+      expect(service.deps.link.status()).toMatchObject({ Connected: true });
+    } finally {
+      for (const c of connections) c.destroy();
+      await new Promise((r) => sorter.close(r));
+    }
   });
 });
 

@@ -29,6 +29,7 @@ function queuedLink() {
     },
     acknowledgesPromptly: () => true,
     encode: () => ({ telegram: { type: 'ASGN', data: 'ENCODED' }, refused: null }),
+    start: () => {},
     stop: async () => {},
   };
   return { link, acks, offered };

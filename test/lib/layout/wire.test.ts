@@ -1,8 +1,9 @@
-// The wire of a layout: what it says of a message it cannot carry, before anything is written.
+// The wire of a layout: what it says of a message it cannot carry, before anything is written; its
+// rehearsal before the link connects.
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkLayout } from '../../../lib/layout/load';
-import { TelegramWire, defaultWire } from '../../../lib/layout/wire';
+import { checkLayout, loadLayout } from '../../../lib/layout/load';
+import { LAYOUTS_DIR, TelegramWire, defaultWire } from '../../../lib/layout/wire';
 
 /** Protocol version 1 with a site's narrower destination field in its ASGN telegram. */
 function narrowDestinations() {
@@ -56,5 +57,43 @@ describe('an inbound telegram, read once', () => {
     const at = bytes.indexOf('D001');
     bytes.write('D002', at, 'latin1');
     expect(wire.sorterMessageOf(t)).toMatchObject({ Type: 'VERIFY', TrackID: '0004711', Destination: 'D002' });
+  });
+});
+
+describe('TelegramWire.rehearse', () => {
+  const names = { name: 'WCS01', peerName: 'PLC01' };
+  const shipped = fs.readdirSync(LAYOUTS_DIR).filter((f) => f.endsWith('.json'));
+
+  it.each(shipped)('%s: each kind the layout carries goes round the codec, each round', (file) => {
+    const wire = new TelegramWire(loadLayout(path.join(LAYOUTS_DIR, file)));
+    const kinds = (['REQU', 'VERI', 'SCAN', 'ASGN'] as const).filter((t) => wire.layout.telegrams.has(t));
+    expect(kinds.length).toBeGreaterThan(0);
+    expect(wire.rehearse(names, 3)).toBe(3 * kinds.length);
+  });
+
+  it.each(shipped)('%s: leaves the wire it rehearses on as it was (its numbering of the telegrams in and out)', (file) => {
+    const layout = loadLayout(path.join(LAYOUTS_DIR, file));
+    const [rehearsed, fresh] = [new TelegramWire(layout), new TelegramWire(layout)];
+    rehearsed.rehearse(names, 5);
+    const request = fresh.sorterMessageData({
+      Type: 'REQUEST',
+      TrackID: '42',
+      Barcode: 'B42',
+      MessageCode: 0,
+      InductLocation: '1',
+      RecirculationCount: 0,
+      Length: 2,
+      Width: 2,
+      Height: 2,
+      Weight: 2,
+    });
+    const frame = fresh.encodeFrame({ sender: 'PLC01', receiver: 'WCS01', seq: 7, flag: 'D', ...request });
+    const read = (w: TelegramWire) => {
+      const [d] = w.decoder().push(frame);
+      return d?.kind === 'telegram' ? w.parseContent(d.content, d.raw) : null;
+    };
+    expect(read(rehearsed)).toEqual(read(fresh));
+    const ack = (w: TelegramWire) => w.encodeFrame({ sender: 'WCS01', receiver: 'PLC01', seq: 0, type: request.type, flag: 'A', data: '' });
+    expect(ack(rehearsed)).toBe(ack(fresh));
   });
 });
