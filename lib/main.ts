@@ -129,8 +129,10 @@ function stopOnSignals(p: {
     systemd?.close();
     process.exit(0);
   });
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  // Kept after the first: a second signal while stopping (Ctrl-C twice, a supervisor that repeats
+  // itself) is ignored, not Node's default that ends the process mid-stop.
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
 /** `f` on its first call; later calls do nothing (a second signal while stopping). */

@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { removeHome, tempHome } from '../helpers/home';
 import { spawnService, startServiceProcess } from '../helpers/process';
+import { until } from '../helpers/until';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -64,6 +65,23 @@ describe('stopping the service', () => {
     await sleep(200);
     const stopMs = await timed(svc.stop('SIGTERM'));
     expect(stopMs).toBeLessThan(5000);
+    removeHome(home);
+  });
+
+  it('a second SIGTERM (or SIGINT) while it stops does not cut the stop short: exit 0, instance.pid removed', async () => {
+    const home = tempHome({ 'config.json': JSON.stringify({ TestMode: true, Port: 0, Host: '127.0.0.1' }) });
+    for (const second of ['SIGTERM', 'SIGINT'] as const) {
+      const svc = await startServiceProcess(home);
+      // A client holding a long poll: the stop answers it, then waits for the response to finish.
+      const poll = fetch(`${svc.base}/sortation?timeOut=30`).then((r) => r.status, String);
+      await sleep(200);
+      svc.proc.kill('SIGTERM');
+      await until(() => svc.logs.some((l) => String(l.msg).startsWith('shutting down')), 5000, 'the stop began');
+      svc.proc.kill(second);
+      expect(await svc.exited).toBe(0);
+      expect(await poll).toBe(204);
+      expect(fs.existsSync(path.join(home, 'data/instance.pid'))).toBe(false);
+    }
     removeHome(home);
   });
 
