@@ -299,7 +299,8 @@ export class TelegramWire {
             const t = w.parseContent(d.content, d.raw);
             w.readable(d.content, d.raw);
             if (i < 3) w.sorterMessageOf(t);
-            decoder.push(w.encodeFrame({ ...t, sender: receiver, receiver: sender, flag: 'A', data: w.ackData(t) }));
+            const ack = w.encodeFrame({ ...t, sender: receiver, receiver: sender, flag: 'A', data: w.ackData(t) });
+            for (const a of decoder.push(ack)) if (a.kind === 'telegram') w.parseContent(a.content, a.raw);
             went += 1;
           }
         } catch {
