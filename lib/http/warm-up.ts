@@ -4,10 +4,11 @@
 // slow CPU that first compile is tens of milliseconds the first decisions would otherwise wait for.
 import http from 'node:http';
 import type Hapi from '@hapi/hapi';
-import type { NamedApiKey } from '../process/config';
+import type { ApiRole, NamedApiKey } from '../process/config';
+import { permits } from './auth';
 
 /** How many times each request is asked: enough for V8 to have compiled and profiled the path. */
-export const WARM_UP_ROUNDS = 20;
+const WARM_UP_ROUNDS = 20;
 
 /**
  * Where the warm-up keeps its connections' local ports while it runs (on the server's `app`): the
@@ -24,9 +25,9 @@ const ASKED = [
   { method: 'GET', path: '/status', role: 'monitor' },
 ] as const;
 
-/** A configured key that may ask for `role` (any key when none does: the answer is then 403, the path still runs). */
-function keyFor(keys: ReadonlyArray<string | NamedApiKey>, role: 'wcs' | 'monitor'): string | undefined {
-  const fits = keys.find((k) => typeof k === 'string' || k.Role === role || (role === 'monitor' && k.Role === 'operator')) ?? keys[0];
+/** A configured key whose role may ask for `access` (auth.ts's rule); else the first key: the answer is then 403, the path still runs. */
+function keyFor(keys: ReadonlyArray<string | NamedApiKey>, access: ApiRole): string | undefined {
+  const fits = keys.find((k) => permits(typeof k === 'string' ? 'all' : k.Role, access)) ?? keys[0];
   return fits === undefined ? undefined : typeof fits === 'string' ? fits : fits.Key;
 }
 
@@ -44,11 +45,14 @@ export async function warmUp(server: Hapi.Server, keys: ReadonlyArray<string | N
   const answers: Record<string, number> = {};
   let requests = 0;
   const result = (error: string | null): WarmUp => ({ requests, answers, ms: Math.round(performance.now() - started), error });
+  const asked = ASKED.map(({ method, path, role }) => {
+    const key = keyFor(keys, role);
+    const headers: Record<string, string> = key ? { 'x-api-key': key } : {};
+    return { method, path, headers };
+  });
   try {
     for (let i = 0; i < rounds; i++) {
-      for (const { method, path, role } of ASKED) {
-        const key = keyFor(keys, role);
-        const headers: Record<string, string> = key ? { 'x-api-key': key } : {};
+      for (const { method, path, headers } of asked) {
         const status = await ask({ agent, host, port: Number(server.info.port), method, path, headers, ports: warmUpPorts });
         requests += 1;
         answers[status] = (answers[status] ?? 0) + 1;
