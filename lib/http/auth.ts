@@ -38,6 +38,10 @@ export function permits(role: Caller['role'], access: ApiRole): boolean {
 /** The name an ApiKeys entry goes by: its Name, or for a plain key its place in the list. */
 export const keyName = (entry: string | NamedApiKey, index: number) => (typeof entry === 'string' ? `ApiKeys[${index}]` : entry.Name);
 
+/** The secret of an ApiKeys entry, and the role it grants ('all' for a plain key). */
+export const keyOf = (entry: string | NamedApiKey): string => (typeof entry === 'string' ? entry : entry.Key);
+export const roleOf = (entry: string | NamedApiKey): Caller['role'] => (typeof entry === 'string' ? 'all' : entry.Role);
+
 /**
  * The onRequest check of `X-API-Key` (or `Authorization: Bearer <key>`) when ApiKeys is configured (off by default, as in the spec).
  * Keys are compared as SHA-256 digests in constant time. Returns the caller (null on an open path);
@@ -45,8 +49,8 @@ export const keyName = (entry: string | NamedApiKey, index: number) => (typeof e
  */
 export function apiKeyCheck(keys: Array<string | NamedApiKey>): (request: Request) => Caller | null {
   const known = keys.map((entry, i) => ({
-    digest: digest(typeof entry === 'string' ? entry : entry.Key),
-    caller: { name: keyName(entry, i), role: typeof entry === 'string' ? 'all' : entry.Role } as Caller,
+    digest: digest(keyOf(entry)),
+    caller: { name: keyName(entry, i), role: roleOf(entry) } as Caller,
   }));
   return (request) => {
     if (isOpen(request.path)) return null;

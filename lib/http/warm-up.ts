@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type Hapi from '@hapi/hapi';
 import type { ApiRole, NamedApiKey } from '../process/config';
-import { permits } from './auth';
+import { keyOf, permits, roleOf } from './auth';
 
 /** How many times each request is asked: enough for V8 to have compiled and profiled the path. */
 const WARM_UP_ROUNDS = 20;
@@ -27,8 +27,8 @@ const ASKED = [
 
 /** A configured key whose role may ask for `access` (auth.ts's rule); else the first key: the answer is then 403, the path still runs. */
 function keyFor(keys: ReadonlyArray<string | NamedApiKey>, access: ApiRole): string | undefined {
-  const fits = keys.find((k) => permits(typeof k === 'string' ? 'all' : k.Role, access)) ?? keys[0];
-  return fits === undefined ? undefined : typeof fits === 'string' ? fits : fits.Key;
+  const fits = keys.find((k) => permits(roleOf(k), access)) ?? keys[0];
+  return fits === undefined ? undefined : keyOf(fits);
 }
 
 /**
