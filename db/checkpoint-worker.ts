@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import Database, { pragmaNumber } from './sqlite';
+import Database, { dataVersionReader, pragmaNumber } from './sqlite';
 import { freeBytes } from '../lib/host/disk';
 import { type WalLimits, checkpointNeeded, walCheckpoint } from './wal-limits';
 import { THREAD_NAMES, nameThisThread } from '../lib/host/thread-name';
@@ -59,7 +59,7 @@ function guard(): void {
 }
 
 /** Changes whenever another connection (the writer) commits. */
-const dataVersion = () => pragmaNumber(db, 'data_version');
+const dataVersion = dataVersionReader(db);
 
 /**
  * Checks between two copies, and the one that copies. Once a copy left nothing behind and a whole

@@ -33,3 +33,17 @@ export function pragmaNumber(db: { pragma(source: string, options: { simple: tru
   if (typeof value !== 'number') throw new Error(`PRAGMA ${name} gave ${typeof value}, not a number`);
   return value;
 }
+
+/**
+ * A reader of `PRAGMA data_version` (it changes whenever another connection commits), its
+ * statement prepared once: `db.pragma` prepares one at each call, and the change watcher and the
+ * checkpoint thread ask every few seconds for as long as the service runs.
+ */
+export function dataVersionReader(db: Database): () => number {
+  const statement = db.prepare<[], unknown>('PRAGMA data_version').pluck();
+  return () => {
+    const value = statement.get();
+    if (typeof value !== 'number') throw new Error(`PRAGMA data_version gave ${typeof value}, not a number`);
+    return value;
+  };
+}

@@ -38,6 +38,7 @@ import type { Deps } from './deps';
 import { type AlarmMonitor, alarmGauge } from './ops/alarms';
 import { alarmMonitor } from './ops/alarm-sources';
 import { errorCode } from './process/errors';
+import { everyBeat } from './host/beat';
 
 export type { Deps } from './deps';
 
@@ -412,7 +413,7 @@ function meters(metrics: Metrics, config: Config) {
   return { metrics, wake, decisions, lastHour };
 }
 
-/** Sample the last hour every ChartSampleSeconds (in memory only); returns its stop. */
+/** Sample the last hour now and at each multiple of ChartSampleSeconds of the clock (in memory only, lib/host/beat.ts); returns its stop. */
 function sampleLastHour(deps: Deps, config: Config): () => void {
   const sample = () => {
     readLastHour(deps, deps.metrics, deps.clock(), deps.testMode)
@@ -420,7 +421,5 @@ function sampleLastHour(deps: Deps, config: Config): () => void {
       .catch((err) => deps.log.warn({ err }, "the dashboard's last hour: a sample could not be read"));
   };
   sample();
-  const timer = setInterval(sample, config.ChartSampleSeconds * 1000);
-  timer.unref();
-  return () => clearInterval(timer);
+  return everyBeat(config.ChartSampleSeconds * 1000, sample);
 }

@@ -1,6 +1,5 @@
 // What the alarm monitor reads of the running service at each look: the link, the storage, the
 // queues, the outbox, the dead letters, the decisions, the disk. Built by lib/service.ts.
-import fs from 'node:fs';
 import path from 'node:path';
 import type { DeadLetterReads } from '../../db/dead-letter-store';
 import type { OutboxReads } from '../../db/outbox-store';
@@ -10,18 +9,9 @@ import type { QueueName } from '../../model/messages';
 import type { SorterLink } from '../link/sorter-link-status';
 import type { Config } from '../process/config';
 import type { Logger } from '../process/logger';
+import { freeBytes } from '../host/disk';
 import type { DecisionMeter } from './latency';
 import { type AlarmJournal, AlarmMonitor } from './alarms';
-
-/** Bytes an unprivileged writer may still use on the file system of `dir`; null when unknown. */
-function freeBytes(dir: string): number | null {
-  try {
-    const s = fs.statfsSync(dir);
-    return s.bavail * s.bsize;
-  } catch {
-    return null;
-  }
-}
 
 /** The parts of the running service the alarm monitor reads (lib/service.ts gives its deps). */
 export interface AlarmSources {

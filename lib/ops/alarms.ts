@@ -9,6 +9,7 @@ import type { RuleSettings } from './alarm-rules';
 import type { Logger } from '../process/logger';
 import { ALARM_RULES, type AlarmObservations, LINK_DROP_WINDOW_MS, ruleOf } from './alarm-rules';
 import { PREFIX } from './metrics';
+import { everyBeat } from '../host/beat';
 
 /** The journal as the monitor uses it: reads, and writes that resolve once committed. */
 export type AlarmJournal = Pick<AlarmReads, 'highestAlarmId' | 'openAlarms' | 'alarmJournal' | 'alarm'> & {
@@ -40,7 +41,7 @@ export type Acknowledged = AlarmEntry | null;
 export class AlarmMonitor {
   private readonly active = new Map<string, AlarmEntry>();
   private nextId: number;
-  private timer: NodeJS.Timeout | null = null;
+  private stopBeat: (() => void) | null = null;
   private lastSorterMessageAt: number;
   private readonly lastPollAt: Record<QueueName, number>;
   private lateDecisionAt: number | null = null;
@@ -70,17 +71,19 @@ export class AlarmMonitor {
     }
   }
 
-  /** Look every EvaluateSeconds (a timer that does not keep the process alive), and once now. */
+  /**
+   * Look once now, then at each multiple of EvaluateSeconds of the clock (a timer that does not
+   * keep the process alive): with the other periodic work of an idle service (lib/host/beat.ts).
+   */
   start(): this {
     this.look();
-    this.timer = setInterval(() => this.look(), this.options.settings.EvaluateSeconds * 1000);
-    this.timer.unref();
+    this.stopBeat = everyBeat(this.options.settings.EvaluateSeconds * 1000, () => this.look());
     return this;
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.stopBeat?.();
+    this.stopBeat = null;
   }
 
   /** A GET reached `queue` (handlers/dequeue.ts). */

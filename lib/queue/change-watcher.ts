@@ -1,6 +1,7 @@
 // Notices rows committed by other processes (PRAGMA data_version) and wakes waiting polls.
 import type { Db } from '../../db/connection';
-import { pragmaNumber } from '../../db/sqlite';
+import { dataVersionReader } from '../../db/sqlite';
+import { timerAt, untilBeat } from '../host/beat';
 
 /** Anything that can be told "rows may have changed". */
 export interface Notifiable {
@@ -29,7 +30,7 @@ export interface ExternalChangeWatch {
  * nothing new costs one head query). It looks `intervalMs` after a client starts waiting and
  * after each look that found a change; each look that finds none doubles the wait, up to
  * `idleMs`. So while the service has traffic it looks every `intervalMs`, as before, and an idle
- * one wakes every `idleMs`. It looks only while somebody waits; the next waiter starts it again.
+ * one looks every `idleMs`, at the clock's multiples of it. It looks only while somebody waits; the next waiter starts it again.
  */
 export function watchExternalChanges(
   db: Db,
@@ -37,18 +38,25 @@ export function watchExternalChanges(
   intervalMs: number,
   idleMs = Math.max(intervalMs, EXTERNAL_CHANGE_IDLE_MS),
 ): ExternalChangeWatch {
-  let last = pragmaNumber(db, 'data_version');
+  const dataVersion = dataVersionReader(db);
+  let last = dataVersion();
   let wait = intervalMs;
   let timer: NodeJS.Timeout | null = null;
+  let clearBeat: (() => void) | null = null;
   let stopped = false;
+  // At the idle pace, on the clock's multiples of it: with the alarm look and the other periodic
+  // work of an idle service, one wake-up (lib/host/beat.ts).
   const arm = () => {
-    timer = setTimeout(look, wait);
-    timer.unref();
+    if (wait < idleMs) {
+      timer = setTimeout(look, wait);
+      timer.unref();
+    } else clearBeat = timerAt(Date.now() + untilBeat(Date.now(), idleMs, idleMs / 2), look);
   };
   const look = () => {
     timer = null;
+    clearBeat = null;
     if (!targets.some((t) => t.waiting > 0)) return;
-    const now = pragmaNumber(db, 'data_version');
+    const now = dataVersion();
     if (now === last) wait = Math.min(wait * 2, idleMs);
     else {
       last = now;
@@ -59,14 +67,16 @@ export function watchExternalChanges(
   };
   return {
     waiting() {
-      if (timer || stopped) return;
+      if (timer || clearBeat || stopped) return;
       wait = intervalMs;
       arm();
     },
     stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      clearBeat?.();
       timer = null;
+      clearBeat = null;
     },
   };
 }

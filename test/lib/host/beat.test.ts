@@ -1,0 +1,68 @@
+// The beat: periodic work at the clock's multiples of its period, so that an idle service's
+// timers of the same period (or of periods that divide each other) fire together.
+import { everyBeat, untilBeat } from '../../../lib/host/beat';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How late after its multiple a call may come on a loaded machine (ms). */
+const SLACK_MS = 40;
+
+describe('untilBeat', () => {
+  it('is the time to the next multiple of the period, at least minMs ahead', () => {
+    expect(untilBeat(10_000, 2000)).toBe(0); // on a multiple: that one
+    expect(untilBeat(10_001, 2000)).toBe(1999);
+    expect(untilBeat(11_999, 2000)).toBe(1);
+    expect(untilBeat(11_999, 2000, 1)).toBe(1);
+    expect(untilBeat(11_999, 2000, 2)).toBe(2001); // 12,000 is too near: 14,000
+    expect(untilBeat(10_500, 2000, 1000)).toBe(1500);
+    expect(untilBeat(10_000, 2000, 1)).toBe(2000); // the next one
+    expect(untilBeat(10_000, 160, 80)).toBe(80); // 10,080 is a multiple of 160
+  });
+});
+
+describe('everyBeat', () => {
+  it('calls at the multiples of its period, and two beats whose periods divide each other call together', async () => {
+    const fast: number[] = [];
+    const slow: number[] = [];
+    const stopFast = everyBeat(100, () => fast.push(Date.now()));
+    const stopSlow = everyBeat(200, () => slow.push(Date.now()));
+    try {
+      await sleep(1050);
+    } finally {
+      stopFast();
+      stopSlow();
+    }
+    expect(fast.length).toBeGreaterThanOrEqual(8);
+    expect(fast.length).toBeLessThanOrEqual(11);
+    expect(slow.length).toBeGreaterThanOrEqual(4);
+    expect(slow.length).toBeLessThanOrEqual(6);
+    for (const t of fast) expect(t % 100).toBeLessThan(SLACK_MS);
+    for (const t of slow) expect(t % 200).toBeLessThan(SLACK_MS);
+    // Each slow call falls on a multiple the fast beat also called at: the same wake-up.
+    for (const t of slow) expect(fast.some((f) => Math.floor(f / 100) === Math.floor(t / 100))).toBe(true);
+    // Never two calls for one multiple.
+    expect(new Set(fast.map((t) => Math.floor(t / 100))).size).toBe(fast.length);
+  });
+
+  it('skips the multiples a stalled event loop missed rather than catching up, and stops', async () => {
+    const calls: number[] = [];
+    const stop = everyBeat(50, () => {
+      calls.push(Date.now());
+      if (calls.length === 2) for (const until = Date.now() + 300; Date.now() < until;); // the event loop stalls
+    });
+    try {
+      await sleep(700);
+    } finally {
+      stop();
+    }
+    const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(25); // no burst after the stall
+    const stopped = calls.length;
+    await sleep(150);
+    expect(calls.length).toBe(stopped);
+  });
+
+  it('refuses a period that is not above 0', () => {
+    expect(() => everyBeat(0, () => {})).toThrow(/above 0 ms/);
+    expect(() => everyBeat(Number.NaN, () => {})).toThrow(/above 0 ms/);
+  });
+});
