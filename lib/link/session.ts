@@ -564,10 +564,22 @@ export class TelegramSession<R> {
    */
   nextDueAt(): number {
     if (!this.write) return Infinity;
-    const life = this.wire.life
-      ? Math.min(this.lastOutAt + this.settings.heartbeatMs, this.lastBytesAt + 3 * this.settings.heartbeatMs) + 1
-      : Infinity;
+    const life = this.wire.life ? Math.min(this.lifeDueAt(), this.lastBytesAt + 3 * this.settings.heartbeatMs + 1) : Infinity;
     return Math.min(life, this.outbound.resendAt());
+  }
+
+  /**
+   * When our LIFE goes: after half to a whole heartbeat of silence from our side, on one of the
+   * clock's multiples of half a heartbeat, and on a multiple of the heartbeat itself where one
+   * falls in that span. Once the line is quiet the LIFEs settle on the clock's multiples of the
+   * heartbeat (by the second one), one a heartbeat, where an idle service does its other periodic
+   * work (lib/host/beat.ts): one wake-up for both.
+   */
+  private lifeDueAt(): number {
+    const heartbeat = this.settings.heartbeatMs;
+    const half = heartbeat / 2;
+    const first = Math.ceil((this.lastOutAt + half) / half) * half;
+    return first % heartbeat === 0 || first + half > this.lastOutAt + heartbeat ? first : first + half;
   }
 
   /** The timers: dead peer, resend, heartbeat. Returns 'dead' when the connection must be dropped. */
@@ -577,7 +589,7 @@ export class TelegramSession<R> {
     if (this.wire.life && nowMs - this.lastBytesAt > 3 * this.settings.heartbeatMs) return 'dead';
     this.counters.resends += this.outbound.resendDue(nowMs);
     this.pump(true);
-    if (this.wire.life && nowMs - this.lastOutAt > this.settings.heartbeatMs) this.send('LIFE', this.wire.layout.sequence.control, 'D', '');
+    if (this.wire.life && nowMs >= this.lifeDueAt()) this.send('LIFE', this.wire.layout.sequence.control, 'D', '');
     return undefined;
   }
 

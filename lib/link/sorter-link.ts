@@ -267,6 +267,14 @@ export class TcpSorterLink implements SorterLink {
 
   private tick(): void {
     this.ticker = null;
+    // Node counts a timer from its event loop's last reading of the clock, which may be behind by
+    // what ran since: a tick that comes early waits out the rest rather than finding nothing due.
+    const early = this.tickAt - this.deps.clock().getTime();
+    if (early > 0 && this.tickAt !== Infinity) {
+      this.ticker = setTimeout(() => this.tick(), early);
+      this.ticker.unref();
+      return;
+    }
     this.tickAt = Infinity;
     if (this.session.tick() === 'dead') {
       this.deps.log[this.proven ? 'warn' : 'debug'](

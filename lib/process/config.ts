@@ -313,7 +313,9 @@ export const configSchema = Joi.object<Config>({
       .min(100)
       .max(60000)
       .default(2000)
-      .description('Send LIFE after this much silence; 3x without traffic = link dead'),
+      .description(
+        "Send LIFE after this much silence (or after half of it or more, to go out on the clock's multiples of it); 3x without traffic = link dead",
+      ),
     AckTimeoutMs: Joi.number().integer().min(50).max(60000).default(1000).description('Resend unacknowledged telegrams after this long'),
     Window: Joi.number().integer().min(1).max(1000).default(64).description('Telegrams sent and not yet acknowledged, at most'),
     ReconnectMaxMs: Joi.number().integer().min(100).max(300000).default(5000).description('Cap of the reconnect backoff'),

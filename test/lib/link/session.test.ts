@@ -47,22 +47,72 @@ describe('TelegramSession', () => {
     h.session.tick();
     expect(h.take()).toEqual(['ASGND7']);
     h.session.receive(h.plc(7, 'ASGN', 'A'));
-    // Nothing in flight: our LIFE after a heartbeat of silence from our side.
-    expect(h.session.nextDueAt()).toBe(now() + settings.heartbeatMs + 1);
+    // Nothing in flight: our LIFE after half to a whole heartbeat of silence from our side (the
+    // resend at 1,201), on the clock's multiple of the heartbeat in that span: 2,000.
+    expect(now()).toBe(1_201);
+    expect(h.session.nextDueAt()).toBe(2_000);
     dueAt(1);
     h.session.tick();
     expect(h.take()).toEqual([]);
     dueAt(0);
     h.session.tick();
     expect(h.take()).toEqual(['LIFED0']);
-    // Our LIFE goes again a heartbeat later; the peer, silent since its ACK, is dead three heartbeats after it.
+    // Our LIFE goes again a heartbeat later, on the next multiple; the peer, silent since its ACK
+    // at 1,201, is dead three heartbeats after it.
+    expect(h.session.nextDueAt()).toBe(3_000);
     dueAt(0);
     expect(h.session.tick()).toBeUndefined();
     expect(h.take()).toEqual(['LIFED0']);
+    dueAt(0);
+    expect(h.session.tick()).toBeUndefined();
+    expect(h.take()).toEqual(['LIFED0']);
+    expect(h.session.nextDueAt()).toBe(1_201 + 3 * settings.heartbeatMs + 1);
     dueAt(1);
     expect(h.session.tick()).toBeUndefined();
     dueAt(0);
     expect(h.session.tick()).toBe('dead');
+  });
+
+  it("sends its LIFE after half to a whole heartbeat of silence, and settles on the clock's multiples of the heartbeat by the second one", () => {
+    const h = connectedHost();
+    const now = () => h.advance(0);
+    const lifeTimes: number[] = [];
+    /** Our telegram at `at`, then the line quiet: when the next LIFEs go (the peer answers each at once). */
+    const quietFrom = (at: number, lifes: number) => {
+      h.advance(at - now());
+      h.session.receive(h.plc(0, 'LIFE', 'D')); // we answer: our last telegram out is now
+      h.take();
+      const lastOut = now();
+      lifeTimes.length = 0;
+      while (lifeTimes.length < lifes) {
+        h.advance(h.session.nextDueAt() - now());
+        h.session.tick();
+        if (h.take().includes('LIFED0')) {
+          lifeTimes.push(now());
+          h.session.receive(h.plc(0, 'LIFE', 'A'));
+        }
+      }
+      return lastOut;
+    };
+    const hb = settings.heartbeatMs;
+    // Quiet from 10,300: the first LIFE on the multiple
+    // 11,000, 700 ms later, then one a heartbeat.
+    let from = quietFrom(10_300, 3);
+    expect(lifeTimes).toEqual([11_000, 12_000, 13_000]);
+    expect(lifeTimes[0]! - from).toBe(700);
+    // Quiet from 20,700: no multiple of the heartbeat between 500 and 1,000 ms later, so the first
+    // goes on the half-heartbeat mark 21,500 (800 ms), the second on the multiple 22,000.
+    from = quietFrom(20_700, 3);
+    expect(lifeTimes).toEqual([21_500, 22_000, 23_000]);
+    expect(lifeTimes[0]! - from).toBeGreaterThanOrEqual(hb / 2);
+    // Never more than a heartbeat of silence, never less than half of one.
+    for (const start of [30_001, 40_499, 50_500, 60_501, 70_999]) {
+      from = quietFrom(start, 2);
+      expect(lifeTimes[0]! - from).toBeGreaterThanOrEqual(hb / 2);
+      expect(lifeTimes[0]! - from).toBeLessThanOrEqual(hb);
+      expect(lifeTimes[1]! - lifeTimes[0]!).toBeLessThanOrEqual(hb);
+      expect(lifeTimes[1]! % hb === 0 || lifeTimes[0]! % hb === 0).toBe(true);
+    }
   });
 
   it('counts garbage and resumes at the next frame', () => {
