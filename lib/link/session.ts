@@ -570,16 +570,16 @@ export class TelegramSession<R> {
 
   /**
    * When our LIFE goes: after half to a whole heartbeat of silence from our side, on one of the
-   * clock's multiples of half a heartbeat, and on a multiple of the heartbeat itself where one
-   * falls in that span. Once the line is quiet the LIFEs settle on the clock's multiples of the
-   * heartbeat (by the second one), one a heartbeat, where an idle service does its other periodic
-   * work (lib/host/beat.ts): one wake-up for both.
+   * clock's multiples of the heartbeat where one falls in that span, else after half a heartbeat
+   * (from where the next multiple is in reach). Once the line is quiet the LIFEs settle on the
+   * clock's multiples of the heartbeat (by the second one), one a heartbeat, where an idle
+   * service does its other periodic work (lib/host/beat.ts): one wake-up for both.
    */
   private lifeDueAt(): number {
     const heartbeat = this.settings.heartbeatMs;
     const half = heartbeat / 2;
-    const first = Math.ceil((this.lastOutAt + half) / half) * half;
-    return first % heartbeat === 0 || first + half > this.lastOutAt + heartbeat ? first : first + half;
+    const onBeat = Math.ceil((this.lastOutAt + half) / heartbeat) * heartbeat;
+    return onBeat <= this.lastOutAt + heartbeat ? onBeat : this.lastOutAt + half;
   }
 
   /** The timers: dead peer, resend, heartbeat. Returns 'dead' when the connection must be dropped. */

@@ -77,41 +77,55 @@ describe('TelegramSession', () => {
     const h = connectedHost();
     const now = () => h.advance(0);
     const lifeTimes: number[] = [];
-    /** Our telegram at `at`, then the line quiet: when the next LIFEs go (the peer answers each at once). */
-    const quietFrom = (at: number, lifes: number) => {
+    /**
+     * Our telegram at `at`, then the line quiet: when the next `lifes` LIFEs go (the peer answers
+     * each at once), the tick running `lateMs` after each deadline (a timer, and what runs first).
+     */
+    const quietFrom = (at: number, lifes: number, lateMs = 0) => {
       h.advance(at - now());
       h.session.receive(h.plc(0, 'LIFE', 'D')); // we answer: our last telegram out is now
       h.take();
-      const lastOut = now();
       lifeTimes.length = 0;
       while (lifeTimes.length < lifes) {
-        h.advance(h.session.nextDueAt() - now());
+        h.advance(h.session.nextDueAt() - now() + lateMs);
         h.session.tick();
         if (h.take().includes('LIFED0')) {
           lifeTimes.push(now());
           h.session.receive(h.plc(0, 'LIFE', 'A'));
         }
       }
-      return lastOut;
     };
     const hb = settings.heartbeatMs;
-    // Quiet from 10,300: the first LIFE on the multiple
-    // 11,000, 700 ms later, then one a heartbeat.
-    let from = quietFrom(10_300, 3);
+    // Quiet from 10,300: the first LIFE on the multiple 11,000, 700 ms later, then one a heartbeat.
+    quietFrom(10_300, 3);
     expect(lifeTimes).toEqual([11_000, 12_000, 13_000]);
-    expect(lifeTimes[0]! - from).toBe(700);
     // Quiet from 20,700: no multiple of the heartbeat between 500 and 1,000 ms later, so the first
-    // goes on the half-heartbeat mark 21,500 (800 ms), the second on the multiple 22,000.
-    from = quietFrom(20_700, 3);
-    expect(lifeTimes).toEqual([21_500, 22_000, 23_000]);
-    expect(lifeTimes[0]! - from).toBeGreaterThanOrEqual(hb / 2);
-    // Never more than a heartbeat of silence, never less than half of one.
-    for (const start of [30_001, 40_499, 50_500, 60_501, 70_999]) {
-      from = quietFrom(start, 2);
-      expect(lifeTimes[0]! - from).toBeGreaterThanOrEqual(hb / 2);
-      expect(lifeTimes[0]! - from).toBeLessThanOrEqual(hb);
-      expect(lifeTimes[1]! - lifeTimes[0]!).toBeLessThanOrEqual(hb);
-      expect(lifeTimes[1]! % hb === 0 || lifeTimes[0]! % hb === 0).toBe(true);
+    // goes after half a heartbeat (21,200), the second on the multiple 22,000.
+    quietFrom(20_700, 3);
+    expect(lifeTimes).toEqual([21_200, 22_000, 23_000]);
+    // The same with each tick 3 ms late: each LIFE 3 ms after its multiple, never drifting off it.
+    quietFrom(30_700, 4, 3);
+    expect(lifeTimes).toEqual([31_203, 32_003, 33_003, 34_003]);
+    // Never more than a heartbeat of silence (and the timer's lateness), never less than half of one.
+    for (const [start, late] of [
+      [40_001, 0],
+      [50_499, 7],
+      [60_500, 0],
+      [70_501, 2],
+      [80_999, 0],
+      [90_999, 40],
+    ] as const) {
+      quietFrom(start, 4, late);
+      const times = [start, ...lifeTimes];
+      const gaps = lifeTimes.map((t, i) => t - times[i]!);
+      for (const gap of gaps) {
+        expect(gap).toBeGreaterThanOrEqual(hb / 2);
+        expect(gap).toBeLessThanOrEqual(hb + late);
+      }
+      // On the multiples (as late as the timer) by the second LIFE, or the third with a timer
+      // that is late by a good part of the heartbeat.
+      expect(lifeTimes[late < 20 ? 1 : 2]! % hb).toBe(late);
+      expect(lifeTimes[3]! - lifeTimes[2]!).toBe(hb);
     }
   });
 
