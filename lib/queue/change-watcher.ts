@@ -30,7 +30,8 @@ export interface ExternalChangeWatch {
  * nothing new costs one head query). It looks `intervalMs` after a client starts waiting and
  * after each look that found a change; each look that finds none doubles the wait, up to
  * `idleMs`. So while the service has traffic it looks every `intervalMs`, as before, and an idle
- * one looks every `idleMs`, at the clock's multiples of it. It looks only while somebody waits; the next waiter starts it again.
+ * one looks at the clock's multiples of `idleMs` (never more than `idleMs` apart). It looks only
+ * while somebody waits; the next waiter starts it again.
  */
 export function watchExternalChanges(
   db: Db,
@@ -50,7 +51,7 @@ export function watchExternalChanges(
     if (wait < idleMs) {
       timer = setTimeout(look, wait);
       timer.unref();
-    } else clearBeat = timerAt(Date.now() + untilBeat(Date.now(), idleMs, idleMs / 2), look);
+    } else clearBeat = timerAt(Date.now() + untilBeat(Date.now(), idleMs, 1), look);
   };
   const look = () => {
     timer = null;
