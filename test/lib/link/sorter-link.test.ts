@@ -50,6 +50,21 @@ it('connects and resynchronises (SYNS, then SYNE), and its status says where and
   expect(status.TelegramsOut).toBeGreaterThanOrEqual(2);
 });
 
+it("on a quiet line sends its LIFE on the clock's multiples of the heartbeat, one a heartbeat (docs/sorter-protocol.md)", async () => {
+  const lifeAt: number[] = [];
+  await start((tg, send) => {
+    if (tg.type === 'LIFE' && tg.flag === 'D') lifeAt.push(Date.now());
+    if (tg.flag === 'D') send(ack(tg));
+  });
+  // The first LIFE may go after half a heartbeat, off the multiples; from the second on, each on one.
+  await until(() => lifeAt.length >= 5, 8000, 'five LIFEs');
+  const settled = lifeAt.slice(2);
+  // Each arrives within a little of its multiple of 1,000 ms (the timer, the loop, loopback).
+  for (const at of settled) expect(at % 1000).toBeLessThan(100);
+  const gaps = settled.slice(1).map((at, i) => at - settled[i]!);
+  for (const gap of gaps) expect(Math.abs(gap - 1000)).toBeLessThan(100);
+});
+
 it('acknowledges a data telegram only once it is committed; the message is in its queue when the ACK arrives', async () => {
   const atAck: unknown[] = [];
   await start((tg, send) => {
