@@ -559,8 +559,9 @@ export class TelegramSession<R> {
 
   /**
    * When `tick` next has something to do (ms, the session's clock; Infinity: no connection): the
-   * resend of the oldest telegram in flight, our LIFE after a heartbeat of silence, the dead-peer
-   * rule. Each moves later with the traffic, so a timer armed for it finds at worst nothing due.
+   * resend of the oldest telegram in flight, our LIFE after half to a whole heartbeat of silence,
+   * the dead-peer rule. Each moves later with the traffic, so a timer armed for it finds at worst
+   * nothing due.
    */
   nextDueAt(): number {
     if (!this.write) return Infinity;
