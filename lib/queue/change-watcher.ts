@@ -42,20 +42,17 @@ export function watchExternalChanges(
   const dataVersion = dataVersionReader(db);
   let last = dataVersion();
   let wait = intervalMs;
-  let timer: NodeJS.Timeout | null = null;
-  let clearBeat: (() => void) | null = null;
+  /** The armed look's clear (null: none armed). */
+  let clear: (() => void) | null = null;
   let stopped = false;
   // At the idle pace, on the clock's multiples of it: with the alarm look and the other periodic
   // work of an idle service, one wake-up (lib/host/beat.ts).
   const arm = () => {
-    if (wait < idleMs) {
-      timer = setTimeout(look, wait);
-      timer.unref();
-    } else clearBeat = timerAt(Date.now() + untilBeat(Date.now(), idleMs, 1), look);
+    const now = Date.now();
+    clear = timerAt(now + (wait < idleMs ? wait : untilBeat(now, idleMs, 1)), look);
   };
   const look = () => {
-    timer = null;
-    clearBeat = null;
+    clear = null;
     if (!targets.some((t) => t.waiting > 0)) return;
     const now = dataVersion();
     if (now === last) wait = Math.min(wait * 2, idleMs);
@@ -68,16 +65,14 @@ export function watchExternalChanges(
   };
   return {
     waiting() {
-      if (timer || clearBeat || stopped) return;
+      if (clear || stopped) return;
       wait = intervalMs;
       arm();
     },
     stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      clearBeat?.();
-      timer = null;
-      clearBeat = null;
+      clear?.();
+      clear = null;
     },
   };
 }
