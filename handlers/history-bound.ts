@@ -40,5 +40,5 @@ export async function historyBound(deps: HistoryBoundDeps): Promise<HandlerResul
   });
 }
 
-// Light: a look every 5 s must not keep an idle service's event loop sampler running.
+// Light: a look every 4 s must not keep an idle service's event loop sampler running.
 export const fn = scheduledFunction(historyBound, undefined, 'light');

@@ -37,7 +37,7 @@ export interface StatusDeps {
   deliveries: { status(): DeliveryStatus };
   deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
   storage: { status(): StorageStatus };
-  /** The disk and the history's bounds, as last looked at (every 5 s). */
+  /** The disk and the history's bounds, as last looked at (every 4 s). */
   storageWatch: Pick<StorageWatch, 'status' | 'diskStatus'>;
   schema: { applied: number; known: number };
   /** The active alarms. */

@@ -106,7 +106,7 @@ export function httpFunction<E>(handler: Handler<E>, binding: HttpBinding<E>): F
  * A function triggered by a schedule; its event is its fixed input. `runsWhen`: whether the
  * settings give it anything to do; a function they switch off is not scheduled at all, so that
  * its cron does not wake an idle service (every second, for the REQUEST expiry). `light`: a run
- * is a look that takes well under a millisecond (the disk's size every 5 s), so the trigger does
+ * is a look that takes well under a millisecond (the disk's size every 4 s), so the trigger does
  * not sample the event loop for a second after it, as it does for other runs; the function says
  * itself when it has work (deps.eventLoop.busy()).
  */

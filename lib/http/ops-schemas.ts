@@ -192,7 +192,7 @@ export const statusDto = Joi.object({
     })
       .required()
       .label('DiskStatus')
-      .description('The file system that holds the database, as last measured (every 5 s)'),
+      .description('The file system that holds the database, as last measured (every 4 s)'),
     History: Joi.object({
       FilesBytes: Joi.number()
         .integer()
@@ -253,7 +253,7 @@ export const statusDto = Joi.object({
       .required()
       .label('HistoryStorage')
       .description(
-        'The delivery history bounded by age (HistoryRetentionDays) and by size (HistoryMaxBytes or HistoryMaxDiskShare, HistoryKeepFreeShare), as last measured (every 5 s); docs/operations.md, "Sizing the card"',
+        'The delivery history bounded by age (HistoryRetentionDays) and by size (HistoryMaxBytes or HistoryMaxDiskShare, HistoryKeepFreeShare), as last measured (every 4 s); docs/operations.md, "Sizing the card"',
       ),
   })
     .required()

@@ -4,6 +4,7 @@
 // function its settings switch off is not scheduled (its cron would only wake an idle service).
 import { type Manifest, loadManifest } from '../../../lib/functions/manifest';
 import { startSchedules } from '../../../lib/functions/schedule';
+import { starts as slowStarts } from '../../fixtures/functions/slow-schedule';
 import { capturingLogger } from '../../helpers/log';
 import { freePort } from '../../helpers/net';
 import { type TestService, testService } from '../../helpers/service';
@@ -88,7 +89,7 @@ it('does not schedule a function its settings switch off: the REQUEST expiry wit
   }
 });
 
-it('does not sample the event loop after a light function: the size bound looks every 5 s, an idle service stays asleep', async () => {
+it('does not sample the event loop after a light function: the size bound looks every 4 s, an idle service stays asleep', async () => {
   t = await testService({ TestMode: false, Sorter: { Port: await freePort() } });
   const manifest: Manifest = {
     ...loadManifest(),
@@ -121,3 +122,33 @@ it('does not sample the event loop after a light function: the size bound looks 
     stop();
   }
 });
+
+it('runs a schedule of every N seconds at the multiples of N s, never overlapping itself: a run still going skips the next', async () => {
+  t = await testService({ TestMode: false, Sorter: { Port: await freePort() } });
+  const manifest: Manifest = {
+    ...loadManifest(),
+    functions: {
+      slow: {
+        handler: 'test/fixtures/functions/slow-schedule',
+        description: 'takes 1.2 s',
+        events: [{ schedule: { cron: '* * * * * *' } }],
+      },
+    },
+  };
+  const { log } = capturingLogger();
+  slowStarts.length = 0;
+  const stop = startSchedules(manifest, { ...t.service.deps, log });
+  try {
+    await until(() => slowStarts.length >= 3, 8000, 'three runs');
+  } finally {
+    stop();
+  }
+  // On the whole seconds (a timer fires a little late, never early: lib/host/beat.ts), 2 s apart:
+  // the second after each start finds the run still going.
+  for (const at of slowStarts) expect(at % 1000).toBeLessThan(250);
+  const gaps = slowStarts.slice(1).map((at, i) => Math.round((at - slowStarts[i]!) / 1000));
+  expect(gaps).toEqual(gaps.map(() => 2));
+  const ran = slowStarts.length;
+  await new Promise((r) => setTimeout(r, 2300)); // past the next run, had it not stopped
+  expect(slowStarts.length).toBe(ran);
+}, 15_000);
