@@ -66,14 +66,18 @@ describe('idle', () => {
       const emu = await startEmulator(['--port', '0', '--rate', '0']);
       home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port } } });
       svc = await startServiceProcess(home);
-      const base = svc.base;
+      const { base, port } = svc;
       await until(async () => (await call(base, 'GET', '/health/ready')).status === 200, 10_000, 'the sorter connected');
       // The emulator's destinations report themselves once at the start: taken off the queue.
       const scans = async () => (await call(base, 'GET', '/status')).json['Destination Q'] as number;
-      for (let i = 0; i < 100 && (await scans()) > 0; i++) await poll(svc.port, '/destination?timeOut=1');
-      // 15 s: in one full run on a busy machine 5 s were not enough (cause not found; it passed in
-      // every run alone).
-      await until(async () => (await scans()) === 0, 15_000, 'the SCANs taken');
+      // Taken until a poll waits its whole second for nothing and none is left: a loop that stopped
+      // at the first count of 0 could stop before the emulator had sent its last SCANs, which then
+      // stayed in the queue with nobody to take them (one full run failed so).
+      const waitedForNothing = async () => {
+        const outcome = await poll(port, '/destination?timeOut=1');
+        return outcome !== 'aborted' && outcome.status === 204;
+      };
+      await until(async () => (await waitedForNothing()) && (await scans()) === 0, 30_000, 'the SCANs taken');
       // What a start and the SCANs leave behind settles: the checkpoint thread's last copy, and
       // V8's last collections once the allocations stopped (its memory reducer, within about 20 s).
       await sleep(22_000);
