@@ -11,19 +11,19 @@ export function untilBeat(nowMs: number, periodMs: number, minMs = 0): number {
 }
 
 /**
- * Call `fn` once at `dueMs` of the wall clock (`Date.now()`), on a timer that does not keep the
- * process alive; returns its clear. Node counts a timer from the time its event loop last read
- * the clock, which is behind by whatever ran since (a few ms in a cold wake-up): such a timer
- * fires early, and would fire apart from another one due at the same instant. One that fires
- * early waits out the rest.
+ * Call `fn` once at `dueMs` of the wall clock (`now`, `Date.now()` unless given), on a timer that
+ * does not keep the process alive; returns its clear. Node counts a timer from the time its event
+ * loop last read the clock, which is behind by whatever ran since (a few ms in a cold wake-up):
+ * such a timer fires early, and would fire apart from another one due at the same instant. One
+ * that fires early waits out the rest.
  */
-export function timerAt(dueMs: number, fn: () => void): () => void {
+export function timerAt(dueMs: number, fn: () => void, now: () => number = Date.now): () => void {
   let timer: NodeJS.Timeout;
   const arm = () => {
-    timer = setTimeout(fire, Math.max(1, dueMs - Date.now()));
+    timer = setTimeout(fire, Math.max(1, dueMs - now()));
     timer.unref();
   };
-  const fire = () => (Date.now() < dueMs ? arm() : fn());
+  const fire = () => (now() < dueMs ? arm() : fn());
   arm();
   return () => clearTimeout(timer);
 }

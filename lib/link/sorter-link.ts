@@ -15,6 +15,7 @@ import { OutboxFeed, type OutboxFeedDeps, seqOfOutboxId } from './outbox-feed';
 import { TelegramSession, tickWriter } from './session';
 import { HOST_RECEIVES, type InboundMessage } from './session-port';
 import { type SorterLink, type SorterLinkStatus, type TelegramSeen, linkStatus } from './sorter-link-status';
+import { timerAt } from '../host/beat';
 
 export type { InboundMessage } from './session-port';
 
@@ -74,7 +75,8 @@ export class TcpSorterLink implements SorterLink {
   private readonly unreachable: ThrottledLog;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private started = false;
-  private ticker: NodeJS.Timeout | null = null;
+  /** The armed tick's clear (timerAt: one that Node fires early waits out the rest). */
+  private clearTick: (() => void) | null = null;
   /** When the armed tick fires (ms, the link's clock). */
   private tickAt = Infinity;
   private readonly feed: OutboxFeed;
@@ -192,7 +194,7 @@ export class TcpSorterLink implements SorterLink {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.ticker) clearTimeout(this.ticker);
+    this.clearTick?.();
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     const socket = this.socket;
     if (socket) {
@@ -266,15 +268,7 @@ export class TcpSorterLink implements SorterLink {
   }
 
   private tick(): void {
-    this.ticker = null;
-    // Node counts a timer from its event loop's last reading of the clock, which may be behind by
-    // what ran since: a tick that comes early waits out the rest rather than finding nothing due.
-    const early = this.tickAt - this.deps.clock().getTime();
-    if (early > 0 && this.tickAt !== Infinity) {
-      this.ticker = setTimeout(() => this.tick(), early);
-      this.ticker.unref();
-      return;
-    }
+    this.clearTick = null;
     this.tickAt = Infinity;
     if (this.session.tick() === 'dead') {
       this.deps.log[this.proven ? 'warn' : 'debug'](
@@ -295,11 +289,10 @@ export class TcpSorterLink implements SorterLink {
     if (this.stopping) return;
     const due = this.session.nextDueAt();
     if (due >= this.tickAt || due === Infinity) return;
-    if (this.ticker) clearTimeout(this.ticker);
-    const nowMs = this.deps.clock().getTime();
-    this.tickAt = Math.max(due, nowMs + MIN_TICK_MS);
-    this.ticker = setTimeout(() => this.tick(), this.tickAt - nowMs);
-    this.ticker.unref();
+    this.clearTick?.();
+    const now = () => this.deps.clock().getTime();
+    this.tickAt = Math.max(due, now() + MIN_TICK_MS);
+    this.clearTick = timerAt(this.tickAt, () => this.tick(), now);
   }
 
   /**

@@ -1,6 +1,6 @@
 // The beat: periodic work at the clock's multiples of its period, so that an idle service's
 // timers of the same period (or of periods that divide each other) fire together.
-import { everyBeat, untilBeat } from '../../../lib/host/beat';
+import { everyBeat, timerAt, untilBeat } from '../../../lib/host/beat';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** How late after its multiple a call may come on a loaded machine (ms). */
@@ -64,5 +64,28 @@ describe('everyBeat', () => {
   it('refuses a period that is not above 0', () => {
     expect(() => everyBeat(0, () => {})).toThrow(/above 0 ms/);
     expect(() => everyBeat(Number.NaN, () => {})).toThrow(/above 0 ms/);
+  });
+});
+
+describe('timerAt', () => {
+  it('calls once its clock reaches the instant, however early Node fires its timer, and not after its clear', async () => {
+    // A clock 60 ms behind Date.now(): the first timer, set for the remainder by this clock,
+    // fires with the clock still short of the instant for as long as Node fires it early; each
+    // such firing waits out the rest. Here the clock also stands still for 100 ms.
+    let frozenUntil = Date.now() + 100;
+    const clock = () => (Date.now() < frozenUntil ? frozenUntil - 160 : Date.now() - 60);
+    const due = clock() + 30;
+    let calledAt = -1;
+    timerAt(due, () => (calledAt = clock()), clock);
+    await sleep(400);
+    expect(calledAt).toBeGreaterThanOrEqual(due);
+    expect(calledAt - due).toBeLessThan(SLACK_MS + 200);
+    // A clear before the instant: never called.
+    frozenUntil = 0;
+    let called = false;
+    const clear = timerAt(Date.now() + 50, () => (called = true));
+    clear();
+    await sleep(120);
+    expect(called).toBe(false);
   });
 });
