@@ -106,4 +106,32 @@ describe('TrafficLogWriter', () => {
     expect(fs.statSync(`${file}.b`).size).toBeGreaterThan(0);
     removeHome(home);
   });
+
+  it('looks at the free space again only once it has written 64 KB since the last look, at most once a second', async () => {
+    const home = tempHome();
+    const file = path.join(home, 'Service_PLC.log');
+    const looks = jest.spyOn(fs, 'statfs');
+    try {
+      const writer = new TrafficLogWriter(file, { maxBytes: 10 * 1024 * 1024, keep: 2, minFreeBytes: 4096 });
+      const life = () => writer.write(new Date(), 'OUT', '0027WCS01 PLC01 000000LIFED');
+      // A quiet line: a LIFE now and then, seconds apart, costs no look.
+      life();
+      await new Promise((r) => setTimeout(r, 1100));
+      life();
+      expect(looks).not.toHaveBeenCalled();
+      // Traffic: 64 KB of lines, then a look (a second after the last: at once here), and no
+      // other before another second has passed.
+      const line = `0151PLC01 WCS01 000001REQUD${'x'.repeat(120)}`;
+      for (let written = 0; written < 64 * 1024; written += line.length + 30) writer.write(new Date(), 'IN', line);
+      life();
+      expect(looks).toHaveBeenCalledTimes(1);
+      for (let written = 0; written < 64 * 1024; written += line.length + 30) writer.write(new Date(), 'IN', line);
+      life();
+      expect(looks).toHaveBeenCalledTimes(1);
+      await writer.close();
+    } finally {
+      looks.mockRestore();
+      removeHome(home);
+    }
+  });
 });
