@@ -24,7 +24,7 @@ const BOUND = 4 * MB;
 const RATE = 150;
 /**
  * The documented margin (docs/operations.md, "Sizing the card"): what the database may grow by
- * between two looks (5 s) and while a cut runs, at this test's rate with room to spare: 1 KB an
+ * between two looks (4 s) and while a cut runs, at this test's rate with room to spare: 1 KB an
  * item over 6 s.
  */
 const MARGIN = RATE * 6 * 1024;

@@ -58,7 +58,7 @@ it.each([
   expect(hours[0]! - Date.parse(hourly.now)).toBeLessThanOrEqual(3_600_000);
   expect([hours[1]! - hours[0]!, hours[2]! - hours[1]!]).toEqual([3_600_000, 3_600_000]);
 
-  // The history bound's: every 5 seconds.
+  // Every 5 seconds, node-cron's seconds field (the service runs its own schedules of every N seconds on the beat).
   const fiveSeconds = nextRuns(tz, '*/5 * * * * *', 4);
   expect(fiveSeconds.formats).toBe(0);
   expect(fiveSeconds.local.every(([, , , , , second]) => second! % 5 === 0)).toBe(true);
