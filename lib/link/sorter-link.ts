@@ -85,11 +85,15 @@ export class TcpSorterLink implements SorterLink {
   private refusing: string | null = null;
   private readonly recent = new Recent<{ atMs: number; direction: 'IN' | 'OUT'; content: string }>(RECENT_TELEGRAMS);
 
+  /** The link's clock in ms (deps.clock), for the session, the logs' periods and the tick. */
+  private readonly nowMs: () => number;
+
   constructor(private readonly deps: TcpLinkDeps) {
     const s = deps.settings;
     const { log, clock } = deps;
+    this.nowMs = () => clock().getTime();
+    const now = this.nowMs;
     // Faults that repeat per telegram (a full disk, a sender gone wrong) log once a period.
-    const now = () => clock().getTime();
     this.unreachable = new ThrottledLog(log, 'warn', 60_000, now);
     const storeFailed = new ThrottledLog(log, 'error', 10_000, now);
     const naksSent = new ThrottledLog(log, 'warn', 10_000, now);
@@ -114,7 +118,7 @@ export class TcpSorterLink implements SorterLink {
       { name: s.Name, peerName: s.PeerName, receives: HOST_RECEIVES, peerKind: 'sorter' },
       timing,
       this.feed,
-      () => clock().getTime(),
+      now,
       {
         garbage: (bytes, reason) =>
           garbage.write({ bytes: JSON.stringify(bytes.slice(0, 60)), reason }, 'garbage on the sorter link skipped'),
@@ -290,9 +294,8 @@ export class TcpSorterLink implements SorterLink {
     const due = this.session.nextDueAt();
     if (due >= this.tickAt || due === Infinity) return;
     this.clearTick?.();
-    const now = () => this.deps.clock().getTime();
-    this.tickAt = Math.max(due, now() + MIN_TICK_MS);
-    this.clearTick = timerAt(this.tickAt, () => this.tick(), now);
+    this.tickAt = Math.max(due, this.nowMs() + MIN_TICK_MS);
+    this.clearTick = timerAt(this.tickAt, () => this.tick(), this.nowMs);
   }
 
   /**
