@@ -3,12 +3,12 @@ import type { WriteOp } from './commands';
 
 /** What the main thread and the writer thread (db/writer.ts, db/writer-thread.ts) say to each other. */
 
-/** One write, as data. `cancel` (an Int32 in shared memory) lets the main thread give up on it. */
+/** One write, as data. `cancel` (the slot of its flag, an Int32 in shared memory: db/cancel-flags.ts) lets the main thread give up on it. */
 export interface Command {
   seq: number;
   op: WriteOp;
   args: unknown[];
-  cancel?: SharedArrayBuffer;
+  cancel?: number;
   /**
    * How long it waited on the main thread before it crossed, past the hand-over's own wait for
    * company (ms; db/writer.ts, coalesceMs): a busy event loop's delay. The writer counts its commit
@@ -117,6 +117,9 @@ export interface WriterData {
   status: SharedArrayBuffer;
 }
 
+/** To the writer thread: a batch of commands, a slab of their cancel flags (before the first command that uses it), or `close`. */
+export type ToWriter = Command[] | { type: 'flags'; index: number; slab: SharedArrayBuffer } | { type: 'close' };
+
 /** From the writer thread. A `done` carries each command's result, or a whole transaction's failure. */
 export type FromWriter =
   | { type: 'ready'; readOnly: boolean }
@@ -125,6 +128,8 @@ export type FromWriter =
   | { type: 'done'; results: Array<[number, true, unknown] | [number, false, string]>; failure: string | null; unsynced?: number[] }
   /** Writes committed and reported before (owed a sync, or durable and waiting for it) are durable now; `failure`: the sync failed, they may not be. */
   | { type: 'synced'; seqs: number[]; failure: string | null }
+  /** Commands the main thread had cancelled, skipped (never written): their flags are free again. */
+  | { type: 'skipped'; seqs: number[] }
   /** A sync of the WAL took `ms`, longer than the stall threshold; `answeredEarly` telegrams were answered before their sync meanwhile. */
   | { type: 'slow-sync'; ms: number; answeredEarly: number }
   | { type: 'closed' };

@@ -1,6 +1,7 @@
 // The writer thread's work (db/writer-worker.ts starts it): the one connection that writes the
 // queue database, its transactions (pipelined group commit), and its stop.
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
+import { flagIn } from './cancel-flags';
 import { isDurable, isOutsideTransaction, outsideTransactionCommands, owesSync, writeCommands } from './commands';
 import { DEFAULT_TIMING, type Held, type Plan, planTransaction, wakeAt } from './commit-plan';
 import { type Db, openDatabase } from './connection';
@@ -10,6 +11,7 @@ import {
   type Command,
   type CommitTiming,
   type FromWriter,
+  type ToWriter,
   type WriterData,
   Cancel,
   Field,
@@ -32,11 +34,6 @@ interface Written {
   skipping: boolean;
   /** The outbox ids it reserved, up to this (0: none). */
   reserving: number;
-}
-
-/** A command the main thread gave up on (it answered 503) is skipped: nothing half-written. */
-function claim(c: Command): boolean {
-  return !c.cancel || Atomics.compareExchange(new Int32Array(c.cancel), 0, Cancel.Queued, Cancel.Taken) === Cancel.Queued;
 }
 
 /**
@@ -68,6 +65,8 @@ export class WriterThread {
   private queued: Held[] = [];
   /** Checkpoints, run between transactions. */
   private readonly outside: Held[] = [];
+  /** The slabs of the commands' cancel flags (db/cancel-flags.ts), as the main thread sent them. */
+  private readonly flagSlabs: SharedArrayBuffer[] = [];
   private closing = false;
   private wake: NodeJS.Timeout | null = null;
 
@@ -136,15 +135,38 @@ export class WriterThread {
     this.port.postMessage(message);
   }
 
-  /** A message from the main thread: a batch of commands, or `close`. */
+  /** A message from the main thread: a batch of commands, a slab of their cancel flags, or `close`. */
   private receive(message: unknown): void {
-    if (Array.isArray(message)) {
+    const m = message as ToWriter;
+    if (Array.isArray(m)) {
       const at = performance.now();
-      for (const c of message as Held[]) {
+      for (const c of m as Held[]) {
         c.at = at - (c.waited ?? 0);
         this.pending.push(c);
       }
-    } else if ((message as { type?: string }).type === 'close') this.closing = true;
+    } else if (m.type === 'flags') this.flagSlabs[m.index] = m.slab;
+    else this.closing = true;
+  }
+
+  /** A command's cancel flag, if it has one. */
+  private flagOf(c: Command): Int32Array | null {
+    return c.cancel === undefined ? null : flagIn(this.flagSlabs, c.cancel);
+  }
+
+  /**
+   * The commands of `batch` to run: a command the main thread gave up on (it answered 503) is
+   * skipped, nothing half-written, and the main thread told, so that its flag serves again.
+   */
+  private claimed(batch: Command[]): Command[] {
+    const taken: Command[] = [];
+    const skipped: number[] = [];
+    for (const c of batch) {
+      const flag = this.flagOf(c);
+      if (!flag || Atomics.compareExchange(flag, 0, Cancel.Queued, Cancel.Taken) === Cancel.Queued) taken.push(c);
+      else skipped.push(c.seq);
+    }
+    if (skipped.length > 0) this.post({ type: 'skipped', seqs: skipped });
+    return taken;
   }
 
   /** Everything that arrived while this thread was busy (or blocked), without waiting for the event loop. */
@@ -237,14 +259,14 @@ export class WriterThread {
       this.beginTransaction();
       this.receiveWaiting();
       if (this.data.groupCommit) this.joinBatch(batch, synced);
-      taken = batch.filter(claim);
+      taken = this.claimed(batch);
       this.status.phase(Phase.Write);
       written = this.writeBatch(taken);
       this.db.exec('COMMIT');
     } catch (err) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       this.status.phase(Phase.Idle);
-      const failed = taken ?? batch.filter(claim);
+      const failed = taken ?? this.claimed(batch);
       this.post({ type: 'done', results: failed.map((c) => [c.seq, false, `not committed: ${errorText(err)}`]), failure: errorText(err) });
       return;
     }
@@ -349,7 +371,7 @@ export class WriterThread {
     const earlyAt = (c: Command) => (earlyAfterMs !== null && c.op === 'acceptFromPeer' ? now + earlyAfterMs : Infinity);
     const owingDue = unsynced.length > 0 || reserving ? now : now + this.timing.windowMs;
     const owed: Owed[] = durables.map((c) => ({ seq: c.seq, flag: null, due: now, earlyAt: earlyAt(c) }));
-    for (const c of owing) owed.push({ seq: c.seq, flag: c.cancel ? new Int32Array(c.cancel) : null, due: owingDue, earlyAt: Infinity });
+    for (const c of owing) owed.push({ seq: c.seq, flag: this.flagOf(c), due: owingDue, earlyAt: Infinity });
     this.wal.owe(owed);
     this.post({ type: 'done', results, failure: null, unsynced });
     // A durable command's sync, and one for ids reserved, are due now: it starts now, or as the one in flight ends (runDueWork() then starts it).
@@ -358,7 +380,7 @@ export class WriterThread {
 
   /** A command that cannot run inside a transaction (a checkpoint), run between them. */
   private runOutsideTransaction(c: Command): void {
-    if (!claim(c)) return;
+    if (this.claimed([c]).length === 0) return;
     this.status.phase(Phase.Write);
     try {
       const run = this.outsideCommands[c.op as keyof OutsideCommands] as (...a: unknown[]) => unknown;

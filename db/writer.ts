@@ -9,9 +9,10 @@ import { Worker } from 'node:worker_threads';
 import { DEFAULT_TIMING, WINDOW_MAX_WRITES } from './commit-plan';
 import { projectRoot } from '../lib/host/root';
 import { setWorkerSemiSpace } from '../lib/internals/node';
-import type { WriteArgs, WriteOp, WriteResult } from './commands';
+import { FlagSlots } from './cancel-flags';
+import { type WriteArgs, type WriteOp, type WriteResult, owesSync } from './commands';
 import { DEFAULT_STALL_MS, type StorageState, type StorageStatus, StorageMonitor } from './storage-status';
-import { type Command, type CommitTiming, type FromWriter, type WriterData, Cancel, STATUS_FIELDS } from './writer-protocol';
+import { type Command, type CommitTiming, type FromWriter, type ToWriter, type WriterData, Cancel, STATUS_FIELDS } from './writer-protocol';
 
 /** Per command: give up if the writer has not started it within this long. */
 export interface RunOptions {
@@ -59,6 +60,8 @@ interface Waiting {
   resolve(value: unknown): void;
   reject(err: Error): void;
   timer?: NodeJS.Timeout;
+  /** The slot of its cancel flag (db/cancel-flags.ts), if it may be cancelled. */
+  slot?: number;
   /** Owes a sync: resolved with an Unsynced once committed. */
   flag?: Int32Array;
 }
@@ -146,11 +149,21 @@ export class WriteQueue {
   /** When the last POST's entry that owes a sync was given (performance.now()). */
   private lastPostAt = -Infinity;
   private seq = 0;
+  /**
+   * Slots whose flag the writer may still look at after their answer: a write that owes a sync
+   * (until synced, or durable another way) and one cancelled here (until the writer has skipped it).
+   */
+  private readonly heldSlots = new Map<number, number>();
 
+  /**
+   * `flags`: the commands' cancel flags; the writer thread learns of each slab through its
+   * announcement (without a writer thread, as in the tests, nobody need learn of them).
+   */
   constructor(
     private readonly post: (batch: Command[]) => void,
     private readonly onCommit?: (writes: number, waitedMs: number[]) => void,
     private readonly gathering: Gathering = gatheringOf({}),
+    private readonly flags: FlagSlots = new FlagSlots(() => {}),
   ) {}
 
   /** Commands given and not yet answered. */
@@ -173,16 +186,18 @@ export class WriteQueue {
     return new Promise((resolve, reject) => {
       const waiting: Waiting = { op, at: performance.now(), resolve, reject };
       const { cancelAfterMs } = options;
-      const cancel = unsynced || cancelAfterMs !== undefined ? new SharedArrayBuffer(4) : undefined;
-      if (cancel) command.cancel = cancel;
-      if (unsynced && cancel) waiting.flag = new Int32Array(cancel);
-      if (cancelAfterMs !== undefined && cancel) {
-        const flag = new Int32Array(cancel);
-        waiting.timer = setTimeout(() => {
-          if (Atomics.compareExchange(flag, 0, Cancel.Queued, Cancel.Cancelled) !== Cancel.Queued) return; // started: wait for it
-          this.waiting.delete(seq);
-          reject(new WriteCancelled(op, cancelAfterMs));
-        }, cancelAfterMs);
+      if (unsynced || cancelAfterMs !== undefined) {
+        const slot = this.flags.take();
+        const flag = this.flags.flag(slot);
+        command.cancel = waiting.slot = slot;
+        if (unsynced) waiting.flag = flag;
+        if (cancelAfterMs !== undefined)
+          waiting.timer = setTimeout(() => {
+            if (Atomics.compareExchange(flag, 0, Cancel.Queued, Cancel.Cancelled) !== Cancel.Queued) return; // started: wait for it
+            this.waiting.delete(seq);
+            this.heldSlots.set(seq, slot); // until the writer says it skipped it
+            reject(new WriteCancelled(op, cancelAfterMs));
+          }, cancelAfterMs);
       }
       this.waiting.set(seq, waiting);
       this.outgoing.push(command);
@@ -211,6 +226,7 @@ export class WriteQueue {
   /** Writes that owed a sync are durable now (or the sync failed). */
   synced(seqs: number[], failure: string | null): void {
     for (const seq of seqs) {
+      this.releaseHeld(seq);
       const d = this.owing.get(seq);
       if (!d) {
         if (this.waiting.has(seq)) this.syncedEarly.set(seq, failure);
@@ -220,6 +236,18 @@ export class WriteQueue {
       if (failure === null) d.resolve();
       else d.reject(new WriteFailed('sync', failure));
     }
+  }
+
+  /** Commands cancelled here, which the writer skipped: their flags serve again. */
+  skipped(seqs: number[]): void {
+    for (const seq of seqs) this.releaseHeld(seq);
+  }
+
+  private releaseHeld(seq: number): void {
+    const slot = this.heldSlots.get(seq);
+    if (slot === undefined) return;
+    this.heldSlots.delete(seq);
+    this.flags.release(slot);
   }
 
   /**
@@ -266,10 +294,12 @@ export class WriteQueue {
   failAll(why: string): void {
     for (const [, w] of this.waiting) {
       if (w.timer) clearTimeout(w.timer);
+      if (w.slot !== undefined) this.flags.release(w.slot);
       w.reject(new WriteFailed(w.op, why));
     }
     this.waiting.clear();
     this.synced([...this.owing.keys()], why);
+    this.skipped([...this.heldSlots.keys()]);
   }
 
   /**
@@ -291,6 +321,11 @@ export class WriteQueue {
       if (!w) continue;
       this.waiting.delete(seq);
       if (w.timer) clearTimeout(w.timer);
+      // The writer looks at the flag of a write that owes a sync until it is synced (or durable another way).
+      if (w.slot !== undefined) {
+        if (ok && owesSync(w.op)) this.heldSlots.set(seq, w.slot);
+        else this.flags.release(w.slot);
+      }
       waited.push(now - w.at);
       if (!ok) w.reject(new WriteFailed(w.op, value));
       else if (w.flag) w.resolve(this.unsynced(seq, value, w.flag));
@@ -329,10 +364,15 @@ export class WriteQueue {
       value,
       durable,
       durableElsewhere: () => {
-        Atomics.compareExchange(flag, 0, Cancel.Taken, Cancel.DurableElsewhere);
+        // Synced already: its flag may serve another command now.
         const d = this.owing.get(seq);
+        if (!d) return;
+        Atomics.compareExchange(flag, 0, Cancel.Taken, Cancel.DurableElsewhere);
         this.owing.delete(seq);
-        d?.resolve();
+        // Before the writer reads it, the slot may serve another command: the writer then keeps
+        // this write's sync owed until that flag says otherwise (a sync more, never one less).
+        this.releaseHeld(seq);
+        d.resolve();
       },
     };
   }
@@ -408,9 +448,10 @@ export class Writer {
     private readonly options: WriterOptions,
   ) {
     this.queue = new WriteQueue(
-      (batch) => worker.postMessage(batch),
+      (batch) => worker.postMessage(batch satisfies ToWriter),
       (writes, waitedMs) => options.onCommit?.(writes, waitedMs),
       gatheringOf(options),
+      new FlagSlots((index, slab) => worker.postMessage({ type: 'flags', index, slab } satisfies ToWriter)),
     );
     this.monitor = new StorageMonitor(status64, readOnly, options);
     worker.on('message', (m: FromWriter) => this.onMessage(m));
@@ -489,13 +530,14 @@ export class Writer {
     return new Promise((resolve) => {
       this.closedResolve = resolve;
       this.queue.flush();
-      this.worker.postMessage({ type: 'close' });
+      this.worker.postMessage({ type: 'close' } satisfies ToWriter);
     });
   }
 
   private onMessage(m: FromWriter): void {
     if (m.type === 'closed') return this.closedResolve?.();
     if (m.type === 'synced') return this.queue.synced(m.seqs, m.failure);
+    if (m.type === 'skipped') return this.queue.skipped(m.seqs);
     if (m.type === 'slow-sync') return this.options.onSlowSync?.(m.ms, m.answeredEarly);
     if (m.type !== 'done') return;
     if (m.failure) this.monitor.failed(m.failure);

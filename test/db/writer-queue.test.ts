@@ -13,6 +13,7 @@ import {
   coalesceMs,
   gatheringOf,
 } from '../../db/writer';
+import { FLAGS_PER_SLAB, FlagSlots } from '../../db/cancel-flags';
 import { type Command, Cancel } from '../../db/writer-protocol';
 import { atLeast, nth } from '../helpers/nth';
 
@@ -211,16 +212,74 @@ describe('WriteQueue', () => {
   });
 
   it('cancelAfterMs: refused if the writer has not taken it by then, waited for if it has', async () => {
+    const flags = new FlagSlots(() => {});
+    queue = new WriteQueue((batch) => posted.push(batch), undefined, undefined, flags);
+    const flagOf = (c: Command) => flags.flag(c.cancel ?? -1);
     const refused = queue.run('purgeHistory', ['T', 10], { cancelAfterMs: 20 });
     const taken = queue.run('purgeHistory', ['T', 10], { cancelAfterMs: 20 });
     queue.flush();
     const [cRefused, cTaken] = atLeast(2, nth(posted, 0));
-    expect(Atomics.compareExchange(new Int32Array(cTaken.cancel!), 0, Cancel.Queued, Cancel.Taken)).toBe(Cancel.Queued);
+    expect(Atomics.compareExchange(flagOf(cTaken), 0, Cancel.Queued, Cancel.Taken)).toBe(Cancel.Queued);
     await expect(refused).rejects.toThrow(new WriteCancelled('purgeHistory', 20));
-    expect(new Int32Array(cRefused.cancel!)[0]).toBe(Cancel.Cancelled); // the writer will skip it
+    expect(flagOf(cRefused)[0]).toBe(Cancel.Cancelled); // the writer will skip it
     expect(queue.pending).toBe(1);
     queue.settle([ok(cTaken, 7)], true);
     await expect(taken).resolves.toBe(7);
+    // The answered command's flag serves again; the cancelled one's only once the writer has skipped it.
+    expect(flags.inUse).toBe(1);
+    queue.skipped([cRefused.seq]);
+    expect(flags.inUse).toBe(0);
+  });
+
+  it('the cancel flags live in shared slabs: each slab announced before the first command that uses it, each slot free again once the writer is done with it', async () => {
+    const told: string[] = [];
+    const flags = new FlagSlots((index, slab) => told.push(`slab ${index}: ${slab.byteLength} bytes`));
+    queue = new WriteQueue(
+      (batch) => {
+        posted.push(batch);
+        told.push(`${batch.length} commands`);
+      },
+      undefined,
+      undefined,
+      flags,
+    );
+    const entry = { kind: 'ASSIGNMENT', body: { TrackID: '1', Destination: 'D1' } } as never;
+    const post = () => queue.runUnsynced('addToOutboxUnsynced', [entry, null, 'T'], { cancelAfterMs: 2000 });
+    const posts = Array.from({ length: FLAGS_PER_SLAB + 1 }, post);
+    queue.flush();
+    expect(told).toEqual([`slab 0: ${FLAGS_PER_SLAB * 4} bytes`, `slab 1: ${FLAGS_PER_SLAB * 4} bytes`, `${FLAGS_PER_SLAB + 1} commands`]);
+    const commands = nth(posted, 0);
+    expect(new Set(commands.map((c) => c.cancel)).size).toBe(FLAGS_PER_SLAB + 1);
+    // Claimed by the writer and committed, each owes a sync: the writer looks at its flag until then (or until it is durable another way).
+    for (const c of commands)
+      expect(Atomics.compareExchange(flags.flag(c.cancel ?? -1), 0, Cancel.Queued, Cancel.Taken)).toBe(Cancel.Queued);
+    queue.settle(
+      commands.map((c) => ok(c, 1)),
+      true,
+    );
+    const answers = await Promise.all(posts);
+    expect(flags.inUse).toBe(FLAGS_PER_SLAB + 1);
+    const [first, second] = atLeast(2, commands);
+    queue.synced([first.seq], null);
+    expect(flags.inUse).toBe(FLAGS_PER_SLAB);
+    // Durable another way: its flag tells the writer, and the slot serves again; what is reported later changes nothing.
+    nth(answers, 1).durableElsewhere();
+    expect(flags.flag(second.cancel ?? -1)[0]).toBe(Cancel.DurableElsewhere);
+    expect(flags.inUse).toBe(FLAGS_PER_SLAB - 1);
+    queue.synced([second.seq], null);
+    nth(answers, 1).durableElsewhere();
+    expect(flags.inUse).toBe(FLAGS_PER_SLAB - 1);
+    // The next command takes a slot set free, its flag Queued again; no new slab.
+    const next = post();
+    queue.flush();
+    const [nextCommand] = atLeast(1, nth(posted, 1));
+    expect([first.cancel, second.cancel]).toContain(nextCommand.cancel);
+    expect(flags.flag(nextCommand.cancel ?? -1)[0]).toBe(Cancel.Queued);
+    expect(told.filter((t) => t.startsWith('slab'))).toHaveLength(2);
+    // A writer gone: every slot is free.
+    queue.failAll('the writer thread exited (1)');
+    await expect(next).rejects.toThrow(WriteFailed);
+    expect(flags.inUse).toBe(0);
   });
 
   it('a long backlog is answered 32 at a time, the event loop getting a turn in between; the commit is told once', async () => {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import Database from '../../db/sqlite';
 import { defaultMigrationsDir, openReader } from '../../db/connection';
 import { readMigrations } from '../../db/migrate';
+import { FLAGS_PER_SLAB } from '../../db/cancel-flags';
 import { WriteCancelled, WriteFailed, Writer } from '../../db/writer';
 import type { VerifyDto } from '../../model/messages';
 import { itWhen, missingImmutable } from '../helpers/tools';
@@ -105,14 +106,33 @@ describe('transactions', () => {
       const b = writer.run('enqueue', [[verify('b')], 'T'], { cancelAfterMs: 50 });
       const c = writer.run('enqueue', [[verify('c')], 'T']);
       await expect(b).rejects.toThrow(WriteCancelled);
+      // Given after b was refused, while the writer still holds b: d's cancel flag must not be b's
+      // (set Queued again, it would let the writer write b after all).
+      const d = writer.run('enqueue', [[verify('d')], 'T'], { cancelAfterMs: 10_000 });
       await sleep(20);
       operator.exec('COMMIT');
       expect([await a, await c]).toEqual([[1], [2]]);
-      expect(queued(file)).toEqual(['a', 'c']);
-      expect(writer.status()).toMatchObject({ Writes: 2, PendingWrites: 0 });
+      expect(queued(file)).toEqual(['a', 'c', 'd']);
+      expect(await d).toEqual([3]);
+      expect(writer.status()).toMatchObject({ Writes: 3, PendingWrites: 0 });
     } finally {
       if (operator.inTransaction) operator.exec('ROLLBACK');
       operator.close();
+      await writer.close();
+    }
+  });
+
+  it('writes that may be cancelled take their flags from shared slabs: a second slab for the 257th at once, the slots serving again after', async () => {
+    const file = path.join(dir, 'q.db');
+    const writer = await Writer.start({ file, synchronous: 'NORMAL', groupCommit: true });
+    try {
+      for (const round of ['a', 'b']) {
+        const tracks = Array.from({ length: FLAGS_PER_SLAB + 44 }, (_, i) => `${round}${i}`);
+        await Promise.all(tracks.map((t) => writer.run('enqueue', [[verify(t)], 'T'], { cancelAfterMs: 10_000 })));
+      }
+      expect(queued(file)).toHaveLength(2 * (FLAGS_PER_SLAB + 44));
+      expect(writer.status()).toMatchObject({ PendingWrites: 0 });
+    } finally {
       await writer.close();
     }
   });
