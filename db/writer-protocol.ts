@@ -3,7 +3,15 @@ import type { WriteOp } from './commands';
 
 /** What the main thread and the writer thread (db/writer.ts, db/writer-thread.ts) say to each other. */
 
-/** One write, as data. `cancel` (the slot of its flag, an Int32 in shared memory: db/cancel-flags.ts) lets the main thread give up on it. */
+/**
+ * The commands' cancel flags (`Cancel`) are Int32s in slabs of shared memory of this many, each
+ * slab sent to the writer thread once (db/writer.ts, FlagSlots), not a SharedArrayBuffer of each
+ * command's own: that was allocated, cloned into the writer and collected on both threads for
+ * every POST.
+ */
+export const FLAGS_PER_SLAB = 256;
+
+/** One write, as data. `cancel` (the slot of its flag, an Int32 in shared memory: FLAGS_PER_SLAB) lets the main thread give up on it. */
 export interface Command {
   seq: number;
   op: WriteOp;

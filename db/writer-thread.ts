@@ -1,7 +1,6 @@
 // The writer thread's work (db/writer-worker.ts starts it): the one connection that writes the
 // queue database, its transactions (pipelined group commit), and its stop.
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
-import { flagIn } from './cancel-flags';
 import { isDurable, isOutsideTransaction, outsideTransactionCommands, owesSync, writeCommands } from './commands';
 import { DEFAULT_TIMING, type Held, type Plan, planTransaction, wakeAt } from './commit-plan';
 import { type Db, openDatabase } from './connection';
@@ -11,6 +10,7 @@ import {
   type Command,
   type CommitTiming,
   type FromWriter,
+  FLAGS_PER_SLAB,
   type ToWriter,
   type WriterData,
   Cancel,
@@ -65,8 +65,8 @@ export class WriterThread {
   private queued: Held[] = [];
   /** Checkpoints, run between transactions. */
   private readonly outside: Held[] = [];
-  /** The slabs of the commands' cancel flags (db/cancel-flags.ts), as the main thread sent them. */
-  private readonly flagSlabs: SharedArrayBuffer[] = [];
+  /** The commands' cancel flags by slot, from the slabs the main thread sent (FLAGS_PER_SLAB). */
+  private readonly flags: Int32Array[] = [];
   private closing = false;
   private wake: NodeJS.Timeout | null = null;
 
@@ -144,13 +144,17 @@ export class WriterThread {
         c.at = at - (c.waited ?? 0);
         this.pending.push(c);
       }
-    } else if (m.type === 'flags') this.flagSlabs[m.index] = m.slab;
-    else this.closing = true;
+    } else if (m.type === 'flags') {
+      for (let i = 0; i < FLAGS_PER_SLAB; i++) this.flags[m.index * FLAGS_PER_SLAB + i] = new Int32Array(m.slab, i * 4, 1);
+    } else this.closing = true;
   }
 
   /** A command's cancel flag, if it has one. */
   private flagOf(c: Command): Int32Array | null {
-    return c.cancel === undefined ? null : flagIn(this.flagSlabs, c.cancel);
+    if (c.cancel === undefined) return null;
+    const flag = this.flags[c.cancel];
+    if (!flag) throw new Error(`cancel flag ${c.cancel}: its slab never reached the writer`);
+    return flag;
   }
 
   /**

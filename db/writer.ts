@@ -9,10 +9,18 @@ import { Worker } from 'node:worker_threads';
 import { DEFAULT_TIMING, WINDOW_MAX_WRITES } from './commit-plan';
 import { projectRoot } from '../lib/host/root';
 import { setWorkerSemiSpace } from '../lib/internals/node';
-import { FlagSlots } from './cancel-flags';
-import { type WriteArgs, type WriteOp, type WriteResult, owesSync } from './commands';
+import type { WriteArgs, WriteOp, WriteResult } from './commands';
 import { DEFAULT_STALL_MS, type StorageState, type StorageStatus, StorageMonitor } from './storage-status';
-import { type Command, type CommitTiming, type FromWriter, type ToWriter, type WriterData, Cancel, STATUS_FIELDS } from './writer-protocol';
+import {
+  type Command,
+  type CommitTiming,
+  type FromWriter,
+  type ToWriter,
+  type WriterData,
+  Cancel,
+  FLAGS_PER_SLAB,
+  STATUS_FIELDS,
+} from './writer-protocol';
 
 /** Per command: give up if the writer has not started it within this long. */
 export interface RunOptions {
@@ -60,7 +68,7 @@ interface Waiting {
   resolve(value: unknown): void;
   reject(err: Error): void;
   timer?: NodeJS.Timeout;
-  /** The slot of its cancel flag (db/cancel-flags.ts), if it may be cancelled. */
+  /** The slot of its cancel flag (FlagSlots), if it may be cancelled. */
   slot?: number;
   /** Owes a sync: resolved with an Unsynced once committed. */
   flag?: Int32Array;
@@ -125,6 +133,53 @@ export interface Gathering {
 
 /** How many committed commands are resolved before the event loop gets a turn (WriteQueue.settle). */
 const SETTLE_CHUNK = 32;
+
+/**
+ * The commands' cancel flags (FLAGS_PER_SLAB in db/writer-protocol.ts), the main thread's side: a
+ * slot for each command that may be cancelled, taken back once the writer thread will not look at
+ * it again; a new slab when every slot is in use, announced to the writer before any command that
+ * uses it (the announcement and the commands share one port, which keeps their order).
+ */
+export class FlagSlots {
+  private readonly views: Int32Array[] = [];
+  private readonly free: number[] = [];
+
+  constructor(private readonly announce: (index: number, slab: SharedArrayBuffer) => void) {}
+
+  /** A free slot, its flag set to Queued. */
+  take(): number {
+    if (this.free.length === 0) this.grow();
+    const slot = this.free.pop() ?? -1;
+    Atomics.store(this.flag(slot), 0, Cancel.Queued);
+    return slot;
+  }
+
+  /** The flag of a slot taken. */
+  flag(slot: number): Int32Array {
+    const flag = this.views[slot];
+    if (!flag) throw new Error(`cancel flag ${slot}: no such slot`);
+    return flag;
+  }
+
+  /** The writer will not look at this slot's flag again: it may serve another command. */
+  release(slot: number): void {
+    this.free.push(slot);
+  }
+
+  /** Slots taken and not released. */
+  get inUse(): number {
+    return this.views.length - this.free.length;
+  }
+
+  private grow(): void {
+    const index = this.views.length / FLAGS_PER_SLAB;
+    const slab = new SharedArrayBuffer(FLAGS_PER_SLAB * Int32Array.BYTES_PER_ELEMENT);
+    for (let i = 0; i < FLAGS_PER_SLAB; i++) this.views.push(new Int32Array(slab, i * 4, 1));
+    // Lowest first: pop() takes from the end.
+    for (let i = FLAGS_PER_SLAB - 1; i >= 0; i--) this.free.push(index * FLAGS_PER_SLAB + i);
+    this.announce(index, slab);
+  }
+}
 
 /**
  * The main thread's side of the commands: those given in one turn of the event loop go to the
@@ -323,7 +378,7 @@ export class WriteQueue {
       if (w.timer) clearTimeout(w.timer);
       // The writer looks at the flag of a write that owes a sync until it is synced (or durable another way).
       if (w.slot !== undefined) {
-        if (ok && owesSync(w.op)) this.heldSlots.set(seq, w.slot);
+        if (ok && w.flag) this.heldSlots.set(seq, w.slot);
         else this.flags.release(w.slot);
       }
       waited.push(now - w.at);

@@ -5,6 +5,7 @@
 import { WINDOW_MAX_WRITES, WINDOW_MS } from '../../db/commit-plan';
 import {
   type CommandResult,
+  FlagSlots,
   POST_GROUP_MAX,
   POST_GROUP_MS,
   WriteCancelled,
@@ -13,8 +14,7 @@ import {
   coalesceMs,
   gatheringOf,
 } from '../../db/writer';
-import { FLAGS_PER_SLAB, FlagSlots } from '../../db/cancel-flags';
-import { type Command, Cancel } from '../../db/writer-protocol';
+import { type Command, Cancel, FLAGS_PER_SLAB } from '../../db/writer-protocol';
 import { atLeast, nth } from '../helpers/nth';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));

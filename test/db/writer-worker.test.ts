@@ -9,8 +9,8 @@ import path from 'node:path';
 import Database from '../../db/sqlite';
 import { defaultMigrationsDir, openReader } from '../../db/connection';
 import { readMigrations } from '../../db/migrate';
-import { FLAGS_PER_SLAB } from '../../db/cancel-flags';
 import { WriteCancelled, WriteFailed, Writer } from '../../db/writer';
+import { FLAGS_PER_SLAB } from '../../db/writer-protocol';
 import type { VerifyDto } from '../../model/messages';
 import { itWhen, missingImmutable } from '../helpers/tools';
 
