@@ -61,7 +61,7 @@ describe('idle', () => {
   });
 
   onLinux(
-    'with the sorter connected (LIFE) and a long poll waiting on each queue: under 1.5% of a core, under 3.5 wake-ups a second of its own threads',
+    'with the sorter connected (LIFE) and a long poll waiting on each queue: under 3% of a core, under 3.5 wake-ups a second of its own threads',
     async () => {
       const emu = await startEmulator(['--port', '0', '--rate', '0']);
       home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Host: '127.0.0.1', Port: emu.port } } });
@@ -102,7 +102,10 @@ describe('idle', () => {
           `(${perThread(before.byThread, after.byThread, WATCH_MS)})`,
       );
       expect(answered).toBe(0); // both polls waited throughout
-      expect(share).toBeLessThan(0.015);
+      // What a wake-up costs is the machine's: the same build took 0.1 to 0.2% one day and 1.1 to
+      // 2.0% on a busier one with the same wake-ups (docs/performance.md). The share catches work
+      // that does not show as wake-ups (a look that reads too much); the count below catches a timer.
+      expect(share).toBeLessThan(0.03);
       // Every 2 s the beat (the alarm look, the change watcher's look, the size bound's every 4 s
       // and our LIFE, in one wake-up: lib/host/beat.ts), the sorter's ACK, the traffic log's timer
       // 100 ms later and the write's completion, each a wake-up when it comes after the thread
