@@ -65,8 +65,8 @@ export class WriterThread {
   private queued: Held[] = [];
   /** Checkpoints, run between transactions. */
   private readonly outside: Held[] = [];
-  /** The commands' cancel flags by slot, from the slabs the main thread sent (FLAGS_PER_SLAB). */
-  private readonly flags: Int32Array[] = [];
+  /** The slabs of the commands' cancel flags (FLAGS_PER_SLAB), as the main thread sent them. */
+  private readonly flagSlabs: SharedArrayBuffer[] = [];
   private closing = false;
   private wake: NodeJS.Timeout | null = null;
 
@@ -144,17 +144,16 @@ export class WriterThread {
         c.at = at - (c.waited ?? 0);
         this.pending.push(c);
       }
-    } else if (m.type === 'flags') {
-      for (let i = 0; i < FLAGS_PER_SLAB; i++) this.flags[m.index * FLAGS_PER_SLAB + i] = new Int32Array(m.slab, i * 4, 1);
-    } else this.closing = true;
+    } else if (m.type === 'flags') this.flagSlabs[m.index] = m.slab;
+    else this.closing = true;
   }
 
   /** A command's cancel flag, if it has one. */
   private flagOf(c: Command): Int32Array | null {
     if (c.cancel === undefined) return null;
-    const flag = this.flags[c.cancel];
-    if (!flag) throw new Error(`cancel flag ${c.cancel}: its slab never reached the writer`);
-    return flag;
+    const slab = this.flagSlabs[Math.floor(c.cancel / FLAGS_PER_SLAB)];
+    if (!slab) throw new Error(`cancel flag ${c.cancel}: its slab never reached the writer`);
+    return new Int32Array(slab, (c.cancel % FLAGS_PER_SLAB) * 4, 1);
   }
 
   /**

@@ -141,7 +141,7 @@ const SETTLE_CHUNK = 32;
  * uses it (the announcement and the commands share one port, which keeps their order).
  */
 export class FlagSlots {
-  private readonly views: Int32Array[] = [];
+  private readonly slabs: SharedArrayBuffer[] = [];
   private readonly free: number[] = [];
 
   constructor(private readonly announce: (index: number, slab: SharedArrayBuffer) => void) {}
@@ -154,11 +154,11 @@ export class FlagSlots {
     return slot;
   }
 
-  /** The flag of a slot taken. */
+  /** The flag of a slot taken (a view made for the asking: what a slot keeps is its 4 bytes). */
   flag(slot: number): Int32Array {
-    const flag = this.views[slot];
-    if (!flag) throw new Error(`cancel flag ${slot}: no such slot`);
-    return flag;
+    const slab = this.slabs[Math.floor(slot / FLAGS_PER_SLAB)];
+    if (!slab) throw new Error(`cancel flag ${slot}: no such slot`);
+    return new Int32Array(slab, (slot % FLAGS_PER_SLAB) * 4, 1);
   }
 
   /** The writer will not look at this slot's flag again: it may serve another command. */
@@ -168,13 +168,13 @@ export class FlagSlots {
 
   /** Slots taken and not released. */
   get inUse(): number {
-    return this.views.length - this.free.length;
+    return this.slabs.length * FLAGS_PER_SLAB - this.free.length;
   }
 
   private grow(): void {
-    const index = this.views.length / FLAGS_PER_SLAB;
+    const index = this.slabs.length;
     const slab = new SharedArrayBuffer(FLAGS_PER_SLAB * Int32Array.BYTES_PER_ELEMENT);
-    for (let i = 0; i < FLAGS_PER_SLAB; i++) this.views.push(new Int32Array(slab, i * 4, 1));
+    this.slabs.push(slab);
     // Lowest first: pop() takes from the end.
     for (let i = FLAGS_PER_SLAB - 1; i >= 0; i--) this.free.push(index * FLAGS_PER_SLAB + i);
     this.announce(index, slab);
