@@ -146,12 +146,13 @@ export class FlagSlots {
 
   constructor(private readonly announce: (index: number, slab: SharedArrayBuffer) => void) {}
 
-  /** A free slot, its flag set to Queued. */
-  take(): number {
+  /** A free slot, and its flag set to Queued. */
+  take(): { slot: number; flag: Int32Array } {
     if (this.free.length === 0) this.grow();
     const slot = this.free.pop() ?? -1;
-    Atomics.store(this.flag(slot), 0, Cancel.Queued);
-    return slot;
+    const flag = this.flag(slot);
+    Atomics.store(flag, 0, Cancel.Queued);
+    return { slot, flag };
   }
 
   /** The flag of a slot taken (a view made for the asking: what a slot keeps is its 4 bytes). */
@@ -242,8 +243,7 @@ export class WriteQueue {
       const waiting: Waiting = { op, at: performance.now(), resolve, reject };
       const { cancelAfterMs } = options;
       if (unsynced || cancelAfterMs !== undefined) {
-        const slot = this.flags.take();
-        const flag = this.flags.flag(slot);
+        const { slot, flag } = this.flags.take();
         command.cancel = waiting.slot = slot;
         if (unsynced) waiting.flag = flag;
         if (cancelAfterMs !== undefined)
