@@ -50,6 +50,37 @@ export function pidOf(proc: ChildProcess): number {
   return proc.pid;
 }
 
+/** The children still running and the service homes not yet removed: see `endWithTheBench`. */
+const running = new Set<ChildProcess>();
+const homes = new Set<string>();
+
+function tracked<P extends ChildProcess>(proc: P): P {
+  running.add(proc);
+  proc.once('exit', () => running.delete(proc));
+  return proc;
+}
+
+/**
+ * However a bench command ends (finished, failed, or stopped by SIGINT, SIGTERM or SIGHUP, which
+ * then exit with 128 + the signal's number), its children end with it and the service homes it
+ * made are removed. Without this a bench stopped from outside (a CI time-out, `kill`) or failing
+ * mid-step left its service or baseline listening, and its home in the temporary folder. Called
+ * once by each command's entry (run.ts, wal-pages.ts); the tests that import this module keep
+ * their own signal handling.
+ */
+export function endWithTheBench(): void {
+  process.once('exit', () => {
+    for (const proc of running) proc.kill('SIGKILL');
+    for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
+  });
+  for (const [signal, number] of [
+    ['SIGINT', 2],
+    ['SIGTERM', 15],
+    ['SIGHUP', 1],
+  ] as const)
+    process.once(signal, () => process.exit(128 + number));
+}
+
 /**
  * Start a node child; resolve when a stdout line satisfies `ready` (returning its value).
  * `spawned` sees the process at once, before it has run its start-up (to put it in a cgroup).
@@ -63,15 +94,17 @@ export function start<T>(
   nodeArgs: string[] = [],
   spawned: (proc: ChildProcess) => void = () => {},
 ): Promise<{ proc: ChildProcess; value: T }> {
-  const proc = spawn(process.execPath, [...nodeArgs, script, ...argv], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'] as const,
-  });
+  const proc = tracked(
+    spawn(process.execPath, [...nodeArgs, script, ...argv], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'] as const,
+    }),
+  );
   spawned(proc);
   let stderr = '';
   proc.stderr.on('data', (d) => (stderr += d));
   return new Promise((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`${path.basename(script)} exited (${code}): ${stderr.slice(-500)}`)));
+    proc.once('exit', (code, signal) => reject(new Error(`${path.basename(script)} exited (${signal ?? code}): ${stderr.slice(-500)}`)));
     readline.createInterface({ input: proc.stdout }).on('line', (line) => {
       onLine(line);
       const value = ready(line);
@@ -124,6 +157,7 @@ export async function startTarget(
     return { proc, base: value };
   }
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-home-'));
+  homes.add(home);
   const config = {
     TestMode: false,
     Port: 0,
@@ -161,7 +195,10 @@ export type StartedTarget = Awaited<ReturnType<typeof startTarget>>;
 
 /** Once the target's process has ended: its home (a service's) removed and its sync counter disposed of. */
 export function disposeTarget(t: StartedTarget): void {
-  if (t.home) fs.rmSync(t.home, { recursive: true, force: true });
+  if (t.home) {
+    fs.rmSync(t.home, { recursive: true, force: true });
+    homes.delete(t.home);
+  }
   t.syncs?.dispose();
 }
 
@@ -380,7 +417,7 @@ export function deviceWrites(dir: string): { ios: number; bytes: number } | null
 
 /** Hold the database's write lock from an sqlite3 process, as an operator's open transaction does. */
 export async function holdWriteLock(file: string, forS: number): Promise<void> {
-  const sqlite = spawn('sqlite3', [file], { stdio: ['pipe', 'ignore', 'inherit'] as const });
+  const sqlite = tracked(spawn('sqlite3', [file], { stdio: ['pipe', 'ignore', 'inherit'] as const }));
   sqlite.stdin.write('.timeout 5000\nBEGIN IMMEDIATE;\nSELECT 1;\n');
   await sleep(forS * 1000);
   sqlite.stdin.end('COMMIT;\n');

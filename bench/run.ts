@@ -15,7 +15,7 @@ import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/th
 import { type CpuLimit, createCpuLimit, parseCpuPct } from './cpu-limit';
 import { type CpuPairs, PAIR_RATES, measureCpuPairs } from './cpu-pairs';
 import { idleProbe } from './idle';
-import { type Target, allTargets, describeTarget, isBaseline, parseServiceConfig } from './processes';
+import { type Target, allTargets, describeTarget, endWithTheBench, isBaseline, parseServiceConfig } from './processes';
 import { popMicros, purgeProbe, seedProbe } from './scale';
 import {
   type Measured,
@@ -307,12 +307,12 @@ function setUpCpuLimit(pct: number): void {
     return;
   }
   cpuLimit = made;
-  process.once('exit', () => made.remove());
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+  process.once('exit', () => made.remove()); // after endWithTheBench's: its children killed, what is left moved out
   log(`the service targets limited to ${pct}% of one core (cgroup v${made.version} ${made.dir}, --service-cpu)`);
 }
 
 async function main() {
+  endWithTheBench(); // first: its exit hook kills the children before the cgroup's removes the group
   // The WCS client loops run in this process: its own V8 compiling must not take the cores the
   // measured targets wait for (both targets alike; the service lowers its own helpers too).
   await lowerHelperThreadsAtStart(HELPER_THREAD_NICE);

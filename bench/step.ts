@@ -1,5 +1,6 @@
 // One step of the benchmark: the emulator at a rate, the target, the reference client; what it
 // measured, and the median of several runs.
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { type WcsStats, runWcsClient } from '../examples/wcs-client';
 import type { CpuLimit, Throttling } from './cpu-limit';
@@ -273,28 +274,58 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
     cpuLimit: options.cpuLimit,
   });
   const client = runWcsClient({ base: t.base, loops: ctx.clientLoops, timeOut: 1 });
-  // The emulator inducts from when the link is up: the warm-up counts from its first item, so that `seconds` of items remain.
-  for (let i = 0; warmupS > 0 && client.stats.requests === 0 && i < 3000; i++) await sleep(10);
-  await sleep(warmupS * 1000);
-  // Items inducted before the window: their REQUEST reached the client within milliseconds (their VERIFY comes a decision window later, in the window).
-  const cyclesBefore = warmupS > 0 ? client.stats.requests : 0;
-  const prober = options.lock ? statusProber(t.base) : null;
-  const { lock } = options;
-  const home = t.home;
-  const locked =
-    lock && home ? sleep(lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(home, 'data/sorter.db'), lock.forS)) : undefined;
-  const measuring = meters(t, emu, isBaseline(target) ? undefined : options.cpuLimit, options.rssEveryS);
-  const e = await emu.stats;
-  await locked;
-  const statusMs = prober?.stop() ?? [];
-  await drained(t.base);
-  const status = (await (await fetch(`${t.base}/status`)).json()) as { WakeLatency: { P50Ms: number | null; P99Ms: number | null } };
-  const wcs = await client.stop();
-  const readings = measuring.stop();
-  t.proc.kill('SIGTERM');
-  await new Promise((r) => t.proc.once('exit', r));
-  disposeTarget(t);
-  return stepResult(rate, seconds, e, wcs, readings, status.WakeLatency, statusMs, cyclesBefore);
+  // A target that ends before the step does (a crash) fails the step at once, instead of the
+  // emulator's whole duration and drain later.
+  const failEarly = endedEarly(t.proc, describeTarget[target]);
+  let measuring: ReturnType<typeof meters> | undefined;
+  try {
+    // The emulator inducts from when the link is up: the warm-up counts from its first item, so that `seconds` of items remain.
+    for (let i = 0; warmupS > 0 && client.stats.requests === 0 && i < 3000; i++) await sleep(10);
+    await Promise.race([sleep(warmupS * 1000), failEarly.ended]);
+    // Items inducted before the window: their REQUEST reached the client within milliseconds (their VERIFY comes a decision window later, in the window).
+    const cyclesBefore = warmupS > 0 ? client.stats.requests : 0;
+    const prober = options.lock ? statusProber(t.base) : null;
+    const { lock } = options;
+    const home = t.home;
+    const locked =
+      lock && home ? sleep(lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(home, 'data/sorter.db'), lock.forS)) : undefined;
+    measuring = meters(t, emu, isBaseline(target) ? undefined : options.cpuLimit, options.rssEveryS);
+    const e = await Promise.race([emu.stats, failEarly.ended]);
+    await locked;
+    const statusMs = prober?.stop() ?? [];
+    await drained(t.base);
+    const status = (await (await fetch(`${t.base}/status`)).json()) as { WakeLatency: { P50Ms: number | null; P99Ms: number | null } };
+    const wcs = await client.stop();
+    const readings = measuring.stop();
+    failEarly.cancel();
+    t.proc.kill('SIGTERM');
+    await new Promise((r) => t.proc.once('exit', r));
+    disposeTarget(t);
+    return stepResult(rate, seconds, e, wcs, readings, status.WakeLatency, statusMs, cyclesBefore);
+  } catch (err) {
+    // Nothing of a failed step stays running (the bench's own exit would end them too: processes.ts).
+    failEarly.cancel();
+    measuring?.stop();
+    await client.stop().catch(() => undefined);
+    emu.proc.kill('SIGKILL');
+    if (t.proc.exitCode === null && t.proc.signalCode === null) {
+      t.proc.kill('SIGKILL');
+      await new Promise((r) => t.proc.once('exit', r));
+    }
+    disposeTarget(t);
+    throw err;
+  }
+}
+
+/** Rejects `ended` once `proc` exits, until `cancel()`: a target must outlive its step. */
+function endedEarly(proc: ChildProcess, label: string): { ended: Promise<never>; cancel(): void } {
+  let onExit: ((code: number | null, signal: NodeJS.Signals | null) => void) | undefined;
+  const ended = new Promise<never>((_, reject) => {
+    onExit = (code, signal) => reject(new Error(`${label} exited in the middle of its step (${signal ?? `exit code ${code}`})`));
+    proc.once('exit', onExit);
+  });
+  ended.catch(() => undefined); // raced, not awaited alone: a rejection nobody races is not an unhandled one
+  return { ended, cancel: () => onExit && proc.off('exit', onExit) };
 }
 
 /** Median over the plan's runs of one (target, rate). */

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { runWcsClient } from '../examples/wcs-client';
 import Database, { pragmaNumber } from '../db/sqlite';
 import { commandLine, nonNegative } from '../lib/process/command-line';
-import { parseServiceConfig, pidOf, sleep, startEmulator, startTarget, writeBytes } from './processes';
+import { endWithTheBench, parseServiceConfig, pidOf, sleep, startEmulator, startTarget, writeBytes } from './processes';
 import { projectRoot } from '../lib/process/paths';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 import { byBtree, readPageLog } from './page-log';
@@ -133,6 +133,7 @@ async function run(logFile: string) {
 }
 
 async function main() {
+  endWithTheBench();
   // As in bench/run.ts: the client's own V8 compiling must not take the service's cores.
   await lowerHelperThreadsAtStart(HELPER_THREAD_NICE);
   const logFile = path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), `wal-pages-${process.pid}.log`);
