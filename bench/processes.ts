@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { THREAD_NAMES } from '../lib/host/thread-name';
+import { endChildrenWithThisProcess, tracked } from '../lib/process/children';
 import { projectRoot } from '../lib/process/paths';
 import type { CpuLimit } from './cpu-limit';
 import { type SyncStall, SyncCounter } from './slow-disk';
@@ -50,35 +51,20 @@ export function pidOf(proc: ChildProcess): number {
   return proc.pid;
 }
 
-/** The children still running and the service homes not yet removed: see `endWithTheBench`. */
-const running = new Set<ChildProcess>();
+/** The service homes not yet removed: see `endWithTheBench`. */
 const homes = new Set<string>();
 
-function tracked<P extends ChildProcess>(proc: P): P {
-  running.add(proc);
-  proc.once('exit', () => running.delete(proc));
-  return proc;
-}
-
 /**
- * However a bench command ends (finished, failed, or stopped by SIGINT, SIGTERM or SIGHUP, which
- * then exit with 128 + the signal's number), its children end with it and the service homes it
- * made are removed. Without this a bench stopped from outside (a CI time-out, `kill`) or failing
- * mid-step left its service or baseline listening, and its home in the temporary folder. Called
- * once by each command's entry (run.ts, wal-pages.ts); the tests that import this module keep
- * their own signal handling.
+ * However a bench command ends (finished, failed, or stopped by a signal, which then exits with 128
+ * + its number), its children end with it and the service homes it made are removed. Without this
+ * a bench stopped from outside (a CI time-out, `kill`) or failing mid-step left its service or
+ * baseline listening, and its home in the temporary folder. Called once by each command's entry
+ * (run.ts, wal-pages.ts).
  */
 export function endWithTheBench(): void {
-  process.once('exit', () => {
-    for (const proc of running) proc.kill('SIGKILL');
+  endChildrenWithThisProcess(() => {
     for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
   });
-  for (const [signal, number] of [
-    ['SIGINT', 2],
-    ['SIGTERM', 15],
-    ['SIGHUP', 1],
-  ] as const)
-    process.once(signal, () => process.exit(128 + number));
 }
 
 /**

@@ -5,9 +5,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
+import { endChildrenWithThisProcess, tracked } from '../lib/process/children';
 import { commandLine, nonNegative } from '../lib/process/command-line';
+import { errorMessage } from '../lib/process/errors';
 import { projectRoot } from '../lib/process/paths';
-import { runWcsClient, statsJson } from './wcs-client';
+import { type WcsStats, runWcsClient, statsJson } from './wcs-client';
 
 /**
  * `npm run demo [-- --duration 30 --rate 20 --port 8081]`: the sorter emulator, the service in
@@ -38,9 +40,9 @@ function start(
   ready: (line: string) => boolean,
   onLine: (line: string) => void = () => {},
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] as const });
+  const child = tracked(spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] as const }));
   return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code}`)));
+    child.once('exit', (code, signal) => reject(new Error(`${args[0]} exited with ${signal ?? code}`)));
     readline.createInterface({ input: child.stdout }).on('line', (line) => {
       onLine(line);
       if (ready(line)) resolve(child);
@@ -48,7 +50,24 @@ function start(
   });
 }
 
+/** One line of progress: the client's counts, and the queues and the link from the service's GET /status. */
+async function progressLine(base: string, s: WcsStats, started: number): Promise<string> {
+  const status = (await (await fetch(`${base}/status`)).json()) as {
+    'Sortation Q': number;
+    'Destination Q': number;
+    Outbox: { Depth: number };
+    Sorter: { Connected: boolean };
+  };
+  return (
+    `t=${Math.round((Date.now() - started) / 1000)}s  requests ${s.requests}  assigned ${s.assignments_posted}  verified ${s.verifies}  scans ${s.scans}  ` +
+    `| queues ${status['Sortation Q']}/${status['Destination Q']}  outbox ${status.Outbox.Depth}  link ${status.Sorter.Connected ? 'up' : 'down'}`
+  );
+}
+
 async function main() {
+  // Stopped (Ctrl-C, kill) or failing, the demo takes its emulator and service with it: a service
+  // left running would hold the port and the home the next demo starts in.
+  endChildrenWithThisProcess();
   const duration = Number(values.duration);
   const home = path.join(projectRoot, 'demo');
   fs.rmSync(home, { recursive: true, force: true });
@@ -85,25 +104,18 @@ async function main() {
 
   const client = runWcsClient({ base, loops: 2, timeOut: 2, durationMs: duration * 1000 + 3000 });
   const started = Date.now();
-  const progress = setInterval(async () => {
-    const status = (await (await fetch(`${base}/status`)).json()) as {
-      'Sortation Q': number;
-      'Destination Q': number;
-      Outbox: { Depth: number };
-      Sorter: { Connected: boolean };
-    };
-    const s = client.stats;
-    console.log(
-      `t=${Math.round((Date.now() - started) / 1000)}s  requests ${s.requests}  assigned ${s.assignments_posted}  verified ${s.verifies}  scans ${s.scans}  ` +
-        `| queues ${status['Sortation Q']}/${status['Destination Q']}  outbox ${status.Outbox.Depth}  link ${status.Sorter.Connected ? 'up' : 'down'}`,
-    );
-  }, 2000);
+  const progress = setInterval(
+    () => void progressLine(base, client.stats, started).then(console.log, (err: unknown) => console.log(`status: ${errorMessage(err)}`)),
+    2000,
+  );
 
   await new Promise((resolve) => emulator.once('exit', resolve));
   await client.stop();
   clearInterval(progress);
-  service.kill('SIGTERM');
-  await new Promise((resolve) => service.once('exit', resolve));
+  if (service.exitCode === null && service.signalCode === null) {
+    service.kill('SIGTERM');
+    await new Promise((resolve) => service.once('exit', resolve));
+  } else console.log(`demo: the service had ended before the emulator (${service.signalCode ?? `exit code ${service.exitCode}`})`);
   console.log(emulatorSummary);
   console.log(`WCS ${JSON.stringify(statsJson(client.stats))}`);
   console.log(`demo: inspect ${path.join(home, 'data/sorter.db')} with sqlite3 and ${path.join(home, 'Service_PLC.log')}`);

@@ -1,0 +1,206 @@
+// The commands that start other processes (`npm run bench`, `npm run demo`) leave nothing behind
+// when they are stopped from outside (`kill`, a CI job's time-out) or fail: their emulator and
+// their service end with them, and the bench's service homes in the temporary folder are removed.
+// Runs the built commands as real processes and finds their children in /proc, as an operator
+// would.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { projectRoot } from '../../lib/process/paths';
+import { until } from '../helpers/until';
+
+jest.setTimeout(60_000);
+const onLinux = fs.existsSync('/proc/self/stat') ? it : it.skip;
+
+/** The pids whose parent is `ppid` (field 4 of /proc/PID/stat), not counting zombies. */
+function childrenOf(ppid: number): number[] {
+  const found: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(parent) === ppid && state !== 'Z') found.push(Number(entry));
+    } catch {
+      // a process that ended meanwhile
+    }
+  }
+  return found;
+}
+
+/**
+ * Running: a thread of it that is not a zombie. The main thread turns zombie while the others may
+ * still be ending, the process's sockets still open; they close as the last thread ends.
+ */
+function alive(pid: number): boolean {
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).some((task) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
+const commandOf = (pid: number): string => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    return '';
+  }
+};
+
+/** SORTER_HOME from a process's environment (the service's home, made by the bench). */
+function homeOf(pid: number): string | undefined {
+  const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  return env.find((e) => e.startsWith('SORTER_HOME='))?.slice('SORTER_HOME='.length);
+}
+
+/** Each command started by a test, and its children seen: killed after the test, passed or failed. */
+const started: ChildProcess[] = [];
+const seen: number[] = [];
+afterEach(() => {
+  for (const pid of [...seen, ...started.map((p) => p.pid ?? 0)])
+    try {
+      if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  started.length = 0;
+  seen.length = 0;
+});
+
+/** A built command as a real process (stdout and stderr gathered); its children found by their scripts once both run. */
+async function command(
+  script: string,
+  argv: string[],
+): Promise<{ proc: ChildProcess; emulator: number; service: number; output: () => string }> {
+  const proc = spawn(process.execPath, [path.join(projectRoot, script), ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(proc);
+  let out = '';
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
+  const find = (what: string) => childrenOf(proc.pid!).find((c) => commandOf(c).includes(what));
+  await until(
+    () => find('dist/emulator/main.js') !== undefined && find('dist/lib/main.js') !== undefined,
+    30_000,
+    `the emulator and the service started by ${script}`,
+  );
+  const emulator = find('dist/emulator/main.js')!;
+  const service = find('dist/lib/main.js')!;
+  seen.push(emulator, service);
+  return { proc, emulator, service, output: () => out };
+}
+
+/** Resolves with how `p` ended. */
+const exited = (p: ChildProcess) =>
+  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) resolve({ code: p.exitCode, signal: p.signalCode });
+    else p.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+
+/** Items flow through the service: its traffic log has their REQUESTs. */
+const itemsFlow = (home: string) => {
+  const log = path.join(home, 'Service_PLC.log');
+  return until(() => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('REQU'), 30_000, `REQUESTs in ${log}`, 100);
+};
+
+describe('npm run bench ends with its children', () => {
+  /** The bench on one long service step, items flowing: its emulator's and service's pids and the service's home. */
+  async function benchRunning() {
+    const run = await command('dist/bench/run.js', [
+      // The service first: the targets run in the order named.
+      ...['--quick', '--targets', 'service,baseline', '--rates', '30', '--runs', '1', '--seconds', '120'],
+      ...['--no-scale', '--no-storage', '--no-idle'],
+    ]);
+    const home = homeOf(run.service);
+    if (!home) throw new Error(`the service has no SORTER_HOME: ${commandOf(run.service)}`);
+    await itemsFlow(home);
+    return { ...run, bench: run.proc, home };
+  }
+
+  onLinux.each([
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const)('stopped by %s: exits %d, its emulator and service gone, the home removed', async (signal, status) => {
+    const run = await benchRunning();
+    run.bench.kill(signal);
+    expect(await exited(run.bench)).toEqual({ code: status, signal: null });
+    await until(() => !alive(run.emulator) && !alive(run.service), 5000, 'the emulator and the service ended');
+    expect(fs.existsSync(run.home)).toBe(false);
+  });
+
+  onLinux('failing mid-step (its service killed): exits 1 saying why, its emulator gone', async () => {
+    const run = await benchRunning();
+    process.kill(run.service, 'SIGKILL');
+    const end = await exited(run.bench);
+    expect(end).toEqual({ code: 1, signal: null });
+    expect(run.output()).toMatch(/bench failed: Error: service, .* exited in the middle of its step \(SIGKILL\)/);
+    await until(() => !alive(run.emulator), 5000, 'the emulator ended');
+    expect(fs.existsSync(run.home)).toBe(false);
+  });
+});
+
+describe('npm run demo ends with its children', () => {
+  const freePort = () =>
+    new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+
+  onLinux('stopped by SIGTERM while items flow: exits 143, its emulator and service gone', async () => {
+    const port = await freePort();
+    const run = await command('dist/examples/demo.js', ['--duration', '120', '--port', String(port)]);
+    await itemsFlow(path.join(projectRoot, 'demo'));
+    run.proc.kill('SIGTERM');
+    expect(await exited(run.proc)).toEqual({ code: 143, signal: null });
+    await until(() => !alive(run.emulator) && !alive(run.service), 5000, 'the emulator and the service ended');
+    // The port is free again for the next demo.
+    await new Promise<void>((resolve, reject) => {
+      const server = net
+        .createServer()
+        .once('error', reject)
+        .listen(port, '127.0.0.1', () => server.close(() => resolve()));
+    });
+  });
+
+  onLinux('failing to start its service (the port taken): exits 1 saying why, its emulator gone', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      const proc = spawn(process.execPath, [path.join(projectRoot, 'dist/examples/demo.js'), '--duration', '120', '--port', String(port)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      started.push(proc);
+      let out = '';
+      proc.stdout.on('data', (d) => (out += d));
+      proc.stderr.on('data', (d) => (out += d));
+      // The emulator starts first; the demo's children are looked at until it has exited.
+      const children = new Map<number, string>();
+      // The latest command line read wins: a child read between its fork and its exec shows the demo's.
+      const watch = setInterval(() => {
+        for (const c of childrenOf(proc.pid!)) {
+          const cmd = commandOf(c);
+          if (cmd) children.set(c, cmd);
+        }
+      }, 20);
+      const end = await exited(proc).finally(() => clearInterval(watch));
+      seen.push(...children.keys());
+      expect(end).toEqual({ code: 1, signal: null });
+      expect(out).toMatch(/demo failed: .*main\.js exited with 78/);
+      expect([...children.values()].some((cmd) => cmd.includes('dist/emulator/main.js'))).toBe(true);
+      await until(() => [...children.keys()].every((c) => !alive(c)), 5000, 'the emulator ended');
+    } finally {
+      taken.close();
+    }
+  });
+});
