@@ -1,8 +1,8 @@
 // Children that end with the command that started them: the benchmark and the demo start an
-// emulator, a service, a baseline. Stopped from outside (`kill`, a CI job's time-out: signals a
-// terminal's Ctrl-C would also have sent to the children, these do not) or failing, such a
-// command used to leave them running, a service still listening on its port. The service itself
-// starts no child process.
+// emulator, a service, a baseline. A terminal's Ctrl-C reaches the children too, but `kill` or a
+// CI job's time-out reaches only the command, and a command that fails exits alone: either way
+// its children went on running, a service still listening on its port. The service itself starts
+// no child process.
 import type { ChildProcess } from 'node:child_process';
 
 const running = new Set<ChildProcess>();
