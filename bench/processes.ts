@@ -51,19 +51,22 @@ export function pidOf(proc: ChildProcess): number {
   return proc.pid;
 }
 
-/** The service homes not yet removed: see `endWithTheBench`. */
-const homes = new Set<string>();
+/** The service homes and scratch files not yet removed: see `endWithTheBench`. */
+const scratch = new Set<string>();
+
+/** `file` (or folder) removed when the bench exits, however it ends, if it is still there. */
+export const removeWithTheBench = (file: string): void => void scratch.add(file);
 
 /**
  * However a bench command ends (finished, failed, or stopped by a signal, which then exits with 128
- * + its number), its children end with it and the service homes it made are removed. Without this
- * a bench stopped from outside (a CI time-out, `kill`) or failing mid-step left its service or
- * baseline listening, and its home in the temporary folder. Called once by each command's entry
- * (run.ts, wal-pages.ts).
+ * + its number), its children end with it and the service homes it made are removed, and what
+ * `removeWithTheBench` was given. Without this a bench stopped from outside (a CI time-out,
+ * `kill`) or failing mid-step left its service or baseline listening, and its home in the
+ * temporary folder. Called once by each command's entry (run.ts, wal-pages.ts).
  */
 export function endWithTheBench(): void {
   endChildrenWithThisProcess(() => {
-    for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
+    for (const file of scratch) fs.rmSync(file, { recursive: true, force: true });
   });
 }
 
@@ -143,7 +146,7 @@ export async function startTarget(
     return { proc, base: value };
   }
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-home-'));
-  homes.add(home);
+  scratch.add(home);
   const config = {
     TestMode: false,
     Port: 0,
@@ -183,7 +186,7 @@ export type StartedTarget = Awaited<ReturnType<typeof startTarget>>;
 export function disposeTarget(t: StartedTarget): void {
   if (t.home) {
     fs.rmSync(t.home, { recursive: true, force: true });
-    homes.delete(t.home);
+    scratch.delete(t.home);
   }
   t.syncs?.dispose();
 }

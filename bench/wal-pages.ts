@@ -17,7 +17,7 @@ import path from 'node:path';
 import { runWcsClient } from '../examples/wcs-client';
 import Database, { pragmaNumber } from '../db/sqlite';
 import { commandLine, nonNegative } from '../lib/process/command-line';
-import { endWithTheBench, parseServiceConfig, pidOf, sleep, startEmulator, startTarget, writeBytes } from './processes';
+import { endWithTheBench, parseServiceConfig, removeWithTheBench, pidOf, sleep, startEmulator, startTarget, writeBytes } from './processes';
 import { projectRoot } from '../lib/process/paths';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 import { byBtree, readPageLog } from './page-log';
@@ -138,6 +138,7 @@ async function main() {
   await lowerHelperThreadsAtStart(HELPER_THREAD_NICE);
   const logFile = path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), `wal-pages-${process.pid}.log`);
   fs.writeFileSync(logFile, '');
+  removeWithTheBench(logFile); // in /dev/shm: memory until the next boot, if an interrupted run left it
   const { emuStats, wcs, home, from, to, written, syncs } = await run(logFile);
   const { pageSize, owner, historyBytes } = fileLayout(path.join(home, 'data/sorter.db'));
   const log = readPageLog(readSlice(logFile, from, to), pageSize);

@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../lib/process/paths';
 import { until } from '../helpers/until';
@@ -144,6 +145,23 @@ describe('npm run bench ends with its children', () => {
     expect(run.output()).toMatch(/bench failed: Error: service, .* exited in the middle of its step \(SIGKILL\)/);
     await until(() => !alive(run.emulator), 5000, 'the emulator ended');
     expect(fs.existsSync(run.home)).toBe(false);
+  });
+});
+
+describe('npm run wal-pages ends with its children', () => {
+  onLinux('stopped by SIGTERM while items flow: exits 143, its children gone, its page log and home removed', async () => {
+    const run = await command('dist/bench/wal-pages.js', ['--rate', '30', '--seconds', '120']);
+    const home = homeOf(run.service);
+    if (!home) throw new Error(`the service has no SORTER_HOME: ${commandOf(run.service)}`);
+    await itemsFlow(home);
+    // The log of every WAL frame the service writes (in memory, under /dev/shm, where there is one).
+    const pageLog = path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), `wal-pages-${run.proc.pid}.log`);
+    expect(fs.statSync(pageLog).size).toBeGreaterThan(0);
+    run.proc.kill('SIGTERM');
+    expect(await exited(run.proc)).toEqual({ code: 143, signal: null });
+    await until(() => !alive(run.emulator) && !alive(run.service), 5000, 'the emulator and the service ended');
+    expect(fs.existsSync(pageLog)).toBe(false);
+    expect(fs.existsSync(home)).toBe(false);
   });
 });
 
