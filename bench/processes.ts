@@ -51,7 +51,7 @@ export function pidOf(proc: ChildProcess): number {
   return proc.pid;
 }
 
-/** The service homes and scratch files not yet removed: see `endWithTheBench`. */
+/** The service homes, their sync counters and other scratch files not yet removed: see `endWithTheBench`. */
 const scratch = new Set<string>();
 
 /** `file` (or folder) removed when the bench exits, however it ends, if it is still there. */
@@ -59,8 +59,8 @@ export const removeWithTheBench = (file: string): void => void scratch.add(file)
 
 /**
  * However a bench command ends (finished, failed, or stopped by a signal, which then exits with 128
- * + its number), its children end with it and the service homes it made are removed, and what
- * `removeWithTheBench` was given. Without this a bench stopped from outside (a CI time-out,
+ * + its number), its children end with it and the service homes and sync counters (in /dev/shm)
+ * it made are removed, and what `removeWithTheBench` was given. Without this a bench stopped from outside (a CI time-out,
  * `kill`) or failing mid-step left its service or baseline listening, and its home in the
  * temporary folder. Called once by each command's entry (run.ts, wal-pages.ts).
  */
@@ -166,6 +166,7 @@ export async function startTarget(
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
   const prof = [...SERVICE_NODE_ARGS, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [])];
   const syncs = new SyncCounter(delayMs, undefined, syncStall);
+  scratch.add(syncs.file);
   const intoCgroup = (proc: ChildProcess) => cpuLimit && proc.pid !== undefined && cpuLimit.add(proc.pid);
   const { proc, value } = await start(
     path.join(serviceRoot, 'dist', 'lib', 'main.js'),
@@ -188,7 +189,10 @@ export function disposeTarget(t: StartedTarget): void {
     fs.rmSync(t.home, { recursive: true, force: true });
     scratch.delete(t.home);
   }
-  t.syncs?.dispose();
+  if (t.syncs) {
+    t.syncs.dispose();
+    scratch.delete(t.syncs.file);
+  }
 }
 
 /** The figures of the emulator's EMULATOR {json} line that the bench reads (emulator/main.ts writes more). */

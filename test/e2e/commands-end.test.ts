@@ -57,11 +57,22 @@ const commandOf = (pid: number): string => {
   }
 };
 
-/** SORTER_HOME from a process's environment (the service's home, made by the bench). */
-function homeOf(pid: number): string | undefined {
-  const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-  return env.find((e) => e.startsWith('SORTER_HOME='))?.slice('SORTER_HOME='.length);
+/**
+ * What the bench made for a service it started, from the service's environment: its home (in the
+ * temporary folder) and the file its sync counter counts in (in /dev/shm where there is one).
+ */
+function scratchOf(service: number): { home: string; syncCounter: string } {
+  const env = fs.readFileSync(`/proc/${service}/environ`, 'utf8').split('\0');
+  const value = (name: string) => {
+    const found = env.find((e) => e.startsWith(`${name}=`))?.slice(name.length + 1);
+    if (!found) throw new Error(`the service has no ${name}: ${commandOf(service)}`);
+    return found;
+  };
+  return { home: value('SORTER_HOME'), syncCounter: value('SORTER_FSYNC_COUNT_FILE') };
 }
+
+/** None of `files` is left. */
+const gone = (...files: string[]) => expect(files.filter((f) => fs.existsSync(f))).toEqual([]);
 
 /** Each command started by a test, and its children seen: killed after the test, passed or failed. */
 const started: ChildProcess[] = [];
@@ -120,21 +131,20 @@ describe('npm run bench ends with its children', () => {
       ...['--quick', '--targets', 'service,baseline', '--rates', '30', '--runs', '1', '--seconds', '120'],
       ...['--no-scale', '--no-storage', '--no-idle'],
     ]);
-    const home = homeOf(run.service);
-    if (!home) throw new Error(`the service has no SORTER_HOME: ${commandOf(run.service)}`);
-    await itemsFlow(home);
-    return { ...run, bench: run.proc, home };
+    const scratch = scratchOf(run.service);
+    await itemsFlow(scratch.home);
+    return { ...run, bench: run.proc, ...scratch };
   }
 
   onLinux.each([
     ['SIGTERM', 143],
     ['SIGINT', 130],
-  ] as const)('stopped by %s: exits %d, its emulator and service gone, the home removed', async (signal, status) => {
+  ] as const)('stopped by %s: exits %d, its emulator and service gone, the home and the sync counter removed', async (signal, status) => {
     const run = await benchRunning();
     run.bench.kill(signal);
     expect(await exited(run.bench)).toEqual({ code: status, signal: null });
     await until(() => !alive(run.emulator) && !alive(run.service), 5000, 'the emulator and the service ended');
-    expect(fs.existsSync(run.home)).toBe(false);
+    gone(run.home, run.syncCounter);
   });
 
   onLinux('failing mid-step (its service killed): exits 1 saying why, its emulator gone', async () => {
@@ -144,15 +154,14 @@ describe('npm run bench ends with its children', () => {
     expect(end).toEqual({ code: 1, signal: null });
     expect(run.output()).toMatch(/bench failed: Error: service, .* exited in the middle of its step \(SIGKILL\)/);
     await until(() => !alive(run.emulator), 5000, 'the emulator ended');
-    expect(fs.existsSync(run.home)).toBe(false);
+    gone(run.home, run.syncCounter);
   });
 });
 
 describe('npm run wal-pages ends with its children', () => {
-  onLinux('stopped by SIGTERM while items flow: exits 143, its children gone, its page log and home removed', async () => {
+  onLinux('stopped by SIGTERM while items flow: exits 143, its children gone, its page log, home and sync counter removed', async () => {
     const run = await command('dist/bench/wal-pages.js', ['--rate', '30', '--seconds', '120']);
-    const home = homeOf(run.service);
-    if (!home) throw new Error(`the service has no SORTER_HOME: ${commandOf(run.service)}`);
+    const { home, syncCounter } = scratchOf(run.service);
     await itemsFlow(home);
     // The log of every WAL frame the service writes (in memory, under /dev/shm, where there is one).
     const pageLog = path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), `wal-pages-${run.proc.pid}.log`);
@@ -160,8 +169,7 @@ describe('npm run wal-pages ends with its children', () => {
     run.proc.kill('SIGTERM');
     expect(await exited(run.proc)).toEqual({ code: 143, signal: null });
     await until(() => !alive(run.emulator) && !alive(run.service), 5000, 'the emulator and the service ended');
-    expect(fs.existsSync(pageLog)).toBe(false);
-    expect(fs.existsSync(home)).toBe(false);
+    gone(pageLog, home, syncCounter);
   });
 });
 
