@@ -15,40 +15,49 @@ export function untilBeat(nowMs: number, periodMs: number, minMs = 0): number {
  * does not keep the process alive; returns its clear. Node counts a timer from the time its event
  * loop last read the clock, which is behind by whatever ran since (a few ms in a cold wake-up):
  * such a timer fires early, and would fire apart from another one due at the same instant. One
- * that fires early waits out the rest.
+ * that fires early waits out the rest. One whose wait the clock has since grown (the system clock
+ * set back, by NTP say, while it waited) calls at once: waiting out the step as well would stop
+ * the alarm look and the rest for as long as the step (an hour, a month).
  */
 export function timerAt(dueMs: number, fn: () => void, now: () => number = Date.now): () => void {
   let timer: NodeJS.Timeout;
+  let armedMs = 0;
   const arm = () => {
-    timer = setTimeout(fire, Math.max(1, dueMs - now()));
+    armedMs = Math.max(1, dueMs - now());
+    timer = setTimeout(fire, armedMs);
     timer.unref();
   };
-  const fire = () => (now() < dueMs ? arm() : fn());
+  const fire = () => {
+    const left = dueMs - now();
+    if (left > 0 && left <= armedMs) arm();
+    else fn();
+  };
   arm();
   return () => clearTimeout(timer);
 }
 
 /**
- * Call `fn` at each multiple of `periodMs` of the wall clock, from the next one on (timerAt).
- * A call that throws still leaves the next one armed (callers catch and log their own failures);
- * one that comes late (a stalled event loop) skips the multiples it missed rather than catching
- * up. Returns the stop.
+ * Call `fn` at each multiple of `periodMs` of the wall clock (`now`, `Date.now()` unless given),
+ * from the next one on (timerAt). A call that throws still leaves the next one armed (callers
+ * catch and log their own failures); one that comes late (a stalled event loop, or the system
+ * clock set forward) skips the multiples it missed rather than catching up; after the clock was
+ * set back it goes on at the next multiple of the clock as it is now. Returns the stop.
  */
-export function everyBeat(periodMs: number, fn: () => void): () => void {
+export function everyBeat(periodMs: number, fn: () => void, now: () => number = Date.now): () => void {
   if (!(periodMs > 0)) throw new Error(`a beat needs a period above 0 ms, not ${periodMs}`);
-  let due = Date.now() + untilBeat(Date.now(), periodMs, 1);
+  let due = now() + untilBeat(now(), periodMs, 1);
   let stopped = false;
   const run = () => {
     try {
       fn();
     } finally {
-      const now = Date.now();
+      const at = now();
       due += periodMs;
-      if (due <= now) due = now + untilBeat(now, periodMs, 1);
-      if (!stopped) clear = timerAt(due, run);
+      if (due <= at || due - at > periodMs) due = at + untilBeat(at, periodMs, 1);
+      if (!stopped) clear = timerAt(due, run, now);
     }
   };
-  let clear = timerAt(due, run);
+  let clear = timerAt(due, run, now);
   return () => {
     stopped = true;
     clear();

@@ -61,6 +61,29 @@ describe('everyBeat', () => {
     expect(calls.length).toBe(stopped);
   });
 
+  it.each([
+    ['back', -3_600_000],
+    ['forward', 3_600_000],
+  ])('goes on at the multiples of a clock set %s by an hour, without a burst or a gap', async (_, stepMs) => {
+    let offset = 0;
+    const clock = () => Date.now() + offset;
+    const calls: Array<{ real: number; clock: number }> = [];
+    const stop = everyBeat(100, () => calls.push({ real: Date.now(), clock: clock() }), clock);
+    try {
+      await sleep(450);
+      offset = stepMs; // NTP sets the system clock while a call is armed
+      await sleep(650);
+    } finally {
+      stop();
+    }
+    const after = calls.filter((c) => c.real >= calls[0]!.real + 450 + SLACK_MS);
+    expect(after.length).toBeGreaterThanOrEqual(4);
+    for (const c of after) expect(((c.clock % 100) + 100) % 100).toBeLessThan(SLACK_MS);
+    const gaps = calls.slice(1).map((c, i) => c.real - calls[i]!.real);
+    expect(Math.max(...gaps)).toBeLessThan(200 + SLACK_MS);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(25);
+  });
+
   it('refuses a period that is not above 0', () => {
     expect(() => everyBeat(0, () => {})).toThrow(/above 0 ms/);
     expect(() => everyBeat(Number.NaN, () => {})).toThrow(/above 0 ms/);
@@ -87,5 +110,18 @@ describe('timerAt', () => {
     clear();
     await sleep(120);
     expect(called).toBe(false);
+  });
+
+  it('calls when its timer fires if the clock was set back meanwhile, instead of waiting out the step', async () => {
+    let offset = 0;
+    const clock = () => Date.now() + offset;
+    const armedAt = Date.now();
+    let calledAfter = -1;
+    timerAt(clock() + 100, () => (calledAfter = Date.now() - armedAt), clock);
+    await sleep(30);
+    offset = -3_600_000;
+    await sleep(200);
+    expect(calledAfter).toBeGreaterThanOrEqual(90);
+    expect(calledAfter).toBeLessThan(100 + SLACK_MS * 2);
   });
 });
