@@ -26,6 +26,8 @@ export interface OutboxFeedDeps {
   maxOffered: number;
   log: Logger;
   clock: () => Date;
+  /** A clock that never steps, in ms, for the assignments' ages (default: performance.now()). */
+  monotonicMs?: () => number;
   /** The sorter's telegram layout (default: protocol version 1). */
   wire?: TelegramWire;
 }
@@ -47,10 +49,23 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   /** Told when the sorter acknowledges an entry, by outbox id (a POST waiting for it: DurableBySorterAck). */
   private readonly listeners = new Map<number, () => void>();
 
+  /**
+   * When each assignment in the outbox was created, on the clock that never steps, by outbox id:
+   * what its age for AssignmentTtlSeconds is counted from. Taken from the wall clock once, when
+   * this process first sees the entry (its POST, or its row read after a restart), so that a step
+   * of the system clock later (NTP setting the clock of a box that started without a
+   * battery-backed one: hours, or months) neither drops a fresh assignment the WCS was answered
+   * 200 for nor keeps a stale one. Forgotten when the entry leaves the outbox through this feed
+   * (acknowledged, dropped), the only ways it leaves.
+   */
+  private readonly createdMono = new Map<number, number>();
+  private readonly monotonicMs: () => number;
+
   private readonly wire: TelegramWire;
 
   constructor(private readonly deps: OutboxFeedDeps) {
     this.wire = deps.wire ?? defaultWire();
+    this.monotonicMs = deps.monotonicMs ?? (() => performance.now());
   }
 
   /**
@@ -59,6 +74,7 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
    */
   offer(entry: OutboxEntry, connected: boolean, acknowledged?: () => void, telegram?: OutboundTelegram): void {
     this.newestId = Math.max(this.newestId, entry.id);
+    if (entry.message.kind === 'ASSIGNMENT') this.ageOf(entry);
     if (acknowledged) this.listeners.set(entry.id, acknowledged);
     if (connected && this.offered.length < this.deps.maxOffered) {
       this.offered.push(entry);
@@ -118,6 +134,7 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
 
   acknowledged(entry: OutboxEntry): void {
     this.told(entry.id)?.();
+    this.createdMono.delete(entry.id);
     // If this removal is lost in a crash, the entry is sent again and the sorter recognises the repeat.
     this.deps.outbox
       .removeFromOutbox(entry.id)
@@ -152,12 +169,24 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   /** An assignment older than its time to live is of no use to the sorter: drop it, say so. */
   private expired(entry: OutboxEntry, nowMs: number): boolean {
     if (entry.message.kind !== 'ASSIGNMENT') return false;
-    const ageS = (nowMs - Date.parse(entry.createdAt)) / 1000;
+    const ageS = this.ageOf(entry) / 1000;
     if (ageS <= this.deps.assignmentTtlSeconds) return false;
     const reason = `older than AssignmentTtlSeconds (${Math.round(ageS)} s)`;
     this.drop(entry, reason, new Date(nowMs).toISOString());
     this.deps.log.warn({ outboxId: entry.id, trackId: entry.message.body.TrackID, reason }, 'assignment dropped, not sent');
     return true;
+  }
+
+  /** An assignment's age in ms: on the clock that never steps, from when this process first saw it (`createdMono`). */
+  private ageOf(entry: OutboxEntry): number {
+    const now = this.monotonicMs();
+    let created = this.createdMono.get(entry.id);
+    if (created === undefined) {
+      // A creation time ahead of the wall clock (it stepped back since): no age yet.
+      created = now - Math.max(0, this.deps.clock().getTime() - Date.parse(entry.createdAt));
+      this.createdMono.set(entry.id, created);
+    }
+    return now - created;
   }
 
   /** The entry's telegram; one the sorter's layout cannot carry (a value wider than its field, a type it lacks) is dropped, never cut. */
@@ -185,6 +214,7 @@ export class OutboxFeed implements SessionPort<OutboxEntry> {
   /** Move an entry to outbox_dropped (committed in the background; a repeat of the drop after a resync is harmless). */
   private drop(entry: OutboxEntry, reason: string, at: string): void {
     this.told(entry.id);
+    this.createdMono.delete(entry.id);
     this.deps
       .dropFromOutbox(entry, reason, at)
       .catch((err) => this.deps.log.error({ err, outboxId: entry.id }, 'could not move an outbox entry to outbox_dropped'));

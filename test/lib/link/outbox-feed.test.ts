@@ -14,7 +14,8 @@ describe('OutboxFeed', () => {
     expect(seqOfOutboxId(1000000)).toBe(1);
   });
 
-  function feed(now: { ms: number }) {
+  /** `ms` is the time that passes (the clock that never steps); the wall clock is `stepMs` (a step of the system clock) off it. */
+  function feed(now: { ms: number; stepMs?: number }) {
     const ctx = freshDb();
     const outbox = createOutboxStore(ctx.db);
     const dropped: Array<[number, string]> = [];
@@ -29,7 +30,8 @@ describe('OutboxFeed', () => {
       assignmentTtlSeconds: 10,
       maxOffered: 8,
       log: createLogger('silent'),
-      clock: () => new Date(now.ms),
+      clock: () => new Date(now.ms + (now.stepMs ?? 0)),
+      monotonicMs: () => now.ms,
     });
     const add = (track: string, at: number) => {
       const createdAt = new Date(at).toISOString();
@@ -100,6 +102,44 @@ describe('OutboxFeed', () => {
     expect(f.stillWanted(fresh)).toBe(true);
     now.ms += 10_500;
     expect(f.stillWanted(fresh)).toBe(false);
+    ctx.dispose();
+  });
+
+  it("counts an assignment's age on the clock that never steps: a step of the system clock neither drops it nor keeps it", () => {
+    const now: { ms: number; stepMs?: number } = { ms: Date.parse('2026-11-22T08:00:00Z') };
+    const { ctx, f, add, dropped } = feed(now);
+    f.restart();
+    const fresh = add('FRESH', now.ms);
+    f.offer(fresh, true);
+    // NTP sets a clock that started an hour behind: the assignment, a second old, goes out.
+    now.ms += 1000;
+    now.stepMs = 3_600_000;
+    expect(f.nextOutbound(4, false).map((o) => o.ref.id)).toEqual([fresh.id]);
+    expect(f.stillWanted(fresh)).toBe(true);
+    // Then back by two hours: it still expires once 10 s have passed since its POST.
+    now.stepMs = -3_600_000;
+    now.ms += 8_000;
+    expect(f.stillWanted(fresh)).toBe(true);
+    now.ms += 1_500;
+    expect(f.stillWanted(fresh)).toBe(false);
+    expect(dropped).toEqual([[fresh.id, 'older than AssignmentTtlSeconds (11 s)']]);
+    ctx.dispose();
+  });
+
+  it('ages a row it did not see created by the wall clock when it first reads it; one dated ahead of the wall clock from then on', () => {
+    const now: { ms: number; stepMs?: number } = { ms: Date.parse('2026-11-22T08:00:00Z') };
+    const { ctx, f, add, dropped } = feed(now);
+    // Rows of an earlier run: one 5 s old by the wall clock, one dated an hour ahead of it (the clock stepped back since).
+    const older = add('OLDER', now.ms - 5_000);
+    const ahead = add('AHEAD', now.ms + 3_600_000);
+    f.restart();
+    expect(f.nextOutbound(4, false).map((o) => o.ref.id)).toEqual([older.id, ahead.id]);
+    now.ms += 5_500;
+    expect(f.stillWanted(older)).toBe(false);
+    expect(f.stillWanted(ahead)).toBe(true);
+    now.ms += 5_000;
+    expect(f.stillWanted(ahead)).toBe(false);
+    expect(dropped.map(([id]) => id)).toEqual([older.id, ahead.id]);
     ctx.dispose();
   });
 
