@@ -22,7 +22,7 @@ import { DeliveryTracker } from './http/read-proof/delivery';
 import type { Logger } from './process/logger';
 import type { QueueName } from '../model/messages';
 import { seedFromReplay } from './testmode/seed';
-import { TcpSorterLink } from './link/sorter-link';
+import { TcpSorterLink, steadyWallMs } from './link/sorter-link';
 import { offlineLink } from './link/sorter-link-status';
 import { type Manifest, loadManifest } from './functions/manifest';
 import { type TelegramReceiver, telegramTrigger } from './functions/telegram-trigger';
@@ -87,6 +87,11 @@ export interface ServiceOptions {
   log: Logger;
   version: string;
   clock?: () => Date;
+  /**
+   * What the sorter link times by (lib/link/sorter-link.ts): default `steadyWallMs`, a clock that
+   * never steps, unless `clock` is given (a test driving time by hand): then `clock`.
+   */
+  steadyMs?: () => number;
   /** The functions and their triggers (default: the project's manifest.json). */
   manifest?: Manifest;
   /** The sorter's telegram layout, validated (default: read from Sorter.Layout). */
@@ -263,6 +268,7 @@ async function sorterLink(
     links: stores.links,
     log,
     clock,
+    steadyMs: options.steadyMs ?? (options.clock ? undefined : steadyWallMs),
     traffic,
     receive,
     wire,

@@ -43,7 +43,14 @@ export interface TcpLinkDeps {
     dropFromOutbox: OutboxFeedDeps['dropFromOutbox'];
   };
   log: Logger;
+  /** The wall clock: the times the link shows and logs. */
   clock: () => Date;
+  /**
+   * What the link times by, in ms: heartbeats, resends, a dead link (default: `clock`). The service
+   * gives `steadyWallMs`, so that a step of the system clock neither takes the link for dead nor
+   * stops its heartbeats and resends for as long as the step.
+   */
+  steadyMs?: () => number;
   /** The telegram trigger (manifest.json): commit a message from the sorter; resolves once committed. */
   receive(type: TelegramType, event: InboundMessage): Promise<void>;
   traffic?: TrafficLogWriter;
@@ -52,6 +59,15 @@ export interface TcpLinkDeps {
   /** The service's run before this one stopped cleanly: its first resynchronisation's resends are not marked. */
   lastStopClean?: boolean;
 }
+
+/**
+ * The wall clock as it read when the process started, advanced by the time since (a clock that
+ * never steps; slewed with the wall clock, equal to it until the system clock is set). NTP setting
+ * the clock of a box that started without a battery-backed one steps it by hours or months: timed
+ * by the wall clock, the link then took itself for dead (set forward), or sent no heartbeat or
+ * resend and looked for no dead link until the clock caught up again (set back).
+ */
+export const steadyWallMs = (): number => performance.timeOrigin + performance.now();
 
 /**
  * The live link: one TCP connection to the PLC, reconnected with a capped backoff. Inbound data
@@ -85,13 +101,17 @@ export class TcpSorterLink implements SorterLink {
   private refusing: string | null = null;
   private readonly recent = new Recent<{ atMs: number; direction: 'IN' | 'OUT'; content: string }>(RECENT_TELEGRAMS);
 
-  /** The link's clock in ms (deps.clock), for the session, the logs' periods and the tick. */
+  /** The link's clock in ms (deps.steadyMs, else deps.clock), for the session, the logs' periods and the tick. */
   private readonly nowMs: () => number;
+  /** A time of the link's clock on the wall clock, for what the link shows and logs. */
+  private readonly wallOf: (ms: number) => number;
 
   constructor(private readonly deps: TcpLinkDeps) {
     const s = deps.settings;
     const { log, clock } = deps;
-    this.nowMs = () => clock().getTime();
+    const steady = deps.steadyMs;
+    this.nowMs = steady ?? (() => clock().getTime());
+    this.wallOf = steady ? (ms) => clock().getTime() - (steady() - ms) : (ms) => ms;
     const now = this.nowMs;
     // Faults that repeat per telegram (a full disk, a sender gone wrong) log once a period.
     this.unreachable = new ThrottledLog(log, 'warn', 60_000, now);
@@ -123,8 +143,9 @@ export class TcpSorterLink implements SorterLink {
         garbage: (bytes, reason) =>
           garbage.write({ bytes: JSON.stringify(bytes.slice(0, 60)), reason }, 'garbage on the sorter link skipped'),
         telegram: (direction, content, atMs) => {
-          this.recent.add({ atMs, direction, content });
-          deps.traffic?.write(new Date(atMs), direction, content);
+          const at = this.wallOf(atMs);
+          this.recent.add({ atMs: at, direction, content });
+          deps.traffic?.write(new Date(at), direction, content);
         },
         nakSent: (seq, type, code, why) => naksSent.write({ seq, type, code, why }, `NAK sent to the sorter: ${why}`),
         nakReceived: (seq, type, code, text) => log.warn({ seq, type, code, text }, 'NAK received from the sorter'),
@@ -171,8 +192,8 @@ export class TcpSorterLink implements SorterLink {
       connected,
       address: this.address,
       since: this.since,
-      lastInAt,
-      lastOutAt,
+      lastInAt: lastInAt > 0 ? this.wallOf(lastInAt) : 0,
+      lastOutAt: lastOutAt > 0 ? this.wallOf(lastOutAt) : 0,
       counters,
       connections: this.connections,
       dropped,
@@ -276,7 +297,7 @@ export class TcpSorterLink implements SorterLink {
     this.tickAt = Infinity;
     if (this.session.tick() === 'dead') {
       this.deps.log[this.proven ? 'warn' : 'debug'](
-        { silentMs: this.deps.clock().getTime() - this.session.lastInAt },
+        { silentMs: this.nowMs() - this.session.lastInAt },
         'sorter link silent for 3 heartbeats: declared dead, reconnecting',
       );
       this.socket?.destroy();

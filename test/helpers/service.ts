@@ -26,10 +26,12 @@ export async function testService(
   config: Partial<Config> | object = {},
   files: Record<string, string | object> = {},
   clock?: () => Date,
+  /** What the sorter link times by (ServiceOptions.steadyMs). */
+  steadyMs?: () => number,
 ): Promise<TestService> {
   const home = tempHome(files);
   const validated = validateConfig({ LogLevel: 'silent', ...config });
-  const service = await createService({ home, config: validated, log: createLogger('silent'), version: '0.0.0-test', clock });
+  const service = await createService({ home, config: validated, log: createLogger('silent'), version: '0.0.0-test', clock, steadyMs });
   const server = await createServer(service);
   // As lib/main.ts: the link once the server exists (this helper's server is not started).
   service.startLink();

@@ -10,6 +10,7 @@ import type { InductDto } from '../../../model/messages';
 import { induct } from '../../helpers/messages';
 import { type ScriptedPlc, ack, scriptedPlc } from '../../helpers/scripted-plc';
 import { type TestService, testService } from '../../helpers/service';
+import { steadyWallMs } from '../../../lib/link/sorter-link';
 import { until } from '../../helpers/until';
 
 const request = induct('0004711', { Barcode: 'B1' });
@@ -28,14 +29,19 @@ afterEach(async () => {
   /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
-/** The PLC listening, and the service linked to it (timings short for the test). */
-async function start(answer: Parameters<typeof scriptedPlc>[0]) {
+/** The PLC listening, and the service linked to it (timings short for the test); `clock` and `steadyMs` as createService takes them. */
+async function start(answer: Parameters<typeof scriptedPlc>[0], clock?: () => Date, steadyMs?: () => number) {
   plc = scriptedPlc(answer);
   const port = await plc.listening;
-  t = await testService({
-    TestMode: false,
-    Sorter: { Host: '127.0.0.1', Port: port, AckTimeoutMs: 100, HeartbeatMs: 1000, ReconnectMaxMs: 100 },
-  });
+  t = await testService(
+    {
+      TestMode: false,
+      Sorter: { Host: '127.0.0.1', Port: port, AckTimeoutMs: 100, HeartbeatMs: 1000, ReconnectMaxMs: 100 },
+    },
+    {},
+    clock,
+    steadyMs,
+  );
   return port;
 }
 const link = () => t.service.deps.link;
@@ -183,3 +189,32 @@ it('stop closes the connection and does not connect again', async () => {
   await new Promise((r) => setTimeout(r, 400)); // twice the first reconnect delay
   expect(plc.accepted()).toBe(1);
 });
+
+it('a step of the system clock, forward an hour and back two, neither takes the link for dead nor stops its LIFEs; a silent PLC is still found dead', async () => {
+  let offset = 0;
+  const wall = () => new Date(Date.now() + offset);
+  const lifeAt: number[] = [];
+  let silent = false;
+  await start(
+    (tg, send) => {
+      if (silent) return;
+      if (tg.type === 'LIFE' && tg.flag === 'D') lifeAt.push(Date.now());
+      if (tg.flag === 'D') send(ack(tg));
+    },
+    wall,
+    steadyWallMs,
+  );
+  await until(() => plc.received.some((x) => x.type === 'SYNE'));
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  for (const step of [3_600_000, -7_200_000]) {
+    offset += step; // NTP sets the system clock
+    const before = lifeAt.length;
+    await sleep(3500); // more than the 3 heartbeats of silence that declare a link dead
+    expect(link().status()).toMatchObject({ Connected: true, ConnectionsLost: 0 });
+    expect(lifeAt.length - before).toBeGreaterThanOrEqual(2);
+    // What the status shows is the wall clock's time.
+    expect(Math.abs(Date.parse(link().status().LastTelegramIn!) - wall().getTime())).toBeLessThan(2500);
+  }
+  silent = true;
+  await until(() => (link().status().ConnectionsLost as number) >= 1, 6000, 'the silent PLC declared dead');
+}, 30_000);
