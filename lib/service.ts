@@ -80,6 +80,9 @@ export interface Service {
   close(): Promise<void>;
 }
 
+/** The clock that never steps the link and the alarms time by: the given one; else none under a clock driven by hand; else steadyWallMs. */
+const steadyOf = (options: ServiceOptions): (() => number) | undefined => options.steadyMs ?? (options.clock ? undefined : steadyWallMs);
+
 /** Options for createService. */
 export interface ServiceOptions {
   home: string;
@@ -88,8 +91,9 @@ export interface ServiceOptions {
   version: string;
   clock?: () => Date;
   /**
-   * What the sorter link times by (lib/link/sorter-link.ts): default `steadyWallMs`, a clock that
-   * never steps, unless `clock` is given (a test driving time by hand): then `clock`.
+   * What the sorter link times by (lib/link/sorter-link.ts), and what the alarms tell a step of
+   * `clock` by: default `steadyWallMs`, a clock that never steps, unless `clock` is given (a test
+   * driving time by hand): then `clock`, and no step is told.
    */
   steadyMs?: () => number;
   /** The functions and their triggers (default: the project's manifest.json). */
@@ -268,7 +272,7 @@ async function sorterLink(
     links: stores.links,
     log,
     clock,
-    steadyMs: options.steadyMs ?? (options.clock ? undefined : steadyWallMs),
+    steadyMs: steadyOf(options),
     traffic,
     receive,
     wire,
@@ -332,7 +336,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     // Set just below: the monitor reads the other deps.
     alarms: undefined as unknown as AlarmMonitor,
   };
-  deps.alarms = alarmMonitor(deps, stores.alarms, file, options.lastStopClean === false);
+  deps.alarms = alarmMonitor(deps, stores.alarms, file, options.lastStopClean === false, steadyOf(options));
   alarmGauge(metrics.registry, deps.alarms);
   const stopSampling = sampleLastHour(deps, config);
   const stopAlarms = () => deps.alarms.stop();

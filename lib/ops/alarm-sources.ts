@@ -30,7 +30,13 @@ export interface AlarmSources {
 }
 
 /** The alarm monitor over the running service, started (its first look now, then every EvaluateSeconds). */
-export function alarmMonitor(deps: AlarmSources, journal: AlarmJournal, file: string, uncleanStart: boolean): AlarmMonitor {
+export function alarmMonitor(
+  deps: AlarmSources,
+  journal: AlarmJournal,
+  file: string,
+  uncleanStart: boolean,
+  steadyMs?: () => number,
+): AlarmMonitor {
   const { settings } = deps;
   const folder = path.dirname(file);
   return new AlarmMonitor({
@@ -38,6 +44,7 @@ export function alarmMonitor(deps: AlarmSources, journal: AlarmJournal, file: st
     journal,
     uncleanStart,
     clock: deps.clock,
+    steadyMs,
     log: deps.log,
     observe(now) {
       const link = deps.link.status();

@@ -31,8 +31,16 @@ export interface AlarmMonitorOptions {
   /** The run before did not stop cleanly (lib/process/instance-lock.ts). */
   uncleanStart: boolean;
   clock: () => Date;
+  /**
+   * A clock that never steps (ms; lib/link/sorter-link.ts, steadyWallMs). With it, a step of
+   * `clock` between two looks is logged, and the monitor's own event times move with it.
+   */
+  steadyMs?: () => number;
   log: Logger;
 }
+
+/** A difference between the wall clock and the steady one, from one look to the next, that counts as the system clock being set (ms). */
+const CLOCK_STEP_MS = 1000;
 
 /** An acknowledgement's outcome: the alarm as it stands now, or null for an id the journal never gave. */
 export type Acknowledged = AlarmEntry | null;
@@ -58,8 +66,9 @@ export class AlarmMonitor {
 
   constructor(private readonly options: AlarmMonitorOptions) {
     const now = options.clock().getTime();
-    this.lastSorterMessageAt = now;
-    this.lastPollAt = { sortation: now, destination: now };
+    const own = this.ownNow();
+    this.lastSorterMessageAt = own;
+    this.lastPollAt = { sortation: own, destination: own };
     this.uncleanStart = options.uncleanStart;
     this.nextId = options.journal.highestAlarmId() + 1;
     // Alarms the run before left active stay so until a look finds their condition gone.
@@ -88,12 +97,12 @@ export class AlarmMonitor {
 
   /** A GET reached `queue` (handlers/dequeue.ts). */
   polled(queue: QueueName): void {
-    this.lastPollAt[queue] = this.options.clock().getTime();
+    this.lastPollAt[queue] = this.ownNow();
   }
 
   /** A REQUEST, VERIFY or SCAN came from the sorter (handlers/sorter-message.ts). */
   sorterMessage(): void {
-    this.lastSorterMessageAt = this.options.clock().getTime();
+    this.lastSorterMessageAt = this.ownNow();
   }
 
   /** The active alarms, oldest first. */
@@ -135,6 +144,7 @@ export class AlarmMonitor {
 
   /** Look at every condition once: raise what holds and is not raised, clear what is raised and no longer holds. */
   evaluate(): void {
+    this.noticeClockStep();
     const o = this.observations();
     for (const rule of ALARM_RULES) {
       const detail = rule.check(o, this.options.settings);
@@ -171,21 +181,54 @@ export class AlarmMonitor {
     return entry;
   }
 
+  /**
+   * The times the monitor keeps itself (the last poll and sorter message, the last late decision,
+   * the link's drops) are on the clock that never steps when there is one: a step of the system
+   * clock (NTP on a box that started without a battery-backed one: hours or months at once)
+   * neither raises SORTER_SILENT or WCS_NOT_POLLING at once nor holds DECISIONS_LATE until the
+   * clock has caught up. The times read from elsewhere follow the wall clock (docs/operations.md,
+   * "The system clock").
+   */
+  private ownNow(): number {
+    return this.options.steadyMs?.() ?? this.options.clock().getTime();
+  }
+
+  private clockSeen: { wall: number; steady: number } | null = null;
+
+  /** The system clock set since the last look: said in the log, once a step. */
+  private noticeClockStep(): void {
+    const { steadyMs } = this.options;
+    if (!steadyMs) return;
+    const now = { wall: this.options.clock().getTime(), steady: steadyMs() };
+    const seen = this.clockSeen;
+    this.clockSeen = now;
+    if (!seen) return;
+    const step = now.wall - seen.wall - (now.steady - seen.steady);
+    if (Math.abs(step) < CLOCK_STEP_MS) return;
+    this.options.log.warn(
+      { stepMs: Math.round(step) },
+      `the system clock was set ${step > 0 ? 'forward' : 'back'} by ${Math.round(Math.abs(step) / 1000)} s; alarms that count from a time read elsewhere (the link's, the storage's, a message's) count from the clock as it reads now`,
+    );
+  }
+
   private observations(): AlarmObservations {
     const now = this.options.clock().getTime();
+    const own = this.ownNow();
+    /** One of the monitor's own times on the wall clock, its age kept (the same time without a steady clock). */
+    const wallOf = (t: number) => now - (own - t);
     const { waitingClients, lateDecisions, ...seen } = this.options.observe(now);
-    if (lateDecisions > 0) this.lateDecisionAt = now;
-    this.countLinkDrops(seen.link.lost, now);
-    const pollAge = (q: QueueName) => (waitingClients[q] > 0 ? 0 : (now - this.lastPollAt[q]) / 1000);
+    if (lateDecisions > 0) this.lateDecisionAt = own;
+    this.countLinkDrops(seen.link.lost, own);
+    const pollAge = (q: QueueName) => (waitingClients[q] > 0 ? 0 : (own - this.lastPollAt[q]) / 1000);
     return {
       ...seen,
       now,
-      lastSorterMessageAt: this.lastSorterMessageAt,
+      lastSorterMessageAt: wallOf(this.lastSorterMessageAt),
       pollAgeSeconds: { sortation: pollAge('sortation'), destination: pollAge('destination') },
-      lateDecisionAt: this.lateDecisionAt,
+      lateDecisionAt: this.lateDecisionAt === null ? null : wallOf(this.lateDecisionAt),
       lateDecisions,
       uncleanStart: this.uncleanStart,
-      linkDropsAt: this.linkDropsAt,
+      linkDropsAt: this.linkDropsAt.map(wallOf),
     };
   }
 

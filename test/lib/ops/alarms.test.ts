@@ -80,6 +80,58 @@ function monitor(uncleanStart = false) {
 }
 
 describe('AlarmMonitor', () => {
+  it('times what it keeps itself by the clock that never steps: a step of the system clock raises no SORTER_SILENT or WCS_NOT_POLLING, holds no DECISIONS_LATE, and is logged', () => {
+    let wall = 1_000_000;
+    let steady = 50_000;
+    const { log, lines } = capturingLogger('info');
+    let seen = healthy();
+    const m = new AlarmMonitor({
+      settings,
+      journal: journal(),
+      observe: () => seen,
+      uncleanStart: false,
+      clock: () => new Date(wall),
+      steadyMs: () => steady,
+      log,
+    });
+    /** `ms` pass, the wall clock set by `stepMs` as well; no client waits (so the polls' age counts). */
+    const look = (ms: number, stepMs = 0, change: (o: ReturnType<typeof healthy>) => void = () => {}) => {
+      wall += ms + stepMs;
+      steady += ms;
+      seen = healthy();
+      seen.waitingClients = { sortation: 0, destination: 0 };
+      seen.link.since = wall;
+      seen.storage.since = wall;
+      change(seen);
+      m.evaluate();
+      return m.list().map((a) => a.Code);
+    };
+    m.sorterMessage();
+    m.polled('sortation');
+    m.polled('destination');
+    expect(look(1000)).toEqual([]);
+    // An hour forward: the last poll and sorter message are a second old, not an hour.
+    expect(look(1000, 3_600_000)).toEqual([]);
+    expect(lines.filter((l) => /system clock/.test(l.msg)).map((l) => l.msg.split(';')[0])).toEqual([
+      'the system clock was set forward by 3600 s',
+    ]);
+    m.sorterMessage();
+    m.polled('sortation');
+    m.polled('destination');
+    expect(look(1000, 0, (o) => (o.lateDecisions = 3))).toEqual(['DECISIONS_LATE']);
+    // Two hours back: the late decision is 11 s old after 11 s, and no longer holds its alarm.
+    m.sorterMessage();
+    m.polled('sortation');
+    m.polled('destination');
+    expect(look(5000, -7_200_000)).toEqual(['DECISIONS_LATE']);
+    m.sorterMessage();
+    m.polled('sortation');
+    m.polled('destination');
+    expect(look(6000)).toEqual([]);
+    expect(lines.filter((l) => /system clock/.test(l.msg))).toHaveLength(2);
+    expect(lines.filter((l) => /system clock/.test(l.msg))[1]?.msg).toMatch(/^the system clock was set back by 7200 s; /);
+  });
+
   it('raises each alarm when its condition holds past its threshold, and clears it when it passes', () => {
     const { at, m } = monitor();
     expect(at(0)).toEqual([]);
