@@ -41,7 +41,8 @@ export function timerAt(dueMs: number, fn: () => void, now: () => number = Date.
  * from the next one on (timerAt). A call that throws still leaves the next one armed (callers
  * catch and log their own failures); one that comes late (a stalled event loop, or the system
  * clock set forward) skips the multiples it missed rather than catching up; after the clock was
- * set back it goes on at the next multiple of the clock as it is now. Returns the stop.
+ * set back it goes on at the next multiple of the clock as it is now; either way the next call
+ * comes at least half a period later. Returns the stop.
  */
 export function everyBeat(periodMs: number, fn: () => void, now: () => number = Date.now): () => void {
   if (!(periodMs > 0)) throw new Error(`a beat needs a period above 0 ms, not ${periodMs}`);
@@ -53,7 +54,10 @@ export function everyBeat(periodMs: number, fn: () => void, now: () => number = 
     } finally {
       const at = now();
       due += periodMs;
-      if (due <= at || due - at > periodMs) due = at + untilBeat(at, periodMs, 1);
+      // Realigned, at least half a period on: a timer Node fired a little early calls fn for the
+      // multiple it was armed for, which the clock as it now reads (set, or read early) may put
+      // just ahead.
+      if (due <= at || due - at > periodMs) due = at + untilBeat(at, periodMs, periodMs / 2);
       if (!stopped) clear = timerAt(due, run, now);
     }
   };
