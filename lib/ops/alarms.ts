@@ -32,8 +32,8 @@ export interface AlarmMonitorOptions {
   uncleanStart: boolean;
   clock: () => Date;
   /**
-   * A clock that never steps (ms; lib/link/sorter-link.ts, steadyWallMs). With it, a step of
-   * `clock` between two looks is logged, and the monitor's own event times move with it.
+   * A clock that never steps (ms; lib/link/sorter-link.ts, steadyWallMs). With it, the monitor
+   * keeps its own event times on it (ownNow), and a step of `clock` between two looks is logged.
    */
   steadyMs?: () => number;
   log: Logger;
