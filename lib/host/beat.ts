@@ -46,7 +46,8 @@ export function timerAt(dueMs: number, fn: () => void, now: () => number = Date.
  */
 export function everyBeat(periodMs: number, fn: () => void, now: () => number = Date.now): () => void {
   if (!(periodMs > 0)) throw new Error(`a beat needs a period above 0 ms, not ${periodMs}`);
-  let due = now() + untilBeat(now(), periodMs, 1);
+  const start = now(); // read once: a millisecond between two reads would put every call 1 ms early
+  let due = start + untilBeat(start, periodMs, 1);
   let stopped = false;
   const run = () => {
     try {

@@ -84,6 +84,31 @@ describe('everyBeat', () => {
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(25);
   });
 
+  it('falls on the multiples even when the clock ticks between its first reads', async () => {
+    // A clock that reads 99,950, then whatever the test sets: a millisecond that passed between two
+    // reads at the start once put every call of a beat 1 ms before its multiple, for good.
+    let t = 99_951;
+    let reads = 0;
+    const now = () => (reads++ === 0 ? 99_950 : t);
+    const calls: number[] = [];
+    const stop = everyBeat(100, () => calls.push(t), now);
+    try {
+      for (const [at, expected] of [
+        [99_999, 0],
+        [100_000, 1],
+        [100_099, 1],
+        [100_100, 2],
+      ] as const) {
+        t = at;
+        await sleep(130); // past a timer armed for a whole period by this clock
+        expect({ at, calls: calls.length }).toEqual({ at, calls: expected });
+      }
+    } finally {
+      stop();
+    }
+    expect(calls).toEqual([100_000, 100_100]);
+  });
+
   it('refuses a period that is not above 0', () => {
     expect(() => everyBeat(0, () => {})).toThrow(/above 0 ms/);
     expect(() => everyBeat(Number.NaN, () => {})).toThrow(/above 0 ms/);
