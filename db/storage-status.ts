@@ -1,6 +1,6 @@
 // The storage's state as /status shows it: read from the writer thread's shared status fields,
 // which stay readable while the thread is blocked on a lock or the disk.
-import { Field, Phase } from './writer-protocol';
+import { Field, Phase, sharedClockMs } from './writer-protocol';
 
 /** Storage states as /status shows them. */
 export type StorageState = 'Ok' | 'Stalled' | 'Failing';
@@ -55,10 +55,11 @@ export function failedRecently(last: StorageStatus['LastFailure'], nowMs: number
  * a commit RECOVERED_AFTER_MS after the last failure, with how many failed meanwhile.
  */
 export class StorageMonitor {
-  private failure: { since: string; error: string } | null = null;
-  private okSince = new Date().toISOString();
+  /** The times below are on the fields' clock (sharedClockMs), shown on the wall clock by status(). */
+  private failure: { since: number; error: string } | null = null;
+  private okSince = sharedClockMs();
   private failures = 0;
-  private lastFailure: { At: string; Error: string } | null = null;
+  private lastFailure: { at: number; error: string } | null = null;
   /** What was last told: Failing from a failure until a commit RECOVERED_AFTER_MS after the last one. */
   private toldFailing = false;
   /** Failures since Failing was told. */
@@ -73,12 +74,11 @@ export class StorageMonitor {
     if (readOnly) this.failure = { since: this.okSince, error: 'the database file is read-only' };
   }
 
-  /** A transaction failed (or the thread is gone): Failing, told once until it has recovered. */
-  failed(error: string, now = Date.now()): void {
-    const at = new Date(now).toISOString();
+  /** A transaction failed (or the thread is gone), at `now` of the fields' clock: Failing, told once until it has recovered. */
+  failed(error: string, now = sharedClockMs()): void {
     this.failures++;
-    this.lastFailure = { At: at, Error: error };
-    if (!this.failure) this.failure = { since: at, error };
+    this.lastFailure = { at: now, error };
+    if (!this.failure) this.failure = { since: now, error };
     else this.failure.error = error;
     this.failuresSinceTold++;
     if (this.toldFailing) return;
@@ -87,14 +87,14 @@ export class StorageMonitor {
     this.options.onState?.('Failing', error);
   }
 
-  /** A transaction committed: a failing storage (not a read-only one) is Ok again; told once none has failed for RECOVERED_AFTER_MS. */
-  committed(now = Date.now()): void {
+  /** A transaction committed, at `now` of the fields' clock: a failing storage (not a read-only one) is Ok again; told once none has failed for RECOVERED_AFTER_MS. */
+  committed(now = sharedClockMs()): void {
     if (this.readOnly) return;
     if (this.failure) {
       this.failure = null;
-      this.okSince = new Date(now).toISOString();
+      this.okSince = now;
     }
-    if (!this.toldFailing || !this.lastFailure || failedRecently(this.lastFailure, now)) return;
+    if (!this.toldFailing || !this.lastFailure || now - this.lastFailure.at < RECOVERED_AFTER_MS) return;
     this.toldFailing = false;
     const n = this.failuresSinceTold;
     this.options.onState?.('Ok', n > 1 ? `commits succeed again (${n} transactions failed meanwhile)` : 'commits succeed again');
@@ -103,41 +103,48 @@ export class StorageMonitor {
   /**
    * Commits go through promptly: the storage is not failing, and no transaction has been in one
    * phase (waiting for the lock, writing) for longer than `maxMs`. A sync in flight does not
-   * count: it runs beside the commits.
+   * count: it runs beside the commits. `now` is on the fields' clock (sharedClockMs).
    */
-  prompt(maxMs: number, now = Date.now()): boolean {
+  prompt(maxMs: number, now = sharedClockMs()): boolean {
     if (this.failure) return false;
     const phase = Number(Atomics.load(this.fields, Field.Phase)) as Phase;
     return phase === Phase.Idle || now - Number(Atomics.load(this.fields, Field.PhaseSince)) <= maxMs;
   }
 
-  /** The storage as /status shows it, with `pendingWrites` not yet answered. */
-  status(pendingWrites: number, now = Date.now()): StorageStatus {
+  /**
+   * The storage as /status shows it, with `pendingWrites` not yet answered, at `now` of the wall
+   * clock and `shared` of the fields' (sharedClockMs): a stall is timed by the latter and shown
+   * as the wall-clock time as long ago.
+   */
+  status(pendingWrites: number, now = Date.now(), shared = sharedClockMs()): StorageStatus {
     const field = (f: Field) => Number(Atomics.load(this.fields, f));
     const stallMs = this.options.stallMs ?? DEFAULT_STALL_MS;
     const phase = field(Field.Phase) as Phase;
     const syncSince = field(Field.SyncSince);
-    const phaseStalled = phase !== Phase.Idle && now - field(Field.PhaseSince) > stallMs;
+    const phaseStalled = phase !== Phase.Idle && shared - field(Field.PhaseSince) > stallMs;
     // A transaction held up (a lock first of all) is what stops commits; else a sync that takes too long.
-    const syncStalled = !phaseStalled && syncSince > 0 && now - syncSince > stallMs;
+    const syncStalled = !phaseStalled && syncSince > 0 && shared - syncSince > stallMs;
     const stalled = phaseStalled || syncStalled;
     const phaseSince = phaseStalled ? field(Field.PhaseSince) : syncSince;
     const lastCommitUs = field(Field.LastCommitUs);
     const state: StorageState = this.failure ? 'Failing' : stalled ? 'Stalled' : 'Ok';
+    /** A time of the fields' clock as the wall-clock time as long ago. */
+    const shown = (t: number) => new Date(now - (shared - t)).toISOString();
+    const last = this.lastFailure;
     return {
       State: state,
-      Since: this.failure ? this.failure.since : state === 'Stalled' ? new Date(phaseSince).toISOString() : this.okSince,
+      Since: shown(this.failure ? this.failure.since : state === 'Stalled' ? phaseSince : this.okSince),
       WaitingFor: stalled ? (phaseStalled && phase === Phase.Lock ? 'Lock' : 'Disk') : null,
       PendingWrites: pendingWrites,
       LastCommitMs: field(Field.Commits) > 0 ? Math.round(lastCommitUs / 100) / 10 : null,
       Commits: field(Field.Commits),
       Writes: field(Field.Writes),
       Syncs: field(Field.SyncedCommits),
-      SyncInFlightMs: syncSince > 0 ? Math.max(0, now - syncSince) : null,
+      SyncInFlightMs: syncSince > 0 ? Math.max(0, Math.round(shared - syncSince)) : null,
       AckedBeforeSync: field(Field.AnsweredBeforeSync),
       LastError: this.failure?.error ?? null,
       Failures: this.failures,
-      LastFailure: this.lastFailure,
+      LastFailure: last && { At: shown(last.at), Error: last.error },
       ReadOnly: this.readOnly,
     };
   }

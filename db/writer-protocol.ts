@@ -46,17 +46,27 @@ export const enum Phase {
   Sync = 3,
 }
 
+/**
+ * The clock of the shared status fields' times (ms): the system's monotonic clock, the same in every
+ * thread of the process and never set. On the wall clock, a step of it (NTP setting the time) while
+ * a transaction or a sync was in flight would make it look stalled at once, or hide a stall for as
+ * long as the step.
+ */
+export function sharedClockMs(): number {
+  return Number(process.hrtime.bigint() / 1000n) / 1000;
+}
+
 /** Slots of the shared status array (BigInt64). */
 export const enum Field {
   Phase = 0,
-  /** Date.now() when the phase began. */
+  /** When the phase began (sharedClockMs). */
   PhaseSince = 1,
   LastCommitUs = 2,
   Commits = 3,
   Writes = 4,
   /** Disk syncs of the WAL (beside the commits, or at a stop): for durable writes, and for writes that owed one. */
   SyncedCommits = 5,
-  /** Date.now() when the sync of the WAL in flight began (it runs beside the writer, not in it), 0 when none is. */
+  /** When the sync of the WAL in flight began (sharedClockMs; it runs beside the writer, not in it), 0 when none is. */
   SyncSince = 6,
   /** Sorter telegrams answered before their sync ended (AckUnsyncedAfterMs). */
   AnsweredBeforeSync = 7,
@@ -85,7 +95,7 @@ export class StatusFields {
 
   /** The writer begins `phase` now. */
   phase(phase: Phase): void {
-    this.set(Field.PhaseSince, Date.now());
+    this.set(Field.PhaseSince, sharedClockMs());
     this.set(Field.Phase, phase);
   }
 }

@@ -77,7 +77,8 @@ export const steadyWallMs = (): number => performance.timeOrigin + performance.n
 export class TcpSorterLink implements SorterLink {
   private socket: net.Socket | null = null;
   private stopping = false;
-  private since: string | null = null;
+  /** Connected or disconnected since (ms, the link's clock: the alarms count SORTER_LINK_DOWN from it), null: never connected yet. */
+  private sinceAt: number | null = null;
   private backoffMs = INITIAL_BACKOFF_MS;
   /** The peer sent a valid telegram on this connection: only that resets the backoff (a gateway accepts for a PLC that is off). */
   private proven = false;
@@ -191,7 +192,7 @@ export class TcpSorterLink implements SorterLink {
     return linkStatus({
       connected,
       address: this.address,
-      since: this.since,
+      since: this.sinceAt === null ? null : new Date(this.wallOf(this.sinceAt)).toISOString(),
       lastInAt: lastInAt > 0 ? this.wallOf(lastInAt) : 0,
       lastOutAt: lastOutAt > 0 ? this.wallOf(lastOutAt) : 0,
       counters,
@@ -253,7 +254,7 @@ export class TcpSorterLink implements SorterLink {
 
   private onConnect(socket: net.Socket): void {
     if (socket !== this.socket) return;
-    this.since = this.deps.clock().toISOString();
+    this.sinceAt = this.nowMs();
     this.proven = false;
     this.connections.made += 1;
     const failed = this.unreachable.reset();
@@ -275,7 +276,7 @@ export class TcpSorterLink implements SorterLink {
         { address: this.address },
         'sorter link lost; unacknowledged telegrams stay in the outbox',
       );
-      this.since = this.deps.clock().toISOString();
+      this.sinceAt = this.nowMs();
     }
     this.session.detach();
     this.socket = null;

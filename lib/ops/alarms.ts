@@ -207,7 +207,7 @@ export class AlarmMonitor {
     if (Math.abs(step) < CLOCK_STEP_MS) return;
     this.options.log.warn(
       { stepMs: Math.round(step) },
-      `the system clock was set ${step > 0 ? 'forward' : 'back'} by ${Math.round(Math.abs(step) / 1000)} s; alarms that count from a time read elsewhere (the link's, the storage's, a message's) count from the clock as it reads now`,
+      `the system clock was set ${step > 0 ? 'forward' : 'back'} by ${Math.round(Math.abs(step) / 1000)} s; alarms that count from a stored time (a queued message's, an outbox entry's) count from the clock as it reads now`,
     );
   }
 

@@ -205,6 +205,7 @@ it('a step of the system clock, forward an hour and back two, neither takes the 
     steadyWallMs,
   );
   await until(() => plc.received.some((x) => x.type === 'SYNE'));
+  const connectedAt = Date.now();
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   for (const step of [3_600_000, -7_200_000]) {
     offset += step; // NTP sets the system clock
@@ -214,6 +215,9 @@ it('a step of the system clock, forward an hour and back two, neither takes the 
     expect(lifeAt.length - before).toBeGreaterThanOrEqual(2);
     // What the status shows is the wall clock's time.
     expect(Math.abs(Date.parse(link().status().LastTelegramIn!) - wall().getTime())).toBeLessThan(2500);
+    // Connected since as long ago as it was (SORTER_LINK_DOWN counts from it), on the wall clock.
+    const connectedFor = wall().getTime() - Date.parse(link().status().Since!);
+    expect(Math.abs(connectedFor - (Date.now() - connectedAt))).toBeLessThan(500);
   }
   silent = true;
   await until(() => (link().status().ConnectionsLost as number) >= 1, 6000, 'the silent PLC declared dead');
