@@ -1,6 +1,16 @@
 // The storage's state as /status shows it: read from the writer thread's shared status fields,
 // which stay readable while the thread is blocked on a lock or the disk.
-import { Field, Phase, sharedClockMs } from './writer-protocol';
+import { Field, Phase } from './writer-protocol';
+
+/**
+ * The clock of the shared status fields' times (ms): the system's monotonic clock, the same in every
+ * thread of the process and never set. On the wall clock, a step of it (NTP setting the time) while
+ * a transaction or a sync was in flight would make it look stalled at once, or hide a stall for as
+ * long as the step.
+ */
+export function sharedClockMs(): number {
+  return Number(process.hrtime.bigint() / 1000n) / 1000;
+}
 
 /** Storage states as /status shows them. */
 export type StorageState = 'Ok' | 'Stalled' | 'Failing';

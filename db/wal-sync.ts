@@ -1,7 +1,7 @@
 // The writer thread's syncs of the WAL beside its commits, and the writes that wait for them
 // (db/writer-thread.ts commits; this says when those commits are durable).
 import fs from 'node:fs';
-import { Cancel, type FromWriter, type StatusFields, Field, Phase, errorText, sharedClockMs } from './writer-protocol';
+import { Cancel, type FromWriter, type StatusFields, Field, Phase, errorText } from './writer-protocol';
 
 /**
  * A write committed and not yet synced that someone waits on: a durable one (its sync is due at
@@ -142,7 +142,7 @@ export class WalSync {
     }
     this.syncing = writes;
     const { status } = this.options;
-    status.set(Field.SyncSince, sharedClockMs());
+    status.set(Field.SyncSince, status.now());
     this.syncStartedAt = performance.now();
     const earlyBefore = status.get(Field.AnsweredBeforeSync);
     fs.fdatasync(fd, (err) => {

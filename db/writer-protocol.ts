@@ -46,27 +46,17 @@ export const enum Phase {
   Sync = 3,
 }
 
-/**
- * The clock of the shared status fields' times (ms): the system's monotonic clock, the same in every
- * thread of the process and never set. On the wall clock, a step of it (NTP setting the time) while
- * a transaction or a sync was in flight would make it look stalled at once, or hide a stall for as
- * long as the step.
- */
-export function sharedClockMs(): number {
-  return Number(process.hrtime.bigint() / 1000n) / 1000;
-}
-
 /** Slots of the shared status array (BigInt64). */
 export const enum Field {
   Phase = 0,
-  /** When the phase began (sharedClockMs). */
+  /** When the phase began (db/storage-status.ts, sharedClockMs). */
   PhaseSince = 1,
   LastCommitUs = 2,
   Commits = 3,
   Writes = 4,
   /** Disk syncs of the WAL (beside the commits, or at a stop): for durable writes, and for writes that owed one. */
   SyncedCommits = 5,
-  /** When the sync of the WAL in flight began (sharedClockMs; it runs beside the writer, not in it), 0 when none is. */
+  /** When the sync of the WAL in flight began (db/storage-status.ts, sharedClockMs; it runs beside the writer, not in it), 0 when none is. */
   SyncSince = 6,
   /** Sorter telegrams answered before their sync ended (AckUnsyncedAfterMs). */
   AnsweredBeforeSync = 7,
@@ -77,7 +67,11 @@ export const STATUS_FIELDS = 8;
 export class StatusFields {
   private readonly slots: BigInt64Array;
 
-  constructor(buffer: SharedArrayBuffer) {
+  constructor(
+    buffer: SharedArrayBuffer,
+    /** The clock of the fields' times: db/storage-status.ts, sharedClockMs. */
+    private readonly clock: () => number,
+  ) {
     this.slots = new BigInt64Array(buffer);
   }
 
@@ -89,13 +83,18 @@ export class StatusFields {
     Atomics.add(this.slots, field, BigInt(n));
   }
 
+  /** Now, on the fields' clock. */
+  now(): number {
+    return this.clock();
+  }
+
   get(field: Field): bigint {
     return Atomics.load(this.slots, field);
   }
 
   /** The writer begins `phase` now. */
   phase(phase: Phase): void {
-    this.set(Field.PhaseSince, sharedClockMs());
+    this.set(Field.PhaseSince, this.clock());
     this.set(Field.Phase, phase);
   }
 }

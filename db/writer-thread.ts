@@ -5,6 +5,7 @@ import { isDurable, isOutsideTransaction, outsideTransactionCommands, owesSync, 
 import { DEFAULT_TIMING, type Held, type Plan, planTransaction, wakeAt } from './commit-plan';
 import { type Db, openDatabase } from './connection';
 import { type OutboxWrites, RESERVED_IDS_AT_A_TIME, outboxWrites } from './outbox-store';
+import { sharedClockMs } from './storage-status';
 import { type Owed, WalSync } from './wal-sync';
 import {
   type Command,
@@ -75,7 +76,7 @@ export class WriterThread {
     private readonly data: WriterData,
     private readonly db: Db,
   ) {
-    this.status = new StatusFields(data.status);
+    this.status = new StatusFields(data.status, sharedClockMs);
     this.timing = data.timing ?? DEFAULT_TIMING;
     this.stallTiming = { ...this.timing, windowMs: 0 };
     this.earlyAfterMs = data.ackUnsyncedAfterMs ?? null;

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sharedClockMs } from '../../db/storage-status';
 import { type Owed, WalSync } from '../../db/wal-sync';
 import { type FromWriter, Cancel, Field, STATUS_FIELDS, StatusFields } from '../../db/writer-protocol';
 
@@ -22,7 +23,7 @@ function ledger(earlyAfterMs: number | null = null, noWal = false) {
     file,
     earlyAfterMs,
     slowSyncMs: 60_000,
-    status: new StatusFields(buffer),
+    status: new StatusFields(buffer, sharedClockMs),
     post: (m) => posted.push(m),
     onSyncEnded: () => {
       ended += 1;
