@@ -354,6 +354,10 @@ function modeFields(results: Measured['results']) {
         cpu_us_per_cycle_by_thread_at_max: r.atMax?.cpuUsPerCycleByThread ?? null,
         late_at_50: r.at50.late,
         passes_without_assignment_at_50: r.at50.passesWithoutAssignment,
+        decision_p99_ms_runs_at_50: r.at50.runs?.decisionP99 ?? null,
+        decision_p99_ms_runs_at_max: r.atMax?.runs?.decisionP99 ?? null,
+        cpu_us_per_cycle_runs_at_50: r.at50.runs?.cpuUsPerCycle ?? null,
+        cpu_us_per_cycle_runs_at_max: r.atMax?.runs?.cpuUsPerCycle ?? null,
       },
     ]),
   );

@@ -80,6 +80,8 @@ export interface StepResult {
   /** GET /status round trips during the run, p99 (ms), and the link's reconnects. */
   statusP99Ms: number | null;
   reconnects: number;
+  /** Over several runs (medianStep): each run's decision p99 (ms) and CPU per cycle (µs), in the order run. */
+  runs?: { decisionP99: Array<number | null>; cpuUsPerCycle: number[] };
 }
 
 /** How a step's storage is made worse: slower fsync, and an operator's write lock held for a while. */
@@ -328,7 +330,14 @@ function endedEarly(proc: ChildProcess, label: string): { ended: Promise<never>;
   return { ended, cancel: () => onExit && proc.off('exit', onExit) };
 }
 
-/** Median over the plan's runs of one (target, rate). */
+/** min/median/max of some runs' figures (a run without the figure left out). */
+export function spread(values: ReadonlyArray<number | null>): string {
+  const known = values.filter((v): v is number => v !== null && Number.isFinite(v));
+  if (known.length === 0) return '-';
+  return `${Math.min(...known)}/${median(known)}/${Math.max(...known)}`;
+}
+
+/** Median over the plan's runs of one (target, rate); the step line gives the runs' spread as well. */
 export async function medianStep(
   ctx: StepContext,
   target: Target,
@@ -340,6 +349,7 @@ export async function medianStep(
   const runs: StepResult[] = [];
   for (let i = 0; i < ctx.runs; i++) runs.push(await step(ctx, target, rate, seconds, options));
   const pick = (f: (r: StepResult) => number | null) => median(runs.map((r) => f(r) ?? Number.NaN));
+  const each = { decisionP99: runs.map((x) => x.decisionP99), cpuUsPerCycle: runs.map((x) => x.cpuUsPerCycle.target) };
   const r: StepResult = {
     rate,
     cyclesPerS: pick((x) => x.cyclesPerS),
@@ -378,9 +388,10 @@ export async function medianStep(
     passesWithoutAssignment: pick((x) => x.passesWithoutAssignment),
     statusP99Ms: runs.some((x) => x.statusP99Ms !== null) ? pick((x) => x.statusP99Ms) : null,
     reconnects: Math.max(...runs.map((x) => x.reconnects)),
+    runs: each,
   };
   ctx.log(
-    `  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}${r.cpuUsPerCycleByThread ? ` (main ${r.cpuUsPerCycleByThread.main}, writer ${r.cpuUsPerCycleByThread.writer}, checkpoint ${r.cpuUsPerCycleByThread.checkpoint}, other ${r.cpuUsPerCycleByThread.other})` : ''}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  passes w/o assignment ${r.passesWithoutAssignment}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}${r.stalls ? `  stalls ${r.stalls}, decision max ${r.decisionMax} ms` : ''}${r.throttling ? `  cpu ${r.cpuPctOfCore}% of a core, throttled in ${r.throttling.throttled} of ${r.throttling.periods} periods` : ''}`,
+    `  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}${r.cpuUsPerCycleByThread ? ` (main ${r.cpuUsPerCycleByThread.main}, writer ${r.cpuUsPerCycleByThread.writer}, checkpoint ${r.cpuUsPerCycleByThread.checkpoint}, other ${r.cpuUsPerCycleByThread.other})` : ''}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  passes w/o assignment ${r.passesWithoutAssignment}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}${r.stalls ? `  stalls ${r.stalls}, decision max ${r.decisionMax} ms` : ''}${r.throttling ? `  cpu ${r.cpuPctOfCore}% of a core, throttled in ${r.throttling.throttled} of ${r.throttling.periods} periods` : ''}${runs.length > 1 ? `  over ${runs.length} runs: decision p99 ${spread(each.decisionP99)} ms, cpu µs/cycle ${spread(each.cpuUsPerCycle)}` : ''}`,
   );
   return r;
 }

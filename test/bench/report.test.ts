@@ -2,7 +2,7 @@
 // of the service counts; the in-memory baseline's count only where it kept up, since its ramp goes
 // on until it breaks down and an overrun baseline drops what it holds.
 import { type Measured, correctness, memoryFields } from '../../bench/report';
-import type { StepResult } from '../../bench/step';
+import { type StepResult, spread } from '../../bench/step';
 
 const step = (rate: number, sustained: boolean, lost = 0, duplicated = 0) =>
   ({ rate, sustained, lost, duplicated }) as unknown as StepResult;
@@ -47,4 +47,10 @@ it("the memory step (--memory-minutes) counts in the verdict, and its minutes' m
     memory_minutes: null,
     memory_rss_mb_by_minute: null,
   });
+});
+
+it("a figure over several runs is shown as min/median/max, a run without it left out (the step line's spread)", () => {
+  expect(spread([46.09, 12.3, 83.79, 20.5, 30])).toBe('12.3/30/83.79');
+  expect(spread([5, null, 9, 7])).toBe('5/7/9');
+  expect(spread([null, Number.NaN])).toBe('-');
 });
