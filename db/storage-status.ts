@@ -53,9 +53,9 @@ export const DEFAULT_STALL_MS = 1000;
  */
 export const RECOVERED_AFTER_MS = 10_000;
 
-/** Whether `last` failed within RECOVERED_AFTER_MS of `nowMs`: the storage has not recovered yet (its log, GET /health/ready). */
-export function failedRecently(last: StorageStatus['LastFailure'], nowMs: number): boolean {
-  return last !== null && nowMs - Date.parse(last.At) < RECOVERED_AFTER_MS;
+/** Whether a failure at `atMs` was within RECOVERED_AFTER_MS of `nowMs` (one clock): the storage has not recovered yet (its log, GET /health/ready). */
+export function failedRecently(atMs: number, nowMs: number): boolean {
+  return nowMs - atMs < RECOVERED_AFTER_MS;
 }
 
 /**
@@ -104,7 +104,7 @@ export class StorageMonitor {
       this.failure = null;
       this.okSince = now;
     }
-    if (!this.toldFailing || !this.lastFailure || now - this.lastFailure.at < RECOVERED_AFTER_MS) return;
+    if (!this.toldFailing || !this.lastFailure || failedRecently(this.lastFailure.at, now)) return;
     this.toldFailing = false;
     const n = this.failuresSinceTold;
     this.options.onState?.('Ok', n > 1 ? `commits succeed again (${n} transactions failed meanwhile)` : 'commits succeed again');

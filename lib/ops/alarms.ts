@@ -186,7 +186,8 @@ export class AlarmMonitor {
    * the link's drops) are on the clock that never steps when there is one: a step of the system
    * clock (NTP on a box that started without a battery-backed one: hours or months at once)
    * neither raises SORTER_SILENT or WCS_NOT_POLLING at once nor holds DECISIONS_LATE until the
-   * clock has caught up. The times read from elsewhere follow the wall clock (docs/operations.md,
+   * clock has caught up. The link's and the storage's times keep their age too; times stored in the
+   * database (a queued message's, an outbox entry's) follow the wall clock (docs/operations.md,
    * "The system clock").
    */
   private ownNow(): number {

@@ -63,7 +63,7 @@ function storageCheck(s: StorageStatus, now: Date): Check {
   if (s.ReadOnly || s.State === 'Failing')
     return { status: 'fail', observedValue: s.State, output: s.LastError ?? 'the database does not take writes', time };
   const last = s.LastFailure;
-  if (last && failedRecently(last, now.getTime()))
+  if (last && failedRecently(Date.parse(last.At), now.getTime()))
     return {
       status: 'fail',
       observedValue: s.State,
