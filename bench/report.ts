@@ -201,10 +201,15 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
   console.log(
     `pop at ${c.scaleRows.toLocaleString('en')} queued vs ~empty: ${ratio(sc.popFull, sc.popEmpty)}x; seeding ${sc.seed.rows.toLocaleString('en')} rows ${sc.seed.seconds.toFixed(1)} s (peak ${sc.seed.maxRssMb.toFixed(0)} MB)`,
   );
-  for (const p of m.cpuPairs ?? [])
+  for (const p of m.cpuPairs ?? []) {
     console.log(
       `CPU per item at ${p.rate}/s, service against baseline side by side (${p.pairs.length} pairs): min ${p.min}x, median ${p.median}x, max ${p.max}x`,
     );
+    if (p.wake)
+      console.log(
+        `wake p99 at ${p.rate}/s, service against baseline side by side: min ${p.wake.min}x, median ${p.wake.median}x, max ${p.wake.max}x`,
+      );
+  }
   const overrun =
     baselineOverrun > 0 ? ` (the baseline, in memory, left ${baselineOverrun} items unfinished in the steps it broke down in)` : '';
   console.log(`correctness: lost ${lost}, duplicated ${duplicated}${overrun}; ${((Date.now() - started) / 1000).toFixed(0)} s`);

@@ -5,8 +5,8 @@ import { type CpuPairs, cpuPairFields, pairOf, pairOrder, ratioSpread } from '..
 import { type Measured, correctness } from '../../bench/report';
 import type { StepResult } from '../../bench/step';
 
-const step = (cpuUs: number, { sustained = true, lost = 0, duplicated = 0 } = {}) =>
-  ({ rate: 50, sustained, lost, duplicated, cpuUsPerCycle: { target: cpuUs, emulator: 0, client: 0 } }) as unknown as StepResult;
+const step = (cpuUs: number, { sustained = true, lost = 0, duplicated = 0, wakeP99 = null as number | null } = {}) =>
+  ({ rate: 50, sustained, lost, duplicated, wakeP99, cpuUsPerCycle: { target: cpuUs, emulator: 0, client: 0 } }) as unknown as StepResult;
 
 it('the baseline goes first in the first pair, the service in the second, and so on', () => {
   expect([0, 1, 2, 3].map((i) => pairOrder(i))).toEqual([
@@ -62,6 +62,48 @@ it('a pair whose step broke down is left out of the spread (its CPU an item meas
   const held = [2.93, 2.37, 2.66, 2.99].map((r) => pairOf(step(100), step(r * 100), false));
   expect(ratioSpread([...held, broke])).toEqual({ min: 2.37, median: 2.8, max: 2.99 });
   expect(ratioSpread([broke]).median).toBeNaN();
+});
+
+it("a pair's wake ratio is the service's wake p99 over the baseline's in the same pair; none where a step measured none", () => {
+  expect(pairOf(step(500, { wakeP99: 0.4 }), step(1800, { wakeP99: 0.6 }), true)).toEqual({
+    baselineUs: 500,
+    serviceUs: 1800,
+    ratio: 3.6,
+    serviceFirst: true,
+    sustained: true,
+    baselineWakeP99Ms: 0.4,
+    serviceWakeP99Ms: 0.6,
+    wakeRatio: 1.5,
+  });
+  expect(pairOf(step(500), step(1800, { wakeP99: 0.6 }), false).wakeRatio).toBeUndefined();
+  expect(pairOf(step(500, { wakeP99: 0 }), step(1800, { wakeP99: 0.6 }), false).wakeRatio).toBeUndefined();
+  const pairs = [0.54, 0.67, 0.59].map((w) => pairOf(step(500, { wakeP99: 0.4 }), step(1800, { wakeP99: w }), false));
+  expect(ratioSpread(pairs, (p) => p.wakeRatio)).toEqual({ min: 1.35, median: 1.48, max: 1.68 });
+});
+
+it("the BENCH line adds each pair's wake figures and their spread where the steps measured them", () => {
+  const pairs = [pairOf(step(500, { wakeP99: 0.4 }), step(1800, { wakeP99: 0.6 }), false)];
+  const fields = cpuPairFields([{ rate: 50, pairs, ...ratioSpread(pairs), steps: [], wake: ratioSpread(pairs, (p) => p.wakeRatio) }]);
+  expect(fields.cpu_ratio_at_50).toEqual({
+    min: 3.6,
+    median: 3.6,
+    max: 3.6,
+    pairs: [
+      {
+        baseline_us: 500,
+        service_us: 1800,
+        ratio: 3.6,
+        service_first: false,
+        sustained: true,
+        baseline_wake_p99_ms: 0.4,
+        service_wake_p99_ms: 0.6,
+        wake_ratio: 1.5,
+      },
+    ],
+    wake_min: 1.5,
+    wake_median: 1.5,
+    wake_max: 1.5,
+  });
 });
 
 const at = (rate: number, ...steps: StepResult[]): CpuPairs => {
