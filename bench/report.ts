@@ -1,6 +1,6 @@
 // The benchmark's report (npm run bench, docs/performance.md): what one run measured, printed as a
 // table and summary lines, and the `BENCH {json}` line; the correctness check over every step.
-import { type CpuPairs, cpuPairFields } from './cpu-pairs';
+import { type CpuPairs, cpuPairFields, spreadText } from './cpu-pairs';
 import { type HistorySize, describeHistorySize } from './history-size';
 import type { IdleResult } from './idle';
 import { type Target, describeTarget } from './processes';
@@ -202,13 +202,8 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
     `pop at ${c.scaleRows.toLocaleString('en')} queued vs ~empty: ${ratio(sc.popFull, sc.popEmpty)}x; seeding ${sc.seed.rows.toLocaleString('en')} rows ${sc.seed.seconds.toFixed(1)} s (peak ${sc.seed.maxRssMb.toFixed(0)} MB)`,
   );
   for (const p of m.cpuPairs ?? []) {
-    console.log(
-      `CPU per item at ${p.rate}/s, service against baseline side by side (${p.pairs.length} pairs): min ${p.min}x, median ${p.median}x, max ${p.max}x`,
-    );
-    if (p.wake)
-      console.log(
-        `wake p99 at ${p.rate}/s, service against baseline side by side: min ${p.wake.min}x, median ${p.wake.median}x, max ${p.wake.max}x`,
-      );
+    console.log(`CPU per item at ${p.rate}/s, service against baseline side by side (${p.pairs.length} pairs): ${spreadText(p)}`);
+    if (p.wake) console.log(`wake p99 at ${p.rate}/s, service against baseline side by side: ${spreadText(p.wake)}`);
   }
   const overrun =
     baselineOverrun > 0 ? ` (the baseline, in memory, left ${baselineOverrun} items unfinished in the steps it broke down in)` : '';
