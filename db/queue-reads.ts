@@ -1,5 +1,5 @@
 // Reading the queue tables: the head past the claimed messages, depths and counts in one
-// snapshot, the oldest message's age. The service reads on its own read-only connection, on the
+// snapshot, the oldest message. The service reads on its own read-only connection, on the
 // main thread, while the writer thread commits.
 import type { Db } from './connection';
 import type { QueueMessages, QueueName } from '../model/messages';
@@ -16,8 +16,8 @@ export interface QueueReads {
    * a claim whose removal has just been committed is in neither count, not subtracted twice.
    */
   counts(queue: QueueName, claimed: Iterable<number>): { waiting: number; handedOut: number };
-  /** received_at of the oldest message in a queue, or null if it is empty. */
-  oldestReceivedAt(queue: QueueName): string | null;
+  /** The oldest message of a queue, its id and received_at, or null if it is empty. */
+  oldest(queue: QueueName): { id: number; receivedAt: string } | null;
   /** The highest id the queue's table has given, those of rows that have left it included (migrations/010). */
   lastId(queue: QueueName): number;
 }
@@ -46,8 +46,12 @@ export function queueReads(db: Db): QueueReads {
       (SELECT count(*) FROM destination_queue WHERE id IN (SELECT value FROM json_each(?))) AS handed`),
   };
   const oldest = {
-    sortation: db.prepare<[], string>('SELECT received_at FROM sortation_queue ORDER BY id LIMIT 1').pluck(),
-    destination: db.prepare<[], string>('SELECT received_at FROM destination_queue ORDER BY id LIMIT 1').pluck(),
+    sortation: db.prepare<[], { id: number; receivedAt: string }>(
+      'SELECT id, received_at AS receivedAt FROM sortation_queue ORDER BY id LIMIT 1',
+    ),
+    destination: db.prepare<[], { id: number; receivedAt: string }>(
+      'SELECT id, received_at AS receivedAt FROM destination_queue ORDER BY id LIMIT 1',
+    ),
   };
   const lastIds = {
     sortation: db.prepare<[], number | null>(`SELECT ${lastIdOf('sortation_queue')}`).pluck(),
@@ -68,7 +72,7 @@ export function queueReads(db: Db): QueueReads {
       const { total, handed } = counts[queue].get(JSON.stringify([...claimed])) ?? { total: 0, handed: 0 };
       return { waiting: total - handed, handedOut: handed };
     },
-    oldestReceivedAt: (queue) => oldest[queue].get() ?? null,
+    oldest: (queue) => oldest[queue].get() ?? null,
     lastId: (queue) => lastIds[queue].get() ?? 0,
   };
 }

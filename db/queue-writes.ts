@@ -38,8 +38,19 @@ export interface QueueWrites {
   clearQueues(): void;
   /** Take out the REQUESTs for `trackId` older than `newerId` (the item went round again); returns how many. */
   supersedeRequests(trackId: string, newerId: number, at: string): number;
-  /** Take out the REQUESTs received before `before`; returns how many. */
-  expireRequests(before: string, at: string): number;
+  /** Take out the REQUESTs older than an age (`OlderThan`); returns how many. */
+  expireRequests(older: OlderThan, at: string): number;
+}
+
+/**
+ * The rows older than an age (lib/queue/arrivals.ts, StoredAges.olderThan): those that arrived in
+ * this run up to `upToId` (0: none), by their arrival on the clock that never steps; those of an
+ * earlier run (below `firstId`) by their stored time, before `before` (ISO).
+ */
+export interface OlderThan {
+  upToId: number;
+  firstId: number;
+  before: string;
 }
 
 /** A message's delivered_history row, as it leaves its queue (a delivery, or a REQUEST taken out with its reason). */
@@ -84,10 +95,12 @@ function requestRemovals(db: Db, insertHistory: ReturnType<typeof historyInsert>
     };
   };
   const superseded = removeWithReason('Superseded', 'track_id = @trackId AND id < @newerId');
-  const expired = removeWithReason('Expired', 'received_at < @before');
+  const expired = removeWithReason('Expired', '((id >= @firstId AND id <= @upToId) OR (id < @firstId AND received_at < @before))');
   return {
     supersedeRequests: db.transaction((trackId: string, newerId: number, at: string): number => superseded({ trackId, newerId }, at)),
-    expireRequests: db.transaction((before: string, at: string): number => expired({ before }, at)),
+    expireRequests: db.transaction((older: OlderThan, at: string): number =>
+      expired({ upToId: older.upToId, firstId: older.firstId, before: older.before }, at),
+    ),
   };
 }
 
@@ -126,6 +139,6 @@ export function queueWrites(db: Db): QueueWrites {
     deliver: (stored, delivery) => deliver.immediate(stored, delivery),
     clearQueues: () => clearQueues.immediate(),
     supersedeRequests: (trackId, newerId, at) => supersedeRequests.immediate(trackId, newerId, at),
-    expireRequests: (before, at) => expireRequests.immediate(before, at),
+    expireRequests: (older, at) => expireRequests.immediate(older, at),
   };
 }

@@ -51,7 +51,7 @@ export function serviceStores(reader: Db, writer: Writer): ServiceStores {
       deliver: (stored, delivery) => writer.run('deliver', [stored, delivery]),
       clearQueues: () => writer.run('clearQueues', []),
       supersedeRequests: (trackId, newerId, at) => writer.run('supersedeRequests', [trackId, newerId, at]),
-      expireRequests: (before, at) => writer.run('expireRequests', [before, at]),
+      expireRequests: (older, at) => writer.run('expireRequests', [older, at]),
     },
     outbox: {
       ...outboxReads(reader),

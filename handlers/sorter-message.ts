@@ -6,6 +6,7 @@ import type { WakeMeter } from '../lib/ops/latency';
 import type { Logger } from '../lib/process/logger';
 import type { InboundMessage } from '../lib/link/session-port';
 import type { QueueMessages, QueueName } from '../model/messages';
+import type { StoredAges } from '../lib/queue/arrivals';
 
 /** What the sorter-message handler needs. */
 export interface SorterMessageDeps {
@@ -21,6 +22,8 @@ export interface SorterMessageDeps {
     ): Promise<Accepted>;
   };
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
+  /** When each message arrived, on the clock that never steps (MaxRequestAgeSeconds, the oldest message's age). */
+  ages: Pick<StoredAges, 'arrived' | 'now'>;
   /** Queue ids given on arrival, and the messages handed out before their commit (HandOutBeforeCommit). */
   uncommitted: Pick<UncommittedMessages, 'nextId' | 'refused' | 'add' | 'settled'>;
   /** Peers whose latest commit failed: their messages are handed out only once committed, until one commits again. */
@@ -60,6 +63,7 @@ export async function acceptSorterMessage(deps: SorterMessageDeps, event: Inboun
   if (event.message.Type === 'REQUEST') deps.decisions.requested(event.message.TrackID, event.arrivedAt);
   // Its id now, handed out early or not: a message handed out early holds one the writer must not give again.
   const given = deps.uncommitted.nextId(queue);
+  deps.ages.arrived(queue, given, deps.ages.now());
   // Not while the storage is held up (a lock, a write that does not go through; a slow sync does
   // not count, commits go on beside it): the WCS could not get its answer committed either. Nor while this peer's commits fail: each resend would reach the WCS again.
   const peer = deps.settings.Sorter.PeerName;

@@ -4,6 +4,7 @@ import type { OutboxReads } from '../db/outbox-store';
 import type { QueueReads } from '../db/queue-reads';
 import type { StorageStatus } from '../db/storage-status';
 import type { QueueDispatcher, UncommittedMessages } from '../lib/queue/dispatcher';
+import type { StoredAges } from '../lib/queue/arrivals';
 import type { QueueName } from '../model/messages';
 import { type HandlerResult, httpFunction, ok } from '../lib/functions/define';
 import type { ReplaySummary } from '../lib/testmode/seed';
@@ -27,6 +28,8 @@ export interface StatusDeps {
   state: () => 'Running' | 'Stopping';
   store: QueueReads;
   outbox: OutboxReads;
+  /** The oldest message's age, on the clock that never steps where this run saw it arrive. */
+  ages: Pick<StoredAges, 'queueAgeMs'>;
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   /** Messages handed out before their commit (HandOutBeforeCommit). */
   uncommitted: Pick<UncommittedMessages, 'counts'>;
@@ -54,10 +57,9 @@ export function getStatus(deps: StatusDeps): HandlerResult {
 /** The body of GET /status (the dashboard shows it too). */
 export function statusOf(deps: StatusDeps) {
   const now = deps.clock();
-  const ages = (['sortation', 'destination'] as const)
-    .map((q) => deps.store.oldestReceivedAt(q))
-    .filter((t): t is string => t !== null)
-    .map((t) => now.getTime() - Date.parse(t));
+  const oldestMs = (['sortation', 'destination'] as const)
+    .map((q) => deps.ages.queueAgeMs(q, deps.store.oldest(q), now.getTime()))
+    .filter((ms): ms is number => ms !== null);
   // Not "Running" while the service cannot do its whole job: the readiness checks say why.
   // Messages handed out before their commit ends are counted with the table's (HandOutBeforeCommit).
   const counts = (q: QueueName) =>
@@ -85,7 +87,7 @@ export function statusOf(deps: StatusDeps) {
     // Waiting messages: those being handed out right now are no longer waiting.
     'Sortation Q': counts('sortation'),
     'Destination Q': counts('destination'),
-    OldestMessageAgeSeconds: ages.length > 0 ? seconds(Math.max(...ages)) : null,
+    OldestMessageAgeSeconds: oldestMs.length > 0 ? seconds(Math.max(...oldestMs)) : null,
     WaitingClients: { 'Sortation Q': deps.dispatchers.sortation.waiting, 'Destination Q': deps.dispatchers.destination.waiting },
     Sorter: deps.link.status(),
     Outbox: { Depth: deps.outbox.depth() },

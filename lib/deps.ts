@@ -14,6 +14,7 @@ import type { Logger } from './process/logger';
 import type { AlarmMonitor } from './ops/alarms';
 import type { DeliveryTracker } from './http/read-proof/delivery';
 import type { QueueDispatcher, UncommittedMessages } from './queue/dispatcher';
+import type { StoredAges } from './queue/arrivals';
 import type { ReplaySummary } from './testmode/seed';
 /** Everything the handlers may ask for. Each handler declares the part it uses. */
 export interface Deps {
@@ -35,6 +36,8 @@ export interface Deps {
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
   /** Messages from the sorter whose commit is under way, handed out already (HandOutBeforeCommit). */
   uncommitted: UncommittedMessages;
+  /** When this run's queued messages and outbox entries arrived, on the clock that never steps: their ages. */
+  ages: StoredAges;
   /** Peers whose latest commit of a message failed (handlers/sorter-message.ts). */
   failingPeers: Set<string>;
   link: SorterLink;

@@ -39,6 +39,7 @@ import { type AlarmMonitor, alarmGauge } from './ops/alarms';
 import { alarmMonitor } from './ops/alarm-sources';
 import { errorCode } from './process/errors';
 import { everyBeat } from './host/beat';
+import { StoredAges } from './queue/arrivals';
 
 export type { Deps } from './deps';
 
@@ -322,6 +323,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...storeDeps(stores),
     dispatchers,
     uncommitted,
+    ages: new StoredAges(clock, steadyOf(options)),
     failingPeers: new Set(),
     link,
     replay,

@@ -4,6 +4,7 @@ import type { ServiceStores } from '../../db/service-stores';
 import type { DeliveryState, OutboundMessage } from '../../model/messages';
 import { type HandlerResult, ok, unavailable } from './define';
 import type { SorterLink } from '../link/sorter-link-status';
+import type { StoredAges } from '../queue/arrivals';
 
 /** What forwarding a message to the sorter needs. */
 export interface ForwardDeps {
@@ -12,6 +13,8 @@ export interface ForwardDeps {
   outbox: Pick<ServiceStores['outbox'], 'addToOutbox'>;
   link: SorterLink;
   clock: () => Date;
+  /** When each entry arrived, on the clock that never steps (OUTBOX_UNACKNOWLEDGED, the oldest entry's age). */
+  ages: Pick<StoredAges, 'arrived' | 'now'>;
   settings: { CommitTimeoutMs: number; DurableBySorterAck: boolean };
 }
 
@@ -44,12 +47,14 @@ export async function forward(
   if (encoded?.refused) return ok({ statusCode: 400, error: 'Bad Request', message: encoded.refused }, 400);
   const telegram = encoded?.telegram ?? undefined;
   const createdAt = deps.clock().toISOString();
+  const arrivedAt = deps.ages.now();
   const beforeSync = deps.settings.DurableBySorterAck && deps.link.acknowledgesPromptly();
   const added = await deps.outbox.addToOutbox(message, clientAddress, createdAt, {
     cancelAfterMs: deps.settings.CommitTimeoutMs,
     beforeSync,
   });
   if (!added.written) return unavailable(`not accepted, nothing was written, send it again: ${added.reason}`);
+  deps.ages.arrived('outbox', added.value, arrivedAt);
   const entry = { id: added.value, message, createdAt };
   const answer = (delivery: DeliveryState) =>
     ok({ Accepted: true, Delivery: delivery, OutboxID: added.value, Message: message.body, DefaultsApplied: defaults });

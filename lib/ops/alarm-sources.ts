@@ -11,6 +11,7 @@ import type { Config } from '../process/config';
 import type { Logger } from '../process/logger';
 import { freeBytes } from '../host/disk';
 import type { DecisionMeter } from './latency';
+import type { StoredAges } from '../queue/arrivals';
 import { type AlarmJournal, AlarmMonitor } from './alarms';
 
 /** The parts of the running service the alarm monitor reads (lib/service.ts gives its deps). */
@@ -24,7 +25,9 @@ export interface AlarmSources {
   storage: { status(): StorageStatus };
   dispatchers: Record<QueueName, { readonly waiting: number }>;
   decisions: Pick<DecisionMeter, 'late'>;
-  store: Pick<QueueReads, 'oldestReceivedAt'>;
+  store: Pick<QueueReads, 'oldest'>;
+  /** The oldest message's and entry's age, on the clock that never steps where this run saw them arrive. */
+  ages: Pick<StoredAges, 'queueAgeMs' | 'outboxAgeMs'>;
   outbox: Pick<OutboxReads, 'peek'>;
   deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
 }
@@ -49,7 +52,7 @@ export function alarmMonitor(
     observe(now) {
       const link = deps.link.status();
       const storage = deps.storage.status();
-      const age = (since: string | null | undefined) => (since ? Math.max(0, (now - Date.parse(since)) / 1000) : null);
+      const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
       return {
         testMode: deps.testMode,
         link: {
@@ -60,10 +63,10 @@ export function alarmMonitor(
         waitingClients: { sortation: deps.dispatchers.sortation.waiting, destination: deps.dispatchers.destination.waiting },
         lateDecisions: settings.TestMode || settings.LateDecisionMs === 0 ? 0 : deps.decisions.late(settings.LateDecisionMs),
         oldestAgeSeconds: {
-          sortation: age(deps.store.oldestReceivedAt('sortation')),
-          destination: age(deps.store.oldestReceivedAt('destination')),
+          sortation: seconds(deps.ages.queueAgeMs('sortation', deps.store.oldest('sortation'), now)),
+          destination: seconds(deps.ages.queueAgeMs('destination', deps.store.oldest('destination'), now)),
         },
-        outboxOldestAgeSeconds: age(deps.outbox.peek(1)[0]?.createdAt),
+        outboxOldestAgeSeconds: seconds(deps.ages.outboxAgeMs(deps.outbox.peek(1)[0], now)),
         deadLetters: deps.deadLetters.deadLetterCounts(),
         storage: {
           state: storage.State,

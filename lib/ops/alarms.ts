@@ -186,9 +186,9 @@ export class AlarmMonitor {
    * the link's drops) are on the clock that never steps when there is one: a step of the system
    * clock (NTP on a box that started without a battery-backed one: hours or months at once)
    * neither raises SORTER_SILENT or WCS_NOT_POLLING at once nor holds DECISIONS_LATE until the
-   * clock has caught up. The link's and the storage's times keep their age too; times stored in the
-   * database (a queued message's, an outbox entry's) follow the wall clock (docs/operations.md,
-   * "The system clock").
+   * clock has caught up. The link's and the storage's times keep their age too, and so do the ages
+   * of the messages and outbox entries queued in this run (lib/queue/arrivals.ts); those queued
+   * before the start count from their stored times (docs/operations.md, "The system clock").
    */
   private ownNow(): number {
     return this.options.steadyMs?.() ?? this.options.clock().getTime();
@@ -208,7 +208,7 @@ export class AlarmMonitor {
     if (Math.abs(step) < CLOCK_STEP_MS) return;
     this.options.log.warn(
       { stepMs: Math.round(step) },
-      `the system clock was set ${step > 0 ? 'forward' : 'back'} by ${Math.round(Math.abs(step) / 1000)} s; alarms that count from a stored time (a queued message's, an outbox entry's) count from the clock as it reads now`,
+      `the system clock was set ${step > 0 ? 'forward' : 'back'} by ${Math.round(Math.abs(step) / 1000)} s; times stored from now on follow it; the ages of messages and outbox entries queued before this start count from their stored times`,
     );
   }
 

@@ -4,6 +4,7 @@ import type { OutboxReads } from '../../db/outbox-store';
 import type { QueueReads } from '../../db/queue-reads';
 import type { StorageStatus } from '../../db/storage-status';
 import type { SorterLink } from '../link/sorter-link-status';
+import type { StoredAges } from '../queue/arrivals';
 import type { QueueDispatcher } from '../queue/dispatcher';
 import type { DiskSnapshot, MetricsSnapshot } from './metrics';
 import type { StorageWatch } from './storage-watch';
@@ -18,10 +19,11 @@ export interface MetricsSources {
   requestsRemoved: { Superseded: number; Expired: number };
   deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
   storageWatch?: Pick<StorageWatch, 'status' | 'diskStatus'>;
+  /** The oldest message's and entry's age, on the clock that never steps where this run saw them arrive. */
+  ages: Pick<StoredAges, 'queueAgeMs' | 'outboxAgeMs'>;
 }
 
-const ageSeconds = (since: string | null | undefined, now: Date) =>
-  since ? Math.max(0, (now.getTime() - Date.parse(since)) / 1000) : null;
+const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
 
 /** The service's state as the metrics name it. */
 export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapshot {
@@ -31,7 +33,7 @@ export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapsho
     return {
       ready: waiting,
       unacked: handedOut,
-      oldestAgeSeconds: ageSeconds(deps.store.oldestReceivedAt(q), now),
+      oldestAgeSeconds: seconds(deps.ages.queueAgeMs(q, deps.store.oldest(q), now.getTime())),
       waitingClients: d.waiting,
     };
   };
@@ -44,7 +46,7 @@ export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapsho
   const storage = deps.storage.status();
   return {
     queues: { sortation: queue('sortation'), destination: queue('destination') },
-    outbox: { depth: deps.outbox.depth(), oldestAgeSeconds: ageSeconds(deps.outbox.peek(1)[0]?.createdAt, now) },
+    outbox: { depth: deps.outbox.depth(), oldestAgeSeconds: seconds(deps.ages.outboxAgeMs(deps.outbox.peek(1)[0], now.getTime())) },
     link: {
       up: link.Connected === true,
       refusing: link.State === 'Refusing',

@@ -61,10 +61,10 @@ describe('queue reads', () => {
 
   it('reports the oldest message time, and null for an empty queue', () => {
     const store = createQueueStore(ctx.db);
-    expect(store.oldestReceivedAt('sortation')).toBeNull();
+    expect(store.oldest('sortation')).toBeNull();
     store.enqueue([verify('a')], '2026-11-21T10:00:00.000Z');
     store.enqueue([verify('b')], '2026-11-21T11:00:00.000Z');
-    expect(store.oldestReceivedAt('sortation')).toBe('2026-11-21T10:00:00.000Z');
+    expect(store.oldest('sortation')).toEqual({ id: expect.any(Number), receivedAt: '2026-11-21T10:00:00.000Z' });
   });
 
   it('counts waiting and handed-out messages in one snapshot', () => {

@@ -39,7 +39,7 @@ describe('WriteQueue', () => {
 
   it('hands the commands of one turn to the writer together, after that turn, and answers each with its result', async () => {
     const a = queue.run('purgeHistory', ['T', 10]);
-    const b = queue.run('expireRequests', ['T', 'T2']);
+    const b = queue.run('expireRequests', [{ upToId: 0, firstId: 1, before: 'T' }, 'T2']);
     expect(posted).toEqual([]);
     await nextTurn();
     expect(posted.map((batch) => batch.map((c) => c.op))).toEqual([['purgeHistory', 'expireRequests']]);

@@ -1,4 +1,5 @@
 // POST /sortation as a handler: the normalised assignment to the outbox, 503 when storage cannot take it.
+import { StoredAges } from '../../lib/queue/arrivals';
 import { postAssignment } from '../../handlers/assignment';
 import { fakeOutbox, link, clock, settings } from '../helpers/handler-fakes';
 
@@ -19,7 +20,7 @@ describe('postAssignment', () => {
     const outbox = fakeOutbox();
     const { answered, answeredDeps, assigned, decisions } = answers();
     const result = await postAssignment(
-      { testMode: false, outbox, link: link('Queued'), clock, settings, deliveries: answeredDeps, decisions },
+      { testMode: false, outbox, link: link('Queued'), clock, ages: new StoredAges(clock), settings, deliveries: answeredDeps, decisions },
       { body: { TrackID: '0004711', Destination: 'D1' }, clientAddress: '10.1.1.1' },
     );
     expect(answered).toEqual(['0004711']); // the REQUEST it answers was read (X-Ack-Mode explicit)
@@ -49,7 +50,7 @@ describe('postAssignment', () => {
     const outbox = fakeOutbox('addToOutbox not written: the storage did not start it within 2000 ms');
     const { answered, answeredDeps, assigned, decisions } = answers();
     const result = await postAssignment(
-      { testMode: false, outbox, link: link('Queued'), clock, settings, deliveries: answeredDeps, decisions },
+      { testMode: false, outbox, link: link('Queued'), clock, ages: new StoredAges(clock), settings, deliveries: answeredDeps, decisions },
       { body: { TrackID: '1', Destination: 'D1' }, clientAddress: null },
     );
     expect(answered).toEqual(['1']); // read, even if its answer could not be kept
@@ -66,7 +67,16 @@ describe('postAssignment', () => {
     const { answeredDeps, assigned, decisions } = answers();
     const why = '"Destination" does not fit the sorter\'s telegram layout site: its DEST takes at most 4 characters, got "CHUTE-15"';
     const result = await postAssignment(
-      { testMode: false, outbox, link: link('Queued', why), clock, settings, deliveries: answeredDeps, decisions },
+      {
+        testMode: false,
+        outbox,
+        link: link('Queued', why),
+        clock,
+        ages: new StoredAges(clock),
+        settings,
+        deliveries: answeredDeps,
+        decisions,
+      },
       { body: { TrackID: '1', Destination: 'CHUTE-15' }, clientAddress: null },
     );
     expect(result).toEqual({ kind: 'ok', status: 400, body: { statusCode: 400, error: 'Bad Request', message: why } });
@@ -78,7 +88,16 @@ describe('postAssignment', () => {
     const outbox = fakeOutbox();
     const a = answers();
     const result = await postAssignment(
-      { testMode: true, outbox, link: link('Sent'), clock, settings, deliveries: a.answeredDeps, decisions: a.decisions },
+      {
+        testMode: true,
+        outbox,
+        link: link('Sent'),
+        clock,
+        ages: new StoredAges(clock),
+        settings,
+        deliveries: a.answeredDeps,
+        decisions: a.decisions,
+      },
       { body: { TrackID: '1', Destination: 'D1', Barcode: 'B' }, clientAddress: null },
     );
     expect(result).toMatchObject({ body: { Delivery: 'NotSent', OutboxID: null, Message: { Barcode: 'B' } } });

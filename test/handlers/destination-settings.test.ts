@@ -1,4 +1,5 @@
 // POST /destination as a handler: lenient enums with defaults, the outbox in live mode.
+import { StoredAges } from '../../lib/queue/arrivals';
 import { normaliseDestinationSetting, postDestinationSettings } from '../../handlers/destination-settings';
 import { fakeOutbox, link, clock, settings } from '../helpers/handler-fakes';
 
@@ -49,7 +50,7 @@ describe('destination settings', () => {
   it('writes the normalised settings to the outbox in live mode', async () => {
     const outbox = fakeOutbox();
     const result = await postDestinationSettings(
-      { testMode: false, outbox, link: link('Sent'), clock, settings },
+      { testMode: false, outbox, link: link('Sent'), clock, ages: new StoredAges(clock), settings },
       { body: { Destination: 'D1', DestinationStatus: 'Ready', LightStatus: 'Off', LightColor: 'Off' }, clientAddress: null },
     );
     expect(result).toMatchObject({ body: { Delivery: 'Sent', OutboxID: 1 } });

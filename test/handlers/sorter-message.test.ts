@@ -1,5 +1,6 @@
 // The telegram trigger as a handler: a message from the sorter committed to its queue (a real
 // SQLite file), the waiting client woken, its wake latency started; out of sequence refused.
+import { StoredAges } from '../../lib/queue/arrivals';
 import fc from 'fast-check';
 import { createLinkStore } from '../../db/link-store';
 import { createQueueStore } from '../../db/queue-store';
@@ -40,6 +41,7 @@ function setup(memoMs = 0, now = () => performance.now()) {
     wake: new WakeMeter(),
     settings: { Sorter: { PeerName: 'PLC01' }, DropSupersededRequests: true, HandOutBeforeCommit: false },
     requestsRemoved: { Superseded: 0, Expired: 0 },
+    ages: new StoredAges(clock),
     clock,
     log: createLogger('silent'),
   };

@@ -1,4 +1,5 @@
 // GET /status as a handler: the spec counters, the oldest age, the link, deliveries and storage.
+import { StoredAges } from '../../lib/queue/arrivals';
 import { getStatus } from '../../handlers/status';
 import { WakeMeter } from '../../lib/ops/latency';
 import { fakeOutbox, link, clock } from '../helpers/handler-fakes';
@@ -10,7 +11,7 @@ describe('getStatus', () => {
         waiting: (q === 'sortation' ? 4 : 1) - claimed.size,
         handedOut: claimed.size,
       }),
-      oldestReceivedAt: (q: string) => (q === 'sortation' ? '2026-11-21T11:59:30.000Z' : '2026-11-21T11:58:00.000Z'),
+      oldest: (q: string) => ({ id: 1, receivedAt: q === 'sortation' ? '2026-11-21T11:59:30.000Z' : '2026-11-21T11:58:00.000Z' }),
     };
     const waiting = (n: number, redelivered = 0, claimed: number[] = [], deadLettered = 0) => ({
       waiting: n,
@@ -67,6 +68,7 @@ describe('getStatus', () => {
       version: '1.2.3',
       startedAt: new Date('2026-11-21T11:00:00.000Z'),
       clock,
+      ages: new StoredAges(clock),
       state: () => 'Running',
       store: store as never,
       outbox: { ...fakeOutbox(), peek: () => [], after: () => [], lastId: () => 0 },

@@ -35,6 +35,8 @@ const OBSERVERS: Record<string, string> = {
   'lib/ops/last-hour.ts': "the dashboard's last hour: a decision counted",
   'db/storage-status.ts': "the writer's status read from shared memory (is storage prompt)",
   'lib/service.ts': 'the clock and the metrics hooks the service wires (clock, wake.observe, onCommit): a time in, counts out',
+  'lib/queue/arrivals.ts':
+    'told when a message or outbox entry arrived (an id and a time in); its ages are read by the expiry and the alarms',
 };
 
 /**

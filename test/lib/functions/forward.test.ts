@@ -1,6 +1,7 @@
 // What both POSTs share (lib/functions/forward.ts): the entry committed before its sync and sent
 // at once while the sorter acknowledges telegrams, answered on its ACK or its sync, whichever comes
 // first, also when it waits behind others for the window; encoded once.
+import { StoredAges } from '../../../lib/queue/arrivals';
 import { forward, type ForwardDeps } from '../../../lib/functions/forward';
 import type { SorterLink } from '../../../lib/link/sorter-link-status';
 import type { OutboundMessage } from '../../../model/messages';
@@ -60,9 +61,12 @@ describe('forward', () => {
     const { link, acks, offered } = queuedLink();
     const { outbox, asked, durableElsewhere } = unsyncedOutbox();
     let answered = false;
-    const result = forward({ testMode: false, outbox, link, clock, settings }, assignment, '10.1.1.1', []).then(
-      (r) => ((answered = true), r),
-    );
+    const result = forward(
+      { testMode: false, outbox, link, clock, ages: new StoredAges(clock), settings },
+      assignment,
+      '10.1.1.1',
+      [],
+    ).then((r) => ((answered = true), r));
     await new Promise((r) => setImmediate(r));
     expect(asked).toEqual([{ beforeSync: true }]);
     expect(offered).toEqual([{ id: 7, telegram: { type: 'ASGN', data: 'ENCODED' } }]);
@@ -75,7 +79,7 @@ describe('forward', () => {
   it('no ACK: answered once the sync made it durable, as Queued', async () => {
     const { link } = queuedLink();
     const { outbox, sync } = unsyncedOutbox();
-    const result = forward({ testMode: false, outbox, link, clock, settings }, assignment, null, []);
+    const result = forward({ testMode: false, outbox, link, clock, ages: new StoredAges(clock), settings }, assignment, null, []);
     await new Promise((r) => setImmediate(r));
     sync();
     expect(await result).toMatchObject({ kind: 'ok', status: 200, body: { Accepted: true, Delivery: 'Queued', OutboxID: 7 } });
