@@ -8,7 +8,7 @@
  * expiry can be off by, and what the memory grows with (at most 20 marks a second of a queue's span).
  */
 export const MARK_MS = 100;
-/** More marks than this (a queue that nobody empties for hours): every other one is dropped; ages get coarser, never older than the row is. */
+/** More marks than this (a queue that nobody empties for hours): every other one of the older half is dropped; their ages get coarser, never older than the row is. */
 export const MAX_MARKS = 20_000;
 
 /**
@@ -84,8 +84,10 @@ export class Arrivals {
     this.ids.push(id);
     this.at.push(at);
     if (this.ids.length <= this.maxMarks) return;
-    // Every other mark but the newest: a row then lies between two marks further apart.
-    const keep = (_: number, i: number, all: number[]) => i % 2 === 0 || i === all.length - 1;
+    // Every other mark of the older half: a row there lies between two marks further apart, while
+    // the newer half (the expiry's cutoff, seconds back) keeps its resolution.
+    const half = Math.floor(this.ids.length / 2);
+    const keep = (_: number, i: number) => i >= half || i % 2 === 0;
     this.ids = this.ids.filter(keep);
     this.at = this.at.filter(keep);
   }

@@ -70,6 +70,9 @@ describe('Arrivals', () => {
       const { upToId } = a.arrivedBy(at);
       expect(upToId * 20).toBeLessThanOrEqual(Math.max(at, 0));
     }
+    // The newest arrivals keep their marks: the expiry's cutoff, seconds back, is as fine as ever.
+    expect(a.ageMs(999, 30_000)).toBe(30_000 - 999 * 20);
+    expect(a.arrivedBy(19_990).upToId).toBe(999);
   });
 });
 
