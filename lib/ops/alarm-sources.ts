@@ -27,7 +27,7 @@ export interface AlarmSources {
   decisions: Pick<DecisionMeter, 'late'>;
   store: Pick<QueueReads, 'oldest'>;
   /** The oldest message's and entry's age, on the clock that never steps where this run saw them arrive. */
-  ages: Pick<StoredAges, 'queueAgeMs' | 'outboxAgeMs'>;
+  ages: Pick<StoredAges, 'oldestSeconds'>;
   outbox: Pick<OutboxReads, 'peek'>;
   deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
 }
@@ -52,7 +52,7 @@ export function alarmMonitor(
     observe(now) {
       const link = deps.link.status();
       const storage = deps.storage.status();
-      const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
+      const oldest = deps.ages.oldestSeconds(deps, now);
       return {
         testMode: deps.testMode,
         link: {
@@ -62,11 +62,8 @@ export function alarmMonitor(
         },
         waitingClients: { sortation: deps.dispatchers.sortation.waiting, destination: deps.dispatchers.destination.waiting },
         lateDecisions: settings.TestMode || settings.LateDecisionMs === 0 ? 0 : deps.decisions.late(settings.LateDecisionMs),
-        oldestAgeSeconds: {
-          sortation: seconds(deps.ages.queueAgeMs('sortation', deps.store.oldest('sortation'), now)),
-          destination: seconds(deps.ages.queueAgeMs('destination', deps.store.oldest('destination'), now)),
-        },
-        outboxOldestAgeSeconds: seconds(deps.ages.outboxAgeMs(deps.outbox.peek(1)[0], now)),
+        oldestAgeSeconds: { sortation: oldest.sortation, destination: oldest.destination },
+        outboxOldestAgeSeconds: oldest.outbox,
         deadLetters: deps.deadLetters.deadLetterCounts(),
         storage: {
           state: storage.State,

@@ -20,20 +20,19 @@ export interface MetricsSources {
   deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
   storageWatch?: Pick<StorageWatch, 'status' | 'diskStatus'>;
   /** The oldest message's and entry's age, on the clock that never steps where this run saw them arrive. */
-  ages: Pick<StoredAges, 'queueAgeMs' | 'outboxAgeMs'>;
+  ages: Pick<StoredAges, 'oldestSeconds'>;
 }
-
-const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
 
 /** The service's state as the metrics name it. */
 export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapshot {
+  const oldest = deps.ages.oldestSeconds(deps, now.getTime());
   const queue = (q: 'sortation' | 'destination') => {
     const d = deps.dispatchers[q];
     const { waiting, handedOut } = deps.store.counts(q, d.claimedIds);
     return {
       ready: waiting,
       unacked: handedOut,
-      oldestAgeSeconds: seconds(deps.ages.queueAgeMs(q, deps.store.oldest(q), now.getTime())),
+      oldestAgeSeconds: oldest[q],
       waitingClients: d.waiting,
     };
   };
@@ -46,7 +45,7 @@ export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapsho
   const storage = deps.storage.status();
   return {
     queues: { sortation: queue('sortation'), destination: queue('destination') },
-    outbox: { depth: deps.outbox.depth(), oldestAgeSeconds: seconds(deps.ages.outboxAgeMs(deps.outbox.peek(1)[0], now.getTime())) },
+    outbox: { depth: deps.outbox.depth(), oldestAgeSeconds: oldest.outbox },
     link: {
       up: link.Connected === true,
       refusing: link.State === 'Refusing',

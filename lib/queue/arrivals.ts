@@ -2,6 +2,7 @@
 // decide something (MaxRequestAgeSeconds, QUEUE_OLD_*, OUTBOX_UNACKNOWLEDGED, the oldest message's
 // age in /status and the metrics) do not move when NTP sets the system clock, which the times
 // stored in the database do (docs/operations.md, "The system clock").
+import type { QueueReads } from '../../db/queue-reads';
 
 /**
  * Two marks at most in each MARK_MS of arrivals (a group's first and last): what an age or the
@@ -143,6 +144,19 @@ export class StoredAges {
   /** The age (ms, never below 0) of the outbox's oldest entry (undefined: the outbox is empty). */
   outboxAgeMs(oldest: { id: number; createdAt: string } | undefined, wallNow: number): number | null {
     return oldest ? this.oldestAgeMs('outbox', oldest.id, oldest.createdAt, wallNow) : null;
+  }
+
+  /** The ages (s) of each queue's oldest message and of the outbox's oldest entry (null: empty), as the alarms and the metrics read them. */
+  oldestSeconds(
+    reads: { store: Pick<QueueReads, 'oldest'>; outbox: { peek(limit: number): ReadonlyArray<{ id: number; createdAt: string }> } },
+    wallNow: number,
+  ): Record<ArrivalTable, number | null> {
+    const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
+    return {
+      sortation: seconds(this.queueAgeMs('sortation', reads.store.oldest('sortation'), wallNow)),
+      destination: seconds(this.queueAgeMs('destination', reads.store.oldest('destination'), wallNow)),
+      outbox: seconds(this.outboxAgeMs(reads.outbox.peek(1)[0], wallNow)),
+    };
   }
 
   /**

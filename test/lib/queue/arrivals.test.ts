@@ -96,6 +96,11 @@ describe('StoredAges', () => {
     expect(ages.queueAgeMs('destination', { id: 1, receivedAt: '2026-11-22T10:00:00.000Z' }, now)).toBe(0); // never below 0
     expect(ages.queueAgeMs('sortation', null, now)).toBeNull();
     expect(ages.outboxAgeMs(undefined, now)).toBeNull();
+    const reads = {
+      store: { oldest: (q: string) => (q === 'sortation' ? { id: 7, receivedAt: '2026-11-22T08:00:00.000Z' } : null) },
+      outbox: { peek: () => [{ id: 3, createdAt: '2026-11-22T08:00:00.000Z' }] },
+    };
+    expect(ages.oldestSeconds(reads, now)).toEqual({ sortation: 2, destination: null, outbox: 2 });
     expect(ages.olderThan('sortation', 1_000, now)).toEqual({ upToId: 7, firstId: 7, before: '2026-11-22T09:00:01.000Z' });
     expect(ages.olderThan('destination', 1_000, now)).toEqual({
       upToId: 0,
