@@ -48,20 +48,25 @@ describe('manifest.json', () => {
   });
 
   it('refuses a bad manifest with every problem listed', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'manifest-')), 'manifest.json');
-    fs.writeFileSync(
-      file,
-      JSON.stringify({
-        service: 's',
-        functions: {
-          a: { handler: 'handlers/status.getStatus', description: 'x', events: [{ http: { method: 'PUT', path: '/a' } }] },
-          b: { handler: 'handlers/housekeeping', description: 'x', events: [{ schedule: { cron: 'every minute' } }] },
-          c: { handler: 'handlers/sorter-message', description: 'x', events: [{ telegram: { types: ['ASGN'] } }] },
-        },
-      }),
-    );
-    expect(() => loadManifest(file)).toThrow(
-      /handler" with value "handlers\/status.getStatus" fails to match[\s\S]*method" must be one of \[GET, POST\][\s\S]*cron" is not a valid cron expression[\s\S]*types\[0\]" must be one of \[REQU, VERI, SCAN\]/,
-    );
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'manifest-'));
+    try {
+      const file = path.join(dir, 'manifest.json');
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          service: 's',
+          functions: {
+            a: { handler: 'handlers/status.getStatus', description: 'x', events: [{ http: { method: 'PUT', path: '/a' } }] },
+            b: { handler: 'handlers/housekeeping', description: 'x', events: [{ schedule: { cron: 'every minute' } }] },
+            c: { handler: 'handlers/sorter-message', description: 'x', events: [{ telegram: { types: ['ASGN'] } }] },
+          },
+        }),
+      );
+      expect(() => loadManifest(file)).toThrow(
+        /handler" with value "handlers\/status.getStatus" fails to match[\s\S]*method" must be one of \[GET, POST\][\s\S]*cron" is not a valid cron expression[\s\S]*types\[0\]" must be one of \[REQU, VERI, SCAN\]/,
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
