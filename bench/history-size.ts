@@ -11,7 +11,7 @@ import { createQueueStore } from '../db/queue-store';
 import { usedDatabaseBytes } from '../db/storage-use';
 import { WAL_LIMITS } from '../db/wal-limits';
 import { validateConfig } from '../lib/process/config';
-import type { InductDto, VerifyDto } from '../model/messages';
+import { SAMPLE_BARCODE, SAMPLE_DESTINATION, sampleRequest, sampleVerify } from './sample-item';
 
 /** The sortation queue's head: there is one, the item's two messages were just enqueued. */
 function headOf(queue: ReturnType<typeof createQueueStore>) {
@@ -53,24 +53,15 @@ export function historyBytesPerItem(items: number): number {
     const item = db.transaction((i: number) => {
       const t = String(i).padStart(10, '0');
       const at = new Date(T0 + i * 33).toISOString();
-      const request: InductDto = {
-        Type: 'REQUEST',
-        TrackID: t,
-        Barcode: '4006381333931',
-        MessageCode: 210,
-        InductLocation: 'IND01',
-        RecirculationCount: 0,
-        Length: 320.5,
-        Width: 210,
-        Height: 95,
-        Weight: 1.25,
-      };
-      const verify: VerifyDto = { Type: 'VERIFY', TrackID: t, Barcode: '4006381333931', Destination: 'D12', MessageCode: 212 };
-      queue.enqueue([request, verify], at);
+      queue.enqueue([sampleRequest(t), sampleVerify(t)], at);
       queue.deliver(headOf(queue), { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
       queue.deliver(headOf(queue), { deliveredAt: at, clientAddress: '10.20.0.9', readProof: 'NextRequest' });
       outbox.removeFromOutbox(
-        outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: t, Barcode: '4006381333931', Destination: 'D12' } }, '10.20.0.9', at),
+        outbox.addToOutbox(
+          { kind: 'ASSIGNMENT', body: { TrackID: t, Barcode: SAMPLE_BARCODE, Destination: SAMPLE_DESTINATION } },
+          '10.20.0.9',
+          at,
+        ),
       );
     });
     for (let i = 0; i < items; i++) item(i);

@@ -20,6 +20,7 @@ import { StorageWatch } from '../lib/ops/storage-watch';
 import { LatencyWindow } from '../lib/ops/latency';
 import { createLogger } from '../lib/process/logger';
 import { sleep } from './processes';
+import { sampleRequest, sampleVerify } from './sample-item';
 
 const ITEMS_PER_HOUR = 30 * 3600;
 const T0 = Date.parse('2026-11-01T00:00:00.000Z');
@@ -39,29 +40,8 @@ function buildHistory(file: string, hours: number): void {
     for (let i = 0; i < ITEMS_PER_HOUR; i++, id++) {
       const t = at(h, i);
       const track = String(id).padStart(10, '0');
-      const request = {
-        Type: 'REQUEST',
-        TrackID: track,
-        Barcode: '4006381333931',
-        MessageCode: 210,
-        InductLocation: 'IND01',
-        RecirculationCount: 0,
-        Length: 320.5,
-        Width: 210,
-        Height: 95,
-        Weight: 1.25,
-      };
-      delivered.run(2 * id, 'REQUEST', 210, track, 'IND01', JSON.stringify(request), t, t);
-      delivered.run(
-        2 * id + 1,
-        'VERIFY',
-        212,
-        track,
-        'D12',
-        JSON.stringify({ Type: 'VERIFY', TrackID: track, Barcode: '4006381333931', Destination: 'D12', MessageCode: 212 }),
-        t,
-        t,
-      );
+      delivered.run(2 * id, 'REQUEST', 210, track, 'IND01', JSON.stringify(sampleRequest(track)), t, t);
+      delivered.run(2 * id + 1, 'VERIFY', 212, track, 'D12', JSON.stringify(sampleVerify(track)), t, t);
       outbox.run(id + 1, track, t, t);
     }
   });

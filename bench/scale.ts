@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../db/connection';
 import { createQueueStore } from '../db/queue-store';
-import type { InductDto } from '../model/messages';
 import { CSV_COLUMNS } from '../lib/testmode/replay';
 import { dist, median, start } from './processes';
+import { sampleRequest } from './sample-item';
 import { slowFsyncEnv } from './slow-disk';
 
 /** Pop latency (head + remove, one transaction) on a queue of `rows` messages; median µs. */
@@ -14,18 +14,7 @@ export function popMicros(rows: number): number {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pop-'));
   const db = openDatabase(path.join(dir, 'q.db'), { synchronous: 'NORMAL' });
   const store = createQueueStore(db);
-  const m = (n: number): InductDto => ({
-    Type: 'REQUEST',
-    TrackID: String(n).padStart(10, '0'),
-    Barcode: '4006381333931',
-    MessageCode: 210,
-    InductLocation: 'IND01',
-    RecirculationCount: 0,
-    Length: 320.5,
-    Width: 210,
-    Height: 95,
-    Weight: 1.25,
-  });
+  const m = (n: number) => sampleRequest(String(n).padStart(10, '0'));
   const batch = 10_000;
   for (let i = 0; i < rows; i += batch)
     store.enqueue(

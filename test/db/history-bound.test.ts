@@ -8,23 +8,10 @@ import { createHistoryStore } from '../../db/history-store';
 import { createQueueStore } from '../../db/queue-store';
 import { measureStorage, rotatedFilesBytes } from '../../db/storage-use';
 import { WAL_LIMITS } from '../../db/wal-limits';
-import type { InductDto, VerifyDto } from '../../model/messages';
+import { sampleRequest as request, sampleVerify as verify } from '../../bench/sample-item';
 import { freshDb } from '../helpers/db';
 
 const T0 = Date.parse('2026-11-01T00:00:00.000Z');
-const request = (t: string): InductDto => ({
-  Type: 'REQUEST',
-  TrackID: t,
-  Barcode: '4006381333931',
-  MessageCode: 210,
-  InductLocation: 'IND01',
-  RecirculationCount: 0,
-  Length: 320.5,
-  Width: 210,
-  Height: 95,
-  Weight: 1.25,
-});
-const verify = (t: string): VerifyDto => ({ Type: 'VERIFY', TrackID: t, Barcode: '4006381333931', Destination: 'D12', MessageCode: 212 });
 
 /** `items` items' history as the service writes it, one a second from `from`: a REQUEST and a VERIFY delivered, an assignment acknowledged. */
 function items(db: ReturnType<typeof freshDb>['db'], from: number, count: number, first = 0) {
