@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { TelegramSession } from '../lib/link/session';
-import { type Outbound, PLC_RECEIVES, RefuseError, type SessionCounters } from '../lib/link/session-port';
+import { type Outbound, PLC_RECEIVES, RefuseError, type SessionCounters, zeroCounters } from '../lib/link/session-port';
 import type { Telegram, TelegramType } from '../lib/telegram/telegram';
 import { type TelegramWire, defaultWire } from '../lib/layout/wire';
 
@@ -76,15 +76,7 @@ export class PlcLink {
   private readonly timers: NodeJS.Timeout[] = [];
   private session: TelegramSession<number>;
   /** The counters of the sessions before the last restart. */
-  private readonly earlier: SessionCounters = {
-    telegramsIn: 0,
-    telegramsOut: 0,
-    resends: 0,
-    naksSent: 0,
-    naksReceived: 0,
-    duplicatesReceived: 0,
-    garbageBytes: 0,
-  };
+  private readonly earlier: SessionCounters = zeroCounters();
   private restarts = 0;
   private readonly timing: ReturnType<TelegramWire['settings']>;
   private readonly o: Required<Omit<PlcLinkOptions, 'misbehave' | 'log' | 'onData' | 'wire' | 'firstSeq'>> & { misbehave: Misbehaviour };

@@ -104,6 +104,17 @@ export interface SessionCounters {
   garbageBytes: number;
 }
 
+/** A session's counters before its first telegram. */
+export const zeroCounters = (): SessionCounters => ({
+  telegramsIn: 0,
+  telegramsOut: 0,
+  resends: 0,
+  naksSent: 0,
+  naksReceived: 0,
+  duplicatesReceived: 0,
+  garbageBytes: 0,
+});
+
 /** A message from the sorter, to be kept: `after` is the number that must be the last one stored (null: any). */
 export interface InboundMessage {
   seq: number;

@@ -14,6 +14,7 @@ import {
   type SessionEvents,
   type SessionPort,
   type SessionSettings,
+  zeroCounters,
 } from './session-port';
 import { MAX_SEQUENCE, NakReason, type Telegram, TelegramError, type TelegramType } from '../telegram/telegram';
 import { type TelegramWire, defaultWire } from '../layout/wire';
@@ -461,15 +462,7 @@ export function tickWriter(socket: Socket): (frame: string) => void {
  * `receive` takes its bytes, `tick` runs the timers, `detach` ends it.
  */
 export class TelegramSession<R> {
-  readonly counters: SessionCounters = {
-    telegramsIn: 0,
-    telegramsOut: 0,
-    resends: 0,
-    naksSent: 0,
-    naksReceived: 0,
-    duplicatesReceived: 0,
-    garbageBytes: 0,
-  };
+  readonly counters: SessionCounters = zeroCounters();
   /** When the last telegram came in and went out (ms, the session's clock; 0: never). */
   lastInAt = 0;
   lastOutAt = 0;
