@@ -73,16 +73,32 @@ function historyInsert(db: Db): (stored: StoredMessage, delivery: Delivery, remo
     );
 }
 
+/** Which REQUESTs the expiry takes out, with `OlderThan`'s fields as its parameters. */
+export const EXPIRED_WHERE = '((id >= @firstId AND id <= @upToId) OR (id < @firstId AND received_at < @before))';
+
+/**
+ * The statements that copy the REQUESTs matching `where` to the history and delete them. Both go
+ * through the REQUESTs' own index (migrations/005), which holds no VERIFY: the expiry's id ranges
+ * would otherwise walk every row in them, and in a WCS outage the VERIFYs pile up there (about
+ * 26 ms a second at 180,000 rows on the development machine, 0.05 ms this way).
+ */
+export function requestRemovalSql(where: string): { select: string; remove: string } {
+  const from = 'sortation_queue INDEXED BY sortation_queue_request_track';
+  return {
+    select: `SELECT * FROM ${from} WHERE type = 'REQUEST' AND ${where} ORDER BY id`,
+    remove: `DELETE FROM ${from} WHERE type = 'REQUEST' AND ${where}`,
+  };
+}
+
 /**
  * REQUESTs taken out of the sortation queue without reaching a WCS: superseded by the item's
  * newer REQUEST, or expired; each into the history with its reason, no client, no proof.
  */
 function requestRemovals(db: Db, insertHistory: ReturnType<typeof historyInsert>) {
   const removeWithReason = (reason: 'Superseded' | 'Expired', where: string) => {
-    const select = db.prepare<Record<string, string | number>, SortationRow>(
-      `SELECT * FROM sortation_queue WHERE type = 'REQUEST' AND ${where} ORDER BY id`,
-    );
-    const remove = db.prepare(`DELETE FROM sortation_queue WHERE type = 'REQUEST' AND ${where}`);
+    const sql = requestRemovalSql(where);
+    const select = db.prepare<Record<string, string | number>, SortationRow>(sql.select);
+    const remove = db.prepare(sql.remove);
     return (params: Record<string, string | number>, at: string): number => {
       for (const row of select.all(params)) {
         insertHistory(
@@ -95,7 +111,7 @@ function requestRemovals(db: Db, insertHistory: ReturnType<typeof historyInsert>
     };
   };
   const superseded = removeWithReason('Superseded', 'track_id = @trackId AND id < @newerId');
-  const expired = removeWithReason('Expired', '((id >= @firstId AND id <= @upToId) OR (id < @firstId AND received_at < @before))');
+  const expired = removeWithReason('Expired', EXPIRED_WHERE);
   return {
     supersedeRequests: db.transaction((trackId: string, newerId: number, at: string): number => superseded({ trackId, newerId }, at)),
     expireRequests: db.transaction((older: OlderThan, at: string): number =>

@@ -1,6 +1,7 @@
 // Writing the queue tables on a real SQLite file: removal into the history, batches all or
 // none, the test mode's clear.
 import { createQueueStore } from '../../db/queue-store';
+import { EXPIRED_WHERE, requestRemovalSql } from '../../db/queue-writes';
 import type { InductDto, SorterMessage, VerifyDto } from '../../model/messages';
 import { freshDbEach } from '../helpers/db';
 
@@ -138,5 +139,42 @@ describe('queue writes', () => {
     store.clearQueues();
     expect(store.depth('sortation')).toBe(0);
     expect(store.enqueue([verify('c')], 'T')).toEqual([1]);
+  });
+});
+
+describe('taking REQUESTs out while VERIFYs wait', () => {
+  const ctx = freshDbEach();
+  const SUPERSEDED_WHERE = 'track_id = @trackId AND id < @newerId';
+  const params = { firstId: 1, upToId: 2, before: 'T', trackId: 't', newerId: 3 };
+
+  it('the expiry and the supersede read the REQUESTs index, not the rows in their id ranges (the plans on the real schema)', () => {
+    for (const where of [EXPIRED_WHERE, SUPERSEDED_WHERE]) {
+      const { select, remove } = requestRemovalSql(where);
+      for (const sql of [select, remove]) {
+        const names = [...sql.matchAll(/@(\w+)/g)].map((m) => m[1]);
+        const bound = Object.fromEntries(names.map((n) => [n, params[n as keyof typeof params]]));
+        const plan = ctx.db
+          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .all(bound)
+          .map((r) => (r as { detail: string }).detail);
+        expect(plan.some((d) => /USING (COVERING )?INDEX sortation_queue_request_track/.test(d))).toBe(true);
+        expect(plan.filter((d) => /^SCAN sortation_queue$|USING INTEGER PRIMARY KEY/.test(d))).toEqual([]);
+      }
+    }
+  });
+
+  it('expires the old REQUESTs among the VERIFYs and keeps every VERIFY and the newer REQUESTs', () => {
+    const store = createQueueStore(ctx.db);
+    const ids = store.enqueue(
+      Array.from({ length: 40 }, (_, i) => (i % 4 === 3 ? induct(`r${i}`) : verify(`v${i}`))),
+      '2026-11-21T10:00:00.000Z',
+    );
+    // Up to the 20th row by arrival: REQUESTs r3 .. r19 (5 of them) go, r23 .. r39 (5) and all 30 VERIFYs stay.
+    expect(store.expireRequests({ upToId: ids[19]!, firstId: ids[0]!, before: '2000-01-01T00:00:00.000Z' }, 'T2')).toBe(5);
+    const left = ctx.db.prepare('SELECT type, track_id AS t FROM sortation_queue ORDER BY id').all() as Array<{ type: string; t: string }>;
+    expect(left.filter((r) => r.type === 'VERIFY')).toHaveLength(30);
+    expect(left.filter((r) => r.type === 'REQUEST').map((r) => r.t)).toEqual(['r23', 'r27', 'r31', 'r35', 'r39']);
+    const expired = ctx.db.prepare("SELECT track_id FROM delivered_history WHERE removed_reason = 'Expired' ORDER BY id").pluck().all();
+    expect(expired).toEqual(['r3', 'r7', 'r11', 'r15', 'r19']);
   });
 });
