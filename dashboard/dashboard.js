@@ -163,7 +163,7 @@ function render(d) {
     r.Seconds >= 59
       ? 'over the last minute'
       : r.Seconds > 0
-        ? `over the last ${Math.round(r.Seconds)} s (since start)`
+        ? `over the last ${Math.max(1, Math.round(r.Seconds))} s (since start)`
         : 'from the first sample on',
   );
   text('total-received', fmt(t.Received.sortation + t.Received.destination));

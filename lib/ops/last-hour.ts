@@ -138,7 +138,8 @@ export class LastHour {
     }
     const per = (n: number) => (covered > 0 ? Math.round((n / covered) * 100) / 100 : 0);
     return {
-      Seconds: Math.round(covered * 10) / 10,
+      // To the millisecond, as a sample's: rounded coarser, a first sample shorter than 50 ms gave rates over 0 s.
+      Seconds: Math.round(covered * 1000) / 1000,
       Items: per(sum.items),
       TelegramsIn: per(sum.telegramsIn),
       TelegramsOut: per(sum.telegramsOut),

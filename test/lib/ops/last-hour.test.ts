@@ -63,6 +63,11 @@ describe('LastHour', () => {
     expect(h.rates(20)).toMatchObject({ Seconds: 20, In: { sortation: 35, destination: 0 } });
     // Asked for more than it holds: over what it holds.
     expect(h.rates(60)).toMatchObject({ Seconds: 30, In: { sortation: 30 } });
+    // A first sample of 40 ms (the beat's first call can come half a period after the start): its rates cover 0.04 s, not 0.
+    const short = new LastHour(100);
+    short.record(reading(0));
+    short.record(reading(0, { at: new Date(Date.UTC(2026, 10, 27, 9, 0, 0, 40)), out: { sortation: 1, destination: 0 } }));
+    expect(short.rates(60)).toMatchObject({ Seconds: 0.04, Out: { sortation: 25 } });
     expect(new LastHour(1000).rates(60)).toEqual({
       Seconds: 0,
       Items: 0,
