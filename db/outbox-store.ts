@@ -4,6 +4,7 @@ import { lastIdOf, nextId } from './queue-rows';
 import { merged } from '../lib/host/merged';
 import type { OutboundMessage } from '../model/messages';
 import { destinationBoardWrites } from './destination-board-store';
+import { type TableCount, tableCount } from './table-count';
 
 /**
  * How many outbox ids are reserved at once for entries sent before their sync (migrations/011):
@@ -26,6 +27,8 @@ export interface OutboxReads {
   after(afterId: number, limit: number): OutboxEntry[];
   /** Entries waiting. */
   depth(): number;
+  /** Counting the entries a slice at a time, for the figures of a long outbox (lib/queue/live-counts.ts). */
+  tally: TableCount;
   /** Id of the newest entry waiting, 0 when the outbox is empty. */
   lastId(): number;
 }
@@ -89,12 +92,13 @@ const toEntry = (row: OutboxRow): OutboxEntry => ({ id: row.id, message: toMessa
 export function outboxReads(db: Db): OutboxReads {
   const peek = db.prepare<[number], OutboxRow>('SELECT * FROM outbox ORDER BY id LIMIT ?');
   const after = db.prepare<[number, number], OutboxRow>('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?');
-  const depth = db.prepare<[], number>('SELECT count(*) FROM outbox').pluck();
+  const tally = tableCount(db, 'outbox');
   const lastId = db.prepare<[], number>('SELECT coalesce(max(id), 0) FROM outbox').pluck();
   return {
     peek: (limit) => peek.all(limit).map(toEntry),
     after: (afterId, limit) => after.all(afterId, limit).map(toEntry),
-    depth: () => depth.get() ?? 0, // count(*) always has its row
+    depth: () => tally.whole('[]').rows,
+    tally,
     lastId: () => lastId.get() ?? 0,
   };
 }

@@ -4,6 +4,7 @@
 import type { Db } from './connection';
 import type { QueueMessages, QueueName } from '../model/messages';
 import { type DestinationRow, type SortationRow, type StoredMessage, destinationMessage, lastIdOf, sortationMessage } from './queue-rows';
+import { type TableCount, tableCount } from './table-count';
 
 /** Reading the durable queues (the service's read-only connection, on the main thread). */
 export interface QueueReads {
@@ -16,6 +17,8 @@ export interface QueueReads {
    * a claim whose removal has just been committed is in neither count, not subtracted twice.
    */
   counts(queue: QueueName, claimed: Iterable<number>): { waiting: number; handedOut: number };
+  /** Counting a queue a slice at a time, for the figures of a long queue (lib/queue/live-counts.ts). */
+  tally(queue: QueueName): TableCount;
   /** The oldest message of a queue, its id and received_at, or null if it is empty. */
   oldest(queue: QueueName): { id: number; receivedAt: string } | null;
   /** The highest id the queue's table has given, those of rows that have left it included (migrations/010). */
@@ -34,17 +37,8 @@ export function queueReads(db: Db): QueueReads {
     destination: db.prepare<[string], DestinationRow>(`SELECT * FROM destination_queue
       WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`),
   };
-  const depths = {
-    sortation: db.prepare<[], number>('SELECT count(*) AS n FROM sortation_queue').pluck(),
-    destination: db.prepare<[], number>('SELECT count(*) AS n FROM destination_queue').pluck(),
-  };
-  // One statement, one snapshot: the writer may commit a removal between two.
-  const counts = {
-    sortation: db.prepare<[string], { total: number; handed: number }>(`SELECT (SELECT count(*) FROM sortation_queue) AS total,
-      (SELECT count(*) FROM sortation_queue WHERE id IN (SELECT value FROM json_each(?))) AS handed`),
-    destination: db.prepare<[string], { total: number; handed: number }>(`SELECT (SELECT count(*) FROM destination_queue) AS total,
-      (SELECT count(*) FROM destination_queue WHERE id IN (SELECT value FROM json_each(?))) AS handed`),
-  };
+  // Counted whole, in one statement: one snapshot (the writer may commit a removal between two).
+  const tallies = { sortation: tableCount(db, 'sortation_queue'), destination: tableCount(db, 'destination_queue') };
   const oldest = {
     sortation: db.prepare<[], { id: number; receivedAt: string }>(
       'SELECT id, received_at AS receivedAt FROM sortation_queue ORDER BY id LIMIT 1',
@@ -67,11 +61,12 @@ export function queueReads(db: Db): QueueReads {
       if (!found) return undefined;
       return { id: found.row.id, queue, message: found.message as QueueMessages[Q], receivedAt: found.row.received_at };
     },
-    depth: (queue) => depths[queue].get() ?? 0, // count(*) always has its row
+    depth: (queue) => tallies[queue].whole('[]').rows,
     counts(queue, claimed) {
-      const { total, handed } = counts[queue].get(JSON.stringify([...claimed])) ?? { total: 0, handed: 0 };
-      return { waiting: total - handed, handedOut: handed };
+      const { rows, among } = tallies[queue].whole(JSON.stringify([...claimed]));
+      return { waiting: rows - among, handedOut: among };
     },
+    tally: (queue) => tallies[queue],
     oldest: (queue) => oldest[queue].get() ?? null,
     lastId: (queue) => lastIds[queue].get() ?? 0,
   };

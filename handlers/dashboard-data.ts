@@ -29,7 +29,7 @@ const RATES_OVER_SECONDS = 60;
  * deliveries, the destinations board and the last hour's samples.
  */
 export async function getDashboardData(deps: DashboardDeps): Promise<HandlerResult> {
-  const status = statusOf(deps);
+  const status = await statusOf(deps);
   return ok({
     At: deps.clock().toISOString(),
     Status: status,

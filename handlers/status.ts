@@ -1,10 +1,10 @@
 // GET /status: the spec's queue counters, and the state of the link, the deliveries and the
 // storage.
-import type { OutboxReads } from '../db/outbox-store';
 import type { QueueReads } from '../db/queue-reads';
 import type { StorageStatus } from '../db/storage-status';
 import type { QueueDispatcher, UncommittedMessages } from '../lib/queue/dispatcher';
 import type { StoredAges } from '../lib/queue/arrivals';
+import type { LiveCounts } from '../lib/queue/live-counts';
 import type { QueueName } from '../model/messages';
 import { type HandlerResult, httpFunction, ok } from '../lib/functions/define';
 import type { ReplaySummary } from '../lib/testmode/seed';
@@ -26,8 +26,9 @@ export interface StatusDeps {
   startedAt: Date;
   clock: () => Date;
   state: () => 'Running' | 'Stopping';
-  store: QueueReads;
-  outbox: OutboxReads;
+  store: Pick<QueueReads, 'oldest'>;
+  /** The queues' and the outbox's figures (a long table counted a slice at a time). */
+  counts: LiveCounts;
   /** The oldest message's age, on the clock that never steps where this run saw it arrive. */
   ages: Pick<StoredAges, 'queueAgeMs'>;
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
@@ -50,20 +51,27 @@ export interface StatusDeps {
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
 /** GET /status: the spec's counters "Sortation Q" and "Destination Q", plus service and link state. */
-export function getStatus(deps: StatusDeps): HandlerResult {
-  return ok(statusOf(deps));
+export async function getStatus(deps: StatusDeps): Promise<HandlerResult> {
+  return ok(await statusOf(deps));
 }
 
 /** The body of GET /status (the dashboard shows it too). */
-export function statusOf(deps: StatusDeps) {
+export async function statusOf(deps: StatusDeps) {
+  // Counted first: a long queue's count lets the event loop run between its slices, and what is
+  // read below (the uncommitted messages among them) is read in the turn the count ends.
+  const [sortation, destination, outboxDepth] = await Promise.all([
+    deps.counts.queue('sortation'),
+    deps.counts.queue('destination'),
+    deps.counts.outbox(),
+  ]);
   const now = deps.clock();
   const oldestMs = (['sortation', 'destination'] as const)
     .map((q) => deps.ages.queueAgeMs(q, deps.store.oldest(q), now.getTime()))
     .filter((ms): ms is number => ms !== null);
   // Not "Running" while the service cannot do its whole job: the readiness checks say why.
   // Messages handed out before their commit ends are counted with the table's (HandOutBeforeCommit).
-  const counts = (q: QueueName) =>
-    deps.store.counts(q, deps.dispatchers[q].claimedIds).waiting + deps.uncommitted.counts(q, deps.dispatchers[q].claimedIds).waiting;
+  const waiting = (q: QueueName, stored: { waiting: number }) =>
+    stored.waiting + deps.uncommitted.counts(q, deps.dispatchers[q].claimedIds).waiting;
   const wrong = problems(
     readiness({
       testMode: deps.testMode,
@@ -85,12 +93,12 @@ export function statusOf(deps: StatusDeps) {
     StartedAt: deps.startedAt.toISOString(),
     UptimeSeconds: seconds(now.getTime() - deps.startedAt.getTime()),
     // Waiting messages: those being handed out right now are no longer waiting.
-    'Sortation Q': counts('sortation'),
-    'Destination Q': counts('destination'),
+    'Sortation Q': waiting('sortation', sortation),
+    'Destination Q': waiting('destination', destination),
     OldestMessageAgeSeconds: oldestMs.length > 0 ? seconds(Math.max(...oldestMs)) : null,
     WaitingClients: { 'Sortation Q': deps.dispatchers.sortation.waiting, 'Destination Q': deps.dispatchers.destination.waiting },
     Sorter: deps.link.status(),
-    Outbox: { Depth: deps.outbox.depth() },
+    Outbox: { Depth: outboxDepth },
     Replay: deps.replay,
     // Responses whose read is not proven yet, how the others were settled, and redeliveries
     // (possible duplicates: a message handed out again after an earlier response went unproven).

@@ -15,6 +15,7 @@ import type { AlarmMonitor } from './ops/alarms';
 import type { DeliveryTracker } from './http/read-proof/delivery';
 import type { QueueDispatcher, UncommittedMessages } from './queue/dispatcher';
 import type { StoredAges } from './queue/arrivals';
+import type { LiveCounts } from './queue/live-counts';
 import type { ReplaySummary } from './testmode/seed';
 /** Everything the handlers may ask for. Each handler declares the part it uses. */
 export interface Deps {
@@ -38,6 +39,8 @@ export interface Deps {
   uncommitted: UncommittedMessages;
   /** When this run's queued messages and outbox entries arrived, on the clock that never steps: their ages. */
   ages: StoredAges;
+  /** The queues' and the outbox's figures, a long table counted a slice at a time. */
+  counts: LiveCounts;
   /** Peers whose latest commit of a message failed (handlers/sorter-message.ts). */
   failingPeers: Set<string>;
   link: SorterLink;

@@ -9,6 +9,7 @@ import { EventLoopWatch } from './ops/event-loop';
 import { DecisionMeter, WakeMeter } from './ops/latency';
 import { LastHour } from './ops/last-hour';
 import { readLastHour } from './ops/last-hour-reading';
+import { liveCounts } from './queue/live-counts';
 import { Metrics } from './ops/metrics';
 import { metricsSnapshot } from './ops/metrics-snapshot';
 import { itemTrace } from '../db/item-trace';
@@ -324,6 +325,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     dispatchers,
     uncommitted,
     ages: new StoredAges(clock, steadyOf(options)),
+    counts: liveCounts({ store: stores.queues, outbox: stores.outbox, dispatchers }),
     failingPeers: new Set(),
     link,
     replay,

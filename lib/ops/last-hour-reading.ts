@@ -16,7 +16,7 @@ export async function perQueue(counter: Metrics['messagesIn'], type?: string): P
 
 /** The totals and the state now; `testMode`: no sorter link to report. */
 export async function readLastHour(sources: MetricsSources, metrics: Metrics, now: Date, testMode: boolean): Promise<Reading> {
-  const snap = metricsSnapshot(sources, now);
+  const snap = await metricsSnapshot(sources, now);
   const ages = [snap.queues.sortation.oldestAgeSeconds, snap.queues.destination.oldestAgeSeconds].filter((a): a is number => a !== null);
   return {
     at: now,

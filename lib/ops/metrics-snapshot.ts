@@ -5,14 +5,17 @@ import type { QueueReads } from '../../db/queue-reads';
 import type { StorageStatus } from '../../db/storage-status';
 import type { SorterLink } from '../link/sorter-link-status';
 import type { StoredAges } from '../queue/arrivals';
+import type { LiveCounts, QueueFigures } from '../queue/live-counts';
 import type { QueueDispatcher } from '../queue/dispatcher';
 import type { DiskSnapshot, MetricsSnapshot } from './metrics';
 import type { StorageWatch } from './storage-watch';
 
 /** The parts of the running service the metrics read. */
 export interface MetricsSources {
-  store: QueueReads;
-  outbox: OutboxReads;
+  store: Pick<QueueReads, 'oldest'>;
+  outbox: Pick<OutboxReads, 'peek'>;
+  /** The queues' and the outbox's figures (a long table counted a slice at a time). */
+  counts: LiveCounts;
   dispatchers: { sortation: QueueDispatcher<'sortation'>; destination: QueueDispatcher<'destination'> };
   link: SorterLink;
   storage: { status(): StorageStatus };
@@ -24,11 +27,16 @@ export interface MetricsSources {
 }
 
 /** The service's state as the metrics name it. */
-export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapshot {
+export async function metricsSnapshot(deps: MetricsSources, now: Date): Promise<MetricsSnapshot> {
+  // Counted first: a long queue's count lets the event loop run between its slices.
+  const [sortation, destination, outboxDepth] = await Promise.all([
+    deps.counts.queue('sortation'),
+    deps.counts.queue('destination'),
+    deps.counts.outbox(),
+  ]);
   const oldest = deps.ages.oldestSeconds(deps, now.getTime());
-  const queue = (q: 'sortation' | 'destination') => {
+  const queue = (q: 'sortation' | 'destination', { waiting, handedOut }: QueueFigures) => {
     const d = deps.dispatchers[q];
-    const { waiting, handedOut } = deps.store.counts(q, d.claimedIds);
     return {
       ready: waiting,
       unacked: handedOut,
@@ -44,8 +52,8 @@ export function metricsSnapshot(deps: MetricsSources, now: Date): MetricsSnapsho
   };
   const storage = deps.storage.status();
   return {
-    queues: { sortation: queue('sortation'), destination: queue('destination') },
-    outbox: { depth: deps.outbox.depth(), oldestAgeSeconds: oldest.outbox },
+    queues: { sortation: queue('sortation', sortation), destination: queue('destination', destination) },
+    outbox: { depth: outboxDepth, oldestAgeSeconds: oldest.outbox },
     link: {
       up: link.Connected === true,
       refusing: link.State === 'Refusing',

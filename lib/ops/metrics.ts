@@ -280,16 +280,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(snapshot: () => MetricsSnapshot, eventLoop: EventLoopWatch = new EventLoopWatch()) {
+  constructor(snapshot: () => MetricsSnapshot | Promise<MetricsSnapshot>, eventLoop: EventLoopWatch = new EventLoopWatch()) {
     // prom-client's event loop lag samples every 10 ms for ever, idle or not: its sampler is given
     // a period it never reaches (24 days), and its figures come from the service's, which samples
     // only while there is work (lib/ops/event-loop.ts).
     client.collectDefaultMetrics({ register: this.registry, prefix: PREFIX, eventLoopMonitoringPrecision: 2 ** 31 - 1 });
     eventLoopLag(this.registry, eventLoop.reader());
     const r = [this.registry];
+    // One snapshot per scrape, taken before its collectors run and shared by them all (a
+    // collector run outside registry.metrics() sets nothing).
     let current: MetricsSnapshot | null = null;
-    // One snapshot per scrape, shared by every collector of that scrape.
-    const now = () => (current ??= snapshot());
     const gauge = (name: string, help: string, labelNames: string[], set: (g: client.Gauge, s: MetricsSnapshot) => void) =>
       new client.Gauge({
         name: `${PREFIX}${name}`,
@@ -297,7 +297,7 @@ export class Metrics {
         labelNames,
         registers: r,
         collect() {
-          set(this, now());
+          if (current) set(this, current);
         },
       });
     // A running total the service already keeps, exported as a counter.
@@ -307,8 +307,9 @@ export class Metrics {
         help,
         registers: r,
         collect() {
+          if (!current) return;
           this.reset();
-          this.inc(value(now()));
+          this.inc(value(current));
         },
       });
     queueGauges(gauge);
@@ -316,15 +317,12 @@ export class Metrics {
     diskGauges(gauge);
     gauge('up', '1: the service answers', [], (g) => g.set(1));
     runningTotals(total);
-    // The snapshot lives for one scrape only.
+    // Each scrape takes a snapshot first (the queues counted, a long one a slice at a time); the
+    // collectors read the latest, so two scrapes at once each read a whole one.
     const metrics = this.registry.metrics.bind(this.registry);
     this.registry.metrics = async () => {
-      current = null;
-      try {
-        return await metrics();
-      } finally {
-        current = null;
-      }
+      current = await snapshot();
+      return metrics();
     };
   }
 }

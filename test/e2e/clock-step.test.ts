@@ -54,9 +54,9 @@ it('neither expires a fresh REQUEST when the clock is set forward nor keeps a st
     sorter.toHost(dataTelegram(induct(track), ++seq));
     await until(() => deps.store.depth('sortation') === before + 1);
   };
-  const ages = () => ({
-    status: statusOf(deps).OldestMessageAgeSeconds,
-    metrics: metricsSnapshot(deps, clock()).queues.sortation.oldestAgeSeconds,
+  const ages = async () => ({
+    status: (await statusOf(deps)).OldestMessageAgeSeconds,
+    metrics: (await metricsSnapshot(deps, clock())).queues.sortation.oldestAgeSeconds,
   });
   const expired = async () => ((await expireRequests(deps)) as { body: { Expired: number } }).body.Expired;
 
@@ -64,10 +64,10 @@ it('neither expires a fresh REQUEST when the clock is set forward nor keeps a st
   step = HOUR; // set an hour forward: the REQUEST is a few milliseconds old, not an hour
   expect(await expired()).toBe(0);
   expect(deps.store.depth('sortation')).toBe(1);
-  expect(ages().status).toBeLessThan(1);
-  expect(ages().metrics).toBeLessThan(1);
+  expect((await ages()).status).toBeLessThan(1);
+  expect((await ages()).metrics).toBeLessThan(1);
   await new Promise((r) => setTimeout(r, 1100));
-  expect(ages().status).toBeGreaterThanOrEqual(1);
+  expect((await ages()).status).toBeGreaterThanOrEqual(1);
   expect(await expired()).toBe(1);
 
   step = 0; // set back an hour: a REQUEST stored an hour "ahead" still expires after its second
@@ -75,7 +75,7 @@ it('neither expires a fresh REQUEST when the clock is set forward nor keeps a st
   step = -HOUR;
   expect(await expired()).toBe(0);
   await new Promise((r) => setTimeout(r, 1100));
-  expect(ages().metrics).toBeGreaterThanOrEqual(1);
+  expect((await ages()).metrics).toBeGreaterThanOrEqual(1);
   expect(await expired()).toBe(1);
   expect(deps.store.depth('sortation')).toBe(0);
   expect(

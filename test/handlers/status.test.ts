@@ -2,16 +2,17 @@
 import { StoredAges } from '../../lib/queue/arrivals';
 import { getStatus } from '../../handlers/status';
 import { WakeMeter } from '../../lib/ops/latency';
-import { fakeOutbox, link, clock } from '../helpers/handler-fakes';
+import { link, clock } from '../helpers/handler-fakes';
 
 describe('getStatus', () => {
-  it('reports the spec counters, the oldest age and the link', () => {
+  it('reports the spec counters, the oldest age and the link', async () => {
     const store = {
-      counts: (q: string, claimed: ReadonlySet<number>) => ({
-        waiting: (q === 'sortation' ? 4 : 1) - claimed.size,
-        handedOut: claimed.size,
-      }),
       oldest: (q: string) => ({ id: 1, receivedAt: q === 'sortation' ? '2026-11-21T11:59:30.000Z' : '2026-11-21T11:58:00.000Z' }),
+    };
+    // Four stored REQUESTs, one of them handed out; one SCAN; the outbox holds two entries.
+    const counts = {
+      queue: async (q: string) => (q === 'sortation' ? { waiting: 3, handedOut: 1 } : { waiting: 1, handedOut: 0 }),
+      outbox: async () => 2,
     };
     const waiting = (n: number, redelivered = 0, claimed: number[] = [], deadLettered = 0) => ({
       waiting: n,
@@ -63,7 +64,7 @@ describe('getStatus', () => {
       LastCut: null,
       MeasuredAt: '2026-11-21T12:00:00.000Z',
     };
-    const result = getStatus({
+    const result = await getStatus({
       testMode: false,
       version: '1.2.3',
       startedAt: new Date('2026-11-21T11:00:00.000Z'),
@@ -71,7 +72,7 @@ describe('getStatus', () => {
       ages: new StoredAges(clock),
       state: () => 'Running',
       store: store as never,
-      outbox: { ...fakeOutbox(), peek: () => [], after: () => [], lastId: () => 0 },
+      counts,
       dispatchers: { sortation: waiting(2, 1, [17], 3), destination: waiting(0, 2, [], 1) } as never,
       // One REQUEST whose commit is under way, not handed out: it counts as waiting.
       uncommitted: { counts: (q: string) => ({ waiting: q === 'sortation' ? 1 : 0, handedOut: 0 }) },
@@ -108,6 +109,7 @@ describe('getStatus', () => {
         Sorter: expect.objectContaining({ Connected: false, Address: 'plc:2000' }),
         Version: '1.2.3',
         TestMode: false,
+        Outbox: { Depth: 2 },
       }),
     });
   });

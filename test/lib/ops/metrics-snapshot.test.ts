@@ -30,7 +30,7 @@ it('reads the queues, the waiting clients, the outbox, the link and the storage 
   const waiting = t.service.deps.dispatchers.destination.take(10_000);
   await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: 'A', Destination: 'D7' } });
 
-  const s = metricsSnapshot(t.service.deps, now);
+  const s = await metricsSnapshot(t.service.deps, now);
   expect(s.queues).toEqual({
     sortation: { ready: 2, unacked: 1, oldestAgeSeconds: 30, waitingClients: 0 },
     destination: { ready: 0, unacked: 0, oldestAgeSeconds: null, waitingClients: 1 },
@@ -51,7 +51,7 @@ it('reads the queues, the waiting clients, the outbox, the link and the storage 
   const delivered = await waiting;
   expect(delivered).not.toBeNull();
   claim!.release(true);
-  const after = metricsSnapshot(t.service.deps, now);
+  const after = await metricsSnapshot(t.service.deps, now);
   expect(after.queues.sortation).toMatchObject({ ready: 3, unacked: 0 });
   expect(after.queues.destination).toMatchObject({ unacked: 1, waitingClients: 0 });
   delivered!.release();
