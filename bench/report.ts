@@ -4,7 +4,7 @@ import { type CpuPairs, cpuPairFields, spreadText } from './cpu-pairs';
 import { type HistorySize, describeHistorySize } from './history-size';
 import type { IdleResult } from './idle';
 import { type Target, describeTarget } from './processes';
-import type { PurgeWay } from './scale';
+import type { CountCost, PurgeWay } from './scale';
 import type { SyncStall } from './slow-disk';
 import type { StepResult } from './step';
 
@@ -30,6 +30,8 @@ export interface ScaleResult {
   popEmpty: number;
   popFull: number;
   seed: { seconds: number; maxRssMb: number; rows: number };
+  /** Counting the full queue (null: `--no-scale`). */
+  count: CountCost | null;
 }
 /** Everything one run measured. */
 export interface Measured {
@@ -394,6 +396,9 @@ export function benchLine(m: Measured, c: ReportContext): Record<string, unknown
     decision_p99_ms_at_max: svc.atMax?.decisionP99 ?? null,
     pop_1m_vs_empty: ratio(sc.popFull, sc.popEmpty),
     pop_rows: c.scaleRows,
+    count_whole_ms: sc.count ? Math.round(sc.count.wholeMs * 100) / 100 : null,
+    count_sliced_ms: sc.count ? Math.round(sc.count.slicedMs * 100) / 100 : null,
+    count_longest_slice_ms: sc.count ? Math.round(sc.count.longestSliceMs * 100) / 100 : null,
     seed_1m_s: Math.round(sc.seed.seconds * 100) / 100,
     seed_rows: sc.seed.rows,
     seed_peak_rss_mb: Math.round(sc.seed.maxRssMb),

@@ -258,14 +258,18 @@ async function measurePurge(): Promise<PurgeResult | undefined> {
 
 /** A pop at 2,000 and at the plan's rows queued, and seeding that many CSV rows. */
 async function measureScale(): Promise<ScaleResult> {
-  if (!scale) return { popEmpty: Number.NaN, popFull: Number.NaN, seed: { seconds: Number.NaN, maxRssMb: Number.NaN, rows: 0 } };
+  if (!scale)
+    return { popEmpty: Number.NaN, popFull: Number.NaN, seed: { seconds: Number.NaN, maxRssMb: Number.NaN, rows: 0 }, count: null };
   log('scale:');
-  const popEmpty = popMicros(2000);
-  const popFull = popMicros(plan.scaleRows);
+  const popEmpty = (await popMicros(2000)).popMicros;
+  const { popMicros: popFull, count } = await popMicros(plan.scaleRows);
   log(`  pop median ${popEmpty.toFixed(1)} µs at 2,000 queued; ${popFull.toFixed(1)} µs at ${plan.scaleRows.toLocaleString('en')} queued`);
+  log(
+    `  counting ${plan.scaleRows.toLocaleString('en')} queued (GET /status, a scrape): whole ${count.wholeMs.toFixed(1)} ms; in slices ${count.slicedMs.toFixed(1)} ms, the longest ${count.longestSliceMs.toFixed(2)} ms`,
+  );
   const seed = await seedProbe(plan.scaleRows);
   log(`  seeding ${seed.rows.toLocaleString('en')} CSV rows: ${seed.seconds.toFixed(1)} s, peak RSS ${seed.maxRssMb.toFixed(0)} MB`);
-  return { popEmpty, popFull, seed };
+  return { popEmpty, popFull, seed, count };
 }
 
 /**

@@ -4,13 +4,27 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../db/connection';
 import { createQueueStore } from '../db/queue-store';
+import type { TableCount } from '../db/table-count';
+import { SLICE_ROWS, countInSlices } from '../lib/queue/live-counts';
 import { CSV_COLUMNS } from '../lib/testmode/replay';
 import { dist, median, start } from './processes';
 import { sampleRequest } from './sample-item';
 import { slowFsyncEnv } from './slow-disk';
 
-/** Pop latency (head + remove, one transaction) on a queue of `rows` messages; median µs. */
-export function popMicros(rows: number): number {
+/** What counting a queue of `rows` messages costs the main thread (GET /status, a scrape): ms, medians of 5. */
+export interface CountCost {
+  /** One statement over the whole table, as a short queue is counted. */
+  wholeMs: number;
+  /** A slice at a time (lib/queue/live-counts.ts): every slice's time together, and the longest slice. */
+  slicedMs: number;
+  longestSliceMs: number;
+}
+
+/**
+ * Pop latency (head + remove, one transaction) on a queue of `rows` messages, median µs; and,
+ * before the pops, what counting that queue costs.
+ */
+export async function popMicros(rows: number): Promise<{ popMicros: number; count: CountCost }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pop-'));
   const db = openDatabase(path.join(dir, 'q.db'), { synchronous: 'NORMAL' });
   const store = createQueueStore(db);
@@ -21,6 +35,7 @@ export function popMicros(rows: number): number {
       Array.from({ length: Math.min(batch, rows - i) }, (_, k) => m(i + k)),
       new Date().toISOString(),
     );
+  const count = await countCost(store.tally('sortation'), rows);
   const samples: number[] = [];
   for (let i = 0; i < 2000; i++) {
     const t0 = performance.now();
@@ -31,7 +46,36 @@ export function popMicros(rows: number): number {
   }
   db.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  return median(samples);
+  return { popMicros: median(samples), count };
+}
+
+/** Count `table` (of `rows` rows) whole and in slices, 5 times each; fails if a count is wrong. */
+async function countCost(table: TableCount, rows: number): Promise<CountCost> {
+  const whole: number[] = [];
+  const sliced: number[] = [];
+  const longest: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    const t0 = performance.now();
+    const all = table.whole('[]').rows;
+    whole.push(performance.now() - t0);
+    const slices: number[] = [];
+    let last = performance.now();
+    // Each slice's time: from the end of the turn before it to the end of its own statement.
+    const counted = await countInSlices(
+      { ...table, slice: (ids, from, limit) => ((last = performance.now()), table.slice(ids, from, limit)) },
+      () => [],
+      SLICE_ROWS,
+      async () => {
+        slices.push(performance.now() - last);
+        await new Promise<void>((r) => setImmediate(r));
+      },
+    );
+    slices.push(performance.now() - last);
+    if (all !== rows || counted.rows !== rows) throw new Error(`scale: counted ${all} and ${counted.rows} of ${rows} rows`);
+    sliced.push(slices.reduce((a, b) => a + b, 0));
+    longest.push(Math.max(...slices));
+  }
+  return { wholeMs: median(whole), slicedMs: median(sliced), longestSliceMs: median(longest) };
 }
 
 /** Seed a `rows`-row CSV in a child process; its time and peak memory. */
