@@ -6,12 +6,12 @@ import type { ItemTimeline } from '../db/item-trace';
 
 /** What the item trace needs: the timeline reader over the database. */
 export interface ItemTraceDeps {
-  items: { timeline(trackId: string): ItemTimeline | null };
+  items: { timeline(trackId: string): Promise<ItemTimeline | null> };
 }
 
 /** Every REQUEST with its recirculation, who got it, the assignment and its fate, the VERIFY. */
-export function getItem(deps: ItemTraceDeps, event: { trackId: string }): HandlerResult {
-  const timeline = deps.items.timeline(event.trackId);
+export async function getItem(deps: ItemTraceDeps, event: { trackId: string }): Promise<HandlerResult> {
+  const timeline = await deps.items.timeline(event.trackId);
   return timeline
     ? ok(timeline)
     : ok(

@@ -60,7 +60,7 @@ export interface Deps {
   /** The event loop's delay, for the liveness check; sampled from `busy` (a request, a telegram, a scheduled run) until a second of quiet. */
   eventLoop: { delayP99Ms(): number; busy(): void };
   /** What happened to an item (GET /items/{TrackID}), read from the database. */
-  items: { timeline(trackId: string): ItemTimeline | null };
+  items: { timeline(trackId: string): Promise<ItemTimeline | null> };
   /** Prometheus metrics (GET /metrics), and the REQUEST-to-assignment meter. */
   metrics: Metrics;
   decisions: DecisionMeter;

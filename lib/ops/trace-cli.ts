@@ -7,7 +7,7 @@ import { projectRoot } from '../process/paths';
 import { itemTrace } from '../../db/item-trace';
 import { errorMessage } from '../process/errors';
 
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   const [trackId] = argv.filter((a) => !a.startsWith('--'));
   if (!trackId) {
@@ -28,7 +28,7 @@ function main(argv: string[]): number {
   }
   const db = openReader(file);
   try {
-    const timeline = itemTrace(db)(trackId);
+    const timeline = await itemTrace(db)(trackId);
     if (!timeline) {
       process.stderr.write(`trace: nothing is known of item "${trackId}" in ${file}\n`);
       return 1;
@@ -41,4 +41,4 @@ function main(argv: string[]): number {
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+void main(process.argv.slice(2)).then((code) => (process.exitCode = code));

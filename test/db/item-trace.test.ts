@@ -1,6 +1,9 @@
 // "What happened to item X": the timeline from the delivery history, the queue and the outbox
 // history (kept by the triggers of migration 006), through GET /items/{TrackID}.
-import type { InductDto } from '../../model/messages';
+import { SCAN_SLICE_IDS, itemTrace } from '../../db/item-trace';
+import { createQueueStore } from '../../db/queue-store';
+import type { InductDto, VerifyDto } from '../../model/messages';
+import { freshDbEach } from '../helpers/db';
 import { type TestService, testService } from '../helpers/service';
 import { atLeast } from '../helpers/nth';
 
@@ -116,5 +119,38 @@ describe('item trace', () => {
     });
     await t.server.inject({ method: 'POST', url: '/dead-letters/requeue', payload: { All: true } });
     expect((await events(t)).body.Events.map((e: { Event: string }) => e.Event)).toEqual(['RequestReceived', 'RequestWaiting']);
+  });
+});
+
+describe('item trace on a long queue', () => {
+  const ctx = freshDbEach();
+  const verify = (trackId: string): VerifyDto => ({ Type: 'VERIFY', TrackID: trackId, Barcode: 'B', Destination: 'D3', MessageCode: 212 });
+
+  it('finds an item among more queued rows than a slice, a slice at a time, stepping over a gap in the ids', async () => {
+    const store = createQueueStore(ctx.db);
+    const at = '2026-11-21T10:00:00.000Z';
+    store.enqueue(
+      Array.from({ length: SCAN_SLICE_IDS * 2 + 500 }, (_, i) => verify(`P${i}`)),
+      at,
+    );
+    // An operator's row far above the rest, and the item's VERIFY last of all.
+    ctx.db.prepare('UPDATE sortation_queue SET id = 1000000000000 WHERE id = (SELECT max(id) FROM sortation_queue)').run();
+    store.enqueue([verify('0004711')], '2026-11-21T10:00:01.000Z');
+    let turns = 0;
+    const trace = itemTrace(ctx.db, async () => {
+      turns++;
+      await new Promise<void>((r) => setImmediate(r));
+    });
+    expect(await trace('0004711')).toEqual({
+      TrackID: '0004711',
+      Events: [
+        expect.objectContaining({ Time: '2026-11-21T10:00:01.000Z', Event: 'VerifyReceived', Destination: 'D3' }),
+        expect.objectContaining({ Time: '2026-11-21T10:00:01.000Z', Event: 'VerifyWaiting' }),
+      ],
+    });
+    // Three slices of the first 20,500 ids, then the row at 10^12 and the item's above it.
+    expect(turns).toBe(3);
+    expect((await trace('P7'))?.Events.map((e) => e.Event)).toEqual(['VerifyReceived', 'VerifyWaiting']);
+    expect(await trace('nobody')).toBeNull();
   });
 });
