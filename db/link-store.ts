@@ -26,7 +26,7 @@ export interface PeerSession {
 export interface LinkReads {
   /** The session with a peer, if it was ever created (LinkWrites.ensurePeerSession). */
   session(peer: string): PeerSession | undefined;
-  /** Entries ever dropped, of one kind. */
+  /** Entries dropped (the rows of outbox_dropped), of one kind: a count kept as they come and go. */
   droppedCount(kind: 'ASSIGNMENT' | 'DESTINATION'): number;
 }
 
@@ -74,20 +74,24 @@ const toSession = (row: SessionRow): PeerSession => ({ peerEpoch: row.peer_epoch
 /** The link reads on an open, migrated database. */
 export function linkReads(db: Db): LinkReads {
   const select = db.prepare<[string], SessionRow>('SELECT peer_epoch, last_seq_in, our_epoch FROM link_state WHERE peer = ?');
-  const dropped = db.prepare<[string], number>('SELECT count(*) FROM outbox_dropped WHERE kind = ?').pluck();
+  // Kept by triggers as entries are dropped (migrations/015): counting outbox_dropped walks it.
+  const dropped = db.prepare<[string], number>('SELECT n FROM outbox_dropped_counts WHERE kind = ?').pluck();
   return {
     session(peer) {
       const row = select.get(peer);
       return row && toSession(row);
     },
-    droppedCount: (kind) => dropped.get(kind) ?? 0, // count(*) always has its row
+    droppedCount: (kind) => dropped.get(kind) ?? 0,
   };
 }
 
 /** An outbox entry the sorter cannot use: out of the outbox, into outbox_dropped, in one transaction. */
 function outboxDrop(db: Db) {
-  const insertDropped = db.prepare(`INSERT OR REPLACE INTO outbox_dropped (id, kind, track_id, destination, created_at, dropped_at, reason)
-    VALUES (@id, @kind, @track_id, @destination, @created_at, @dropped_at, @reason)`);
+  // A repeated drop (after a resync) updates the row: it is not counted again (migrations/015).
+  const insertDropped = db.prepare(`INSERT INTO outbox_dropped (id, kind, track_id, destination, created_at, dropped_at, reason)
+    VALUES (@id, @kind, @track_id, @destination, @created_at, @dropped_at, @reason)
+    ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, track_id = excluded.track_id, destination = excluded.destination,
+      created_at = excluded.created_at, dropped_at = excluded.dropped_at, reason = excluded.reason`);
   const deleteOutbox = db.prepare('DELETE FROM outbox WHERE id = ?');
   return db.transaction((entry: OutboxEntry, reason: string, at: string) => {
     const m = entry.message;

@@ -6,7 +6,9 @@ import path from 'node:path';
 import Database from '../../db/sqlite';
 import { defaultMigrationsDir } from '../../db/connection';
 import { migrate, readMigrations } from '../../db/migrate';
+import { createLinkStore } from '../../db/link-store';
 import { createOutboxStore } from '../../db/outbox-store';
+import { createQueueStore } from '../../db/queue-store';
 import { messageInsert } from '../../db/queue-rows';
 import type { InductDto, OutboundMessage } from '../../model/messages';
 import { freshDb } from '../helpers/db';
@@ -219,6 +221,42 @@ describe('migrations', () => {
         { destination: 'D1', destination_status: 'NotReady', changed_at: 'T2', changed_by: 'sorter', agreement: null },
         { destination: 'D2', destination_status: 'Ready', changed_at: 'T3', changed_by: 'sorter', agreement: null },
       ]);
+    } finally {
+      migrated.close();
+      dispose();
+    }
+  });
+
+  it('015: the dropped entries are counted from the rows there, and kept equal to them as drops come, repeat and go', () => {
+    const { file, db, dispose } = databaseAt(14);
+    const drop = db.prepare(
+      "INSERT INTO outbox_dropped (id, kind, track_id, destination, created_at, dropped_at, reason) VALUES (?, ?, 'T', 'D1', 'T0', 'T1', 'ttl')",
+    );
+    // Outbox ids 101 to 105, as entries of an earlier run had them.
+    for (let id = 101; id <= 105; id++) drop.run(id, id <= 103 ? 'ASSIGNMENT' : 'DESTINATION');
+    db.close();
+
+    const migrated = new Database(file);
+    migrate(migrated, defaultMigrationsDir);
+    try {
+      const links = createLinkStore(migrated, createQueueStore(migrated));
+      const counts = () => [links.droppedCount('ASSIGNMENT'), links.droppedCount('DESTINATION')];
+      expect(counts()).toEqual([3, 2]);
+      // A drop through the store, then its repeat after a resync: counted once.
+      const outbox = createOutboxStore(migrated);
+      outbox.addToOutbox({ kind: 'ASSIGNMENT', body: { TrackID: 'X', Destination: 'D2' } } as OutboundMessage, null, 'T2');
+      const entry = outbox.peek(1)[0]!;
+      links.dropFromOutbox(entry, 'time to live passed', 'T3');
+      links.dropFromOutbox(entry, 'time to live passed', 'T4');
+      expect(counts()).toEqual([4, 2]);
+      expect(migrated.prepare('SELECT dropped_at FROM outbox_dropped WHERE id = ?').pluck().get(entry.id)).toBe('T4');
+      // An operator's sqlite3: rows deleted, a kind changed.
+      migrated.prepare('DELETE FROM outbox_dropped WHERE id IN (101, 104)').run();
+      migrated.prepare("UPDATE outbox_dropped SET kind = 'DESTINATION' WHERE id = 102").run();
+      expect(counts()).toEqual([2, 2]);
+      expect(counts()).toEqual(
+        ['ASSIGNMENT', 'DESTINATION'].map((k) => migrated.prepare('SELECT count(*) FROM outbox_dropped WHERE kind = ?').pluck().get(k)),
+      );
     } finally {
       migrated.close();
       dispose();
