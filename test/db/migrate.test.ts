@@ -6,6 +6,7 @@ import path from 'node:path';
 import Database from '../../db/sqlite';
 import { defaultMigrationsDir } from '../../db/connection';
 import { migrate, readMigrations } from '../../db/migrate';
+import { deadLetterReads } from '../../db/dead-letter-store';
 import { createLinkStore } from '../../db/link-store';
 import { createOutboxStore } from '../../db/outbox-store';
 import { createQueueStore } from '../../db/queue-store';
@@ -227,8 +228,12 @@ describe('migrations', () => {
     }
   });
 
-  it('015: the dropped entries are counted from the rows there, and kept equal to them as drops come, repeat and go', () => {
+  it('015: the dropped entries and the dead letters are counted from the rows there, and kept equal to them as rows come, repeat and go', () => {
     const { file, db, dispose } = databaseAt(14);
+    const dead = db.prepare(
+      "INSERT INTO dead_letters (queue, message_id, type, message_code, payload, received_at, dead_at, attempts, last_return) VALUES (?, ?, 'SCAN', 211, '{}', 'T0', 'T1', 5, 'NoProof')",
+    );
+    for (let id = 1; id <= 4; id++) dead.run(id === 4 ? 'destination' : 'sortation', id);
     const drop = db.prepare(
       "INSERT INTO outbox_dropped (id, kind, track_id, destination, created_at, dropped_at, reason) VALUES (?, ?, 'T', 'D1', 'T0', 'T1', 'ttl')",
     );
@@ -257,6 +262,11 @@ describe('migrations', () => {
       expect(counts()).toEqual(
         ['ASSIGNMENT', 'DESTINATION'].map((k) => migrated.prepare('SELECT count(*) FROM outbox_dropped WHERE kind = ?').pluck().get(k)),
       );
+      const deadLetters = deadLetterReads(migrated);
+      expect(deadLetters.deadLetterCounts()).toEqual({ sortation: 3, destination: 1 });
+      migrated.prepare("DELETE FROM dead_letters WHERE queue = 'sortation' AND message_id = 1").run();
+      migrated.prepare("UPDATE dead_letters SET queue = 'destination' WHERE message_id = 2").run();
+      expect(deadLetters.deadLetterCounts()).toEqual({ sortation: 1, destination: 2 });
     } finally {
       migrated.close();
       dispose();
