@@ -1,9 +1,9 @@
 // Counting the rows of a queue table or the outbox in slices. SQLite counts a table by walking
-// it: about 8 ms at 180,000 rows on this machine and 47 ms at a million (a WCS away for hours
-// leaves that many VERIFYs behind), several times that on an edge box's CPU, and the reads run
-// on the main thread, which carries the sorter's telegrams. A slice is one statement, and so one
-// snapshot, over at most `limit` rows in id order: each row is counted once, as it stood when its
-// slice was read. Small tables are counted whole, in one statement, as before.
+// it: 11 ms at 180,000 queued REQUESTs on the development machine and 65 ms at a million (a WCS
+// away for hours leaves that many VERIFYs behind), several times that on an edge box's CPU, and
+// the reads run on the main thread, which carries the sorter's telegrams. A slice is one
+// statement, and so one snapshot, over at most `limit` rows in id order: each row is counted
+// once, as it stood when its slice was read. Small tables are counted whole, in one statement.
 import type { Db } from './connection';
 
 /** The tables counted this way: their ids are unique integers (INTEGER PRIMARY KEY). */
