@@ -44,7 +44,8 @@ export interface DeliverySeen {
 export interface HistoryWrites {
   /**
    * Delete history rows delivered (or, for posted assignments, settled) before `cutoff` (ISO
-   * time), the oldest first, at most `limit` of each table; returns how many. Housekeeping calls
+   * time), and outbox entries dropped before it, the oldest first, at most `limit` of each table;
+   * returns how many. Housekeeping calls
    * it until it returns less than the limit, so that each transaction stays short.
    */
   purgeHistory(cutoff: string, limit: number): number;
@@ -109,8 +110,13 @@ export function historyWrites(db: Db): HistoryWrites {
   const purgeOutbox = db.prepare(`DELETE FROM outbox_history WHERE outbox_id IN
     (SELECT outbox_id FROM (SELECT outbox_id, created_at, settled_at FROM outbox_history ORDER BY outbox_id LIMIT @limit)
      WHERE created_at < @cutoff AND settled_at < @cutoff)`);
+  // What the sorter could not use goes the same way, by when it was dropped; outbox_history keeps
+  // its fate and reason, and the count of drops stays (outbox_dropped_counts, migrations/015).
+  const purgeDropped = db.prepare(`DELETE FROM outbox_dropped WHERE id IN
+    (SELECT id FROM (SELECT id, dropped_at FROM outbox_dropped ORDER BY id LIMIT @limit) WHERE dropped_at < @cutoff)`);
   return {
-    purgeHistory: (cutoff, limit) => purgeDelivered.run({ cutoff, limit }).changes + purgeOutbox.run({ cutoff, limit }).changes,
+    purgeHistory: (cutoff, limit) =>
+      purgeDelivered.run({ cutoff, limit }).changes + purgeOutbox.run({ cutoff, limit }).changes + purgeDropped.run({ cutoff, limit }).changes,
     checkpoint(mode = 'TRUNCATE', waitMs) {
       const before = pragmaNumber(db, 'busy_timeout');
       if (waitMs !== undefined) db.pragma(`busy_timeout = ${Math.max(0, Math.floor(waitMs))}`);

@@ -26,7 +26,7 @@ export interface PeerSession {
 export interface LinkReads {
   /** The session with a peer, if it was ever created (LinkWrites.ensurePeerSession). */
   session(peer: string): PeerSession | undefined;
-  /** Entries dropped (the rows of outbox_dropped), of one kind: a count kept as they come and go. */
+  /** Entries ever dropped, of one kind (kept as they are dropped: outbox_dropped loses its rows with the history). */
   droppedCount(kind: 'ASSIGNMENT' | 'DESTINATION'): number;
 }
 
@@ -74,7 +74,7 @@ const toSession = (row: SessionRow): PeerSession => ({ peerEpoch: row.peer_epoch
 /** The link reads on an open, migrated database. */
 export function linkReads(db: Db): LinkReads {
   const select = db.prepare<[string], SessionRow>('SELECT peer_epoch, last_seq_in, our_epoch FROM link_state WHERE peer = ?');
-  // Kept by triggers as entries are dropped (migrations/015): counting outbox_dropped walks it.
+  // Kept by a trigger as entries are dropped (migrations/015): counting outbox_dropped walked it.
   const dropped = db.prepare<[string], number>('SELECT n FROM outbox_dropped_counts WHERE kind = ?').pluck();
   return {
     session(peer) {

@@ -1,15 +1,16 @@
--- 015-kept-counts: two tables that nothing purges, counted as their rows come and go, so that
--- the figures read several times a second do not walk them.
+-- 015-kept-counts: counts that the figures read several times a second take from a row, where
+-- they walked a table that grows for as long as the service runs.
 --
--- The outbox entries dropped (older than Sorter.AssignmentTtlSeconds, kept in outbox_dropped for
--- the operator), by kind. GET /status, /health, a /metrics scrape and the alarm look each read
--- these counts (Sorter.DroppedAssignments, DroppedSettings), and counting outbox_dropped walked
--- the whole table: 28 ms per look at 100,000 rows on the development machine (an hour of a WCS posting at 50 items/s to a sorter that is
--- away leaves 180,000), for ever after, as nothing purges it. A drop is rare and its transaction
--- is not synced before anything waits for it, so the count's page in it costs the card nothing to
--- speak of. The triggers keep the counts equal to the rows, an operator's DELETE with sqlite3
--- included; the service writes a repeated drop as an update (db/link-store.ts), which they do
--- not count again.
+-- The outbox entries dropped (older than Sorter.AssignmentTtlSeconds, or refused by the sorter),
+-- by kind, ever: Sorter.DroppedAssignments and DroppedSettings in GET /status, and the counters
+-- assignments_dropped_total and destination_settings_dropped_total, which must never go down.
+-- They counted the rows of outbox_dropped, walking the table on every /status (twice), /health,
+-- scrape and alarm look: 28 ms each at 100,000 rows on the development machine (an hour of a WCS
+-- posting at 50 items/s to a sorter that is away leaves 180,000). The rows themselves now go with
+-- the history after HistoryRetentionDays (db/history-store.ts; outbox_history keeps the same fate
+-- and reason), and the count stays. A drop is rare and its transaction is not synced before
+-- anything waits for it: the count's page in it costs the card nothing to speak of. The service
+-- writes a repeated drop (after a resync) as an update, which is not counted again.
 CREATE TABLE outbox_dropped_counts (
   kind TEXT    PRIMARY KEY CHECK (kind IN ('ASSIGNMENT', 'DESTINATION')),
   n    INTEGER NOT NULL
@@ -20,13 +21,6 @@ INSERT INTO outbox_dropped_counts (kind, n)
   FROM (SELECT 'ASSIGNMENT' AS kind UNION ALL SELECT 'DESTINATION') AS k;
 
 CREATE TRIGGER outbox_dropped_counted AFTER INSERT ON outbox_dropped BEGIN
-  UPDATE outbox_dropped_counts SET n = n + 1 WHERE kind = NEW.kind;
-END;
-CREATE TRIGGER outbox_dropped_uncounted AFTER DELETE ON outbox_dropped BEGIN
-  UPDATE outbox_dropped_counts SET n = n - 1 WHERE kind = OLD.kind;
-END;
-CREATE TRIGGER outbox_dropped_recounted AFTER UPDATE OF kind ON outbox_dropped BEGIN
-  UPDATE outbox_dropped_counts SET n = n - 1 WHERE kind = OLD.kind;
   UPDATE outbox_dropped_counts SET n = n + 1 WHERE kind = NEW.kind;
 END;
 

@@ -1,6 +1,7 @@
 // The history of deliveries on a real SQLite file: the purge of old rows and the checkpoint.
 import { createQueueStore } from '../../db/queue-store';
 import { createHistoryStore } from '../../db/history-store';
+import { createLinkStore } from '../../db/link-store';
 import { createOutboxStore } from '../../db/outbox-store';
 import type { VerifyDto } from '../../model/messages';
 import { freshDb } from '../helpers/db';
@@ -52,6 +53,30 @@ describe('history store', () => {
     expect(history.purgeHistory('2100-01-01T00:00:00.000Z', 10)).toBe(1);
     expect(ctx.db.prepare('SELECT count(*) FROM outbox_history').pluck().get()).toBe(0);
     expect(outbox.peek(10).map((e) => e.message.kind === 'ASSIGNMENT' && e.message.body.TrackID)).toEqual(['Q']);
+    ctx.dispose();
+  });
+
+  it('purges an entry the sorter could not use with the history, by when it was dropped; the count of drops stays', () => {
+    const ctx = freshDb();
+    const outbox = createOutboxStore(ctx.db);
+    const links = createLinkStore(ctx.db, createQueueStore(ctx.db));
+    const history = createHistoryStore(ctx.db);
+    const add = (track: string) =>
+      outbox.addToOutbox(
+        { kind: 'ASSIGNMENT', body: { TrackID: track, Barcode: 'B', Destination: 'D1' } },
+        null,
+        '2026-09-30T00:00:00.000Z',
+      );
+    add('OLD');
+    add('NEW');
+    const [older, newer] = outbox.peek(2);
+    links.dropFromOutbox(older!, 'time to live passed', '2026-10-01T00:00:00.000Z');
+    links.dropFromOutbox(newer!, 'time to live passed', '2026-11-20T00:00:00.000Z');
+    // Each drop's fate in outbox_history (settled when dropped) and its row in outbox_dropped.
+    expect(history.purgeHistory('2026-11-01T00:00:00.000Z', 10)).toBe(2);
+    expect(ctx.db.prepare('SELECT track_id FROM outbox_dropped').pluck().all()).toEqual(['NEW']);
+    expect(ctx.db.prepare('SELECT track_id FROM outbox_history').pluck().all()).toEqual(['NEW']);
+    expect(links.droppedCount('ASSIGNMENT')).toBe(2);
     ctx.dispose();
   });
 
