@@ -116,7 +116,9 @@ export function historyWrites(db: Db): HistoryWrites {
     (SELECT id FROM (SELECT id, dropped_at FROM outbox_dropped ORDER BY id LIMIT @limit) WHERE dropped_at < @cutoff)`);
   return {
     purgeHistory: (cutoff, limit) =>
-      purgeDelivered.run({ cutoff, limit }).changes + purgeOutbox.run({ cutoff, limit }).changes + purgeDropped.run({ cutoff, limit }).changes,
+      purgeDelivered.run({ cutoff, limit }).changes +
+      purgeOutbox.run({ cutoff, limit }).changes +
+      purgeDropped.run({ cutoff, limit }).changes,
     checkpoint(mode = 'TRUNCATE', waitMs) {
       const before = pragmaNumber(db, 'busy_timeout');
       if (waitMs !== undefined) db.pragma(`busy_timeout = ${Math.max(0, Math.floor(waitMs))}`);
