@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../db/connection';
 import { createQueueStore } from '../db/queue-store';
-import type { TableCount } from '../db/table-count';
-import { SLICE_ROWS, countInSlices } from '../lib/queue/live-counts';
+import { SLICE_ROWS, type TableCount, nextTurn } from '../db/table-count';
+import { countInSlices } from '../lib/queue/live-counts';
 import { CSV_COLUMNS } from '../lib/testmode/replay';
 import { dist, median, start } from './processes';
 import { sampleRequest } from './sample-item';
@@ -67,7 +67,7 @@ async function countCost(table: TableCount, rows: number): Promise<CountCost> {
       SLICE_ROWS,
       async () => {
         slices.push(performance.now() - last);
-        await new Promise<void>((r) => setImmediate(r));
+        await nextTurn();
       },
     );
     slices.push(performance.now() - last);

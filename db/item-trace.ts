@@ -1,6 +1,7 @@
 // "What happened to item X": one timeline from the tables that record it (docs/operations.md).
 // Used by GET /items/{TrackID} and by `npm run trace`, on a read-only connection.
 import type { Db } from './connection';
+import { SLICE_ROWS, nextTurn } from './table-count';
 
 /** One thing that happened to an item, at a time (ISO-8601 UTC). */
 export interface ItemEvent {
@@ -200,12 +201,6 @@ const EVENT_ORDER = [
   'VerifyDeadLettered',
 ];
 
-/** Ids a slice of the queue's or the outbox's scan covers: at most this many rows, about 1 ms. */
-export const SCAN_SLICE_IDS = 10_000;
-
-/** A turn of the event loop given back between two slices of a scan. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
  * The rows of `table` that `where` matches, read a slice of ids at a time: the queue and the
  * outbox have no index on the TrackID of every row (one more in their synced commits would cost
@@ -224,7 +219,7 @@ function slicedScan<P extends object, R>(db: Db, table: 'sortation_queue' | 'out
     const found: R[] = [];
     let from = first.get() ?? null;
     while (from !== null) {
-      const to = from + SCAN_SLICE_IDS;
+      const to = from + SLICE_ROWS; // ids are unique: at most SLICE_ROWS rows
       found.push(...rows.all({ ...params, from, to }));
       from = next.get(to) ?? null;
       if (from !== null) await yieldTurn();

@@ -28,7 +28,7 @@ export interface StatusDeps {
   state: () => 'Running' | 'Stopping';
   store: Pick<QueueReads, 'oldest'>;
   /** The queues' and the outbox's figures (a long table counted a slice at a time). */
-  counts: LiveCounts;
+  counts: Pick<LiveCounts, 'figures'>;
   /** The oldest message's age, on the clock that never steps where this run saw it arrive. */
   ages: Pick<StoredAges, 'queueAgeMs'>;
   dispatchers: { [Q in QueueName]: QueueDispatcher<Q> };
@@ -59,11 +59,7 @@ export async function getStatus(deps: StatusDeps): Promise<HandlerResult> {
 export async function statusOf(deps: StatusDeps) {
   // Counted first: a long queue's count lets the event loop run between its slices, and what is
   // read below (the uncommitted messages among them) is read in the turn the count ends.
-  const [sortation, destination, outboxDepth] = await Promise.all([
-    deps.counts.queue('sortation'),
-    deps.counts.queue('destination'),
-    deps.counts.outbox(),
-  ]);
+  const { sortation, destination, outbox: outboxDepth } = await deps.counts.figures();
   const now = deps.clock();
   const oldestMs = (['sortation', 'destination'] as const)
     .map((q) => deps.ages.queueAgeMs(q, deps.store.oldest(q), now.getTime()))

@@ -15,7 +15,7 @@ export interface MetricsSources {
   store: Pick<QueueReads, 'oldest'>;
   outbox: Pick<OutboxReads, 'peek'>;
   /** The queues' and the outbox's figures (a long table counted a slice at a time). */
-  counts: LiveCounts;
+  counts: Pick<LiveCounts, 'figures'>;
   dispatchers: { sortation: QueueDispatcher<'sortation'>; destination: QueueDispatcher<'destination'> };
   link: SorterLink;
   storage: { status(): StorageStatus };
@@ -29,11 +29,7 @@ export interface MetricsSources {
 /** The service's state as the metrics name it. */
 export async function metricsSnapshot(deps: MetricsSources, now: Date): Promise<MetricsSnapshot> {
   // Counted first: a long queue's count lets the event loop run between its slices.
-  const [sortation, destination, outboxDepth] = await Promise.all([
-    deps.counts.queue('sortation'),
-    deps.counts.queue('destination'),
-    deps.counts.outbox(),
-  ]);
+  const { sortation, destination, outbox: outboxDepth } = await deps.counts.figures();
   const oldest = deps.ages.oldestSeconds(deps, now.getTime());
   const queue = (q: 'sortation' | 'destination', { waiting, handedOut }: QueueFigures) => {
     const d = deps.dispatchers[q];

@@ -5,11 +5,8 @@
 // event loop free between slices: the sorter's telegrams and the WCS's polls go on while the count
 // goes on. Callers that ask while a count of the same table is under way share it, so a client
 // polling /status in a loop starts no second count beside the first.
-import type { CountSlice, Counted, TableCount } from '../../db/table-count';
+import { type CountSlice, type Counted, SLICE_ROWS, type TableCount, nextTurn } from '../../db/table-count';
 import type { QueueName } from '../../model/messages';
-
-/** Rows a slice steps through: about 1 ms on this machine, a few on an edge box's CPU. */
-export const SLICE_ROWS = 10_000;
 
 /** What waits in a queue, split by the claims being handed out. */
 export interface QueueFigures {
@@ -23,6 +20,8 @@ export interface LiveCounts {
   queue(queue: QueueName): Promise<QueueFigures>;
   /** The outbox's entries. */
   outbox(): Promise<number>;
+  /** Both queues and the outbox, as GET /status and the metrics read them. */
+  figures(): Promise<{ sortation: QueueFigures; destination: QueueFigures; outbox: number }>;
 }
 
 /** What the counts read: the tables' counting statements and the claims in flight. */
@@ -31,9 +30,6 @@ export interface LiveCountSources {
   outbox: { tally: TableCount };
   dispatchers: { [Q in QueueName]: { readonly claimedIds: Iterable<number> } };
 }
-
-/** A turn of the event loop given back (I/O callbacks run before it resolves). */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Count `table` with the ids `among()` names: whole if its ids span at most `sliceRows`, else a
@@ -73,11 +69,17 @@ export function liveCounts(sources: LiveCountSources, sliceRows = SLICE_ROWS, yi
     return count;
   };
   const none = (): Iterable<number> => [];
+  const queue = async (q: QueueName): Promise<QueueFigures> => {
+    const { rows, among } = await shared(q, sources.store.tally(q), () => sources.dispatchers[q].claimedIds);
+    return { waiting: rows - among, handedOut: among };
+  };
+  const outbox = async () => (await shared('outbox', sources.outbox.tally, none)).rows;
   return {
-    async queue(queue) {
-      const { rows, among } = await shared(queue, sources.store.tally(queue), () => sources.dispatchers[queue].claimedIds);
-      return { waiting: rows - among, handedOut: among };
+    queue,
+    outbox,
+    async figures() {
+      const [sortation, destination, entries] = await Promise.all([queue('sortation'), queue('destination'), outbox()]);
+      return { sortation, destination, outbox: entries };
     },
-    outbox: async () => (await shared('outbox', sources.outbox.tally, none)).rows,
   };
 }

@@ -1,6 +1,7 @@
 // "What happened to item X": the timeline from the delivery history, the queue and the outbox
 // history (kept by the triggers of migration 006), through GET /items/{TrackID}.
-import { SCAN_SLICE_IDS, itemTrace } from '../../db/item-trace';
+import { itemTrace } from '../../db/item-trace';
+import { SLICE_ROWS } from '../../db/table-count';
 import { createQueueStore } from '../../db/queue-store';
 import type { InductDto, VerifyDto } from '../../model/messages';
 import { freshDbEach } from '../helpers/db';
@@ -130,7 +131,7 @@ describe('item trace on a long queue', () => {
     const store = createQueueStore(ctx.db);
     const at = '2026-11-21T10:00:00.000Z';
     store.enqueue(
-      Array.from({ length: SCAN_SLICE_IDS * 2 + 500 }, (_, i) => verify(`P${i}`)),
+      Array.from({ length: SLICE_ROWS * 2 + 500 }, (_, i) => verify(`P${i}`)),
       at,
     );
     // An operator's row far above the rest, and the item's VERIFY last of all.

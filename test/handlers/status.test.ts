@@ -11,8 +11,7 @@ describe('getStatus', () => {
     };
     // Four stored REQUESTs, one of them handed out; one SCAN; the outbox holds two entries.
     const counts = {
-      queue: async (q: string) => (q === 'sortation' ? { waiting: 3, handedOut: 1 } : { waiting: 1, handedOut: 0 }),
-      outbox: async () => 2,
+      figures: async () => ({ sortation: { waiting: 3, handedOut: 1 }, destination: { waiting: 1, handedOut: 0 }, outbox: 2 }),
     };
     const waiting = (n: number, redelivered = 0, claimed: number[] = [], deadLettered = 0) => ({
       waiting: n,

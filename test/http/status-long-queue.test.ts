@@ -1,8 +1,7 @@
 // GET /status and a /metrics scrape on a long queue (a WCS away for an hour leaves 180,000
 // VERIFYs at 50 items/s): the queue is counted a slice at a time and a WCS's poll is answered
 // while the count goes on, the figures exact. A real SQLite file, hapi's inject.
-import type { TableCount } from '../../db/table-count';
-import { SLICE_ROWS } from '../../lib/queue/live-counts';
+import { SLICE_ROWS, type TableCount } from '../../db/table-count';
 import type { VerifyDto } from '../../model/messages';
 import { type TestService, testService } from '../helpers/service';
 
