@@ -35,8 +35,11 @@ describe('everyBeat', () => {
     expect(fast.length).toBeLessThanOrEqual(11);
     expect(slow.length).toBeGreaterThanOrEqual(4);
     expect(slow.length).toBeLessThanOrEqual(6);
-    for (const t of fast) expect(t % 100).toBeLessThan(SLACK_MS);
-    for (const t of slow) expect(t % 200).toBeLessThan(SLACK_MS);
+    // On the multiples, give or take a loaded machine's late timer: a beat off its multiples
+    // would put most calls past the slack.
+    const onMultiple = (ts: number[], period: number) => ts.filter((t) => t % period < SLACK_MS).length;
+    expect(onMultiple(fast, 100)).toBeGreaterThanOrEqual(fast.length - 2);
+    expect(onMultiple(slow, 200)).toBeGreaterThanOrEqual(slow.length - 1);
     // Each slow call falls on a multiple the fast beat also called at: the same wake-up.
     for (const t of slow) expect(fast.some((f) => Math.floor(f / 100) === Math.floor(t / 100))).toBe(true);
     // Never two calls for one multiple.
@@ -64,28 +67,36 @@ describe('everyBeat', () => {
   it.each([
     ['back', -3_600_050],
     ['forward', 3_600_050],
-  ])('goes on at the multiples of a clock set %s by an hour, without a burst or a gap', async (_, stepMs) => {
-    let offset = 0;
-    const clock = () => Date.now() + offset;
-    const calls: Array<{ real: number; clock: number }> = [];
-    const stop = everyBeat(100, () => calls.push({ real: Date.now(), clock: clock() }), clock);
-    let stepAtCall: number;
+  ])('goes on at the multiples of a clock set %s by an hour, without a burst or a gap', (_, stepMs) => {
+    // Jest's clock, not the machine's: what is checked is the arithmetic after a step, exactly,
+    // which a loaded machine's late timers would blur (one such timer, 40 ms late, once failed
+    // this test with real time).
+    jest.useFakeTimers({ now: 1_700_000_000_037 }); // started off a multiple
     try {
-      await sleep(450);
+      let offset = 0;
+      const clock = () => Date.now() + offset;
+      const calls: Array<{ real: number; clock: number }> = [];
+      const stop = everyBeat(100, () => calls.push({ real: Date.now(), clock: clock() }), clock);
+      jest.advanceTimersByTime(450);
       offset = stepMs; // NTP sets the system clock while a call is armed (by a step that is no multiple of the period)
-      stepAtCall = calls.length; // counted, not timed: a call just before the step can share its millisecond
-      await sleep(650);
-    } finally {
+      const stepAtCall = calls.length;
+      jest.advanceTimersByTime(650);
       stop();
+      const callsAtStop = calls.length;
+      jest.advanceTimersByTime(500);
+      expect(calls.length).toBe(callsAtStop);
+      // Before the step, on the multiples; the call armed before it comes when its timer fires,
+      // off the new clock's multiples (as any late call does); from the next one on, on them again.
+      for (const c of calls.slice(0, stepAtCall)) expect(c.clock % 100).toBe(0);
+      const after = calls.slice(stepAtCall + 1);
+      expect(after.length).toBeGreaterThanOrEqual(5);
+      for (const c of after) expect(((c.clock % 100) + 100) % 100).toBe(0);
+      const gaps = calls.slice(1).map((c, i) => c.real - calls[i]!.real);
+      expect(Math.max(...gaps)).toBeLessThanOrEqual(100); // no gap
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(50); // no burst: at least half a period
+    } finally {
+      jest.useRealTimers();
     }
-    // The call armed before the step comes when its timer fires, off the new clock's multiples (as
-    // any late call does); from the next one on, the calls are on them again.
-    const after = calls.slice(stepAtCall + 1);
-    expect(after.length).toBeGreaterThanOrEqual(4);
-    for (const c of after) expect(((c.clock % 100) + 100) % 100).toBeLessThan(SLACK_MS);
-    const gaps = calls.slice(1).map((c, i) => c.real - calls[i]!.real);
-    expect(Math.max(...gaps)).toBeLessThan(200 + SLACK_MS);
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(25);
   });
 
   it('falls on the multiples even when the clock ticks between its first reads', async () => {
