@@ -80,6 +80,7 @@ describe('EmulatedSorter decision figures', () => {
     expect(await decisionMax(0)).toBeGreaterThanOrEqual(39);
     const measured = await decisionMax(100);
     expect(measured).not.toBeNull();
-    expect(measured).toBeLessThan(20);
+    // Below the warm-up's 40 ms answers, whatever a loaded machine adds to the immediate ones.
+    expect(measured).toBeLessThan(39);
   });
 });
