@@ -37,7 +37,9 @@ maybe('counts a thread named as the writer as the writer, and the parts add up t
     expect(after).not.toBeNull();
     if (!before || !after) return;
     expect(after.writer - before.writer).toBeGreaterThanOrEqual(300);
-    expect(after.checkpoint).toBe(0);
+    // Not as the checkpoint thread: a checkpoint thread an earlier test file left in this Jest worker
+    // (still ending) may add a tick of its own, the burner would add its 300 ms.
+    expect(after.checkpoint - before.checkpoint).toBeLessThan(100);
     expect(after.main).toBeGreaterThan(0);
     // Over the same window (the process's own figure also keeps the time of threads that ended
     // before it, such as earlier tests' workers), read a moment apart: a few ticks.

@@ -136,7 +136,8 @@ describe('the paths of docs/architecture.md', () => {
 
   beforeAll(async () => {
     plc = scriptedPlc((tg, send) => tg.flag === 'D' && send(ack(tg)));
-    t = await testService({ TestMode: false, Sorter: { Host: '127.0.0.1', Port: await plc.listening } });
+    // Port 0: the service's own 8081 may be taken (`npm start` running beside the tests).
+    t = await testService({ TestMode: false, Host: '127.0.0.1', Port: 0, Sorter: { Host: '127.0.0.1', Port: await plc.listening } });
     await t.server.start();
     await until(() => plc.received.some((x) => x.type === 'SYNE'));
     s.connect();
