@@ -156,13 +156,21 @@ describe('the paths of docs/architecture.md', () => {
     };
   });
 
+  // Whatever failed before (a start that found its port taken, a session never connected), the
+  // service and the sorter are closed: left open, they kept the Jest worker from ending.
   afterAll(async () => {
     net.Socket.prototype.write = socketWrite;
     Error.stackTraceLimit = 10;
-    await post(s, 'Profiler.stopPreciseCoverage');
-    s.disconnect();
-    await t.close();
-    await plc.close();
+    try {
+      await post(s, 'Profiler.stopPreciseCoverage').catch(() => {});
+      s.disconnect();
+    } finally {
+      try {
+        await (t as TestService | undefined)?.close(); // unset if the service could not be built
+      } finally {
+        await plc.close();
+      }
+    }
   });
 
   /** The files a path crosses in every round (`open` starts the window), and the files entered twice on the way in every round. */
