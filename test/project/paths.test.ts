@@ -156,20 +156,17 @@ describe('the paths of docs/architecture.md', () => {
     };
   });
 
-  // Whatever failed before (a start that found its port taken, a session never connected), the
-  // service and the sorter are closed: left open, they kept the Jest worker from ending.
+  // Whatever failed before (a start that failed, a session never connected), the service and the
+  // sorter are closed: left open, they kept the Jest worker from ending.
   afterAll(async () => {
     net.Socket.prototype.write = socketWrite;
     Error.stackTraceLimit = 10;
+    await post(s, 'Profiler.stopPreciseCoverage').catch(() => {}); // the session may never have connected
+    s.disconnect();
     try {
-      await post(s, 'Profiler.stopPreciseCoverage').catch(() => {});
-      s.disconnect();
+      await (t as TestService | undefined)?.close(); // unset if the service could not be built
     } finally {
-      try {
-        await (t as TestService | undefined)?.close(); // unset if the service could not be built
-      } finally {
-        await plc.close();
-      }
+      await plc.close();
     }
   });
 
