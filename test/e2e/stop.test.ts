@@ -8,6 +8,10 @@ import { spawnService, startServiceProcess } from '../helpers/process';
 import { until } from '../helpers/until';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// Each test starts the service up to five times, a second or more each on a busy machine and on
+// the newer Node lines: Jest's 5 s would fail a stop that works. The stops' own bounds are
+// checked where they are the point (stopMs).
+jest.setTimeout(60_000);
 
 /** A sorter that floods the link with bytes outside any frame: each is a warning in the log. */
 function garbageSorter(): Promise<{ port: number; close(): void }> {
