@@ -55,10 +55,11 @@ export function everyBeat(periodMs: number, fn: () => void, now: () => number = 
     } finally {
       const at = now();
       due += periodMs;
-      // Realigned, at least half a period on: a timer Node fired a little early calls fn for the
-      // multiple it was armed for, which the clock as it now reads (set, or read early) may put
-      // just ahead.
-      if (due <= at || due - at > periodMs) due = at + untilBeat(at, periodMs, periodMs / 2);
+      // Realigned, at least half a period on: a call that came more than half a period late (a
+      // busy machine, a stalled event loop) would otherwise be followed at once by the next; and a
+      // timer Node fired a little early calls fn for the multiple it was armed for, which the clock
+      // as it now reads (set, or read early) may put just ahead.
+      if (due - at < periodMs / 2 || due - at > periodMs) due = at + untilBeat(at, periodMs, periodMs / 2);
       if (!stopped) clear = timerAt(due, run, now);
     }
   };

@@ -64,6 +64,26 @@ describe('everyBeat', () => {
     expect(calls.length).toBe(stopped);
   });
 
+  it('follows a call that came more than half a period late at the multiple after the next, not at once', () => {
+    // Jest's clock: the second call is made to come 30 ms after its multiple (a busy machine).
+    jest.useFakeTimers({ now: 1_700_000_000_000 }); // a multiple of 50
+    try {
+      const calls: number[] = [];
+      const stop = everyBeat(50, () => {
+        if (calls.length === 1) jest.setSystemTime(Date.now() + 30);
+        calls.push(Date.now());
+      });
+      jest.advanceTimersByTime(400);
+      stop();
+      const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
+      expect(calls.length).toBeGreaterThanOrEqual(5);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(25);
+      expect(calls.every((t) => t % 50 === 0 || t === calls[1])).toBe(true); // on the multiples, the late one apart
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it.each([
     ['back', -3_600_050],
     ['forward', 3_600_050],
