@@ -18,8 +18,9 @@ const onLinux = fs.existsSync('/proc/self/task') ? it : it.skip;
 
 /** Linux's clock ticks per second in /proc/<pid>/stat (USER_HZ, 100 on every architecture Node runs on). */
 const USER_HZ = 100;
-/** How long the idle service is watched (ms). */
+/** How long the idle service is watched (ms), in windows of WINDOW_MS (each holds one beat of 2 s). */
 const WATCH_MS = 10_000;
+const WINDOW_MS = 2_000;
 
 /**
  * The process's CPU time (ms), and the wake-ups of its own threads (the main thread, the writer,
@@ -91,15 +92,25 @@ describe('idle', () => {
           () => (answered += 1),
         );
       await sleep(3500);
-      const before = usage(svc.proc.pid!);
-      await sleep(WATCH_MS);
-      const after = usage(svc.proc.pid!);
+      const looks = [usage(svc.proc.pid!)];
+      for (let ms = 0; ms < WATCH_MS; ms += WINDOW_MS) {
+        await sleep(WINDOW_MS);
+        looks.push(usage(svc.proc.pid!));
+      }
+      const [before, after] = [looks[0]!, looks[looks.length - 1]!];
       const share = (after.cpuMs - before.cpuMs) / WATCH_MS;
-      const wakeupsPerSecond = ((after.wakeups - before.wakeups) * 1000) / WATCH_MS;
+      // The wake-ups a second of the median window. V8's memory reducer collects the main thread's
+      // heap once after the allocations stop, about 8 s after at the earliest and later on a busy
+      // machine: three full collections within about 1.5 s, in about 250 steps each, and each
+      // step can be a wake-up (a run of the fast suites beside this one put them in the watch:
+      // 5.9 a second over 10 s, 1.2% of a core). Such a burst falls in two windows at most; a
+      // timer that ticks regardless is in every one.
+      const windows = looks.slice(1).map((l, i) => l.wakeups - looks[i]!.wakeups);
+      const wakeupsPerSecond = ([...windows].sort((a, b) => a - b)[Math.floor(windows.length / 2)]! * 1000) / WINDOW_MS;
       // The figures, for a run that fails on a busy machine (CI shares its cores).
       console.log(
-        `idle: ${(share * 100).toFixed(2)}% of a core, ${wakeupsPerSecond.toFixed(1)} wake-ups a second over ${WATCH_MS / 1000} s ` +
-          `(${perThread(before.byThread, after.byThread, WATCH_MS)})`,
+        `idle: ${(share * 100).toFixed(2)}% of a core; wake-ups ${windows.join(', ')} in windows of ${WINDOW_MS / 1000} s, ` +
+          `the median ${wakeupsPerSecond.toFixed(1)} a second (${perThread(before.byThread, after.byThread, WATCH_MS)} over ${WATCH_MS / 1000} s)`,
       );
       expect(answered).toBe(0); // both polls waited throughout
       // What a wake-up costs is the machine's: the same build took 0.1 to 0.2% one day and 1.1 to
