@@ -14,12 +14,12 @@ jest.setTimeout(90_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const RATE = 200;
-const SECONDS = 24;
+const SECONDS = 30;
 /** The WCS stops this long after the first REQUEST, and is back at OUTAGE_END_S. */
 const OUTAGE_START_S = 6;
 const OUTAGE_END_S = 14;
 
-it('after an 8 s WCS outage at 200 items/s, with MaxRequestAgeSeconds 1: every item decided again within 5 s of its return, nothing lost', async () => {
+it('after an 8 s WCS outage at 200 items/s, with MaxRequestAgeSeconds 1: every item decided again within 7 s of its return, nothing lost', async () => {
   const emu = await startEmulator(RATE, SECONDS, 20);
   const t = await startTarget('service', emu.port, 0, { serviceRoot: projectRoot, serviceConfig: { MaxRequestAgeSeconds: 1 } });
   let client = runWcsClient({ base: t.base, loops: 4, timeOut: 1 });
@@ -33,10 +33,15 @@ it('after an 8 s WCS outage at 200 items/s, with MaxRequestAgeSeconds 1: every i
     await untilS(OUTAGE_END_S);
     client = runWcsClient({ base: t.base, loops: 4, timeOut: 1 });
     const stats = await emu.stats;
+    // The figures, for a run that fails.
+    const { inducted, passes_without_assignment, last_pass_without_assignment_s, rejected } = stats;
+    console.log(`wcs outage: ${JSON.stringify({ inducted, passes_without_assignment, last_pass_without_assignment_s, rejected })}`);
     // The outage bit: items passed their decision point without an assignment...
     expect(stats.passes_without_assignment).toBeGreaterThan(RATE * 3);
-    // ...and none did once the WCS had been back a few seconds.
-    expect(stats.last_pass_without_assignment_s).toBeLessThan(OUTAGE_END_S + 5);
+    // ...and none did once the WCS had been back a few seconds: about 3 on a quiet machine, 5.2
+    // with two fast suites beside this one on the 2 cores. Without the setting the line does not
+    // recover while items come: the last pass is at the run's end.
+    expect(stats.last_pass_without_assignment_s).toBeLessThan(OUTAGE_END_S + 7);
     // Nothing lost: every item inducted left the sorter, diverted as assigned or rejected; every telegram acknowledged.
     expect(stats.sorted_as_assigned + stats.rejected).toBe(stats.inducted);
     expect(stats.unacknowledged_at_exit).toBe(0);
