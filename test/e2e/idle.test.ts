@@ -4,6 +4,7 @@
 // loop's samplers every 10 and 20 ms, the link's tick every 250 ms, the change watcher every
 // 100 ms, the checkpoint thread every second, the REQUEST expiry every second) would fail it.
 import fs from 'node:fs';
+import { median } from '../../bench/processes';
 import { THREAD_NAMES } from '../../lib/host/thread-name';
 import { startEmulator } from '../helpers/emulator';
 import { removeHome, tempHome } from '../helpers/home';
@@ -106,7 +107,7 @@ describe('idle', () => {
       // 5.9 a second over 10 s, 1.2% of a core). Such a burst falls in two windows at most; a
       // timer that ticks regardless is in every one.
       const windows = looks.slice(1).map((l, i) => l.wakeups - looks[i]!.wakeups);
-      const wakeupsPerSecond = ([...windows].sort((a, b) => a - b)[Math.floor(windows.length / 2)]! * 1000) / WINDOW_MS;
+      const wakeupsPerSecond = (median(windows) * 1000) / WINDOW_MS;
       // The figures, for a run that fails on a busy machine (CI shares its cores).
       console.log(
         `idle: ${(share * 100).toFixed(2)}% of a core; wake-ups ${windows.join(', ')} in windows of ${WINDOW_MS / 1000} s, ` +

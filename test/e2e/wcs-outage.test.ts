@@ -39,8 +39,9 @@ it('after an 8 s WCS outage at 200 items/s, with MaxRequestAgeSeconds 1: every i
     // The outage bit: items passed their decision point without an assignment...
     expect(stats.passes_without_assignment).toBeGreaterThan(RATE * 3);
     // ...and none did once the WCS had been back a few seconds: about 3 on a quiet machine, 5.2
-    // with two fast suites beside this one on the 2 cores. Without the setting the line does not
-    // recover while items come: the last pass is at the run's end.
+    // with a fast suite beside this one on the 2 cores (with two, 10.8 and 11.7: the backlog is
+    // worked off with the CPU there is). Without the setting the line does not recover while
+    // items come: the last pass is at the run's end.
     expect(stats.last_pass_without_assignment_s).toBeLessThan(OUTAGE_END_S + 7);
     // Nothing lost: every item inducted left the sorter, diverted as assigned or rejected; every telegram acknowledged.
     expect(stats.sorted_as_assigned + stats.rejected).toBe(stats.inducted);
