@@ -259,7 +259,8 @@ describe('alarms raised and cleared by real faults', () => {
     await waitAlarm(svc, 'DEAD_LETTERS', false, 5000);
     const row = first(await journalOf(svc, 'DEAD_LETTERS'));
     expect(row).toMatchObject({ AcknowledgedBy: 'shift-lead', ClearedAt: expect.any(String) });
-    // Who did what is in the log by the key's name, never by the key.
+    // Who did what is in the log by the key's name, never by the key (the requeue's line is the last of them).
+    await svc.logLine((l) => /sent back to their queues by shift-lead/.test(String(l.msg)));
     const lines = svc.logs.filter((l) => /acknowledged by shift-lead|sent back to their queues by shift-lead/.test(String(l.msg)));
     expect(lines.map((l) => l.by)).toEqual(['shift-lead', 'shift-lead']);
     // The access log names the key of a refused request (AccessLog "errors": 400 and above).

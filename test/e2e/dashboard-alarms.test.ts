@@ -107,7 +107,7 @@ describeWhen(noChromium, 'the dashboard alarms in headless Chromium')('the dashb
     const api = (await call(svc.base, 'GET', '/alarms', undefined, { 'x-api-key': 'monitor-key' })).json;
     const alarm = api.Active.find((a: { Code: string }) => a.Code === 'SORTER_LINK_DOWN');
     expect(alarm).toMatchObject({ AcknowledgedBy: 'shift-lead', AcknowledgedAt: expect.any(String), ClearedAt: null });
-    expect(svc.logs.some((l) => l.msg === `alarm SORTER_LINK_DOWN (#${alarm.Id}) acknowledged by shift-lead`)).toBe(true);
+    expect(await svc.logLine((l) => l.msg === `alarm SORTER_LINK_DOWN (#${alarm.Id}) acknowledged by shift-lead`)).toHaveLength(1);
 
     // The sorter is back: the alarm clears, the journal keeps it.
     emu = await startEmulator(['--port', String(port), '--rate', '2', '--seed', '6']);

@@ -45,7 +45,7 @@ describe('MaxDeliveries and the dead letters, from outside', () => {
     expect(s.db.prepare('SELECT message_id, attempts, last_client_address, last_return FROM dead_letters ORDER BY id').all()).toEqual(
       [1, 2, 3, 4, 5].map((id) => ({ message_id: id, attempts: 10, last_client_address: '127.0.0.1', last_return: 'Reset' })),
     );
-    const warnings = s.svc.logs.filter((l) => typeof l.msg === 'string' && l.msg.includes('closes connections without proof of read'));
+    const warnings = await s.svc.logLine((l) => typeof l.msg === 'string' && l.msg.includes('closes connections without proof of read'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ level: 40, client: '127.0.0.1', attempts: 10 });
     expect((await call(s.svc.base, 'GET', '/metrics')).text).toMatch(/^sorter_integration_dead_letters\{queue="sortation"\} 5$/m);

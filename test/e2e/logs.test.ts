@@ -41,7 +41,7 @@ describe('logs', () => {
     // Access lines: an error and a long poll that found nothing leave a trace.
     await call(svc.base, 'GET', '/nothing');
     await call(svc.base, 'GET', '/destination?timeOut=1');
-    await sleep(200);
+    await svc.logLine((l) => l.access === true && l.path === '/destination');
     const access = svc.logs.filter((l) => l.access === true);
     expect(access).toEqual(
       expect.arrayContaining([
@@ -61,7 +61,8 @@ describe('logs', () => {
     await call(svc.base, 'GET', '/nothing');
     await call(svc.base, 'GET', '/status');
     await call(svc.base, 'POST', '/sortation', {});
-    await sleep(200);
+    // The last request's line come, the lines of those before it have come too (or never will).
+    await svc.logLine((l) => l.access === true && l.path === '/sortation');
     expect(svc.logs.filter((l) => l.access === true).map((l) => `${l.method} ${l.path} ${l.status}`)).toEqual([
       'GET /nothing 404',
       'POST /sortation 400',

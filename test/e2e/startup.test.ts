@@ -130,6 +130,7 @@ describe('the warm-up before the sorter link', () => {
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { 'x-api-key': keys.monitor } })).text();
       expect(metrics).toMatch(/route="\/status",method="GET",status="200"/);
       expect(metrics).not.toMatch(/method="HEAD"/);
+      await svc.logLine((l) => l.access === true && l.path === '/status');
       const accessed = svc.logs.filter((l) => l.access === true).map((l) => `${l.method} ${l.path} ${l.status}`);
       expect(accessed).not.toContainEqual(expect.stringMatching(/^HEAD /));
       expect(accessed).toContain('GET /status 200');

@@ -3,6 +3,7 @@ import { type ChildProcess, type SpawnSyncReturns, spawn, spawnSync } from 'node
 import path from 'node:path';
 import readline from 'node:readline';
 import { killAtFileEnd } from './children';
+import { until } from './until';
 import { SERVICE_ENV, SERVICE_NODE_ARGS } from '../../bench/processes';
 
 const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
@@ -25,6 +26,13 @@ export interface ServiceProcess {
   port: number;
   base: string;
   logs: Array<Record<string, unknown>>;
+  /**
+   * Wait (up to `ms`) until a log line matches `match`, and return the lines that match. The
+   * service writes its log without blocking, so a line can come after an HTTP answer sent later:
+   * a test that checks a line caused by a request waits for it. The lines before a line that has
+   * come have all come (one pipe, in order).
+   */
+  logLine(match: (line: Record<string, unknown>) => boolean, ms?: number): Promise<Array<Record<string, unknown>>>;
   /** Resolves with the exit code (or signal) once the process has ended. */
   exited: Promise<number | string>;
   /** The last 8 KB the process wrote to stderr (a crash's stack trace). */
@@ -80,6 +88,10 @@ export function startServiceProcess(home: string, env: NodeJS.ProcessEnv = {}, t
           port,
           base: `http://127.0.0.1:${port}`,
           logs,
+          async logLine(match, ms = 5000) {
+            await until(() => logs.some(match), ms, `a log line matching ${String(match)}`, 20);
+            return logs.filter(match);
+          },
           exited,
           stderr: () => stderr,
           stop(signal = 'SIGTERM') {
