@@ -129,13 +129,27 @@ export function cutShare(usedBytes: number, budgetBytes: number, rows: number, a
   return Math.min(1, Math.max(0, usedBytes + ahead - budgetBytes * CUT_TO_SHARE) / usedBytes);
 }
 
-/** Days of history that fit in the budget at the history's own rate, and when the size bound begins to cut it short; null while it spans too little. */
-export function project(s: Pick<BoundSettings, 'retentionDays'>, m: StorageMeasure, look: BoundLook, now: Date): Projection | null {
+/**
+ * Days of history that fit in the budget at the history's own rate, and when the size bound
+ * begins to cut it short; null while it spans too little. `lastBytesPerDay`, the rate of an
+ * earlier look, stands in while the history spans too little: a bound that holds only seconds of
+ * history leaves less than MIN_PROJECTION_SPAN_MS after each of its cuts, and the projection (and
+ * RetentionMet, which an operator's alert watches) must not come and go with them.
+ */
+export function project(
+  s: Pick<BoundSettings, 'retentionDays'>,
+  m: StorageMeasure,
+  look: BoundLook,
+  now: Date,
+  lastBytesPerDay: number | null = null,
+): Projection | null {
   const { oldestAt, newestAt } = m.history;
   if (oldestAt === null || newestAt === null || look.databaseBudgetBytes === null) return null;
   const spanMs = Date.parse(newestAt) - Date.parse(oldestAt);
-  if (!(spanMs >= MIN_PROJECTION_SPAN_MS)) return null;
-  const bytesPerDay = (m.usedDatabaseBytes / spanMs) * DAY_MS;
+  let bytesPerDay: number;
+  if (spanMs >= MIN_PROJECTION_SPAN_MS) bytesPerDay = (m.usedDatabaseBytes / spanMs) * DAY_MS;
+  else if (lastBytesPerDay !== null) bytesPerDay = lastBytesPerDay;
+  else return null;
   const daysFit = look.databaseBudgetBytes / bytesPerDay;
   const retentionMet = daysFit >= s.retentionDays;
   const untilFullMs = (Math.max(0, look.databaseBudgetBytes - m.usedDatabaseBytes) / bytesPerDay) * DAY_MS;

@@ -222,7 +222,7 @@ export const statusDto = Joi.object({
         .allow(null)
         .required()
         .description(
-          "The history's bytes a day, at the rate it shows itself (its pages in use over the time it spans); null while it spans less than 10 s",
+          "The history's bytes a day, at the rate it shows itself (its pages in use over the time it spans); null while it spans less than 10 s, unless a rate was measured before (a cut left less: that rate is kept)",
         ),
       DaysFit: Joi.number().allow(null).required().description('Days of history the size bound holds at that rate'),
       RetentionMet: Joi.boolean()

@@ -212,8 +212,11 @@ function diskGauges(gauge: GaugeOf): void {
     [],
     (g, s) => g.set(s.disk?.low ? 1 : 0),
   );
-  gauge('history_bytes_per_day', "The history's bytes a day at the rate it shows itself (NaN while it spans less than 10 s)", [], (g, s) =>
-    known(g, s.disk?.historyBytesPerDay),
+  gauge(
+    'history_bytes_per_day',
+    "The history's bytes a day at the rate it shows itself (NaN while it spans less than 10 s and no rate was measured before)",
+    [],
+    (g, s) => known(g, s.disk?.historyBytesPerDay),
   );
   // In seconds, Prometheus's base unit (promtool's check): a day is 86,400.
   gauge(

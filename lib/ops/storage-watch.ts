@@ -92,7 +92,9 @@ export class StorageWatch {
     // What the pages in use grew by since the last look (0 after a cut): as much again before the next.
     const ahead = this.last ? Math.max(0, measure.usedDatabaseBytes - this.last.measure.usedDatabaseBytes) : 0;
     const bound = lookAtBound(this.settings, measure, ahead);
-    const projection = project(this.settings, measure, bound, at);
+    // The rate last measured stands in while a cut has left too short a history to measure it (not once the history is empty).
+    const lastRate = measure.history.rows > 0 ? (this.last?.projection?.bytesPerDay ?? null) : null;
+    const projection = project(this.settings, measure, bound, at, lastRate);
     const cutoff = bound.cutShare > 0 ? this.timeAtShare(bound.cutShare) : null;
     this.last = { at, measure, bound, projection, cutoff };
     this.tellChanges(this.last);

@@ -201,6 +201,8 @@ describe('history bound', () => {
     // Too little history to tell a rate.
     const young = { ...m, history: { ...two, oldestAt: '2026-11-02T23:59:55.000Z' } };
     expect(project(settings(), young, lookAtBound(settings(), young), now)).toBeNull();
+    // Unless an earlier look measured one: then that rate stands in.
+    expect(project(small, young, lookAtBound(small, young), now, GB)).toMatchObject({ bytesPerDay: GB, daysFit: 10, retentionMet: false });
   });
 
   it('under a small bound the WAL starts over at a sixteenth of it; from 256 MB on it keeps its usual limits', () => {

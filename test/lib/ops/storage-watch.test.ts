@@ -105,6 +105,50 @@ describe('StorageWatch', () => {
     }
   });
 
+  it('a cut that leaves too short a history to measure a rate: the rate last measured stands in, and nothing is said again; an empty history has none', () => {
+    const ctx = freshDb();
+    try {
+      const store = createHistoryStore(ctx.db);
+      const { log, lines } = capturingLogger();
+      history(ctx.db, 5000, 2);
+      store.checkpoint('TRUNCATE');
+      const measure = () => measureStorage(ctx.db, store, { database: ctx.file });
+      const s = settings({ maxBytes: Math.round(measure().usedDatabaseBytes * 2.5) });
+      const watch = new StorageWatch(
+        s,
+        measure,
+        (share) => store.timeAtShare(share),
+        () => NOW,
+        log,
+      );
+      const before = watch.look().projection!;
+      expect(before.retentionMet).toBe(false);
+      // All but the last row gone (what a bound that holds seconds of history does at each cut).
+      ctx.db.prepare('DELETE FROM delivered_history WHERE delivered_at < ?').run(new Date(NOW.getTime() - 5000).toISOString());
+      const after = watch.look();
+      expect(after.measure.history.rows).toBe(1);
+      expect(after.projection).toMatchObject({ bytesPerDay: before.bytesPerDay, retentionMet: false });
+      expect(watch.status()).toMatchObject({ Rows: 1, BytesPerDay: before.bytesPerDay, RetentionMet: false });
+      expect(lines.filter((l) => /HistoryRetentionDays/.test(l.msg)).map((l) => l.level)).toEqual([40]);
+      // A watch that never measured a rate has none to stand in.
+      expect(
+        new StorageWatch(
+          s,
+          measure,
+          (share) => store.timeAtShare(share),
+          () => NOW,
+          log,
+        ).look().projection,
+      ).toBeNull();
+      // Nor is one kept once the history is empty.
+      ctx.db.prepare('DELETE FROM delivered_history').run();
+      expect(watch.look().projection).toBeNull();
+      expect(watch.status()).toMatchObject({ Rows: 0, BytesPerDay: null, DaysFit: null, RetentionMet: null });
+    } finally {
+      ctx.dispose();
+    }
+  });
+
   it('a bound that leaves the history nothing beside the WAL and the traffic log: said once, as an error', () => {
     const ctx = freshDb();
     try {
