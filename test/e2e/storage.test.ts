@@ -90,7 +90,8 @@ describe('slow, locked and read-only storage', () => {
       let lockFrom = 0;
       let lockUntil = 0;
       let seenDuringLock: Json;
-      const r = await run(20, {}, async (svc, h) => {
+      // 10 s of items after the lock: a service that does not recover keeps missing decisions to the end.
+      const r = await run(25, {}, async (svc, h) => {
         await sleep(5000);
         const sqlite: ChildProcess = spawn('sqlite3', [path.join(h, 'data/sorter.db')], { stdio: ['pipe', 'ignore', 'inherit'] });
         killAtFileEnd(sqlite);
@@ -127,10 +128,13 @@ describe('slow, locked and read-only storage', () => {
       // Nothing lost: every item inducted reached its destination or reject, and its VERIFY the WCS.
       expect(r.emu.unacknowledged_at_exit).toBe(0);
       expect(r.wcs.verified.size).toBe(r.emu.inducted);
-      // Items missed their decision only for passes that began before the lock ended (and the
-      // backlog had cleared, well within one decision window after it).
+      // Items missed their decision only for passes that began while the lock was held, or soon
+      // after it while the WCS works off the backlog (the VERIFYs and REQUESTs of 10 s, first in,
+      // first out): on a quiet machine the last such pass began 0.3 s before to 0.1 s after the
+      // lock ended; with a fast test suite taking a core beside it, 1.0, 1.7 and 3.0 s after. The
+      // WCS's pace is the CPU's, so the bound is 5 s: a line that did not recover misses to the end.
       expect(r.emu.passes_without_assignment).toBeGreaterThan(0);
-      expect(lastMissed).toBeLessThan(lockUntil + 1500);
+      expect(lastMissed).toBeLessThan(lockUntil + 5000);
       expect(r.status.Storage.State).toBe('Ok');
     },
   );
