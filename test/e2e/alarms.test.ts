@@ -181,7 +181,7 @@ describe('alarms raised and cleared by real faults', () => {
       // It stays raised while the drops go on, logged once; the link was never down for LinkDownSeconds.
       await sleep(3000);
       expect(await activeCodes(svc)).toContain('SORTER_LINK_UNSTABLE');
-      expect(logged(svc, 'SORTER_LINK_UNSTABLE')).toEqual(['alarm raised']);
+      expect(await loggedLines(svc, 'SORTER_LINK_UNSTABLE', 1)).toEqual(['alarm raised']);
       expect(await journalOf(svc, 'SORTER_LINK_DOWN')).toEqual([]);
       expect(raised).toBeLessThan(15_000);
     } finally {

@@ -102,7 +102,8 @@ function runClient(command: [string, string[]]): Promise<{ lines: string[]; code
     proc.stdout!.on('data', (d) => (out += d));
     proc.stderr!.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => proc.kill('SIGKILL'), 90_000);
-    proc.on('exit', (code) => {
+    // 'close', not 'exit': the last lines may still be in the pipe when the process has ended.
+    proc.on('close', (code) => {
       clearTimeout(timer);
       resolve({ lines: out.split('\n').filter(Boolean), code, stderr });
     });

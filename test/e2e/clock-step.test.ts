@@ -103,7 +103,7 @@ itWhen(missingFaketime, 'the service under libfaketime')(
         TestMode: false,
         Host: '127.0.0.1',
         Port: 0,
-        MaxRequestAgeSeconds: 5,
+        MaxRequestAgeSeconds: 10,
         Alarms: { EvaluateSeconds: 1 },
         Sorter: { Host: '127.0.0.1', Port: await sorter.listening },
       },
@@ -124,33 +124,35 @@ itWhen(missingFaketime, 'the service under libfaketime')(
         fs.writeFileSync(offset, to);
         await until(() => logs.slice(seen).some((l) => String(l.msg).startsWith(`the system clock was set ${word}`)), 5_000);
       };
+      // Each time taken before the telegram is sent, so never after its arrival: the bounds below
+      // hold however late this process sees what happened (a busy machine).
+      const forwardAt = Date.now();
       sorter.toHost(dataTelegram({ Type: 'VERIFY', TrackID: 'V1', Barcode: '', Destination: 'D1', MessageCode: 212 }, 1));
       sorter.toHost(dataTelegram(induct('FORWARD'), 2));
       await until(async () => (await status())['Sortation Q'] === 2);
-      const forwardAt = Date.now();
       // Its answer waits in the outbox for an ACK this PLC never sends.
       expect((await call(base, 'POST', '/sortation', { TrackID: 'FORWARD', Destination: 'D1' })).status).toBe(200);
 
       await stepTo('+3600', 'forward'); // an hour forward: the two are seconds old, not an hour
       await new Promise((r) => setTimeout(r, 1_500)); // an expiry run and an alarm look on the new clock
       const after = await status();
-      expect(Date.now() - forwardAt).toBeLessThan(4_500); // still inside MaxRequestAgeSeconds
+      expect(Date.now() - forwardAt).toBeLessThan(9_000); // still inside MaxRequestAgeSeconds
       expect(after.RequestsRemoved.Expired).toBe(0);
       expect(after['Sortation Q']).toBe(2);
-      expect(after.OldestMessageAgeSeconds).toBeLessThan(10);
+      expect(after.OldestMessageAgeSeconds).toBeLessThan(60);
       const active = (await call(base, 'GET', '/alarms')).json.Active.map((a: { Code: string }) => a.Code);
       expect(active).not.toContain('QUEUE_OLD_SORTATION');
       expect(active).not.toContain('OUTBOX_UNACKNOWLEDGED');
-      await until(async () => (await status()).RequestsRemoved.Expired === 1, 5_000); // and expires once 5 s old
-      expect(Date.now() - forwardAt).toBeGreaterThanOrEqual(4_900);
+      await until(async () => (await status()).RequestsRemoved.Expired === 1, 12_000); // and expires once 10 s old
+      expect(Date.now() - forwardAt).toBeGreaterThanOrEqual(9_900);
 
+      const backAt = Date.now();
       sorter.toHost(dataTelegram(induct('BACK'), 3)); // stored an hour ahead of the clock to come
       await until(async () => (await status())['Sortation Q'] === 2);
-      const backAt = Date.now();
       await stepTo('-3600', 'back');
-      await until(async () => (await status()).RequestsRemoved.Expired === 2, 8_000); // expires after its 5 s all the same
-      expect(Date.now() - backAt).toBeGreaterThanOrEqual(4_900);
-      expect((await status()).OldestMessageAgeSeconds).toBeGreaterThanOrEqual(7); // the VERIFY: its age since it came
+      await until(async () => (await status()).RequestsRemoved.Expired === 2, 15_000); // expires after its 10 s all the same
+      expect(Date.now() - backAt).toBeGreaterThanOrEqual(9_900);
+      expect((await status()).OldestMessageAgeSeconds).toBeGreaterThanOrEqual(18); // the VERIFY: its age since it came (20 s and more)
     } finally {
       await svc?.stop();
       removeHome(home);

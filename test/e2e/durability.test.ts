@@ -62,7 +62,16 @@ describe('live mode durability', () => {
       const ack = await call(first.base, 'POST', '/sortation', { TrackID: delivered[i], Destination: `D${i}` });
       expect(ack.json).toMatchObject({ Delivery: 'Queued' });
     }
-    await new Promise((r) => setTimeout(r, 100)); // the last delivery's commit grace
+    // The last delivery's read proven and its removal committed (held up to 50 ms by the writer).
+    await until(
+      async () => {
+        const s = (await call(first.base, 'GET', '/status')).json;
+        return s.Delivery.AwaitingProof === 0 && s.Storage.PendingWrites === 0;
+      },
+      5000,
+      'every delivery proven and committed',
+      20,
+    );
     expect(await first.stop('SIGKILL')).toBe('SIGKILL');
 
     const second = await startServiceProcess(home);

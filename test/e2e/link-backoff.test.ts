@@ -6,12 +6,17 @@ import { encodeFrame } from '../../bench/v1-codec';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { nth } from '../helpers/nth';
+import { until } from '../helpers/until';
 
 jest.setTimeout(60_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MAX_MS = 800;
-/** Timer and scheduling slack allowed on each gap. */
-const SLACK_MS = 60;
+/**
+ * Timer and scheduling slack allowed on each gap: the times are taken in this process, which a
+ * busy machine may run late for one connection and not the next (a 200 ms step still tells from
+ * the 800 ms cap).
+ */
+const SLACK_MS = 150;
 
 /** A listener that records when each connection came, and does with it what the test says. */
 async function listener(onConnection: (socket: net.Socket) => void) {
@@ -97,12 +102,13 @@ describe('a sorter address that accepts and stays silent', () => {
     expect(silent).toBeLessThanOrEqual(6);
     expect(silentLines()).toHaveLength(1);
     speak = true;
-    await sleep(2500);
+    await until(() => gateway.at.length - silent >= 4, 10_000, 'four connections after the peer spoke').catch(() => {});
     gateway.close();
-    // Proven by a valid telegram, each reconnect after the peer drops the line comes quickly again.
+    // Proven by a valid telegram, each reconnect after the peer drops the line comes quickly again:
+    // its 50 ms, the 200 ms step and slack, against the 800 ms the backoff had grown to.
     const spoken = gateway.at.slice(silent);
     expect(spoken.length).toBeGreaterThanOrEqual(4);
-    for (const gap of spoken.slice(1).map((t, i) => t - nth(spoken, i))) expect(gap).toBeLessThan(50 + 200 + 200);
-    expect(svc.logs.some((l) => String(l.msg).includes('the sorter answers again'))).toBe(true);
+    for (const gap of spoken.slice(1).map((t, i) => t - nth(spoken, i))) expect(gap).toBeLessThan(50 + 200 + 2 * SLACK_MS + 100);
+    expect(await svc.logLine((l) => String(l.msg).includes('the sorter answers again'))).not.toEqual([]);
   });
 });

@@ -27,7 +27,7 @@ describe('logs', () => {
     const svc = await startServiceProcess(home);
     await sleep(2500);
     const attempts = (await call(svc.base, 'GET', '/status')).json.Sorter.ConnectAttemptsFailed;
-    const unreachable = svc.logs.filter((l) => /cannot reach the sorter/.test(String(l.msg)));
+    const unreachable = await svc.logLine((l) => /cannot reach the sorter/.test(String(l.msg)));
     expect(attempts).toBeGreaterThanOrEqual(8);
     expect(unreachable).toHaveLength(1);
     expect(unreachable[0]).toMatchObject({ level: 40, address: `127.0.0.1:${sorterPort}`, error: 'ECONNREFUSED' });

@@ -20,7 +20,8 @@ describe('start-up', () => {
   it('names the address it listens on, and warns when that is every interface with no ApiKeys', async () => {
     const home = tempHome({ 'config.json': { TestMode: true, Port: 0, Host: '0.0.0.0' } });
     const open = await startServiceProcess(home);
-    await new Promise((r) => setTimeout(r, 100));
+    // Logged after the line that says where it listens.
+    await open.logLine((l) => /beyond this machine, with no ApiKeys/.test(String(l.msg)));
     expect(messages(open.logs)).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^listening on http:\/\/0\.0\.0\.0:\d+ \(test mode\)/),
@@ -72,7 +73,7 @@ describe('start-up', () => {
     const { proc } = spawnService(home);
     const lines: string[] = [];
     readline.createInterface({ input: proc.stdout! }).on('line', (l) => lines.push(l));
-    for (let i = 0; i < 200 && !lines.some((l) => /new, empty home/.test(l)); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 600 && !lines.some((l) => /new, empty home/.test(l)); i++) await new Promise((r) => setTimeout(r, 25)); // up to 15 s, as a start
     proc.kill('SIGKILL');
     expect(lines.some((l) => l.includes(`the service home ${home} did not exist or was empty: starting with a new, empty home`))).toBe(
       true,

@@ -128,7 +128,7 @@ describe('the write budget per item', () => {
       let stderr = '';
       proc.stdout.on('data', (d) => (stdout += d));
       proc.stderr.on('data', (d) => (stderr += d));
-      const code = await new Promise((r) => proc.once('exit', r));
+      const code = await new Promise((r) => proc.once('close', r)); // its output read to the end: its last line is the figures
       expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
       const line = stdout.split('\n').find((l) => l.startsWith('WAL-PAGES '))!;
       const r = JSON.parse(line.slice('WAL-PAGES '.length));

@@ -33,7 +33,7 @@ export interface ServiceProcess {
    * come have all come (one pipe, in order).
    */
   logLine(match: (line: Record<string, unknown>) => boolean, ms?: number): Promise<Array<Record<string, unknown>>>;
-  /** Resolves with the exit code (or signal) once the process has ended. */
+  /** Resolves with the exit code (or signal) once the process has ended and its output has been read. */
   exited: Promise<number | string>;
   /** The last 8 KB the process wrote to stderr (a crash's stack trace). */
   stderr(): string;
@@ -43,7 +43,7 @@ export interface ServiceProcess {
 /**
  * Spawn the service with SORTER_HOME=home, its output piped, with Node's options and environment
  * as `npm start` and the systemd units run it; killed at the end of the test file if it still runs then.
- * `exited` resolves with its exit code (or signal).
+ * `exited` resolves with its exit code (or signal) once its output has been read to the end.
  */
 export function spawnService(home: string, env: NodeJS.ProcessEnv = {}): { proc: ChildProcess; exited: Promise<number | string> } {
   const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, MAIN], {
@@ -51,7 +51,14 @@ export function spawnService(home: string, env: NodeJS.ProcessEnv = {}): { proc:
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   killAtFileEnd(proc);
-  return { proc, exited: new Promise((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1))) };
+  const exited = new Promise<number | string>((resolve) => {
+    // Once its output is read to the end too ('exit' can come before the last lines of the pipes):
+    // a test that reads the log after a stop sees every line. At most 2 s after 'exit', should
+    // anything else hold the pipes open.
+    proc.once('close', (code, signal) => resolve(code ?? signal ?? -1));
+    proc.once('exit', (code, signal) => setTimeout(() => resolve(code ?? signal ?? -1), 2000).unref());
+  });
+  return { proc, exited };
 }
 
 /**
