@@ -88,7 +88,7 @@ const logged = (svc: ServiceProcess, code: string) =>
  * has come. A line reaches the test through the service's stdout pipe, written without blocking
  * (docs/operations.md, Logs): the answer of a GET /alarms sent after it can overtake it.
  */
-async function loggedLines(svc: ServiceProcess, code: string, n: number, ms = 5000): Promise<string[]> {
+async function loggedLines(svc: ServiceProcess, code: string, n: number, ms = 5000): Promise<Array<string | undefined>> {
   await until(() => logged(svc, code).length >= n, ms, `${n} log lines of ${code}`, 50).catch(() => {});
   return logged(svc, code);
 }
