@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { runAbortLoad } from '../helpers/abort-load';
 import { type FedService as Running, startFedService as start } from '../helpers/fed-service';
 import { RawConnection } from '../helpers/raw-http';
+import { until } from '../helpers/until';
 import { itWhen, missingCommands } from '../helpers/tools';
 
 const run = promisify(execFile);
@@ -126,12 +127,12 @@ describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
   });
 
   it('a response read, then the next request, then a reset: not delivered again', async () => {
-    s = await start();
+    const running = (s = await start());
     s.enqueue(1);
     const c = new RawConnection(s.svc.port);
     expect((await c.request('GET', '/sortation?timeOut=0')).status).toBe(212);
     c.request('GET', '/sortation?timeOut=30').catch(() => {}); // a long poll on the same connection
-    await sleep(20);
+    await until(async () => (await running.status()).WaitingClients['Sortation Q'] === 1, 5000, 'the next request is waiting', 20);
     c.socket.resetAndDestroy();
     const status = await s.settled();
     expect(status).toMatchObject({ 'Sortation Q': 0, Delivery: { Redelivered: 0 } });
@@ -139,12 +140,17 @@ describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
   });
 
   it('a response read, then a next request the HTTP parser rejects (headers over 16 KB): not delivered again', async () => {
-    s = await start();
+    const running = (s = await start());
     s.enqueue(1);
     const c = new RawConnection(s.svc.port);
     expect((await c.request('GET', '/sortation?timeOut=0')).status).toBe(212);
     await c.send(`GET /sortation?timeOut=0 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17000)}\r\n\r\n`);
-    await sleep(100);
+    await until(
+      async () => (await running.status()).Delivery.Confirmed.NextRequest === 1,
+      5000,
+      'the rejected request proved the read',
+      20,
+    );
     c.socket.resetAndDestroy();
     const status = await s.settled();
     expect(status).toMatchObject({ 'Sortation Q': 0, Delivery: { Redelivered: 0 } });
@@ -154,8 +160,8 @@ describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
   it('a client that stops reading and is then killed: its message is delivered to the next client', async () => {
     const running = (s = await start());
     s.enqueue(1);
-    await hangThenKill(s, 200, async (hung) => {
-      expect((await running.status()).Delivery.AwaitingProof).toBe(1);
+    await hangThenKill(s, 0, async (hung) => {
+      await until(async () => (await running.status()).Delivery.AwaitingProof === 1, 5000, 'its response awaiting proof', 20);
       hung.destroy(); // closing with unread data sends a reset
     });
     await s.settled();
@@ -174,7 +180,7 @@ describe('delivery guarantee (AtLeastOnce, the default), from outside', () => {
     s.enqueue(1);
     const idle = new RawConnection(s.svc.port);
     expect((await idle.request('GET', '/sortation?timeOut=0')).status).toBe(212);
-    await sleep(300);
+    // Read, and nothing proves it yet (looked at once: after VisibilityTimeoutSeconds the service asks).
     expect((await s.status()).Delivery.AwaitingProof).toBe(1);
     // The service closes the connection; this client, like HTTP client libraries, closes in answer.
     for (let i = 0; i < 100 && !idle.closed; i++) await sleep(20);
@@ -190,9 +196,12 @@ describe('Delivery AtMostOnce (the behaviour before the guarantee), from outside
   afterEach(() => s?.stop());
 
   it('a client that stops reading and is then killed loses its message: no second delivery', async () => {
-    s = await start({ Delivery: 'AtMostOnce' });
+    const running = (s = await start({ Delivery: 'AtMostOnce' }));
     s.enqueue(1);
-    await hangThenKill(s, 200);
+    await hangThenKill(s, 0, async (hung) => {
+      await until(async () => (await running.status()).Delivery.Confirmed.Grace === 1, 5000, 'its grace passed without a failure', 20);
+      hung.destroy();
+    });
     const status = await s.settled();
     expect(status).toMatchObject({ 'Sortation Q': 0, Delivery: { Mode: 'AtMostOnce', Confirmed: { Grace: 1 } } });
     expect(s.history()).toEqual([{ track_id: '0000001', attempt: 1, read_proof: 'Grace' }]);

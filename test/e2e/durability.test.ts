@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import Database from '../../db/sqlite';
 import { createQueueStore } from '../../db/queue-store';
 import type { DestinationInfoDto, InductDto } from '../../model/messages';
-import { call, drain } from '../helpers/http';
+import { call, drain, settled } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { poll } from '../helpers/poll';
 import { startServiceProcess } from '../helpers/process';
@@ -62,16 +62,7 @@ describe('live mode durability', () => {
       const ack = await call(first.base, 'POST', '/sortation', { TrackID: delivered[i], Destination: `D${i}` });
       expect(ack.json).toMatchObject({ Delivery: 'Queued' });
     }
-    // The last delivery's read proven and its removal committed (held up to 50 ms by the writer).
-    await until(
-      async () => {
-        const s = (await call(first.base, 'GET', '/status')).json;
-        return s.Delivery.AwaitingProof === 0 && s.Storage.PendingWrites === 0;
-      },
-      5000,
-      'every delivery proven and committed',
-      20,
-    );
+    await settled(first.base); // the last delivery's read proven and its removal committed
     expect(await first.stop('SIGKILL')).toBe('SIGKILL');
 
     const second = await startServiceProcess(home);

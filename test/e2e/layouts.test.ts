@@ -10,7 +10,7 @@ import { formatTrafficLine, parseTrafficLine } from '../../lib/link/traffic-log'
 import { loadLayout } from '../../lib/layout/load';
 import { TelegramWire } from '../../lib/layout/wire';
 import { type EmulatorStats, startEmulator } from '../helpers/emulator';
-import { call } from '../helpers/http';
+import { call, settled } from '../helpers/http';
 import { freePort } from '../helpers/net';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, runServiceToEnd, startServiceProcess } from '../helpers/process';
@@ -97,7 +97,10 @@ describe.each(['ewm-mfs', 's7-raw', 'v1'])('layout %s end to end', (layout) => {
     expect(emuStats.assignments - wcs.assignments_posted).toBeLessThanOrEqual(2);
     expect(status.Outbox.Depth).toBe(0);
     expect(status.Sorter.NaksSent).toBe(0);
-    // Nothing acknowledged was lost, nothing kept twice: the kill's resends were recognised.
+    // Nothing acknowledged was lost, nothing kept twice: the kill's resends were recognised. Read
+    // once every response's read is decided and committed (a delivery's removal and history row are
+    // held up to 50 ms by the writer: db/commit-plan.ts), on the service started after the kill.
+    await settled(svc.base);
     const db = new Database(path.join(home, 'data/sorter.db'), { readonly: true });
     const v = db.prepare("SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM delivered_history WHERE type = 'VERIFY'").get() as {
       n: number;

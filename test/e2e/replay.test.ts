@@ -4,6 +4,7 @@ import path from 'node:path';
 import { call, drain } from '../helpers/http';
 import { csv, removeHome, requestRow, scanRow, tempHome, verifyRow } from '../helpers/home';
 import { startServiceProcess } from '../helpers/process';
+import { until } from '../helpers/until';
 
 const config = { TestMode: true, Port: 0, Host: '127.0.0.1' };
 const fixtureLog = fs.readFileSync(path.join(__dirname, '../fixtures/Service_PLC.log'), 'utf8');
@@ -123,7 +124,12 @@ describe('start-up and shutdown', () => {
     home = tempHome({ 'config.json': config });
     const svc = await startServiceProcess(home);
     const waiting = call(svc.base, 'GET', '/sortation?timeOut=30');
-    await new Promise((r) => setTimeout(r, 300));
+    await until(
+      async () => (await call(svc.base, 'GET', '/status')).json.WaitingClients['Sortation Q'] === 1,
+      5000,
+      'the long poll is waiting',
+      20,
+    );
     const started = Date.now();
     svc.proc.kill('SIGTERM');
     expect((await waiting).status).toBe(204);

@@ -112,9 +112,8 @@ describe('TcpSorterLink against a scripted PLC', () => {
     plc.toHost(requ);
     await new Promise((r) => setTimeout(r, 200));
     plc.toHost(requ); // the sorter's resend after its ACK timeout
-    await new Promise((r) => setTimeout(r, 200));
+    await until(() => t.service.deps.link.status().DuplicatesReceived === 1, 5000, 'the resend taken for a repeat');
     expect(acks).toEqual([]); // nothing acknowledged before it is durable
-    expect(t.service.deps.link.status().DuplicatesReceived).toBe(1);
     operator.exec('COMMIT');
     operator.close();
     await until(() => acks.length === 1);

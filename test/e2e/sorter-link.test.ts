@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runWcsClient, type WcsStats } from '../../examples/wcs-client';
 import { type EmulatorStats, startEmulator } from '../helpers/emulator';
-import { call, drain } from '../helpers/http';
+import { call, drain, settled } from '../helpers/http';
 import { freePort } from '../helpers/net';
 import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
@@ -125,6 +125,7 @@ describe('service + emulator + reference client over real TCP', () => {
     expect(wcs.duplicate_requests + wcs.duplicate_verifies).toBeLessThanOrEqual(3 + held + inWindow);
     // Telegram level: the sorter resent what the killed service had committed but not acknowledged;
     // the restarted service recognised it, so no VERIFY was queued twice.
+    await settled(svc!.base); // the last deliveries' history rows committed
     const db = new Database(path.join(home, 'data/sorter.db'), { readonly: true });
     const v = db.prepare("SELECT count(*) AS n, count(DISTINCT track_id) AS d FROM delivered_history WHERE type = 'VERIFY'").get() as {
       n: number;
@@ -245,7 +246,16 @@ describe('service + emulator + reference client over real TCP', () => {
     home = tempHome({ 'config.json': config });
     svc = await startServiceProcess(home);
     await emu.stats;
-    await sleep(300);
+    // The emulator has gone: the link saw it close, and every telegram it sent is committed.
+    await until(
+      async () => {
+        const s = (await call(svc!.base, 'GET', '/status')).json;
+        return s.Sorter.Connected === false && s.Storage.PendingWrites === 0;
+      },
+      5000,
+      'the link closed and every telegram committed',
+      20,
+    );
     const live = { sortation: await drain(svc.base, 'sortation'), destination: await drain(svc.base, 'destination') };
     await svc.stop();
     expect(live.sortation.length).toBeGreaterThan(20);

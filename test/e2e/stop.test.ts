@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { call } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { spawnService, startServiceProcess } from '../helpers/process';
 import { until } from '../helpers/until';
@@ -78,7 +79,12 @@ describe('stopping the service', () => {
       const svc = await startServiceProcess(home);
       // A client holding a long poll: the stop answers it, then waits for the response to finish.
       const poll = fetch(`${svc.base}/sortation?timeOut=30`).then((r) => r.status, String);
-      await sleep(200);
+      await until(
+        async () => (await call(svc.base, 'GET', '/status')).json.WaitingClients['Sortation Q'] === 1,
+        5000,
+        'the long poll is waiting',
+        20,
+      );
       svc.proc.kill('SIGTERM');
       await until(() => svc.logs.some((l) => String(l.msg).startsWith('shutting down')), 5000, 'the stop began');
       svc.proc.kill(second);

@@ -47,3 +47,17 @@ export async function drain(base: string, queue: 'sortation' | 'destination', he
     out.push(r.json);
   }
 }
+
+/**
+ * Wait (up to `ms`) until the service at `base` has settled: every response's read decided and
+ * what it decided committed (a delivery's removal and history row are held up to 50 ms by the
+ * writer: db/commit-plan.ts). Before a test reads the database behind a running service.
+ */
+export async function settled(base: string, ms = 5000): Promise<Json> {
+  let last: Json;
+  for (const end = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 20))) {
+    last = (await call(base, 'GET', '/status')).json;
+    if (last.Delivery.AwaitingProof === 0 && last.Storage.PendingWrites === 0) return last;
+    if (Date.now() > end) throw new Error(`not settled within ${ms} ms: responses awaiting proof, or their writes uncommitted`);
+  }
+}
