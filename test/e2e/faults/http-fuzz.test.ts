@@ -47,6 +47,9 @@ function parseResponses(raw: string, heads: string[]): Response[] {
       for (;;) {
         const lineEnd = rest.indexOf('\r\n');
         const size = parseInt(rest.slice(0, lineEnd), 16);
+        // A body cut short (the connection closed mid-response) is a failure to show, never a loop.
+        if (lineEnd < 0 || !Number.isInteger(size) || rest.length < lineEnd + 2 + size)
+          throw new Error(`a chunked body cut short: ${JSON.stringify(rest.slice(0, 200))}`);
         rest = rest.slice(lineEnd + 2);
         if (size === 0) {
           rest = rest.slice(rest.indexOf('\r\n') + 2);
@@ -285,6 +288,7 @@ describe('HTTP fuzzing (fast-check, raw sockets)', () => {
   });
 
   it(`${REQUESTS.toLocaleString('en')} generated requests: never a 5xx, every error JSON naming the problem, /status quick and memory back afterwards`, async () => {
+    process.stdout.write(`http-fuzz: FAULT_SEED=${seed} replays this run\n`);
     // More messages than requests, so that no GET waits whatever timeOut it was given.
     const rows = Array.from({ length: REQUESTS + 100 }, (_, i) => `${requestRow(`F${i}`)}\n${scanRow(`D${i % 900}`)}`);
     home = tempHome({ 'config.json': { TestMode: true, Port: 0, Host: '127.0.0.1' }, 'Service_PLC.csv': csv(...rows) });
