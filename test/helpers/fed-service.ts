@@ -4,7 +4,7 @@ import path from 'node:path';
 import Database from '../../db/sqlite';
 import { createQueueStore } from '../../db/queue-store';
 import type { SorterMessage, VerifyDto } from '../../model/messages';
-import { call } from './http';
+import { call, settled } from './http';
 import { removeHome, tempHome } from './home';
 import { type ServiceProcess, startServiceProcess } from './process';
 import type { Json } from './http';
@@ -25,7 +25,6 @@ export interface FedService {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A VERIFY for TrackID n (seven digits). */
 export const verify = (n: number): VerifyDto => ({
   Type: 'VERIFY',
@@ -56,15 +55,7 @@ export async function startFedService(config: object = {}): Promise<FedService> 
       ),
     enqueueMessages: (messages) => void store.enqueue(messages, new Date().toISOString()),
     status,
-    async settled(ms = 6000) {
-      for (const end = Date.now() + ms; Date.now() < end; await sleep(20)) {
-        const s = await status();
-        // Settled: every response's read decided, and what it decided committed (a delivery's
-        // removal and history row are held up to 50 ms by the writer: db/commit-plan.ts).
-        if (s.Delivery.AwaitingProof === 0 && s.Storage.PendingWrites === 0) return s;
-      }
-      throw new Error(`responses still awaiting proof, or their writes uncommitted, after ${ms} ms`);
-    },
+    settled: (ms = 6000) => settled(svc.base, ms),
     history: () => db.prepare('SELECT track_id, attempt, read_proof FROM delivered_history ORDER BY id').all() as never,
     async stop() {
       db.close();

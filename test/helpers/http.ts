@@ -51,13 +51,20 @@ export async function drain(base: string, queue: 'sortation' | 'destination', he
 /**
  * Wait (up to `ms`) until the service at `base` has settled: every response's read decided and
  * what it decided committed (a delivery's removal and history row are held up to 50 ms by the
- * writer: db/commit-plan.ts). Before a test reads the database behind a running service.
+ * writer: db/commit-plan.ts), in two looks 20 ms apart with nothing decided between them (a
+ * request the service has read but not yet answered shows in neither count). Before a test reads
+ * the database behind a running service; a test that adds up several tables reads them in one
+ * transaction all the same.
  */
 export async function settled(base: string, ms = 5000): Promise<Json> {
   let last: Json;
+  let before: string | null = null;
   for (const end = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 20))) {
     last = (await call(base, 'GET', '/status')).json;
-    if (last.Delivery.AwaitingProof === 0 && last.Storage.PendingWrites === 0) return last;
+    const quiet = last.Delivery.AwaitingProof === 0 && last.Storage.PendingWrites === 0;
+    const decided = JSON.stringify([last.Delivery.Confirmed, last.Delivery.Returned, last.Delivery.DeadLettered]);
+    if (quiet && decided === before) return last;
+    before = quiet ? decided : null;
     if (Date.now() > end) throw new Error(`not settled within ${ms} ms: responses awaiting proof, or their writes uncommitted`);
   }
 }
