@@ -17,13 +17,15 @@ export function untilBeat(nowMs: number, periodMs: number, minMs = 0): number {
  * such a timer fires early, and would fire apart from another one due at the same instant. One
  * that fires early waits out the rest. One whose wait the clock has since grown (the system clock
  * set back, by NTP say, while it waited) calls at once: waiting out the step as well would stop
- * the alarm look and the rest for as long as the step (an hour, a month).
+ * the alarm look and the rest for as long as the step (an hour, a month). No wait is longer than
+ * `maxWaitMs`: the caller read the clock to reckon `dueMs`, and a step back between that read and
+ * this one would otherwise arm the timer for the step as well.
  */
-export function timerAt(dueMs: number, fn: () => void, now: () => number = Date.now): () => void {
+export function timerAt(dueMs: number, fn: () => void, now: () => number = Date.now, maxWaitMs = Infinity): () => void {
   let timer: NodeJS.Timeout;
   let armedMs = 0;
   const arm = () => {
-    armedMs = Math.max(1, dueMs - now());
+    armedMs = Math.min(maxWaitMs, Math.max(1, dueMs - now()));
     timer = setTimeout(fire, armedMs);
     timer.unref();
   };
@@ -48,6 +50,8 @@ export function everyBeat(periodMs: number, fn: () => void, now: () => number = 
   if (!(periodMs > 0)) throw new Error(`a beat needs a period above 0 ms, not ${periodMs}`);
   const start = now(); // read once: a millisecond between two reads would put every call 1 ms early
   let due = start + untilBeat(start, periodMs, 1);
+  // A call is due at most one and a half periods after the clock was read (the realigned case).
+  const longest = 2 * periodMs;
   let stopped = false;
   const run = () => {
     try {
@@ -60,10 +64,10 @@ export function everyBeat(periodMs: number, fn: () => void, now: () => number = 
       // timer Node fired a little early calls fn for the multiple it was armed for, which the clock
       // as it now reads (set, or read early) may put just ahead.
       if (due - at < periodMs / 2 || due - at > periodMs) due = at + untilBeat(at, periodMs, periodMs / 2);
-      if (!stopped) clear = timerAt(due, run, now);
+      if (!stopped) clear = timerAt(due, run, now, longest);
     }
   };
-  let clear = timerAt(due, run, now);
+  let clear = timerAt(due, run, now, longest);
   return () => {
     stopped = true;
     clear();

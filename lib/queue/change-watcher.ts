@@ -49,7 +49,7 @@ export function watchExternalChanges(
   // work of an idle service, one wake-up (lib/host/beat.ts).
   const arm = () => {
     const now = Date.now();
-    clear = timerAt(now + (wait < idleMs ? wait : untilBeat(now, idleMs, 1)), look);
+    clear = timerAt(now + (wait < idleMs ? wait : untilBeat(now, idleMs, 1)), look, Date.now, 2 * idleMs);
   };
   const look = () => {
     clear = null;

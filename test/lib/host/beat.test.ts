@@ -184,4 +184,60 @@ describe('timerAt', () => {
     expect(calledAfter).toBeGreaterThanOrEqual(90);
     expect(calledAfter).toBeLessThan(100 + SLACK_MS * 2);
   });
+
+  it("waits no longer than maxWaitMs when the clock was set back between the caller's read and its own", () => {
+    // Jest's clock: the caller reads the clock, NTP sets it back an hour, timerAt reads it.
+    jest.useFakeTimers({ now: 1_700_000_000_000 });
+    try {
+      let offset = 0;
+      const clock = () => Date.now() + offset;
+      const due = clock() + 100;
+      offset = -3_600_000;
+      let calls = 0;
+      timerAt(due, () => (calls += 1), clock, 200);
+      jest.advanceTimersByTime(199);
+      expect(calls).toBe(0);
+      jest.advanceTimersByTime(1);
+      expect(calls).toBe(1);
+      // Without the bound: the step waited out (an hour).
+      timerAt(clock() + 100 + 3_600_000, () => (calls += 1), clock);
+      jest.advanceTimersByTime(10_000);
+      expect(calls).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
+
+describe('everyBeat and a clock set back between two of its reads', () => {
+  it.each([
+    // The beat's reads: 1 to reckon the first call, 2 to arm it, 3 when its timer fires, 4 after
+    // the call to reckon the next, 5 to arm that.
+    ['its first two reads', 2],
+    ['the read after a call and the next', 5],
+  ])('goes on within two periods when the step falls between %s', (_, stepAtRead) => {
+    // A beat reads the clock once to reckon its next call, and timerAt reads it again to arm the
+    // timer: a step back between the two would arm it for the hour as well (the alarm look and
+    // the schedules stopped for an hour).
+    jest.useFakeTimers({ now: 1_700_000_000_000 });
+    try {
+      let reads = 0;
+      let offset = 0;
+      const clock = () => {
+        reads += 1;
+        if (reads === stepAtRead) offset = -3_600_000; // after the beat's read, before timerAt's
+        return Date.now() + offset;
+      };
+      const calls: number[] = [];
+      const stop = everyBeat(100, () => calls.push(Date.now()), clock);
+      jest.advanceTimersByTime(1000);
+      stop();
+      expect(offset).toBe(-3_600_000); // the step came where the case says
+      expect(calls.length).toBeGreaterThanOrEqual(8);
+      const gaps = [calls[0]! - 1_700_000_000_000, ...calls.slice(1).map((t, i) => t - calls[i]!)];
+      expect(Math.max(...gaps)).toBeLessThanOrEqual(200);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });
