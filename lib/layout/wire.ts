@@ -413,6 +413,11 @@ export class LayoutFramer {
   private buffer = Buffer.alloc(0);
   /** Fixed-length blocks: bytes were skipped to find where a block starts; the next one must look like a header. */
   private resyncing = false;
+  /**
+   * Fixed-length blocks: where the next block starts if the block found misaligned was a whole
+   * block with a wrong length field (bytes from the buffer's start; null: no such block skipped).
+   */
+  private boundary: number | null = null;
   private readonly start: Buffer;
   private readonly end: Buffer;
   private readonly fixed: number | null;
@@ -441,11 +446,13 @@ export class LayoutFramer {
   private skip(n: number, reason: string): Framed {
     const bytes = this.buffer.subarray(0, n);
     this.buffer = this.buffer.subarray(n);
+    if (this.boundary !== null) this.boundary = this.boundary - n > 0 ? this.boundary - n : null;
     return { kind: 'garbage', bytes: Buffer.from(bytes), reason };
   }
 
   private take(from: number, to: number, after: number): Framed {
     this.resyncing = false;
+    this.boundary = null;
     const content = Buffer.from(this.buffer.subarray(from, to));
     this.buffer = this.buffer.subarray(after);
     return { kind: 'telegram', content };
@@ -513,6 +520,14 @@ export class LayoutFramer {
       }
       if (this.buffer.length < length + end.length) return null;
       if (end.length > 0 && !this.buffer.subarray(length, length + end.length).equals(end)) return this.resyncOnEnd(length);
+      const boundary = this.boundary;
+      if (
+        this.resyncing &&
+        boundary !== null &&
+        this.buffer.length >= boundary + this.layout.headerWidth &&
+        this.headerCouldStart(boundary)
+      )
+        return this.skip(boundary, `a block whose length field did not say ${this.fixed}, skipped whole: the next one starts after it`);
       return this.take(0, length, length + end.length);
     }
     const stop = this.buffer.indexOf(end);
@@ -550,6 +565,10 @@ export class LayoutFramer {
    * header's first bytes would otherwise take the real telegram's place, and lose it).
    */
   private skipToLength(): Framed | null {
+    // A whole block whose length field is wrong (a PLC program that wrote it wrong) leaves the next
+    // block where it would be: a header found there is taken before one found inside this block's
+    // data (numbers in a block's data can read as a header).
+    if (!this.resyncing && this.fixed !== null) this.boundary = this.fixed;
     this.resyncing = true;
     const need = this.layout.headerWidth;
     let at = 1;

@@ -117,4 +117,28 @@ describe('raw blocks of a fixed size with a length field (s7-raw: 128 bytes, no 
     // The same bytes in one read.
     expect(cut(codec, Buffer.concat(reads)).filter((f) => 'telegram' in f)).toEqual([{ telegram: frame }]);
   });
+
+  it('a whole block with a wrong length field whose data reads as a header: the next block is where it would be (found by the fuzz, seed 82253)', () => {
+    // Data whose numbers read as a header 20 bytes in: length 128, type 1, number 1 (INT fields
+    // holding 128, 1, 1). Judged by that header alone, a block would run 20 bytes into the next
+    // one and the next one be lost.
+    const bad = Buffer.from(frame);
+    bad.writeUInt16BE(1, 0);
+    bad.set([0x00, 0x80, 0x00, 0x01, 0x00, 0x01, 0x00, 0x02], 20);
+    for (const reads of [
+      [bad, frame],
+      [Buffer.concat([bad, frame])],
+      [bad.subarray(0, 30), Buffer.concat([bad.subarray(30), frame.subarray(0, 50)]), frame.subarray(50)],
+    ]) {
+      const got = cut(codec, ...reads);
+      expect(got.filter((f) => 'telegram' in f)).toEqual([{ telegram: frame }]);
+      expect(got.filter((f) => 'garbage' in f).reduce((n, f) => n + (f as { bytes: number }).bytes, 0)).toBe(128);
+    }
+    // And a block that is short, not wrong: the next one is found where it starts.
+    const short = frame.subarray(0, 40);
+    expect(cut(codec, Buffer.concat([Buffer.from([0xff]), short.subarray(1), frame]))).toEqual([
+      { garbage: 'no telegram starts here (its length field does not say 128): skipped up to one that does', bytes: 40 },
+      { telegram: frame },
+    ]);
+  });
 });
