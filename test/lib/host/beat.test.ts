@@ -40,8 +40,11 @@ describe('everyBeat', () => {
     const onMultiple = (ts: number[], period: number) => ts.filter((t) => t % period < SLACK_MS).length;
     expect(onMultiple(fast, 100)).toBeGreaterThanOrEqual(fast.length - 2);
     expect(onMultiple(slow, 200)).toBeGreaterThanOrEqual(slow.length - 1);
-    // Each slow call falls on a multiple the fast beat also called at: the same wake-up.
-    for (const t of slow) expect(fast.some((f) => Math.floor(f / 100) === Math.floor(t / 100))).toBe(true);
+    // The slow calls fall on multiples the fast beat also called at: the same wake-up. All but one:
+    // a fast call more than half a period late (a loaded machine) skips the next multiple, by
+    // design, and a slow call may fall on that one (seen once on Node 26 beside other suites).
+    const shared = slow.filter((t) => fast.some((f) => Math.floor(f / 100) === Math.floor(t / 100)));
+    expect(shared.length).toBeGreaterThanOrEqual(slow.length - 1);
     // Never two calls for one multiple.
     expect(new Set(fast.map((t) => Math.floor(t / 100))).size).toBe(fast.length);
   });
