@@ -520,13 +520,9 @@ export class LayoutFramer {
       }
       if (this.buffer.length < length + end.length) return null;
       if (end.length > 0 && !this.buffer.subarray(length, length + end.length).equals(end)) return this.resyncOnEnd(length);
+      // Set only while resyncing (skipToLength sets both, take clears both).
       const boundary = this.boundary;
-      if (
-        this.resyncing &&
-        boundary !== null &&
-        this.buffer.length >= boundary + this.layout.headerWidth &&
-        this.headerCouldStart(boundary)
-      )
+      if (boundary !== null && this.buffer.length >= boundary + this.layout.headerWidth && this.headerCouldStart(boundary))
         return this.skip(boundary, `a block whose length field did not say ${this.fixed}, skipped whole: the next one starts after it`);
       return this.take(0, length, length + end.length);
     }

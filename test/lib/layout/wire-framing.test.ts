@@ -80,6 +80,9 @@ describe('a fixed length and an end character (ewm-mfs: 150 characters and #)', 
   });
 });
 
+/** How many bytes the framer skipped as garbage, over all its reasons. */
+const skippedBytes = (got: ReturnType<typeof cut>) => got.reduce((n, f) => n + ('garbage' in f ? f.bytes : 0), 0);
+
 describe('raw blocks of a fixed size with a length field (s7-raw: 128 bytes, no framing character)', () => {
   const codec = shippedCodec('s7-raw');
   const frame = asgnFrame(codec);
@@ -113,7 +116,7 @@ describe('raw blocks of a fixed size with a length field (s7-raw: 128 bytes, no 
     const reads = [garbage, frame];
     const got = cut(codec, ...reads);
     expect(got.filter((f) => 'telegram' in f)).toEqual([{ telegram: frame }]);
-    expect(got.filter((f) => 'garbage' in f).reduce((n, f) => n + (f as { bytes: number }).bytes, 0)).toBe(128);
+    expect(skippedBytes(got)).toBe(128);
     // The same bytes in one read.
     expect(cut(codec, Buffer.concat(reads)).filter((f) => 'telegram' in f)).toEqual([{ telegram: frame }]);
   });
@@ -132,7 +135,7 @@ describe('raw blocks of a fixed size with a length field (s7-raw: 128 bytes, no 
     ]) {
       const got = cut(codec, ...reads);
       expect(got.filter((f) => 'telegram' in f)).toEqual([{ telegram: frame }]);
-      expect(got.filter((f) => 'garbage' in f).reduce((n, f) => n + (f as { bytes: number }).bytes, 0)).toBe(128);
+      expect(skippedBytes(got)).toBe(128);
     }
     // And a block that is short, not wrong: the next one is found where it starts.
     const short = frame.subarray(0, 40);
