@@ -12,7 +12,7 @@ import type { SorterLink } from '../lib/link/sorter-link-status';
 import { problems, readiness } from '../lib/ops/health';
 import { unauthorized } from '../lib/http/routes';
 import { statusDto } from '../lib/http/ops-schemas';
-import type { WakeMeter } from '../lib/ops/latency';
+import type { DecisionMeter, WakeMeter } from '../lib/ops/latency';
 import type { DeliveryStatus } from '../lib/http/read-proof/delivery';
 import type { DeadLetterReads } from '../db/dead-letter-store';
 import type { AlarmEntry } from '../db/alarm-store';
@@ -37,6 +37,7 @@ export interface StatusDeps {
   link: SorterLink;
   replay: ReplaySummary | null;
   wake: WakeMeter;
+  decisions: Pick<DecisionMeter, 'status'>;
   requestsRemoved: { Superseded: number; Expired: number };
   deliveries: { status(): DeliveryStatus };
   deadLetters: Pick<DeadLetterReads, 'deadLetterCounts'>;
@@ -109,6 +110,8 @@ export async function statusOf(deps: StatusDeps) {
     RequestsRemoved: { ...deps.requestsRemoved },
     // From a sorter telegram's arrival to the response handing its message to a waiting client.
     WakeLatency: deps.wake.window.summary(),
+    // From a REQUEST's arrival to its accepted assignment; the REQUESTs still waiting for one, and the late ones.
+    DecisionLatency: deps.decisions.status(),
     // The writer thread: Ok, Stalled (waiting for a lock or the disk) or Failing, with figures; the
     // disk (Low before it is full) and the history's bounds by age and by size.
     Storage: { ...deps.storage.status(), Disk: deps.storageWatch.diskStatus(), History: deps.storageWatch.status() },

@@ -420,10 +420,13 @@ function meters(metrics: Metrics, config: Config) {
   const wake = new WakeMeter();
   wake.observe = (ms) => metrics.wakeSeconds.observe(ms / 1000);
   const lastHour = new LastHour(config.LateDecisionMs);
-  const decisions = new DecisionMeter((ms) => {
-    metrics.decisionSeconds.observe(ms / 1000);
-    lastHour.decided(ms);
-  });
+  const decisions = new DecisionMeter(
+    (ms) => {
+      metrics.decisionSeconds.observe(ms / 1000);
+      lastHour.decided(ms);
+    },
+    { lateMs: config.LateDecisionMs },
+  );
   return { metrics, wake, decisions, lastHour };
 }
 

@@ -134,6 +134,26 @@ export const statusDto = Joi.object({
     .description(
       'From a sorter telegram arriving to the response that hands its message to a client that was waiting for it (last 10,000 such messages; messages that queue because no client is waiting are not counted)',
     ),
+  DecisionLatency: Joi.object({
+    P50Ms: Joi.number().allow(null).required(),
+    P99Ms: Joi.number().allow(null).required(),
+    Samples: Joi.number().integer().required().description('Decisions since start'),
+    Awaiting: Joi.number()
+      .integer()
+      .required()
+      .description('REQUESTs of the last 60 s from the sorter still without an assignment (handed to a WCS or still queued)'),
+    Late: Joi.number()
+      .integer()
+      .required()
+      .description(
+        'REQUESTs since start whose assignment came later than LateDecisionMs, or not at all (0 with LateDecisionMs 0; one never answered is counted in live mode only)',
+      ),
+  })
+    .required()
+    .label('DecisionLatency')
+    .description(
+      "From a REQUEST arriving from the sorter to the WCS's assignment for its TrackID being accepted (last 10,000 decisions), and the REQUESTs that wait for one",
+    ),
   Storage: Joi.object({
     State: Joi.string()
       .valid('Ok', 'Stalled', 'Failing')

@@ -61,7 +61,7 @@ export function alarmMonitor(
           lost: Number(link.ConnectionsLost) || 0,
         },
         waitingClients: { sortation: deps.dispatchers.sortation.waiting, destination: deps.dispatchers.destination.waiting },
-        lateDecisions: settings.TestMode || settings.LateDecisionMs === 0 ? 0 : deps.decisions.late(settings.LateDecisionMs),
+        lateDecisions: settings.TestMode || settings.LateDecisionMs === 0 ? 0 : deps.decisions.late(),
         oldestAgeSeconds: { sortation: oldest.sortation, destination: oldest.destination },
         outboxOldestAgeSeconds: oldest.outbox,
         deadLetters: deps.deadLetters.deadLetterCounts(),

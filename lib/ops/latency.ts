@@ -71,19 +71,43 @@ export class WakeMeter {
   }
 }
 
+/** What GET /status shows of the decisions (DecisionLatency). */
+export interface DecisionStatus {
+  P50Ms: number | null;
+  P99Ms: number | null;
+  Samples: number;
+  /** REQUESTs of the last `forgetMs` still without an assignment. */
+  Awaiting: number;
+  /** REQUESTs that waited longer than the late threshold for their assignment since start, or got none. */
+  Late: number;
+}
+
 /**
  * Decision latency: from a REQUEST arriving from the sorter to the WCS's assignment for its
  * TrackID being accepted (the part of the sorter's decision window the WCS and the service use).
+ * A decision is late after `lateMs` (LateDecisionMs; 0: none is).
  */
 export class DecisionMeter {
   private readonly requested_ = new Map<string, number>();
   /** The latest decisions (when, in ms since the epoch, and how long), for the dashboard's chart. */
   readonly recent = new Recent<{ at: number; ms: number }>(300);
+  /** The latest 10,000 decisions' percentiles, for GET /status. */
+  readonly window = new LatencyWindow();
+  private readonly lateMs: number;
+  private readonly limit: number;
+  /** Late REQUESTs since start, and those of them no look has returned yet. */
+  private lateTotal = 0;
+  private lateUnlooked = 0;
+  /** Arrivals up to this time (performance.now()) were already counted as late. */
+  private lateCountedTo = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly observe: (ms: number) => void,
-    private readonly limit = 100_000,
-  ) {}
+    options: { lateMs?: number; limit?: number } = {},
+  ) {
+    this.lateMs = options.lateMs ?? 0;
+    this.limit = options.limit ?? 100_000;
+  }
 
   /** A REQUEST for this item arrived (performance.now() of its telegram). */
   requested(trackId: string, at: number): void {
@@ -93,26 +117,29 @@ export class DecisionMeter {
     this.requested_.set(trackId, at);
   }
 
-  /** Arrivals up to this time (performance.now()) were already counted by `late`. */
-  private lateCountedTo = 0;
-
   /**
-   * REQUESTs that have now waited longer than `windowMs` for their assignment and were not counted
-   * before (the DECISIONS_LATE alarm). REQUESTs older than `forgetMs` are forgotten: an assignment
-   * that comes later still is past any sorter's decision window (and the outbox's time to live),
-   * and the look stays short while the WCS is away.
+   * REQUESTs that passed the late threshold since the last look and were not counted before (the
+   * DECISIONS_LATE alarm): those still without an assignment, and those whose assignment came late
+   * between two looks. REQUESTs older than `forgetMs` are forgotten: an assignment that comes later
+   * still is past any sorter's decision window (and the outbox's time to live), and the look stays
+   * short while the WCS is away.
    */
-  late(windowMs: number, now = performance.now(), forgetMs = 60_000): number {
-    let n = 0;
+  late(now = performance.now(), forgetMs = 60_000): number {
+    let n = this.lateUnlooked;
+    this.lateUnlooked = 0;
+    if (this.lateMs <= 0) return n;
     for (const [trackId, at] of this.requested_) {
       if (now - at > forgetMs) {
         this.requested_.delete(trackId);
         continue;
       }
-      if (now - at <= windowMs) break;
-      if (at > this.lateCountedTo) n += 1;
+      if (now - at <= this.lateMs) break;
+      if (at > this.lateCountedTo) {
+        n += 1;
+        this.lateTotal += 1;
+      }
     }
-    this.lateCountedTo = Math.max(this.lateCountedTo, now - windowMs);
+    this.lateCountedTo = Math.max(this.lateCountedTo, now - this.lateMs);
     return n;
   }
 
@@ -122,7 +149,24 @@ export class DecisionMeter {
     if (at === undefined) return;
     this.requested_.delete(trackId);
     const ms = performance.now() - at;
+    // Late, and no look has counted it while it waited: counted now, returned by the next look.
+    if (this.lateMs > 0 && ms > this.lateMs && at > this.lateCountedTo) {
+      this.lateTotal += 1;
+      this.lateUnlooked += 1;
+    }
+    this.window.add(ms);
     this.recent.add({ at: Date.now(), ms });
     this.observe(ms);
+  }
+
+  /** The figures GET /status shows; REQUESTs older than `forgetMs` are not counted as awaiting. */
+  status(now = performance.now(), forgetMs = 60_000): DecisionStatus {
+    // In the order of arrival: the forgotten ones come first.
+    let old = 0;
+    for (const at of this.requested_.values()) {
+      if (now - at <= forgetMs) break;
+      old += 1;
+    }
+    return { ...this.window.summary(), Awaiting: this.requested_.size - old, Late: this.lateTotal };
   }
 }

@@ -192,15 +192,25 @@ describe('alarms raised and cleared by real faults', () => {
   it('the WCS: not there (WCS_NOT_POLLING_*, DECISIONS_LATE, QUEUE_OLD_SORTATION), then polling and answering (all clear)', async () => {
     emu = await startEmulator(['--port', '0', '--rate', '5', '--seed', '7']);
     dir = home({ Sorter: { Host: '127.0.0.1', Port: emu.port } });
-    svc = await startServiceProcess(dir);
+    const running = await startServiceProcess(dir);
+    svc = running;
     for (const code of ['WCS_NOT_POLLING_SORTATION', 'WCS_NOT_POLLING_DESTINATION', 'DECISIONS_LATE', 'QUEUE_OLD_SORTATION'])
-      await waitAlarm(svc, code, true, 15_000);
+      await waitAlarm(running, code, true, 15_000);
+    // What the alarm's runbook line points at: REQUESTs waiting for an assignment, the late ones, no decision yet.
+    const decisions = async () => (await call(running.base, 'GET', '/status', undefined, MONITOR)).json.DecisionLatency;
+    const unanswered = await decisions();
+    expect(unanswered).toMatchObject({ P50Ms: null, P99Ms: null, Samples: 0 });
+    expect(unanswered.Awaiting).toBeGreaterThan(0);
+    expect(unanswered.Late).toBeGreaterThan(0);
     const client = runWcsClient({ base: svc.base, apiKey: 'wcs-key', loops: 1, timeOut: 1 });
     try {
       // The WCS takes the backlog and answers each REQUEST at once: nothing waits, no decision is late.
       for (const code of ['WCS_NOT_POLLING_SORTATION', 'WCS_NOT_POLLING_DESTINATION', 'QUEUE_OLD_SORTATION'])
         await waitAlarm(svc, code, false, 15_000);
       await waitAlarm(svc, 'DECISIONS_LATE', false, 20_000);
+      const answered = await decisions();
+      expect(answered.Samples).toBeGreaterThan(0);
+      expect(answered.Late).toBeGreaterThanOrEqual(unanswered.Late);
     } finally {
       await client.stop();
     }

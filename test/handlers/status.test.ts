@@ -1,7 +1,7 @@
 // GET /status as a handler: the spec counters, the oldest age, the link, deliveries and storage.
 import { StoredAges } from '../../lib/queue/arrivals';
 import { getStatus } from '../../handlers/status';
-import { WakeMeter } from '../../lib/ops/latency';
+import { DecisionMeter, WakeMeter } from '../../lib/ops/latency';
 import { link, clock } from '../helpers/handler-fakes';
 
 describe('getStatus', () => {
@@ -63,6 +63,10 @@ describe('getStatus', () => {
       LastCut: null,
       MeasuredAt: '2026-11-21T12:00:00.000Z',
     };
+    // Two items asked for a decision 400 ms ago; one was answered.
+    const decisions = new DecisionMeter(() => {}, { lateMs: 1000 });
+    for (const id of ['0001', '0002']) decisions.requested(id, performance.now() - 400);
+    decisions.assigned('0001');
     const result = await getStatus({
       testMode: false,
       version: '1.2.3',
@@ -79,6 +83,7 @@ describe('getStatus', () => {
       link: link('Queued'),
       replay: null,
       wake: new WakeMeter(),
+      decisions,
       requestsRemoved: { Superseded: 2, Expired: 0 },
       deliveries: { status: () => delivery },
       storage: { status: () => storage },
@@ -109,6 +114,7 @@ describe('getStatus', () => {
         Version: '1.2.3',
         TestMode: false,
         Outbox: { Depth: 2 },
+        DecisionLatency: { P50Ms: expect.any(Number), P99Ms: expect.any(Number), Samples: 1, Awaiting: 1, Late: 0 },
       }),
     });
   });

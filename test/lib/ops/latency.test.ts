@@ -66,7 +66,7 @@ describe('DecisionMeter', () => {
 
   it('a newer REQUEST of the same item restarts its clock; the oldest items are forgotten past the limit', () => {
     const seen: number[] = [];
-    const meter = new DecisionMeter((ms) => seen.push(ms), 2);
+    const meter = new DecisionMeter((ms) => seen.push(ms), { limit: 2 });
     meter.requested('A', performance.now() - 10_000);
     meter.requested('A', performance.now()); // it went round again
     meter.requested('B', performance.now());
@@ -75,5 +75,35 @@ describe('DecisionMeter', () => {
     meter.assigned('C');
     expect(seen).toHaveLength(1);
     expect(seen[0]).toBeLessThan(5000);
+  });
+
+  it('counts a late REQUEST once: unanswered at a look, or answered late between two looks', () => {
+    const meter = new DecisionMeter(() => {}, { lateMs: 1000 });
+    const t0 = performance.now();
+    meter.requested('A', t0 - 1500); // late, still unanswered at the next look
+    meter.requested('B', t0 - 1200); // late, answered before the next look
+    meter.requested('C', t0 - 500); // answered in time
+    meter.requested('D', t0 - 100); // late only after this look
+    meter.assigned('B');
+    meter.assigned('C');
+    expect(meter.late(t0)).toBe(2); // A and B
+    expect(meter.late(t0 + 10)).toBe(0); // counted once
+    meter.assigned('A'); // its lateness was counted by the look
+    expect(meter.late(t0 + 1200)).toBe(1); // D
+    expect(meter.status(t0 + 1200)).toMatchObject({ Samples: 3, Awaiting: 1, Late: 3 }); // D still waits
+  });
+
+  it('counts nothing late without a threshold, and the REQUESTs awaiting their assignment forget the oldest', () => {
+    const meter = new DecisionMeter(() => {});
+    const t0 = performance.now();
+    meter.requested('old', t0 - 61_000);
+    meter.requested('A', t0 - 5000);
+    meter.requested('B', t0 - 10);
+    expect(meter.late(t0)).toBe(0);
+    expect(meter.status(t0)).toEqual({ P50Ms: null, P99Ms: null, Samples: 0, Awaiting: 2, Late: 0 });
+    meter.assigned('A');
+    const after = meter.status(t0);
+    expect(after).toMatchObject({ Samples: 1, Awaiting: 1, Late: 0 });
+    expect(after.P50Ms).toBeGreaterThanOrEqual(5000);
   });
 });
