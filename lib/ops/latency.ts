@@ -88,7 +88,8 @@ export interface DecisionStatus {
  * A decision is late after `lateMs` (LateDecisionMs; 0: none is).
  */
 export class DecisionMeter {
-  private readonly requested_ = new Map<string, number>();
+  /** The REQUESTs waiting for their assignment, in the order they were told: the arrival, and whether a look counted it late. */
+  private readonly requested_ = new Map<string, { at: number; late: boolean }>();
   /** The latest decisions (when, in ms since the epoch, and how long), for the dashboard's chart. */
   readonly recent = new Recent<{ at: number; ms: number }>(300);
   /** The latest 10,000 decisions' percentiles, for GET /status. */
@@ -98,8 +99,6 @@ export class DecisionMeter {
   /** Late REQUESTs since start, and those of them no look has returned yet. */
   private lateTotal = 0;
   private lateUnlooked = 0;
-  /** Arrivals up to this time (performance.now()) were already counted as late. */
-  private lateCountedTo = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly observe: (ms: number) => void,
@@ -114,7 +113,7 @@ export class DecisionMeter {
     if (this.requested_.size >= this.limit) dropOldest(this.requested_);
     // Deleted first, so that the map stays in the order of arrival (an item that went round moves to the end).
     this.requested_.delete(trackId);
-    this.requested_.set(trackId, at);
+    this.requested_.set(trackId, { at, late: false });
   }
 
   /**
@@ -128,29 +127,30 @@ export class DecisionMeter {
     let n = this.lateUnlooked;
     this.lateUnlooked = 0;
     if (this.lateMs <= 0) return n;
-    for (const [trackId, at] of this.requested_) {
-      if (now - at > forgetMs) {
+    for (const [trackId, entry] of this.requested_) {
+      if (now - entry.at > forgetMs) {
         this.requested_.delete(trackId);
         continue;
       }
-      if (now - at <= this.lateMs) break;
-      if (at > this.lateCountedTo) {
+      // The rest arrived later (a REQUEST told late, after a stalled commit, is looked at next time).
+      if (now - entry.at <= this.lateMs) break;
+      if (!entry.late) {
+        entry.late = true;
         n += 1;
         this.lateTotal += 1;
       }
     }
-    this.lateCountedTo = Math.max(this.lateCountedTo, now - this.lateMs);
     return n;
   }
 
   /** The assignment for this item was accepted. */
   assigned(trackId: string): void {
-    const at = this.requested_.get(trackId);
-    if (at === undefined) return;
+    const entry = this.requested_.get(trackId);
+    if (entry === undefined) return;
     this.requested_.delete(trackId);
-    const ms = performance.now() - at;
-    // Late, and no look has counted it while it waited: counted now, returned by the next look.
-    if (this.lateMs > 0 && ms > this.lateMs && at > this.lateCountedTo) {
+    const ms = performance.now() - entry.at;
+    // Late, and no look counted it while it waited: counted now, returned by the next look.
+    if (this.lateMs > 0 && ms > this.lateMs && !entry.late) {
       this.lateTotal += 1;
       this.lateUnlooked += 1;
     }
@@ -163,7 +163,7 @@ export class DecisionMeter {
   status(now = performance.now(), forgetMs = 60_000): DecisionStatus {
     // In the order of arrival: the forgotten ones come first.
     let old = 0;
-    for (const at of this.requested_.values()) {
+    for (const { at } of this.requested_.values()) {
       if (now - at <= forgetMs) break;
       old += 1;
     }

@@ -7,6 +7,7 @@ import type { SorterLink } from '../link/sorter-link-status';
 import type { StoredAges } from '../queue/arrivals';
 import type { LiveCounts, QueueFigures } from '../queue/live-counts';
 import type { QueueDispatcher } from '../queue/dispatcher';
+import type { DecisionMeter } from './latency';
 import type { DiskSnapshot, MetricsSnapshot } from './metrics';
 import type { StorageWatch } from './storage-watch';
 
@@ -24,6 +25,7 @@ export interface MetricsSources {
   storageWatch?: Pick<StorageWatch, 'status' | 'diskStatus'>;
   /** The oldest message's and entry's age, on the clock that never steps where this run saw them arrive. */
   ages: Pick<StoredAges, 'oldestSeconds'>;
+  decisions: Pick<DecisionMeter, 'status'>;
 }
 
 /** The service's state as the metrics name it. */
@@ -47,6 +49,7 @@ export async function metricsSnapshot(deps: MetricsSources, now: Date): Promise<
     return typeof value === 'number' ? value : 0;
   };
   const storage = deps.storage.status();
+  const decided = deps.decisions.status();
   return {
     queues: { sortation: queue('sortation', sortation), destination: queue('destination', destination) },
     outbox: { depth: outboxDepth, oldestAgeSeconds: oldest.outbox },
@@ -76,6 +79,7 @@ export async function metricsSnapshot(deps: MetricsSources, now: Date): Promise<
     redelivered: deps.dispatchers.sortation.redelivered + deps.dispatchers.destination.redelivered,
     deadLetters: deps.deadLetters.deadLetterCounts(),
     deadLettered: deps.dispatchers.sortation.deadLettered + deps.dispatchers.destination.deadLettered,
+    decisions: { awaiting: decided.Awaiting, late: decided.Late },
     ...(deps.storageWatch && { disk: diskSnapshot(deps.storageWatch) }),
   };
 }

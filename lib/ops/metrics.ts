@@ -33,6 +33,8 @@ export interface MetricsSnapshot {
   /** Messages in the dead letters now, by the queue they left, and moved there since start. */
   deadLetters: Record<'sortation' | 'destination', number>;
   deadLettered: number;
+  /** REQUESTs of the last 60 s without an assignment, and those answered late or not at all since start (GET /status: DecisionLatency). */
+  decisions: { awaiting: number; late: number };
   /** The disk and the history's bounds, as last looked at (lib/ops/storage-watch.ts); absent where nothing watches it. */
   disk?: DiskSnapshot;
 }
@@ -54,8 +56,11 @@ export interface DiskSnapshot {
 
 const seconds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-/** The running totals the service keeps, each exported as a counter by `total`. */
-function runningTotals(total: (name: string, help: string, value: (s: MetricsSnapshot) => number) => void): void {
+/** A counter made from the scrape's snapshot (Metrics' constructor makes them). */
+type TotalOf = (name: string, help: string, value: (s: MetricsSnapshot) => number) => void;
+
+/** The sorter link's running totals, each exported as a counter by `total`. */
+function linkTotals(total: TotalOf): void {
   total('telegrams_received_total', 'Telegrams received from the sorter', (s) => s.link.telegramsIn);
   total('telegrams_sent_total', 'Telegrams sent to the sorter', (s) => s.link.telegramsOut);
   total('telegram_resends_total', 'Telegrams sent again after the ACK timeout or a reconnect', (s) => s.link.resends);
@@ -75,6 +80,10 @@ function runningTotals(total: (name: string, help: string, value: (s: MetricsSna
     (s) => s.link.droppedAssignments,
   );
   total('destination_settings_dropped_total', 'Destination settings refused by the sorter', (s) => s.link.droppedSettings);
+}
+
+/** The running totals of the queues, the decisions and the storage. */
+function serviceTotals(total: TotalOf): void {
   total(
     'requests_superseded_total',
     'REQUESTs taken out of the queue because a newer one for the same item arrived',
@@ -107,6 +116,11 @@ function runningTotals(total: (name: string, help: string, value: (s: MetricsSna
     (s) => s.disk?.cuts ?? 0,
   );
   total('history_size_cut_rows_total', 'History rows those purges took', (s) => s.disk?.cutRows ?? 0);
+  total(
+    'decisions_late_total',
+    'REQUESTs whose assignment came later than LateDecisionMs, or not at all (live mode): items that may have gone round or to the reject chute',
+    (s) => s.decisions.late,
+  );
   total(
     'messages_redelivered_total',
     'Messages handed out again after a response without proof of its read (possible duplicates)',
@@ -167,6 +181,12 @@ function linkAndStorageGauges(gauge: GaugeOf): void {
   // ApproximateAgeOfOldestMessage is 0 for an empty queue.
   gauge('outbox_oldest_message_age_seconds', 'Age of the oldest outbox entry (0 when empty)', [], (g, s) =>
     g.set(s.outbox.oldestAgeSeconds ?? 0),
+  );
+  gauge(
+    'decisions_awaiting',
+    'REQUESTs of the last 60 s from the sorter still without an assignment (handed to a WCS or still queued)',
+    [],
+    (g, s) => g.set(s.decisions.awaiting),
   );
   gauge('sorter_link_up', '1 while the sorter is connected', [], (g, s) => g.set(s.link.up ? 1 : 0));
   gauge(
@@ -319,7 +339,8 @@ export class Metrics {
     linkAndStorageGauges(gauge);
     diskGauges(gauge);
     gauge('up', '1: the service answers', [], (g) => g.set(1));
-    runningTotals(total);
+    linkTotals(total);
+    serviceTotals(total);
     // Each scrape takes a snapshot first (the queues counted, a long one a slice at a time); the
     // collectors read the latest, so two scrapes at once each read a whole one.
     const metrics = this.registry.metrics.bind(this.registry);

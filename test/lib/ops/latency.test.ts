@@ -93,6 +93,19 @@ describe('DecisionMeter', () => {
     expect(meter.status(t0 + 1200)).toMatchObject({ Samples: 3, Awaiting: 1, Late: 3 }); // D still waits
   });
 
+  it('counts a REQUEST told after a look that it arrived before (its commit stalled), at the next look or its assignment', () => {
+    const meter = new DecisionMeter(() => {}, { lateMs: 1000 });
+    const t0 = performance.now();
+    meter.requested('A', t0 - 100);
+    expect(meter.late(t0)).toBe(0);
+    meter.requested('B', t0 - 1500); // arrived before the look, told after it
+    meter.requested('C', t0 - 1400);
+    meter.assigned('C');
+    expect(meter.late(t0 + 10)).toBe(1); // C; B waits behind A, which is not late yet
+    expect(meter.late(t0 + 1200)).toBe(2); // A and B
+    expect(meter.status(t0 + 1200).Late).toBe(3);
+  });
+
   it('counts nothing late without a threshold, and the REQUESTs awaiting their assignment forget the oldest', () => {
     const meter = new DecisionMeter(() => {});
     const t0 = performance.now();

@@ -28,6 +28,9 @@ it('reads the queues, the waiting clients, the outbox, the link and the storage 
   await t.service.writer.run('enqueue', [[induct('A'), induct('B'), induct('C')], '2026-03-01T11:59:30.000Z']);
   const claim = await t.service.deps.dispatchers.sortation.take(0); // handed out, not yet read
   const waiting = t.service.deps.dispatchers.destination.take(10_000);
+  // A's REQUEST came 2 s ago (past LateDecisionMs, 1000): answered late. B's has no assignment yet.
+  t.service.deps.decisions.requested('A', performance.now() - 2000);
+  t.service.deps.decisions.requested('B', performance.now());
   await t.server.inject({ method: 'POST', url: '/sortation', payload: { TrackID: 'A', Destination: 'D7' } });
 
   const s = await metricsSnapshot(t.service.deps, now);
@@ -44,6 +47,7 @@ it('reads the queues, the waiting clients, the outbox, the link and the storage 
     redelivered: 0,
     deadLetters: { sortation: 0, destination: 0 },
     deadLettered: 0,
+    decisions: { awaiting: 1, late: 1 },
   });
 
   // The waiting client gets its message; the handed-out one goes back to the head.

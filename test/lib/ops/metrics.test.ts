@@ -29,6 +29,7 @@ const snapshot = (over: Partial<MetricsSnapshot> = {}): MetricsSnapshot => ({
   redelivered: 12,
   deadLetters: { sortation: 13, destination: 0 },
   deadLettered: 14,
+  decisions: { awaiting: 16, late: 17 },
   ...over,
 });
 
@@ -63,6 +64,8 @@ describe('Metrics', () => {
       'sorter_integration_storage_syncs_total 15',
       'sorter_integration_storage_acked_before_sync_total 4',
       'sorter_integration_storage_failures_total 3',
+      'sorter_integration_decisions_awaiting 16',
+      'sorter_integration_decisions_late_total 17',
     ]) {
       expect(lines).toContain(line);
     }
