@@ -102,6 +102,8 @@ function render(d) {
   text('destination-clients', s.WaitingClients['Destination Q']);
   text('oldest-age', s.OldestMessageAgeSeconds === null ? 'none' : duration(s.OldestMessageAgeSeconds));
   text('outbox-depth', fmt(s.Outbox.Depth));
+  text('decisions-awaiting', fmt(s.DecisionLatency.Awaiting));
+  text('decisions-late', fmt(s.DecisionLatency.Late));
   // A dead letter waits for an operator (GET /dead-letters, POST /dead-letters/requeue): shown as a problem while there are any.
   const dead = s.DeadLetters['Sortation Q'] + s.DeadLetters['Destination Q'];
   badge($('dead-letters'), fmt(dead), '0', '');

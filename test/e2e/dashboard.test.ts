@@ -99,6 +99,9 @@ describeWhen(noChromium, 'the dashboard in headless Chromium')('the dashboard in
     );
     await until(async () => (await number(page, 'rate-telegrams-in')) > 0, 15_000, 'a rate above zero', 200);
     expect(await page.locator('#storage-state').textContent()).toBe('Ok');
+    // The WCS answers at once: the REQUESTs awaiting a decision are a handful at most.
+    expect(await number(page, 'decisions-awaiting')).toBeLessThan(20);
+    expect(await number(page, 'decisions-late')).toBeGreaterThanOrEqual(0);
     expect(await page.locator('#telegrams tr').first().textContent()).toMatch(/(IN|OUT).*(PLC01|WCS01)/);
 
     // The item lookup: the TrackID of the latest delivery, as an operator would type it.
