@@ -152,7 +152,7 @@ export const statusDto = Joi.object({
     .required()
     .label('DecisionLatency')
     .description(
-      "From a REQUEST arriving from the sorter to the WCS's assignment for its TrackID being accepted (last 10,000 decisions), and the REQUESTs that wait for one",
+      "From a REQUEST arriving from the sorter to the WCS's assignment for its TrackID being accepted (last 10,000 decisions), and the REQUESTs that wait for one (live mode; all 0 in test mode, whose REQUESTs are loaded from the replay file)",
     ),
   Storage: Joi.object({
     State: Joi.string()

@@ -111,6 +111,8 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
     const { error } = statusDto.validate(body, { presence: 'required', allowUnknown: false });
     expect(error?.message).toBeUndefined();
     expect(body.Storage).toMatchObject({ State: 'Ok', WaitingFor: null, ReadOnly: false, LastError: null });
+    // The replayed REQUESTs were loaded, not timed from a telegram.
+    expect(body.DecisionLatency).toEqual({ P50Ms: null, P99Ms: null, Samples: 0, Awaiting: 0, Late: 0 });
   });
 
   it('POST bodies: null in an optional field means omitted, on both endpoints (as .NET and Java serializers send it)', async () => {
