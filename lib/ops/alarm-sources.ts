@@ -61,7 +61,8 @@ export function alarmMonitor(
           lost: Number(link.ConnectionsLost) || 0,
         },
         waitingClients: { sortation: deps.dispatchers.sortation.waiting, destination: deps.dispatchers.destination.waiting },
-        lateDecisions: settings.TestMode || settings.LateDecisionMs === 0 ? 0 : deps.decisions.late(),
+        // Called with LateDecisionMs 0 too: the look forgets the REQUESTs no assignment came for.
+        lateDecisions: settings.TestMode ? 0 : deps.decisions.late(),
         oldestAgeSeconds: { sortation: oldest.sortation, destination: oldest.destination },
         outboxOldestAgeSeconds: oldest.outbox,
         deadLetters: deps.deadLetters.deadLetterCounts(),

@@ -126,19 +126,18 @@ export class DecisionMeter {
   late(now = performance.now(), forgetMs = 60_000): number {
     let n = this.lateUnlooked;
     this.lateUnlooked = 0;
-    if (this.lateMs <= 0) return n;
+    // LateDecisionMs is at most forgetMs: a REQUEST is counted late before it is forgotten.
+    const from = this.lateMs > 0 ? this.lateMs : forgetMs;
     for (const [trackId, entry] of this.requested_) {
-      if (now - entry.at > forgetMs) {
-        this.requested_.delete(trackId);
-        continue;
-      }
+      const age = now - entry.at;
       // The rest arrived later (a REQUEST told late, after a stalled commit, is looked at next time).
-      if (now - entry.at <= this.lateMs) break;
-      if (!entry.late) {
+      if (age <= from) break;
+      if (this.lateMs > 0 && !entry.late) {
         entry.late = true;
         n += 1;
         this.lateTotal += 1;
       }
+      if (age > forgetMs) this.requested_.delete(trackId);
     }
     return n;
   }

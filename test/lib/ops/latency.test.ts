@@ -119,4 +119,23 @@ describe('DecisionMeter', () => {
     expect(after).toMatchObject({ Samples: 1, Awaiting: 1, Late: 0 });
     expect(after.P50Ms).toBeGreaterThanOrEqual(5000);
   });
+
+  it('counts a REQUEST late before forgetting it, even with the threshold at its longest (60 s)', () => {
+    const meter = new DecisionMeter(() => {}, { lateMs: 60_000 });
+    const t0 = performance.now();
+    meter.requested('A', t0 - 61_000); // no look saw it between 60 s and 61 s
+    meter.requested('B', t0 - 30_000);
+    expect(meter.late(t0)).toBe(1);
+    expect(meter.status(t0)).toMatchObject({ Awaiting: 1, Late: 1 });
+  });
+
+  it('forgets the unanswered REQUESTs at its look without a threshold too', () => {
+    const meter = new DecisionMeter(() => {});
+    const t0 = performance.now();
+    meter.requested('A', t0 - 61_000);
+    meter.requested('B', t0 - 10);
+    expect(meter.late(t0)).toBe(0);
+    meter.assigned('A'); // forgotten: no decision measured
+    expect(meter.status(t0)).toEqual({ P50Ms: null, P99Ms: null, Samples: 0, Awaiting: 1, Late: 0 });
+  });
 });
