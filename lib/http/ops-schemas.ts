@@ -13,6 +13,13 @@ const deadLetterCounts = queueCounts(
 ).label('DeadLetterCounts');
 
 /** GET /status: the service, its queues, the sorter link, deliveries and the storage. */
+/** A latency window's percentiles (ms; null without samples) and its samples since start (lib/ops/latency.ts). */
+const latencySummary = {
+  P50Ms: Joi.number().allow(null).required(),
+  P99Ms: Joi.number().allow(null).required(),
+  Samples: Joi.number().integer().required(),
+};
+
 export const statusDto = Joi.object({
   Service: Joi.string().required(),
   Version: Joi.string().required(),
@@ -124,20 +131,15 @@ export const statusDto = Joi.object({
     .description(
       'REQUESTs taken out of the sortation queue since start without reaching a WCS: Superseded (a newer REQUEST for the same TrackID arrived, DropSupersededRequests), Expired (MaxRequestAgeSeconds)',
     ),
-  WakeLatency: Joi.object({
-    P50Ms: Joi.number().allow(null).required(),
-    P99Ms: Joi.number().allow(null).required(),
-    Samples: Joi.number().integer().required(),
-  })
+  WakeLatency: Joi.object(latencySummary)
     .required()
     .label('WakeLatency')
     .description(
       'From a sorter telegram arriving to the response that hands its message to a client that was waiting for it (last 10,000 such messages; messages that queue because no client is waiting are not counted)',
     ),
   DecisionLatency: Joi.object({
-    P50Ms: Joi.number().allow(null).required(),
-    P99Ms: Joi.number().allow(null).required(),
-    Samples: Joi.number().integer().required().description('Decisions since start'),
+    ...latencySummary,
+    Samples: latencySummary.Samples.description('Decisions since start'),
     Awaiting: Joi.number()
       .integer()
       .required()

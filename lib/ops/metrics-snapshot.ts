@@ -25,7 +25,7 @@ export interface MetricsSources {
   storageWatch?: Pick<StorageWatch, 'status' | 'diskStatus'>;
   /** The oldest message's and entry's age, on the clock that never steps where this run saw them arrive. */
   ages: Pick<StoredAges, 'oldestSeconds'>;
-  decisions: Pick<DecisionMeter, 'status'>;
+  decisions: Pick<DecisionMeter, 'counts'>;
 }
 
 /** The service's state as the metrics name it. */
@@ -49,7 +49,7 @@ export async function metricsSnapshot(deps: MetricsSources, now: Date): Promise<
     return typeof value === 'number' ? value : 0;
   };
   const storage = deps.storage.status();
-  const decided = deps.decisions.status();
+  const decided = deps.decisions.counts();
   return {
     queues: { sortation: queue('sortation', sortation), destination: queue('destination', destination) },
     outbox: { depth: outboxDepth, oldestAgeSeconds: oldest.outbox },
