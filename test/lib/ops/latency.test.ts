@@ -112,6 +112,7 @@ describe('DecisionMeter', () => {
     meter.requested('old', t0 - 61_000);
     meter.requested('A', t0 - 5000);
     meter.requested('B', t0 - 10);
+    expect(meter.counts(t0)).toEqual({ Awaiting: 2, Late: 0 }); // the oldest not counted, before any look forgets it
     expect(meter.late(t0)).toBe(0);
     expect(meter.status(t0)).toEqual({ P50Ms: null, P99Ms: null, Samples: 0, Awaiting: 2, Late: 0 });
     meter.assigned('A');
