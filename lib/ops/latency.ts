@@ -24,6 +24,8 @@ export interface LatencySummary {
 export class LatencyWindow {
   private readonly samples: Float64Array;
   private count = 0;
+  /** The summary of the samples as they are now, until the next one (the dashboard asks every second, at idle too). */
+  private cached: LatencySummary | null = null;
 
   constructor(size = 10_000) {
     this.samples = new Float64Array(size);
@@ -33,6 +35,7 @@ export class LatencyWindow {
   add(ms: number): void {
     this.samples[this.count % this.samples.length] = ms;
     this.count += 1;
+    this.cached = null;
   }
 
   /** Samples recorded so far (all time). */
@@ -42,6 +45,11 @@ export class LatencyWindow {
 
   /** Percentiles of the window, rounded to 0.01 ms; null without samples. */
   summary(): LatencySummary {
+    this.cached ??= this.compute();
+    return { ...this.cached };
+  }
+
+  private compute(): LatencySummary {
     const n = Math.min(this.count, this.samples.length);
     if (n === 0) return { P50Ms: null, P99Ms: null, Samples: 0 };
     // A typed array sorts by number without a comparator: a quarter of the time for 10,000 samples.

@@ -23,6 +23,17 @@ describe('LatencyWindow', () => {
     expect(w.summary()).toEqual({ P50Ms: 11_000, P99Ms: 15_000, Samples: 15 });
     expect(w.total).toBe(15);
   });
+
+  it('answers from its last summary until a sample comes, and a caller cannot change that summary', () => {
+    const w = new LatencyWindow();
+    w.add(5);
+    const first = w.summary();
+    first.P99Ms = 999; // a caller that edits what it got
+    expect(w.summary()).toEqual({ P50Ms: 5, P99Ms: 5, Samples: 1 });
+    w.add(100);
+    w.add(100);
+    expect(w.summary()).toEqual({ P50Ms: 100, P99Ms: 100, Samples: 3 });
+  });
 });
 
 describe('WakeMeter', () => {
