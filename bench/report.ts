@@ -296,6 +296,12 @@ export function memoryFields(memory: StepResult | undefined, c: ReportContext) {
     memory_rss_end_mb: memory?.rssEndMb ?? null,
     memory_lost: memory?.lost ?? null,
     memory_duplicated: memory?.duplicated ?? null,
+    memory_decision_p99_ms: memory?.decisionP99 ?? null,
+    memory_decision_max_ms: memory?.decisionMax ?? null,
+    memory_late: memory?.late ?? null,
+    memory_passes_without_assignment: memory?.passesWithoutAssignment ?? null,
+    memory_rejected: memory?.rejected ?? null,
+    memory_service_late_by_minute: memory?.lateSeries ?? null,
   };
 }
 
@@ -303,7 +309,7 @@ export function memoryFields(memory: StepResult | undefined, c: ReportContext) {
 function printMemory(memory: StepResult | undefined, c: ReportContext): void {
   if (!memory) return;
   console.log(
-    `memory over ${c.memoryMinutes} min at ${memory.rate}/s from the start: RSS ${(memory.rssSeries ?? []).join(', ')} MB at minutes 1 to ${memory.rssSeries?.length ?? 0}, peak ${memory.rssMb} MB, ${memory.rssEndMb} MB at the end; decision p99 ${memory.decisionP99} ms, lost ${memory.lost}, duplicated ${memory.duplicated}`,
+    `memory over ${c.memoryMinutes} min at ${memory.rate}/s from the start: RSS ${(memory.rssSeries ?? []).join(', ')} MB at minutes 1 to ${memory.rssSeries?.length ?? 0}, peak ${memory.rssMb} MB, ${memory.rssEndMb} MB at the end; decision p99 ${memory.decisionP99} ms, max ${memory.decisionMax} ms, late ${memory.late}, passes without assignment ${memory.passesWithoutAssignment}, rejected ${memory.rejected} (the service's late count minute by minute: ${(memory.lateSeries ?? []).map((n) => n ?? '-').join(', ')}), lost ${memory.lost}, duplicated ${memory.duplicated}`,
   );
 }
 

@@ -52,6 +52,11 @@ export interface StepResult {
   rssEndMb: number;
   /** With StepOptions.rssEveryS: the target's resident memory (MB) at the end of each such interval, in order. */
   rssSeries?: number[];
+  /**
+   * With StepOptions.rssEveryS, the service only: the REQUESTs its GET /status counted late
+   * (`DecisionLatency.Late`) in each such interval, in order (null: /status did not answer).
+   */
+  lateSeries?: Array<number | null>;
   /** The target's CPU (all its threads) as a percentage of one core over the measured time. */
   cpuPctOfCore: number;
   /** The CFS periods of the step and those in which the target's cgroup was throttled (null: no `--service-cpu`). */
@@ -122,6 +127,35 @@ function statusProber(base: string): { stop(): number[] } {
   return { stop: () => (clearInterval(timer), ms) };
 }
 
+/**
+ * The service's own count of late decisions (GET /status `DecisionLatency.Late`, since its
+ * start), read at the step's start and at each `read()`: `increments()` gives what each interval
+ * added, so a soak shows when an episode came, not only that it did.
+ */
+export function lateCounter(base: string): { read(): void; increments(): Array<number | null> } {
+  // Each read is a loopback GET, settled long before the step ends; one still pending counts as unanswered.
+  const values: Array<number | null | undefined> = [];
+  const read = () => {
+    const i = values.length;
+    values.push(undefined);
+    fetch(`${base}/status`)
+      .then((r) => r.json() as Promise<{ DecisionLatency?: { Late?: number } }>)
+      .then(
+        (s) => (values[i] = s.DecisionLatency?.Late ?? null),
+        () => (values[i] = null),
+      );
+  };
+  read();
+  return {
+    read,
+    increments: () =>
+      values.slice(1).map((v, i) => {
+        const before = values[i];
+        return typeof v === 'number' && typeof before === 'number' ? v - before : null;
+      }),
+  };
+}
+
 /** What a step measured of the processes between its start and its end. */
 interface Readings {
   targetCpuMs: number;
@@ -134,17 +168,37 @@ interface Readings {
   peakRssMb: number;
   endRssMb: number;
   rssSeries: number[];
+  lateSeries: Array<number | null>;
   wallMs: number;
   throttling: Throttling | null;
   /** The target's CPU by thread over the step (null: unreadable). */
   threadCpuMs: ThreadCpuMs | null;
 }
 
+/** Every `everyS`: the target's resident memory (MB) and, given the service's base, its late count's increase. */
+function intervalSeries(t: Started, everyS: number, statusBase?: string) {
+  const rssSeries: number[] = [];
+  const late = statusBase ? lateCounter(statusBase) : null;
+  const timer = setInterval(() => {
+    rssSeries.push(Math.round(rssMb(pidOf(t.proc)) * 10) / 10);
+    late?.read();
+  }, everyS * 1000);
+  return {
+    stop: () => (clearInterval(timer), { rssSeries, lateSeries: late?.increments() ?? [] }),
+  };
+}
+
 /**
  * Start reading the target's CPU, bytes, device writes, syncs and peak memory, the emulator's CPU
  * (the last reading before it exits) and this process's (the client's). `stop` gives the differences.
  */
-function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined, rssEveryS?: number): { stop(): Readings } {
+function meters(
+  t: Started,
+  emu: BenchEmulator,
+  cpuLimit: CpuLimit | undefined,
+  rssEveryS?: number,
+  statusBase?: string,
+): { stop(): Readings } {
   const t0 = performance.now();
   const throttling = cpuLimit?.throttling();
   const stalls = t.syncs?.read().stalls ?? null;
@@ -158,8 +212,7 @@ function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined, 
   let emuCpu = emuStart;
   let peakRssMb = 0;
   const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, rssMb(pidOf(t.proc)))), 200);
-  const rssSeries: number[] = [];
-  const series = rssEveryS ? setInterval(() => rssSeries.push(Math.round(rssMb(pidOf(t.proc)) * 10) / 10), rssEveryS * 1000) : null;
+  const series = rssEveryS ? intervalSeries(t, rssEveryS, statusBase) : null;
   const emuWatch = setInterval(() => {
     const now = cpuMs(pidOf(emu.proc));
     if (!Number.isNaN(now)) emuCpu = now;
@@ -167,7 +220,7 @@ function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined, 
   return {
     stop() {
       clearInterval(sampler);
-      if (series) clearInterval(series);
+      const { rssSeries, lateSeries } = series?.stop() ?? { rssSeries: [], lateSeries: [] };
       clearInterval(emuWatch);
       const device1 = t.home ? deviceWrites(t.home) : null;
       const syncs1 = t.syncs?.total() ?? null;
@@ -187,6 +240,7 @@ function meters(t: Started, emu: BenchEmulator, cpuLimit: CpuLimit | undefined, 
         peakRssMb: Math.max(peakRssMb, endRssMb),
         endRssMb,
         rssSeries,
+        lateSeries,
         wallMs: performance.now() - t0,
         throttling:
           throttling && throttling1
@@ -237,6 +291,7 @@ function stepResult(
     rssMb: Math.round(m.peakRssMb),
     rssEndMb: Math.round(m.endRssMb),
     ...(m.rssSeries.length > 0 ? { rssSeries: m.rssSeries } : {}),
+    ...(m.lateSeries.length > 0 ? { lateSeries: m.lateSeries } : {}),
     cpuPctOfCore: Math.round((m.targetCpuMs / m.wallMs) * 1000) / 10,
     throttling: m.throttling,
     stalls: m.stalls,
@@ -291,7 +346,9 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
     const home = t.home;
     const locked =
       lock && home ? sleep(lock.afterS * 1000 + 1000).then(() => holdWriteLock(path.join(home, 'data/sorter.db'), lock.forS)) : undefined;
-    measuring = meters(t, emu, isBaseline(target) ? undefined : options.cpuLimit, options.rssEveryS);
+    measuring = isBaseline(target)
+      ? meters(t, emu, undefined, options.rssEveryS)
+      : meters(t, emu, options.cpuLimit, options.rssEveryS, t.base);
     const e = await Promise.race([emu.stats, failEarly.ended]);
     await locked;
     const statusMs = prober?.stop() ?? [];
@@ -363,6 +420,7 @@ export async function medianStep(
     rssEndMb: pick((x) => x.rssEndMb),
     // A series is one run's (the memory step runs once): the first run's, if any.
     ...(runs[0]?.rssSeries ? { rssSeries: runs[0].rssSeries } : {}),
+    ...(runs[0]?.lateSeries ? { lateSeries: runs[0].lateSeries } : {}),
     cpuPctOfCore: pick((x) => x.cpuPctOfCore),
     throttling: runs.some((x) => x.throttling !== null)
       ? { periods: pick((x) => x.throttling?.periods ?? null), throttled: pick((x) => x.throttling?.throttled ?? null) }

@@ -28,8 +28,19 @@ it("a loss in a step the baseline sustained counts, as does any of the service's
   });
 });
 
-it("the memory step (--memory-minutes) counts in the verdict, and its minutes' memory go into the BENCH line", () => {
-  const memory = { ...step(50, true, 1, 2), rssMb: 112, rssEndMb: 111, rssSeries: [104, 108, 110.5, 111] } as StepResult;
+it("the memory step (--memory-minutes) counts in the verdict, and its minutes' memory and decisions go into the BENCH line", () => {
+  const memory = {
+    ...step(50, true, 1, 2),
+    rssMb: 112,
+    rssEndMb: 111,
+    rssSeries: [104, 108, 110.5, 111],
+    decisionP99: 3.7,
+    decisionMax: 41,
+    late: 5,
+    passesWithoutAssignment: 6,
+    rejected: 0,
+    lateSeries: [0, 5, null, 0],
+  } as StepResult;
   const m = { ...measured(target(step(50, true)), target(step(50, true))), memory };
   expect(correctness(m, null)).toMatchObject({ lost: 1, duplicated: 2 });
   expect(
@@ -42,10 +53,18 @@ it("the memory step (--memory-minutes) counts in the verdict, and its minutes' m
     memory_rss_end_mb: 111,
     memory_lost: 1,
     memory_duplicated: 2,
+    memory_decision_p99_ms: 3.7,
+    memory_decision_max_ms: 41,
+    memory_late: 5,
+    memory_passes_without_assignment: 6,
+    memory_rejected: 0,
+    memory_service_late_by_minute: [0, 5, null, 0],
   });
   expect(memoryFields(undefined, { quick: false, scaleRows: 0, siteRate: null, fsyncDelayMs: 0, serviceConfig: undefined })).toMatchObject({
     memory_minutes: null,
     memory_rss_mb_by_minute: null,
+    memory_late: null,
+    memory_service_late_by_minute: null,
   });
 });
 
