@@ -126,6 +126,33 @@ describeWhen(noChromium, 'the dashboard in headless Chromium')('the dashboard in
     await page.close();
   });
 
+  it('reads its feed and the alarms every second and every 2 s, or at the pace of ?refresh=MS', async () => {
+    /** The page's reads of the feed and of the alarms over `ms` after the key is given. */
+    const reads = async (query: string, ms: number) => {
+      const page = await browser.newPage();
+      const seen = { feed: 0, alarms: 0 };
+      page.on('request', (r) => {
+        const url = new URL(r.url());
+        if (url.pathname === '/dashboard/data') seen.feed += 1;
+        if (url.pathname === '/alarms') seen.alarms += 1;
+      });
+      await page.goto(`${svc.base}/dashboard${query}`);
+      await page.fill('#key', KEY);
+      await page.click('#key-form button');
+      await new Promise((r) => setTimeout(r, ms));
+      await page.close();
+      return seen;
+    };
+    // In 4.5 s: the feed at once and at 1, 2, 3 and 4 s; the alarms at load and every 2 s.
+    const everySecond = await reads('', 4_500);
+    expect(everySecond.feed).toBeGreaterThanOrEqual(4);
+    expect(everySecond.alarms).toBeGreaterThanOrEqual(2);
+    // With ?refresh=5000 the same 4.5 s hold one read of each (the alarms' first may come before the key and be refused).
+    const slower = await reads('?refresh=5000', 4_500);
+    expect(slower.feed).toBe(1);
+    expect(slower.alarms).toBeLessThanOrEqual(2);
+  });
+
   it('says so when the key is wrong, and reads nothing', async () => {
     const page = await browser.newPage();
     await page.goto(`${svc.base}/dashboard`);
