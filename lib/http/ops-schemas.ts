@@ -12,7 +12,6 @@ const deadLetterCounts = queueCounts(
   'Messages in the dead letters (table dead_letters), by the queue they left: handed out MaxDeliveries times without proof of the read. GET /dead-letters lists them, POST /dead-letters/requeue sends them back',
 ).label('DeadLetterCounts');
 
-/** GET /status: the service, its queues, the sorter link, deliveries and the storage. */
 /** A latency window's percentiles (ms; null without samples) and its samples since start (lib/ops/latency.ts). */
 const latencySummary = {
   P50Ms: Joi.number().allow(null).required(),
@@ -20,6 +19,7 @@ const latencySummary = {
   Samples: Joi.number().integer().required(),
 };
 
+/** GET /status: the service, its queues, the sorter link, deliveries and the storage. */
 export const statusDto = Joi.object({
   Service: Joi.string().required(),
   Version: Joi.string().required(),
