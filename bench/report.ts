@@ -308,9 +308,18 @@ export function memoryFields(memory: StepResult | undefined, c: ReportContext) {
 /** The memory step's line: the resident memory at each minute. */
 function printMemory(memory: StepResult | undefined, c: ReportContext): void {
   if (!memory) return;
-  console.log(
-    `memory over ${c.memoryMinutes} min at ${memory.rate}/s from the start: RSS ${(memory.rssSeries ?? []).join(', ')} MB at minutes 1 to ${memory.rssSeries?.length ?? 0}, peak ${memory.rssMb} MB, ${memory.rssEndMb} MB at the end; decision p99 ${memory.decisionP99} ms, max ${memory.decisionMax} ms, late ${memory.late}, passes without assignment ${memory.passesWithoutAssignment}, rejected ${memory.rejected} (the service's late count minute by minute: ${(memory.lateSeries ?? []).map((n) => n ?? '-').join(', ')}), lost ${memory.lost}, duplicated ${memory.duplicated}`,
-  );
+  console.log(`memory over ${c.memoryMinutes} min at ${memory.rate}/s from the start: ${memoryMinutes(memory)}`);
+}
+
+/** The memory step's figures, minute by minute where it ran a minute or more. */
+export function memoryMinutes(memory: StepResult): string {
+  const rss = memory.rssSeries ?? [];
+  const late = memory.lateSeries ?? [];
+  const byMinute =
+    rss.length > 0 ? `RSS ${rss.join(', ')} MB at minutes 1 to ${rss.length}, ` : 'RSS (no reading a minute: under a minute), ';
+  const decisions = `decision p99 ${memory.decisionP99} ms, max ${memory.decisionMax} ms, late ${memory.late}, passes without assignment ${memory.passesWithoutAssignment}, rejected ${memory.rejected}`;
+  const lateByMinute = late.length > 0 ? ` (the service's late count minute by minute: ${late.map((n) => n ?? '-').join(', ')})` : '';
+  return `${byMinute}peak ${memory.rssMb} MB, ${memory.rssEndMb} MB at the end; ${decisions}${lateByMinute}, lost ${memory.lost}, duplicated ${memory.duplicated}`;
 }
 
 /** The site's rate (--site-rate): what it writes, its decisions, and the eMMC's life at it. */

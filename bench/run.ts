@@ -339,19 +339,19 @@ async function main() {
   // What the site's history takes a day, and the days that fit on its card (docs/operations.md, "Sizing the card").
   const history = siteRate !== null ? historySize(siteRate, cardsGb) : undefined;
   if (history) log(`  ${describeHistorySize(history)}`);
-  const pairs = await measurePairs();
-  cpuLimit?.remove();
   const measured: Measured = {
     results,
-    cpuPairs: pairs,
+    cpuPairs: await measurePairs(),
     site,
     history,
     storage: await measureStorage(),
     purge: await measurePurge(),
     scale: await measureScale(),
     idle: await measureIdle(),
+    // The memory step runs with the main plan's settings, in the cgroup of --service-cpu too.
     memory: await measureMemory(),
   };
+  cpuLimit?.remove();
   const report = {
     quick,
     scaleRows: plan.scaleRows,

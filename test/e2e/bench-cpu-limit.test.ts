@@ -1,0 +1,51 @@
+// `npm run bench -- --service-cpu PCT --memory-minutes N`: a soak on a slow CPU in one command. The
+// memory step runs with the main plan's settings, so its service joins the same cgroup as the
+// main plan's, which the bench removes only once that step is done. Root and a cgroup file system only.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createCpuLimit } from '../../bench/cpu-limit';
+import { projectRoot } from '../../lib/process/paths';
+
+jest.setTimeout(180_000);
+
+const probe = createCpuLimit(50, `sorter-bench-probe-${process.pid}`);
+if (typeof probe === 'string') console.log(`bench --service-cpu test skipped: ${probe}`);
+else probe.remove();
+const withCgroups = typeof probe === 'string' ? describe.skip : describe;
+
+/** The bench's whole run: its exit code and what it printed. SIGTERM at the limit ends it with its children. */
+const bench = (args: string[]) =>
+  new Promise<{ code: number | null; out: string }>((resolve) => {
+    const options = { cwd: projectRoot, timeout: 150_000, killSignal: 'SIGTERM' as const, maxBuffer: 16 * 2 ** 20 };
+    const child = execFile(process.execPath, [path.join(projectRoot, 'dist/bench/run.js'), ...args], options, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, out: `${stdout}${stderr}` });
+    });
+    child.stdin?.end();
+  });
+
+withCgroups('the bench on a slower CPU with a memory step', () => {
+  it('runs the memory step in the cgroup of --service-cpu, then removes the group', async () => {
+    const plan = ['--quick', '--targets', 'baseline,service', '--rates', '30', '--runs', '1', '--seconds', '2'];
+    const { code, out } = await bench([
+      ...plan,
+      '--no-scale',
+      '--no-storage',
+      '--no-idle',
+      '--service-cpu',
+      '50',
+      '--memory-minutes',
+      '0.1',
+    ]);
+    expect({ code, tail: code === 0 ? '' : out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    const dir = /limited to 50% of one core \(cgroup v\d (\S+), --service-cpu\)/.exec(out)?.[1];
+    expect(dir).toBeDefined();
+    // The memory step's line reports the group's throttling: its service ran in the group.
+    const memoryStep = out.split('\n').find((l) => /^ {2}service, 0\.1 min at 50\/s/.test(l));
+    expect(memoryStep).toMatch(/cpu [\d.]+% of a core, throttled in \d+ of [1-9]\d* periods/);
+    expect(out).toMatch(/^memory over 0\.1 min at 50\/s from the start: RSS \(no reading a minute: under a minute\), peak \d+ MB/m);
+    const line = JSON.parse(/^BENCH (.*)$/m.exec(out)?.[1] ?? '{}') as Record<string, unknown>;
+    expect(line).toMatchObject({ service_cpu_pct: 50, memory_minutes: 0.1, memory_lost: 0, memory_duplicated: 0 });
+    expect(fs.existsSync(dir!)).toBe(false);
+  });
+});
