@@ -308,11 +308,11 @@ export function memoryFields(memory: StepResult | undefined, c: ReportContext) {
 /** The memory step's line: the resident memory at each minute. */
 function printMemory(memory: StepResult | undefined, c: ReportContext): void {
   if (!memory) return;
-  console.log(`memory over ${c.memoryMinutes} min at ${memory.rate}/s from the start: ${memoryMinutes(memory)}`);
+  console.log(`memory over ${c.memoryMinutes} min at ${memory.rate}/s from the start: ${describeMemoryStep(memory)}`);
 }
 
 /** The memory step's figures, minute by minute where it ran a minute or more. */
-export function memoryMinutes(memory: StepResult): string {
+export function describeMemoryStep(memory: StepResult): string {
   const rss = memory.rssSeries ?? [];
   const late = memory.lateSeries ?? [];
   const byMinute =

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { type CpuLimit, createCpuLimit, parseCpuPct, quotaOf } from '../../bench/cpu-limit';
 import { cpuMs, sleep } from '../../bench/processes';
 import { projectRoot } from '../../lib/process/paths';
+import { describeWhen, missingCpuLimit } from '../helpers/tools';
 
 describe('parseCpuPct', () => {
   it('takes a percentage of one core above 0 and at most 100', () => {
@@ -35,10 +36,7 @@ describe('createCpuLimit where it is not allowed', () => {
   });
 });
 
-const probe = createCpuLimit(20, `sorter-bench-probe-${process.pid}`);
-if (typeof probe === 'string') console.log(`cgroup test skipped: ${probe}`);
-else probe.remove();
-const withCgroups = typeof probe === 'string' ? describe.skip : describe;
+const withCgroups = describeWhen(missingCpuLimit(), 'createCpuLimit');
 
 withCgroups('createCpuLimit', () => {
   let limit: CpuLimit | undefined;

@@ -1,7 +1,7 @@
 // The benchmark's verdict on lost and duplicated items (bench/report.ts, correctness): every step
 // of the service counts; the in-memory baseline's count only where it kept up, since its ramp goes
 // on until it breaks down and an overrun baseline drops what it holds.
-import { type Measured, correctness, memoryFields, memoryMinutes } from '../../bench/report';
+import { type Measured, correctness, describeMemoryStep, memoryFields } from '../../bench/report';
 import { type StepResult, spread } from '../../bench/step';
 
 const step = (rate: number, sustained: boolean, lost = 0, duplicated = 0) =>
@@ -79,10 +79,10 @@ it("the memory step's line gives each minute, or says a run under a minute has n
     passesWithoutAssignment: 0,
     rejected: 0,
   };
-  expect(memoryMinutes({ ...figures, rssSeries: [94, 95.5], lateSeries: [0, null] } as StepResult)).toBe(
+  expect(describeMemoryStep({ ...figures, rssSeries: [94, 95.5], lateSeries: [0, null] } as StepResult)).toBe(
     "RSS 94, 95.5 MB at minutes 1 to 2, peak 96 MB, 95 MB at the end; decision p99 4.1 ms, max 9 ms, late 0, passes without assignment 0, rejected 0 (the service's late count minute by minute: 0, -), lost 0, duplicated 0",
   );
-  expect(memoryMinutes({ ...figures, rssSeries: [], lateSeries: [] } as StepResult)).toBe(
+  expect(describeMemoryStep({ ...figures, rssSeries: [], lateSeries: [] } as StepResult)).toBe(
     'RSS (no reading a minute: under a minute), peak 96 MB, 95 MB at the end; decision p99 4.1 ms, max 9 ms, late 0, passes without assignment 0, rejected 0, lost 0, duplicated 0',
   );
 });

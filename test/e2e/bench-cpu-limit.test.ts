@@ -4,15 +4,12 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createCpuLimit } from '../../bench/cpu-limit';
 import { projectRoot } from '../../lib/process/paths';
+import { describeWhen, missingCpuLimit } from '../helpers/tools';
 
 jest.setTimeout(180_000);
 
-const probe = createCpuLimit(50, `sorter-bench-probe-${process.pid}`);
-if (typeof probe === 'string') console.log(`bench --service-cpu test skipped: ${probe}`);
-else probe.remove();
-const withCgroups = typeof probe === 'string' ? describe.skip : describe;
+const withCgroups = describeWhen(missingCpuLimit(), 'the bench with --service-cpu');
 
 /** The bench's whole run: its exit code and what it printed. SIGTERM at the limit ends it with its children. */
 const bench = (args: string[]) =>

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createCpuLimit } from '../../bench/cpu-limit';
 
 /** What is missing, mapped to how to get it (Debian package names). Empty: nothing is missing. */
 export type Missing = Record<string, string>;
@@ -63,6 +64,14 @@ export function missingTmpfsMount(): Missing {
   } finally {
     fs.rmSync(probe, { recursive: true, force: true });
   }
+}
+
+/** A cgroup that limits a process's CPU (`--service-cpu`): root and a cgroup file system with the cpu controller. Empty when one can be made. */
+export function missingCpuLimit(): Missing {
+  const probe = createCpuLimit(20, `sorter-bench-probe-${process.pid}`);
+  if (typeof probe === 'string') return { 'a cpu cgroup': probe };
+  probe.remove();
+  return {};
 }
 
 /** What has been reported missing in this test file (each file loads its own copy of this module). */
