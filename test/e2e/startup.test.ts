@@ -127,9 +127,13 @@ describe('the warm-up before the sorter link', () => {
       // Each of the four kinds of telegram of layout v1, 20 times round the codec, before the link connects.
       expect(svc.logs.find((l) => l.msg === 'sorter link: codec rehearsed')).toMatchObject({ telegrams: 80 });
       expect(at(/^sorter link: codec rehearsed$/)).toBeLessThan(at(/^sorter link connected/));
-      // Neither logged nor metered: the only requests on record are the sorter's and ours.
-      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { 'x-api-key': keys.monitor } })).text();
-      expect(metrics).toMatch(/route="\/status",method="GET",status="200"/);
+      // Neither logged nor metered: the only requests on record are the sorter's and ours. fetch
+      // resolved at the headers of a gzipped /status, whose body zlib writes later on libuv's pool;
+      // hapi records a response once its last byte is out (seen behind under load): so waited for.
+      let metrics = '';
+      const scrape = async () =>
+        (metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { 'x-api-key': keys.monitor } })).text());
+      await until(async () => /route="\/status",method="GET",status="200"/.test(await scrape()), 5_000, "the sorter's /status metered");
       expect(metrics).not.toMatch(/method="HEAD"/);
       await svc.logLine((l) => l.access === true && l.path === '/status');
       const accessed = svc.logs.filter((l) => l.access === true).map((l) => `${l.method} ${l.path} ${l.status}`);
