@@ -115,6 +115,18 @@ describe('HTTP contract in test mode (spec sections 2-4)', () => {
     expect(body.DecisionLatency).toEqual({ P50Ms: null, P99Ms: null, Samples: 0, Awaiting: 0, Late: 0 });
   });
 
+  it('compresses an answer over 1 KB for a client that accepts gzip (/status), never a message (written whole, as it is)', async () => {
+    const status = await t.server.inject({ url: '/status', headers: { 'accept-encoding': 'gzip' } });
+    expect([status.statusCode, status.headers['content-encoding']]).toEqual([200, 'gzip']);
+    expect(JSON.parse(zlib.gunzipSync(status.rawPayload).toString())).toMatchObject({ 'Sortation Q': 2, TestMode: true });
+    const plain = await t.server.inject('/status');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    const message = await t.server.inject({ url: '/sortation?timeOut=0', headers: { 'accept-encoding': 'gzip, deflate, br' } });
+    expect([message.statusCode, message.headers['content-encoding']]).toEqual([210, undefined]);
+    expect(Number(message.headers['content-length'])).toBe(message.rawPayload.length);
+    expect(JSON.parse(message.payload)).toMatchObject({ Type: 'REQUEST', TrackID: '0004711' });
+  });
+
   it('POST bodies: null in an optional field means omitted, on both endpoints (as .NET and Java serializers send it)', async () => {
     const a = await t.server.inject({
       method: 'POST',
