@@ -199,6 +199,8 @@ export function disposeTarget(t: StartedTarget): void {
 export interface EmulatorStats {
   inducted: number;
   sorted_as_assigned: number;
+  /** The items inducted after --measure-after that were sorted as assigned (all of them without it). */
+  sorted_as_assigned_measured: number;
   recirculated: number;
   rejected: number;
   late_assignments: number;

@@ -273,10 +273,11 @@ function stepResult(
   m: Readings,
   wake: { P50Ms: number | null; P99Ms: number | null },
   statusMs: number[],
-  cyclesBefore = 0,
 ): StepResult {
-  // The cycles of the measured window: the items inducted before it began are not in its readings.
-  const cycles = e.sorted_as_assigned - cyclesBefore;
+  // The cycles of the measured window: the items inducted in it and sorted as assigned, as the
+  // emulator counts them (its --measure-after is the warm-up). The client's count of REQUESTs at
+  // the window's start cannot stand in for it: in an overload REQUESTs outnumber the items sorted.
+  const cycles = e.sorted_as_assigned_measured;
   const per = (n: number, digits: number) => Math.round((n / cycles) * 10 ** digits) / 10 ** digits;
   const threads = m.threadCpuMs;
   return {
@@ -339,8 +340,6 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
     // The emulator inducts from when the link is up: the warm-up counts from its first item, so that `seconds` of items remain.
     for (let i = 0; warmupS > 0 && client.stats.requests === 0 && i < 3000; i++) await sleep(10);
     await Promise.race([sleep(warmupS * 1000), failEarly.ended]);
-    // Items inducted before the window: their REQUEST reached the client within milliseconds (their VERIFY comes a decision window later, in the window).
-    const cyclesBefore = warmupS > 0 ? client.stats.requests : 0;
     const prober = options.lock ? statusProber(t.base) : null;
     const { lock } = options;
     const home = t.home;
@@ -360,7 +359,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
     t.proc.kill('SIGTERM');
     await new Promise((r) => t.proc.once('exit', r));
     disposeTarget(t);
-    return stepResult(rate, seconds, e, wcs, readings, status.WakeLatency, statusMs, cyclesBefore);
+    return stepResult(rate, seconds, e, wcs, readings, status.WakeLatency, statusMs);
   } catch (err) {
     // Nothing of a failed step stays running (the bench's own exit would end them too: processes.ts).
     failEarly.cancel();

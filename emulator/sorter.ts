@@ -66,6 +66,8 @@ interface Item {
   decided: boolean;
   /** When this pass's REQUEST was produced (performance.now()). */
   requestedAt: number;
+  /** Inducted once `measureAfterMs` had passed: counted in `sorted_as_assigned_measured`. */
+  measured: boolean;
 }
 
 /** The run's statistics, printed as `EMULATOR {json}` at exit. */
@@ -77,6 +79,11 @@ export interface SorterStats {
   assignments: number;
   destination_settings: number;
   sorted_as_assigned: number;
+  /**
+   * Of those, the items inducted after `--measure-after` (all of them without it): the items of a
+   * benchmark's measured window, counted by the sorter, also when an overload sends others round.
+   */
+  sorted_as_assigned_measured: number;
   sorted_elsewhere: number;
   recirculated: number;
   rejected: number;
@@ -104,6 +111,7 @@ export class EmulatedSorter {
     assignments: 0,
     destination_settings: 0,
     sorted_as_assigned: 0,
+    sorted_as_assigned_measured: 0,
     sorted_elsewhere: 0,
     recirculated: 0,
     rejected: 0,
@@ -234,6 +242,7 @@ export class EmulatedSorter {
       everAssigned: false,
       decided: false,
       requestedAt: 0,
+      measured: performance.now() >= this.startedAt + this.o.measureAfterMs,
     };
     this.items.set(item.trackId, item);
     this.stats.inducted += 1;
@@ -306,6 +315,7 @@ export class EmulatedSorter {
   private divert(item: Item, destination: string, asAssigned: boolean): void {
     this.items.delete(item.trackId);
     if (asAssigned) this.stats.sorted_as_assigned += 1;
+    if (asAssigned && item.measured) this.stats.sorted_as_assigned_measured += 1;
     const m: VerifyDto = { Type: 'VERIFY', TrackID: item.trackId, Barcode: item.barcode, Destination: destination, MessageCode: 212 };
     if (this.send(m)) this.stats.verifies += 1;
   }
