@@ -159,6 +159,11 @@ export class EmulatedSorter {
   /** performance.now() when inducting began. */
   private startedAt = 0;
 
+  /** Whether a moment (performance.now()) falls after `measureAfterMs` of inducting: the measured window. */
+  private measuring(at: number): boolean {
+    return at >= this.startedAt + this.o.measureAfterMs;
+  }
+
   /** Report every destination, then start inducting. */
   start(): void {
     this.startedAt = performance.now();
@@ -242,7 +247,7 @@ export class EmulatedSorter {
       everAssigned: false,
       decided: false,
       requestedAt: 0,
-      measured: performance.now() >= this.startedAt + this.o.measureAfterMs,
+      measured: this.measuring(performance.now()),
     };
     this.items.set(item.trackId, item);
     this.stats.inducted += 1;
@@ -283,7 +288,7 @@ export class EmulatedSorter {
       return;
     }
     if (!this.destinations.has(destination) && destination !== REJECT) this.stats.unknown_assignments += 1;
-    if (item.assigned === null && item.requestedAt >= this.startedAt + this.o.measureAfterMs) {
+    if (item.assigned === null && this.measuring(item.requestedAt)) {
       const ms = performance.now() - item.requestedAt;
       this.decisionMs.add(ms);
       this.decisionMaxMs = Math.max(this.decisionMaxMs ?? 0, ms);

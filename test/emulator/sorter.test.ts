@@ -1,6 +1,6 @@
 // The emulated sorter with a recording link in place of the PLC link: items, decisions, destinations.
 import type { PlcLink } from '../../emulator/plc-link';
-import { EmulatedSorter, defaultSorterOptions } from '../../emulator/sorter';
+import { EmulatedSorter, defaultSorterOptions, type SorterOptions } from '../../emulator/sorter';
 import { decodeData, type TelegramType } from '../../bench/v1-codec';
 import { defaultWire } from '../../lib/layout/wire';
 
@@ -46,33 +46,48 @@ describe('EmulatedSorter', () => {
   });
 });
 
+/**
+ * An emulated sorter at 500 items/s, run for `ms` with a host that answers each REQUEST with D001
+ * after `delayFor(ms since the start)` ms (0: at once, null: never); returned stopped.
+ */
+async function answeredSorter(
+  options: Partial<SorterOptions>,
+  delayFor: (sinceStartMs: number) => number | null,
+  ms: number,
+): Promise<EmulatedSorter> {
+  const wire = defaultWire();
+  const timers: NodeJS.Timeout[] = [];
+  const sorterRef: { current?: EmulatedSorter } = {};
+  const started = performance.now();
+  const link = {
+    wire,
+    sendData: (type: TelegramType, data: string) => {
+      if (type !== 'REQU') return;
+      const delay = delayFor(performance.now() - started);
+      if (delay === null) return;
+      const trackId = String(decodeData('REQU', data).TrackID);
+      const answer = () =>
+        sorterRef.current?.onData({ type: 'ASGN', data: wire.encodeData('ASGN', { TrackID: trackId, Destination: 'D001' }) } as never);
+      if (delay > 0) timers.push(setTimeout(answer, delay));
+      else answer();
+    },
+  } as unknown as PlcLink;
+  const sorter = new EmulatedSorter(link, { ...defaultSorterOptions, seed: 5, rate: 500, ...options });
+  sorterRef.current = sorter;
+  sorter.start();
+  await new Promise((r) => setTimeout(r, ms));
+  sorter.stop();
+  timers.forEach(clearTimeout);
+  return sorter;
+}
+
 describe('EmulatedSorter decision figures', () => {
   /**
    * A sorter at 500 items/s whose host answers the REQUESTs of the first 60 ms 40 ms late and the
    * others at once; its decision maximum (ms).
    */
   async function decisionMax(measureAfterMs: number): Promise<number | null> {
-    const wire = defaultWire();
-    const timers: NodeJS.Timeout[] = [];
-    const sorterRef: { current?: EmulatedSorter } = {};
-    const started = performance.now();
-    const link = {
-      wire,
-      sendData: (type: TelegramType, data: string) => {
-        if (type !== 'REQU') return;
-        const trackId = String(decodeData('REQU', data).TrackID);
-        const answer = () =>
-          sorterRef.current?.onData({ type: 'ASGN', data: wire.encodeData('ASGN', { TrackID: trackId, Destination: 'D001' }) } as never);
-        if (performance.now() - started < 60) timers.push(setTimeout(answer, 40));
-        else answer();
-      },
-    } as unknown as PlcLink;
-    const sorter = new EmulatedSorter(link, { ...defaultSorterOptions, seed: 5, rate: 500, measureAfterMs });
-    sorterRef.current = sorter;
-    sorter.start();
-    await new Promise((r) => setTimeout(r, 200));
-    sorter.stop();
-    timers.forEach(clearTimeout);
+    const sorter = await answeredSorter({ measureAfterMs }, (t) => (t < 60 ? 40 : 0), 200);
     return sorter.decisionSummary().decision_max_ms;
   }
 
@@ -91,29 +106,7 @@ describe('EmulatedSorter measured window', () => {
    * the first 100 ms unanswered (those items go round) and answers the later ones at once.
    */
   async function counts(measureAfterMs: number): Promise<{ all: number; measured: number; recirculated: number }> {
-    const wire = defaultWire();
-    const sorterRef: { current?: EmulatedSorter } = {};
-    const started = performance.now();
-    const link = {
-      wire,
-      sendData: (type: TelegramType, data: string) => {
-        if (type !== 'REQU' || performance.now() - started < 100) return;
-        const trackId = String(decodeData('REQU', data).TrackID);
-        sorterRef.current?.onData({ type: 'ASGN', data: wire.encodeData('ASGN', { TrackID: trackId, Destination: 'D001' }) } as never);
-      },
-    } as unknown as PlcLink;
-    const sorter = new EmulatedSorter(link, {
-      ...defaultSorterOptions,
-      seed: 5,
-      rate: 500,
-      decisionWindowMs: 20,
-      loopMs: 20,
-      measureAfterMs,
-    });
-    sorterRef.current = sorter;
-    sorter.start();
-    await new Promise((r) => setTimeout(r, 300));
-    sorter.stop();
+    const sorter = await answeredSorter({ decisionWindowMs: 20, loopMs: 20, measureAfterMs }, (t) => (t < 100 ? null : 0), 300);
     const s = sorter.stats;
     return { all: s.sorted_as_assigned, measured: s.sorted_as_assigned_measured, recirculated: s.recirculated };
   }
