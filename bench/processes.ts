@@ -1,6 +1,6 @@
 // The benchmark's processes: starting children (emulator, service, baseline), reading their
 // resident memory and CPU time, and an operator's write lock held from the sqlite3 tool.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,6 +43,8 @@ export interface TargetOptions {
   cpuLimit?: CpuLimit;
   /** The telegram layout the service and its emulator speak (`--layout`: a shipped name or a file; v1 if absent). The baseline speaks v1. */
   layout?: string;
+  /** Node's options for the service (`--service-node-args`); SERVICE_NODE_ARGS, as the units run it, if absent. */
+  nodeArgs?: readonly string[];
 }
 
 /** A started child's pid (only a child that failed to spawn has none). */
@@ -115,6 +117,23 @@ const urlOf = (line: string) => {
 export const SERVICE_NODE_ARGS = ['--max-semi-space-size=2', '--single-threaded-gc'];
 
 /**
+ * Node's options for the service from `--service-node-args` (a site weighing V8's collector on its
+ * own box: docs/operations.md, "CPU and memory"): options only, checked by starting Node with
+ * them and `--version`. An empty text runs Node with none. Otherwise a sentence saying what is wrong.
+ */
+export function parseNodeArgs(text: string): string[] | string {
+  const given = text.split(/\s+/).filter(Boolean);
+  const takes = `takes Node's options for the service, space-separated (e.g. "--max-semi-space-size=2"; "" for none)`;
+  const notOption = given.find((a) => !a.startsWith('-'));
+  if (notOption !== undefined) return `${takes}; ${JSON.stringify(notOption)} is not an option`;
+  // --version: Node checks its options and V8's, and runs nothing (a --require'd module neither).
+  const r = spawnSync(process.execPath, [...given, '--version'], { encoding: 'utf8', timeout: 10_000 });
+  const refusal = r.stderr.split('\n').find((l) => l.trim() !== '');
+  if (r.status !== 0) return `${takes}; node refused ${JSON.stringify(text)}: ${refusal ?? `exit ${r.status ?? r.signal}`}`;
+  return given;
+}
+
+/**
  * The environment the service runs with, as `npm start` and the systemd units set it (the same
  * test holds them to it). glibc's malloc gives each new thread that allocates an arena of its own,
  * up to 8 per core, and each keeps the memory it freed: 8 arenas in a running service. Two hold
@@ -133,7 +152,7 @@ export async function startTarget(
   target: Target,
   sorterPort: number,
   delayMs: number,
-  { serviceRoot, cpuProfDir, serviceConfig, env, syncStall, cpuLimit, layout }: TargetOptions,
+  { serviceRoot, cpuProfDir, serviceConfig, env, syncStall, cpuLimit, layout, nodeArgs = SERVICE_NODE_ARGS }: TargetOptions,
 ): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
   if (isBaseline(target)) {
     const http = target === 'baseline-hapi' ? 'hapi' : 'node';
@@ -164,7 +183,7 @@ export async function startTarget(
     },
   };
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
-  const prof = [...SERVICE_NODE_ARGS, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [])];
+  const prof = [...nodeArgs, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [])];
   const syncs = new SyncCounter(delayMs, undefined, syncStall);
   scratch.add(syncs.file);
   const intoCgroup = (proc: ChildProcess) => cpuLimit && proc.pid !== undefined && cpuLimit.add(proc.pid);

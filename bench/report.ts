@@ -3,7 +3,7 @@
 import { type CpuPairs, cpuPairFields, spreadText } from './cpu-pairs';
 import { type HistorySize, describeHistorySize } from './history-size';
 import type { IdleResult } from './idle';
-import { type Target, describeTarget } from './processes';
+import { SERVICE_NODE_ARGS, type Target, describeTarget } from './processes';
 import type { CountCost, PurgeWay } from './scale';
 import type { SyncStall } from './slow-disk';
 import type { StepResult } from './step';
@@ -69,6 +69,8 @@ export interface ReportContext {
   serviceCpuSkipped?: string | null;
   /** The telegram layout of the service's steps (--layout; v1 if absent). */
   layout?: string;
+  /** Node's options the service ran with (--service-node-args; the units' if absent). */
+  serviceNodeArgs?: readonly string[];
 }
 
 /** The storage the projection is for: a 32 GB industrial eMMC rated for 100 TB written (its data sheet's TBW). */
@@ -268,6 +270,7 @@ function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportCon
   const steps = [svc.at50, ...svc.ramp].filter((r) => r.throttling !== null);
   const sum = (f: (r: StepResult) => number) => (steps.length > 0 ? steps.reduce((s, r) => s + f(r), 0) : null);
   return {
+    service_node_args: (c.serviceNodeArgs ?? SERVICE_NODE_ARGS).join(' '),
     service_cpu_pct: c.serviceCpuPct ?? null,
     service_cpu_skipped: c.serviceCpuSkipped ?? null,
     service_cpu_periods: sum((r) => r.throttling?.periods ?? 0), // steps: those with throttling figures

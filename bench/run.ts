@@ -15,7 +15,16 @@ import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/th
 import { type CpuLimit, createCpuLimit, parseCpuPct } from './cpu-limit';
 import { type CpuPairs, PAIR_RATES, measureCpuPairs } from './cpu-pairs';
 import { idleProbe } from './idle';
-import { type Target, allTargets, describeTarget, endWithTheBench, isBaseline, parseServiceConfig } from './processes';
+import {
+  SERVICE_NODE_ARGS,
+  type Target,
+  allTargets,
+  describeTarget,
+  endWithTheBench,
+  isBaseline,
+  parseNodeArgs,
+  parseServiceConfig,
+} from './processes';
 import { popMicros, purgeProbe, seedProbe } from './scale';
 import {
   type Measured,
@@ -47,6 +56,7 @@ const args = commandLine(
     'fsync-delay-ms': { type: 'string', default: '0' },
     'sync-stall': { type: 'string' },
     'service-cpu': { type: 'string' },
+    'service-node-args': { type: 'string' },
     'no-idle': { type: 'boolean', default: false },
     'service-root': { type: 'string' },
     'site-rate': { type: 'string' },
@@ -95,6 +105,9 @@ const fsyncDelayMs = nonNegative('bench', 'fsync-delay-ms', args['fsync-delay-ms
 const syncStall = args['sync-stall'] !== undefined ? orExit('sync-stall', parseSyncStall(args['sync-stall'])) : null;
 /** The main plan's service targets may use this percentage of one core (a slower CPU), in a cgroup of their own. */
 const serviceCpuPct = args['service-cpu'] !== undefined ? orExit('service-cpu', parseCpuPct(args['service-cpu'])) : null;
+/** Node's options for every service the bench starts (`--service-node-args`); as the units run it by default. */
+const serviceNodeArgs =
+  args['service-node-args'] !== undefined ? orExit('service-node-args', parseNodeArgs(args['service-node-args'])) : SERVICE_NODE_ARGS;
 /** The idle probe: the service connected to its sorter with nothing to do. */
 const idleStep = !args['no-idle'];
 /** Another checkout's build to run as the service (before/after comparisons); this one by default. */
@@ -164,7 +177,17 @@ function pairCount(value: string): number {
 /** The storage steps' SD card stalls: a second every 10 s, as consumer cards pause under sustained writes. */
 const STALL_STEP: SyncStall = { ms: 1000, everyS: 10 };
 
-const ctx = { runs: plan.runs, clientLoops: plan.clientLoops, serviceRoot, cpuProfDir, serviceConfig, warmupS, log, layout: layoutPath };
+const ctx = {
+  runs: plan.runs,
+  clientLoops: plan.clientLoops,
+  serviceRoot,
+  cpuProfDir,
+  serviceConfig,
+  warmupS,
+  log,
+  layout: layoutPath,
+  nodeArgs: serviceNodeArgs,
+};
 
 /** The service's cgroup (`--service-cpu`), once it is made; why not, where it cannot be. */
 let cpuLimit: CpuLimit | undefined;
@@ -295,7 +318,7 @@ async function measureMemory(): Promise<StepResult | undefined> {
 async function measureIdle() {
   if (!idleStep) return undefined;
   log('idle:');
-  const idle = await idleProbe({ serviceRoot, serviceConfig, layout: layoutPath }, quick ? 15 : 20);
+  const idle = await idleProbe({ serviceRoot, serviceConfig, layout: layoutPath, nodeArgs: serviceNodeArgs }, quick ? 15 : 20);
   log(
     `  service idle, sorter connected, two long polls waiting, ${idle.seconds} s: ${idle.cpuPct}% of a core, ${idle.threads} threads, RSS ${idle.rssMb} MB`,
   );
@@ -315,6 +338,20 @@ function setUpCpuLimit(pct: number): void {
   log(`the service targets limited to ${pct}% of one core (cgroup v${made.version} ${made.dir}, --service-cpu)`);
 }
 
+/** What the flags change in the plan, a line each (and the cgroup of `--service-cpu` made). */
+function logTheFlags(): void {
+  if (fsyncDelayMs > 0) log(`every fsync of the service targets ${fsyncDelayMs} ms slower (--fsync-delay-ms)`);
+  if (syncStall) log(`the service targets' syncs stall ${syncStall.ms} ms every ${syncStall.everyS} s (--sync-stall)`);
+  if (serviceCpuPct !== null) setUpCpuLimit(serviceCpuPct);
+  if (layout !== 'v1') log(`the service targets and their emulator speak the ${layout} layout (--layout); the baseline speaks v1`);
+  if (serviceConfig) log(`the service targets run with ${JSON.stringify(serviceConfig)} in their config.json (--service-config)`);
+  if (serviceRoot !== projectRoot) log(`service from ${serviceRoot} (--service-root)`);
+  if (serviceNodeArgs !== SERVICE_NODE_ARGS)
+    log(
+      `the service targets run as node ${[...serviceNodeArgs, 'dist/lib/main.js'].join(' ')} (--service-node-args; the units: ${SERVICE_NODE_ARGS.join(' ')})`,
+    );
+}
+
 async function main() {
   endWithTheBench(); // first: its exit hook kills the children before the cgroup's removes the group
   // The WCS client loops run in this process: its own V8 compiling must not take the cores the
@@ -324,12 +361,7 @@ async function main() {
   log(
     `bench (${quick ? 'quick' : 'full'}): ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.cpus()[0]?.model}, node ${process.version}`,
   );
-  if (fsyncDelayMs > 0) log(`every fsync of the service targets ${fsyncDelayMs} ms slower (--fsync-delay-ms)`);
-  if (syncStall) log(`the service targets' syncs stall ${syncStall.ms} ms every ${syncStall.everyS} s (--sync-stall)`);
-  if (serviceCpuPct !== null) setUpCpuLimit(serviceCpuPct);
-  if (layout !== 'v1') log(`the service targets and their emulator speak the ${layout} layout (--layout); the baseline speaks v1`);
-  if (serviceConfig) log(`the service targets run with ${JSON.stringify(serviceConfig)} in their config.json (--service-config)`);
-  if (serviceRoot !== projectRoot) log(`service from ${serviceRoot} (--service-root)`);
+  logTheFlags();
   const measuredTargets: Record<string, TargetResult> = {};
   for (const target of plan.targets) measuredTargets[target] = await measureTarget(target);
   const { baseline, service } = measuredTargets;
@@ -364,6 +396,7 @@ async function main() {
     serviceCpuPct: cpuLimit ? serviceCpuPct : null,
     serviceCpuSkipped: cpuLimitSkipped,
     layout,
+    serviceNodeArgs,
   };
   printReport(measured, report, started);
   console.log(`BENCH ${JSON.stringify(benchLine(measured, report))}`);

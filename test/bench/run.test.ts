@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SERVICE_ENV, SERVICE_NODE_ARGS } from '../../bench/processes';
+import { SERVICE_ENV, SERVICE_NODE_ARGS, parseNodeArgs } from '../../bench/processes';
 import { projectRoot } from '../../lib/process/paths';
 
 const bench = (...argv: string[]) =>
@@ -30,6 +30,26 @@ describe('npm run bench, bad flags', () => {
     const r = bench('--service-cpu', value);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^bench: --service-cpu takes the percentage of one core the service may use/);
+  });
+
+  it('--service-node-args with a word that is not an option: exit 2, nothing started', () => {
+    // Given as --service-node-args=VALUE: a separate value starting with "--" would read as a flag.
+    const r = bench('--service-node-args=--max-semi-space-size=2 dist/other.js');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      `bench: --service-node-args takes Node's options for the service, space-separated (e.g. "--max-semi-space-size=2"; "" for none); "dist/other.js" is not an option`,
+    );
+    expect(r.stdout).toBe('');
+  });
+
+  it('--service-node-args that Node refuses: exit 2 and what Node said, on one line', () => {
+    const r = bench('--service-node-args=--single-threaded-gc --no-such-option');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /^bench: --service-node-args takes .*; node refused "--single-threaded-gc --no-such-option": .*--no-such-option/,
+    );
+    expect(r.stdout).toBe('');
   });
 
   it('--sync-stall without a value: the usage', () => {
@@ -90,6 +110,7 @@ describe('npm run bench, bad flags', () => {
     for (const o of [
       '--sync-stall <value>',
       '--service-cpu <value>',
+      '--service-node-args <value>',
       '--no-idle',
       '--site-rate <value>',
       '--card-gb <value>',
@@ -102,6 +123,13 @@ describe('npm run bench, bad flags', () => {
 });
 
 describe('the service under the bench', () => {
+  it('--service-node-args: the options as Node takes them, space-separated; none for an empty text', () => {
+    expect(parseNodeArgs(' --max-semi-space-size=4   --single-threaded-gc ')).toEqual(['--max-semi-space-size=4', '--single-threaded-gc']);
+    expect(parseNodeArgs('')).toEqual([]);
+    expect(parseNodeArgs('--max-semi-space-size 4')).toMatch(/; "4" is not an option$/);
+    expect(parseNodeArgs('--max-semi-space-size=many')).toMatch(/; node refused "--max-semi-space-size=many": .*illegal value/);
+  });
+
   it('runs with the Node options and the environment npm start and the systemd units use', () => {
     const start: string = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8')).scripts.start;
     const vars = Object.entries(SERVICE_ENV).map(([k, v]) => `${k}=${v}`);
