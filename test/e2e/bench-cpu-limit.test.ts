@@ -1,30 +1,18 @@
 // `npm run bench -- --service-cpu PCT --memory-minutes N`: a soak on a slow CPU in one command. The
 // memory step runs with the main plan's settings, so its service joins the same cgroup as the
 // main plan's, which the bench removes only once that step is done. Root and a cgroup file system only.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
-import { projectRoot } from '../../lib/process/paths';
+import { runBench } from '../helpers/bench-run';
 import { describeWhen, missingCpuLimit } from '../helpers/tools';
 
 jest.setTimeout(180_000);
 
 const withCgroups = describeWhen(missingCpuLimit(), 'the bench with --service-cpu');
 
-/** The bench's whole run: its exit code and what it printed. SIGTERM at the limit ends it with its children. */
-const bench = (args: string[]) =>
-  new Promise<{ code: number | null; out: string }>((resolve) => {
-    const options = { cwd: projectRoot, timeout: 150_000, killSignal: 'SIGTERM' as const, maxBuffer: 16 * 2 ** 20 };
-    const child = execFile(process.execPath, [path.join(projectRoot, 'dist/bench/run.js'), ...args], options, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, out: `${stdout}${stderr}` });
-    });
-    child.stdin?.end();
-  });
-
 withCgroups('the bench on a slower CPU with a memory step', () => {
   it('runs the memory step in the cgroup of --service-cpu, then removes the group', async () => {
     const plan = ['--quick', '--targets', 'baseline,service', '--rates', '30', '--runs', '1', '--seconds', '2'];
-    const { code, out } = await bench([
+    const { code, out } = await runBench([
       ...plan,
       '--no-scale',
       '--no-storage',

@@ -1,23 +1,12 @@
 // `npm run bench -- --service-node-args=...`: every service the bench starts runs with the Node
 // options given instead of the units' (a site weighing V8's collector on its own box). A preloaded
 // probe records each service process's own options, so the test sees what Node really ran with.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { projectRoot } from '../../lib/process/paths';
+import { runBench } from '../helpers/bench-run';
 
 jest.setTimeout(180_000);
-
-/** The bench's whole run: its exit code and what it printed. SIGTERM at the limit ends it with its children. */
-const bench = (args: string[]) =>
-  new Promise<{ code: number | null; out: string }>((resolve) => {
-    const options = { cwd: projectRoot, timeout: 150_000, killSignal: 'SIGTERM' as const, maxBuffer: 16 * 2 ** 20 };
-    const child = execFile(process.execPath, [path.join(projectRoot, 'dist/bench/run.js'), ...args], options, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, out: `${stdout}${stderr}` });
-    });
-    child.stdin?.end();
-  });
 
 describe('the bench with --service-node-args', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-node-args-'));
@@ -44,7 +33,7 @@ describe('the bench with --service-node-args', () => {
       '--no-scale',
       '--no-storage',
     ];
-    const { code, out } = await bench([...plan, `--service-node-args=${nodeArgs}`]);
+    const { code, out } = await runBench([...plan, `--service-node-args=${nodeArgs}`]);
     expect({ code, tail: code === 0 ? '' : out.slice(-2000) }).toEqual({ code: 0, tail: '' });
     expect(out).toContain(`the service targets run as node ${nodeArgs} dist/lib/main.js (--service-node-args; the units: `);
     const line = JSON.parse(/^BENCH (.*)$/m.exec(out)?.[1] ?? '{}') as Record<string, unknown>;
