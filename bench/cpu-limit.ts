@@ -20,6 +20,8 @@ export interface CpuLimit {
   readonly pct: number;
   readonly dir: string;
   readonly version: 1 | 2;
+  /** The group's list of processes: a pid written to it moves that process (all its threads, and those it starts later) into the group. */
+  readonly procs: string;
   /** Move a process (all its threads, and those it starts later) into the group. */
   add(pid: number): void;
   /** The group's periods and throttled periods so far (cpu.stat). */
@@ -110,6 +112,7 @@ export function createCpuLimit(pct: number, name = `sorter-bench-${process.pid}`
     pct,
     dir,
     version: v2 ? 2 : 1,
+    procs: path.join(dir, 'cgroup.procs'),
     add: (pid) => fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(pid)),
     throttling() {
       const s = statOf(path.join(dir, 'cpu.stat'));

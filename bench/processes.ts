@@ -43,7 +43,7 @@ export interface TargetOptions {
   cpuLimit?: CpuLimit;
   /** The telegram layout the service and its emulator speak (`--layout`: a shipped name or a file; v1 if absent). The baseline speaks v1. */
   layout?: string;
-  /** Node's options for the service (`--service-node-args`); SERVICE_NODE_ARGS, as the units run it, if absent. */
+  /** Node's options for the service (`--service-node-args`); if absent, its launcher chooses them, as in the units. */
   nodeArgs?: readonly string[];
 }
 
@@ -72,30 +72,36 @@ export function endWithTheBench(): void {
   });
 }
 
-/**
- * Start a node child; resolve when a stdout line satisfies `ready` (returning its value).
- * `spawned` sees the process at once, before it has run its start-up (to put it in a cgroup).
- */
+/** Start a node child running `script`; resolve when a stdout line satisfies `ready` (returning its value). */
 export function start<T>(
   script: string,
   argv: string[],
   env: NodeJS.ProcessEnv,
   ready: (line: string) => T | undefined,
   onLine: (l: string) => void = () => {},
-  nodeArgs: string[] = [],
-  spawned: (proc: ChildProcess) => void = () => {},
 ): Promise<{ proc: ChildProcess; value: T }> {
+  return startCommand([process.execPath, script, ...argv], env, ready, onLine, path.basename(script));
+}
+
+/** Start `command` (a program and its arguments); resolve when a stdout line satisfies `ready` (returning its value). */
+export function startCommand<T>(
+  command: readonly [string, ...string[]],
+  env: NodeJS.ProcessEnv,
+  ready: (line: string) => T | undefined,
+  onLine: (l: string) => void = () => {},
+  label = path.basename(command[command.length - 1] ?? command[0]),
+): Promise<{ proc: ChildProcess; value: T }> {
+  const [file, ...args] = command;
   const proc = tracked(
-    spawn(process.execPath, [...nodeArgs, script, ...argv], {
+    spawn(file, args, {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'] as const,
     }),
   );
-  spawned(proc);
   let stderr = '';
   proc.stderr.on('data', (d) => (stderr += d));
   return new Promise((resolve, reject) => {
-    proc.once('exit', (code, signal) => reject(new Error(`${path.basename(script)} exited (${signal ?? code}): ${stderr.slice(-500)}`)));
+    proc.once('exit', (code, signal) => reject(new Error(`${label} exited (${signal ?? code}): ${stderr.slice(-500)}`)));
     readline.createInterface({ input: proc.stdout }).on('line', (line) => {
       onLine(line);
       const value = ready(line);
@@ -113,7 +119,14 @@ const urlOf = (line: string) => {
   }
 };
 
-/** Node's options for the service, as `npm start` and the systemd units run it (test/bench/run.test.ts holds them to it). */
+/**
+ * How `npm start` and the systemd units start the service: this launcher chooses Node's options
+ * (V8's collector from the CPU the process may use) and replaces itself with Node. The bench runs
+ * the service through it unless `--service-node-args` gives the options.
+ */
+export const LAUNCHER = path.join('bin', 'sorter-integration');
+
+/** Node's options for a service checkout without the launcher (`--service-root` of an older one): what its units ran. */
 export const SERVICE_NODE_ARGS = ['--max-semi-space-size=2', '--single-threaded-gc'];
 
 /**
@@ -146,14 +159,14 @@ export const SERVICE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX:
 /**
  * Start a target for one run. A service target runs with the sync counter loaded (and its syncs
  * `delayMs` slower, stalling as `syncStall` says): `syncs` counts every fsync and fdatasync of the
- * process. With `cpuLimit` the service is moved into that cgroup as soon as it is spawned.
+ * process. With `cpuLimit` the service runs in that cgroup. `nodeArgs`: the options it ran with.
  */
 export async function startTarget(
   target: Target,
   sorterPort: number,
   delayMs: number,
-  { serviceRoot, cpuProfDir, serviceConfig, env, syncStall, cpuLimit, layout, nodeArgs = SERVICE_NODE_ARGS }: TargetOptions,
-): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter }> {
+  { serviceRoot, cpuProfDir, serviceConfig, env, syncStall, cpuLimit, layout, nodeArgs }: TargetOptions,
+): Promise<{ proc: ChildProcess; base: string; home?: string; syncs?: SyncCounter; nodeArgs?: string[] }> {
   if (isBaseline(target)) {
     const http = target === 'baseline-hapi' ? 'hapi' : 'node';
     const { proc, value } = await start(
@@ -183,20 +196,54 @@ export async function startTarget(
     },
   };
   fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
-  const prof = [...nodeArgs, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : [])];
   const syncs = new SyncCounter(delayMs, undefined, syncStall);
   scratch.add(syncs.file);
-  const intoCgroup = (proc: ChildProcess) => cpuLimit && proc.pid !== undefined && cpuLimit.add(proc.pid);
-  const { proc, value } = await start(
-    path.join(serviceRoot, 'dist', 'lib', 'main.js'),
-    [],
-    { ...SERVICE_ENV, SORTER_HOME: home, ...syncs.env, ...env },
+  const { command, env: launch } = serviceCommand(serviceRoot, nodeArgs, cpuProfDir, cpuLimit);
+  let ranWith: string[] | undefined;
+  const { proc, value } = await startCommand(
+    command,
+    { ...SERVICE_ENV, SORTER_HOME: home, ...syncs.env, ...launch, ...env },
     urlOf,
-    () => {},
-    prof,
-    intoCgroup,
+    (line) => void (ranWith ??= nodeOptionsOf(line)),
   );
-  return { proc, base: value, home, syncs };
+  return { proc, base: value, home, syncs, nodeArgs: ranWith };
+}
+
+/**
+ * The command that starts a service: through its launcher as the units do (Node's options chosen
+ * from the CPU it may use), or `node OPTIONS main.js` with `nodeArgs` (`--service-node-args`), or
+ * with the options the units used before the launcher where `serviceRoot` has none. In the cgroup
+ * of `cpuLimit` from its first instruction: the launcher reads there what it may use.
+ */
+function serviceCommand(
+  serviceRoot: string,
+  nodeArgs: readonly string[] | undefined,
+  cpuProfDir: string | undefined,
+  cpuLimit: CpuLimit | undefined,
+): { command: [string, ...string[]]; env: NodeJS.ProcessEnv } {
+  const launcher = path.join(serviceRoot, LAUNCHER);
+  const profile = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(cpuProfDir)}`] : [];
+  const viaLauncher = nodeArgs === undefined && fs.existsSync(launcher);
+  if (viaLauncher && profile.some((a) => /\s/.test(a)))
+    throw new Error(`--cpu-prof-dir: the launcher takes Node's options space-separated; ${cpuProfDir} has a space`);
+  const command: [string, ...string[]] = viaLauncher
+    ? ['/bin/sh', launcher]
+    : [process.execPath, ...(nodeArgs ?? SERVICE_NODE_ARGS), ...profile, path.join(serviceRoot, 'dist', 'lib', 'main.js')];
+  return {
+    command: cpuLimit ? ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cpuLimit.procs, ...command] : command,
+    env: viaLauncher ? { NODE: process.execPath, SORTER_NODE_ARGS: profile.join(' ') } : {},
+  };
+}
+
+/** Node's options from the service's start-up line that names its collector (lib/process/collector.ts). */
+function nodeOptionsOf(line: string): string[] | undefined {
+  if (!line.includes('"nodeOptions"')) return undefined;
+  try {
+    const { nodeOptions } = JSON.parse(line) as { nodeOptions?: unknown };
+    return Array.isArray(nodeOptions) ? nodeOptions.map(String) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What startTarget started. */

@@ -3,7 +3,8 @@
 import { type CpuPairs, cpuPairFields, spreadText } from './cpu-pairs';
 import { type HistorySize, describeHistorySize } from './history-size';
 import type { IdleResult } from './idle';
-import { SERVICE_NODE_ARGS, type Target, describeTarget } from './processes';
+import { collectorOf } from '../lib/process/collector';
+import { type Target, describeTarget } from './processes';
 import type { CountCost, PurgeWay } from './scale';
 import type { SyncStall } from './slow-disk';
 import type { StepResult } from './step';
@@ -69,7 +70,7 @@ export interface ReportContext {
   serviceCpuSkipped?: string | null;
   /** The telegram layout of the service's steps (--layout; v1 if absent). */
   layout?: string;
-  /** Node's options the service ran with (--service-node-args; the units' if absent). */
+  /** Node's options for the service (--service-node-args); absent: its launcher chose them, as in the units. */
   serviceNodeArgs?: readonly string[];
 }
 
@@ -192,7 +193,7 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
     );
   const svc50 = results.service.at50;
   console.log(
-    `service at 50/s: ${svc50.cpuPctOfCore}% of a core, RSS peak ${svc50.rssMb} MB, ${svc50.rssEndMb} MB at the end${c.serviceCpuPct != null && svc50.throttling ? `; limited to ${c.serviceCpuPct}% of a core, throttled in ${svc50.throttling.throttled} of ${svc50.throttling.periods} periods` : ''}`,
+    `service at 50/s: ${svc50.cpuPctOfCore}% of a core, RSS peak ${svc50.rssMb} MB, ${svc50.rssEndMb} MB at the end${c.serviceCpuPct != null && svc50.throttling ? `; limited to ${c.serviceCpuPct}% of a core, throttled in ${svc50.throttling.throttled} of ${svc50.throttling.periods} periods` : ''}${svc50.nodeArgs ? `; node ${svc50.nodeArgs.join(' ')} (V8's collector: ${collectorOf(svc50.nodeArgs)})` : ''}`,
   );
   printPurge(purge);
   printMemory(m.memory, c);
@@ -270,7 +271,8 @@ function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportCon
   const steps = [svc.at50, ...svc.ramp].filter((r) => r.throttling !== null);
   const sum = (f: (r: StepResult) => number) => (steps.length > 0 ? steps.reduce((s, r) => s + f(r), 0) : null);
   return {
-    service_node_args: (c.serviceNodeArgs ?? SERVICE_NODE_ARGS).join(' '),
+    service_node_args: (c.serviceNodeArgs ?? svc.at50.nodeArgs ?? null)?.join(' ') ?? null,
+    service_collector: (c.serviceNodeArgs ?? svc.at50.nodeArgs) ? collectorOf(c.serviceNodeArgs ?? svc.at50.nodeArgs ?? []) : null,
     service_cpu_pct: c.serviceCpuPct ?? null,
     service_cpu_skipped: c.serviceCpuSkipped ?? null,
     service_cpu_periods: sum((r) => r.throttling?.periods ?? 0), // steps: those with throttling figures

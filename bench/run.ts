@@ -16,7 +16,7 @@ import { type CpuLimit, createCpuLimit, parseCpuPct } from './cpu-limit';
 import { type CpuPairs, PAIR_RATES, measureCpuPairs } from './cpu-pairs';
 import { idleProbe } from './idle';
 import {
-  SERVICE_NODE_ARGS,
+  LAUNCHER,
   type Target,
   allTargets,
   describeTarget,
@@ -105,9 +105,9 @@ const fsyncDelayMs = nonNegative('bench', 'fsync-delay-ms', args['fsync-delay-ms
 const syncStall = args['sync-stall'] !== undefined ? orExit('sync-stall', parseSyncStall(args['sync-stall'])) : null;
 /** The main plan's service targets may use this percentage of one core (a slower CPU), in a cgroup of their own. */
 const serviceCpuPct = args['service-cpu'] !== undefined ? orExit('service-cpu', parseCpuPct(args['service-cpu'])) : null;
-/** Node's options for every service the bench starts (`--service-node-args`); as the units run it by default. */
+/** Node's options for every service the bench starts (`--service-node-args`); by default its launcher chooses them, as in the units. */
 const serviceNodeArgs =
-  args['service-node-args'] !== undefined ? orExit('service-node-args', parseNodeArgs(args['service-node-args'])) : SERVICE_NODE_ARGS;
+  args['service-node-args'] !== undefined ? orExit('service-node-args', parseNodeArgs(args['service-node-args'])) : undefined;
 /** The idle probe: the service connected to its sorter with nothing to do. */
 const idleStep = !args['no-idle'];
 /** Another checkout's build to run as the service (before/after comparisons); this one by default. */
@@ -346,9 +346,9 @@ function logTheFlags(): void {
   if (layout !== 'v1') log(`the service targets and their emulator speak the ${layout} layout (--layout); the baseline speaks v1`);
   if (serviceConfig) log(`the service targets run with ${JSON.stringify(serviceConfig)} in their config.json (--service-config)`);
   if (serviceRoot !== projectRoot) log(`service from ${serviceRoot} (--service-root)`);
-  if (serviceNodeArgs !== SERVICE_NODE_ARGS)
+  if (serviceNodeArgs)
     log(
-      `the service targets run as node ${[...serviceNodeArgs, 'dist/lib/main.js'].join(' ')} (--service-node-args; the units: ${SERVICE_NODE_ARGS.join(' ')})`,
+      `the service targets run as node ${[...serviceNodeArgs, 'dist/lib/main.js'].join(' ')} (--service-node-args; the units run ${LAUNCHER}, which chooses V8's collector from the CPU)`,
     );
 }
 

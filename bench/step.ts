@@ -59,6 +59,8 @@ export interface StepResult {
   lateSeries?: Array<number | null>;
   /** The target's CPU (all its threads) as a percentage of one core over the measured time. */
   cpuPctOfCore: number;
+  /** Node's options the service ran with, from its start-up line (absent: the baseline, or not said). */
+  nodeArgs?: string[];
   /** The CFS periods of the step and those in which the target's cgroup was throttled (null: no `--service-cpu`). */
   throttling: Throttling | null;
   /** Sync stalls the target met during the step (null: the baseline). */
@@ -359,7 +361,10 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
     t.proc.kill('SIGTERM');
     await new Promise((r) => t.proc.once('exit', r));
     disposeTarget(t);
-    return stepResult(rate, seconds, e, wcs, readings, status.WakeLatency, statusMs);
+    return {
+      ...stepResult(rate, seconds, e, wcs, readings, status.WakeLatency, statusMs),
+      ...(t.nodeArgs ? { nodeArgs: t.nodeArgs } : {}),
+    };
   } catch (err) {
     // Nothing of a failed step stays running (the bench's own exit would end them too: processes.ts).
     failEarly.cancel();
@@ -420,6 +425,8 @@ export async function medianStep(
     // A series is one run's (the memory step runs once): the first run's, if any.
     ...(runs[0]?.rssSeries ? { rssSeries: runs[0].rssSeries } : {}),
     ...(runs[0]?.lateSeries ? { lateSeries: runs[0].lateSeries } : {}),
+    // The same command starts each run's service: the first run's options.
+    ...(runs[0]?.nodeArgs ? { nodeArgs: runs[0].nodeArgs } : {}),
     cpuPctOfCore: pick((x) => x.cpuPctOfCore),
     throttling: runs.some((x) => x.throttling !== null)
       ? { periods: pick((x) => x.throttling?.periods ?? null), throttled: pick((x) => x.throttling?.throttled ?? null) }

@@ -5,6 +5,7 @@ import type Hapi from '@hapi/hapi';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { collectorLine } from './process/collector';
 import { commandLine } from './process/command-line';
 import { type Config, ConfigError, configAdvice, databaseFile, loadConfig, resolveHome } from './process/config';
 import { type InstanceLock, InstanceLockedError, lockInstance } from './process/instance-lock';
@@ -62,6 +63,8 @@ async function main(argv: string[]): Promise<void> {
     );
   for (const line of narrowerThanContract(layout)) log.warn({ layout: layout.name }, line);
   for (const line of configAdvice(config)) log.info(line);
+  const collector = collectorLine(process.execArgv, process.env);
+  log.info(collector.fields, collector.message);
   const manifest = loadManifest();
   // Checked before anything is touched (the test database re-seeded, the sorter connected).
   const unusable = await preflight(home, config);

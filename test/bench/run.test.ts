@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SERVICE_ENV, SERVICE_NODE_ARGS, parseNodeArgs } from '../../bench/processes';
+import { LAUNCHER, SERVICE_ENV, SERVICE_NODE_ARGS, parseNodeArgs } from '../../bench/processes';
 import { projectRoot } from '../../lib/process/paths';
 
 const bench = (...argv: string[]) =>
@@ -130,15 +130,19 @@ describe('the service under the bench', () => {
     expect(parseNodeArgs('--max-semi-space-size=many')).toMatch(/; node refused "--max-semi-space-size=many": .*illegal value/);
   });
 
-  it('runs with the Node options and the environment npm start and the systemd units use', () => {
+  it('runs the service through the launcher npm start and the systemd units run; without one, with its single-threaded options and environment', () => {
     const start: string = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8')).scripts.start;
-    const vars = Object.entries(SERVICE_ENV).map(([k, v]) => `${k}=${v}`);
-    expect(vars.length).toBeGreaterThan(0);
-    expect(start).toContain(`${vars.join(' ')} node ${SERVICE_NODE_ARGS.join(' ')} dist/lib/main.js`);
+    expect(start).toContain(`${LAUNCHER} --default-home seeds`);
     for (const unit of ['sorter-integration.service', 'sorter-integration@.service']) {
       const lines = fs.readFileSync(path.join(__dirname, '../../deploy', unit), 'utf8').split('\n');
-      expect(lines).toContain(`ExecStart=/usr/bin/node ${SERVICE_NODE_ARGS.join(' ')} /opt/sorter-integration/dist/lib/main.js`);
-      for (const v of vars) expect(lines).toContain(`Environment=${v}`);
+      expect(lines).toContain(`ExecStart=/opt/sorter-integration/${LAUNCHER}`);
     }
+    // An older checkout (--service-root) without the launcher runs as its units did: the launcher's
+    // choice for less than two cores, and its malloc arenas.
+    const launcher = fs.readFileSync(path.join(__dirname, '../..', LAUNCHER), 'utf8');
+    expect(launcher).toContain(`*) options='${SERVICE_NODE_ARGS.join(' ')}' ;;`);
+    const vars = Object.entries(SERVICE_ENV);
+    expect(vars.length).toBeGreaterThan(0);
+    for (const [k, v] of vars) expect(launcher).toContain(`export ${k}="\${${k}:-${v}}"`);
   });
 });

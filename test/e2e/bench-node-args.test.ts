@@ -35,7 +35,9 @@ describe('the bench with --service-node-args', () => {
     ];
     const { code, out } = await runBench([...plan, `--service-node-args=${nodeArgs}`]);
     expect({ code, tail: code === 0 ? '' : out.slice(-2000) }).toEqual({ code: 0, tail: '' });
-    expect(out).toContain(`the service targets run as node ${nodeArgs} dist/lib/main.js (--service-node-args; the units: `);
+    expect(out).toContain(
+      `the service targets run as node ${nodeArgs} dist/lib/main.js (--service-node-args; the units run bin/sorter-integration, which chooses V8's collector from the CPU)`,
+    );
     const line = JSON.parse(/^BENCH (.*)$/m.exec(out)?.[1] ?? '{}') as Record<string, unknown>;
     expect(line).toMatchObject({ service_node_args: nodeArgs, lost: 0, duplicated: 0 });
     // The 50 items/s step, the 30 items/s step and the idle probe: a service process each, with the

@@ -27,14 +27,19 @@ describe('the systemd units', () => {
     'pass systemd-analyze verify, the template as an instance too, with no warning',
     () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-units-'));
-      // The units run Debian's (or NodeSource's) /usr/bin/node; where node lives elsewhere, verify
-      // the same unit with this node's path, so that the check is about the unit, not the machine.
-      const node = fs.existsSync('/usr/bin/node') ? '/usr/bin/node' : process.execPath;
+      // The units run the launcher installed under /opt/sorter-integration, which systemd checks is
+      // there and executable: verify the same unit with this checkout's, so that the check is about
+      // the unit, not the machine.
+      const launcher = path.resolve(__dirname, '../../bin/sorter-integration');
       for (const [from, to] of [
         [units[0], units[0]],
         [units[1], 'sorter-integration@line1.service'],
       ] as const) {
-        fs.writeFileSync(path.join(dir, to), fs.readFileSync(path.join(DEPLOY, from), 'utf8').replace('/usr/bin/node', node));
+        const text = fs.readFileSync(path.join(DEPLOY, from), 'utf8');
+        fs.writeFileSync(
+          path.join(dir, to),
+          text.replace('ExecStart=/opt/sorter-integration/bin/sorter-integration', `ExecStart=${launcher}`),
+        );
       }
       const r = spawnSync('systemd-analyze', ['verify', path.join(dir, units[0]), path.join(dir, 'sorter-integration@line1.service')], {
         encoding: 'utf8',
@@ -60,8 +65,8 @@ describe('the systemd units', () => {
         'User=sorter-integration',
         `StateDirectory=sorter-integration${instance}`,
         `Environment=SORTER_HOME=/var/lib/sorter-integration${instance}`,
-        'ExecStart=/usr/bin/node --max-semi-space-size=2 --single-threaded-gc /opt/sorter-integration/dist/lib/main.js',
-        'Environment=MALLOC_ARENA_MAX=2',
+        'ExecStart=/opt/sorter-integration/bin/sorter-integration',
+        'Environment=NODE=/usr/bin/node',
         'NoNewPrivileges=yes',
         'ProtectSystem=strict',
         'ProtectHome=yes',
@@ -74,7 +79,8 @@ describe('the systemd units', () => {
       }
       // The service's own stop limit (20 s) fits within the unit's.
       expect(Number(/^TimeoutStopSec=(\d+)$/m.exec(text)![1])).toBeGreaterThan(20);
-      // What ExecStart runs is what `npm run build` makes.
+      // What ExecStart runs: the launcher, executable, and what `npm run build` makes, which it starts.
+      expect(fs.statSync(path.join(__dirname, '../../bin/sorter-integration')).mode & 0o111).toBe(0o111);
       expect(fs.existsSync(path.join(__dirname, '../../dist/lib/main.js'))).toBe(true);
     },
   );

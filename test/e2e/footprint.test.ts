@@ -89,7 +89,7 @@ describe('memory footprint of the compiled service', () => {
   });
 
   itWithArenas(
-    'the service runs with two malloc arenas where glibc would give it one for each thread that allocates (SERVICE_ENV, as npm start and the systemd units set it)',
+    'the service runs with two malloc arenas where glibc would give it one for each thread that allocates (its launcher sets them, as npm start and the systemd units run it)',
     async () => {
       expect(SERVICE_ENV.MALLOC_ARENA_MAX).toBe('2');
       const arenasOf = async (env: NodeJS.ProcessEnv) => {

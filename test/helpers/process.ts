@@ -4,17 +4,22 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { killAtFileEnd } from './children';
 import { until } from './until';
-import { SERVICE_ENV, SERVICE_NODE_ARGS } from '../../bench/processes';
-
-const MAIN = path.resolve(__dirname, '../../dist/lib/main.js');
+import { LAUNCHER } from '../../bench/processes';
 
 /**
- * The service run to its end, as it is deployed (SERVICE_NODE_ARGS, SERVICE_ENV): for starts that must be
+ * The service as `npm start` and the systemd units start it: its launcher chooses Node's options
+ * (V8's collector from the CPU it may use) and replaces itself with this Node, at the same pid.
+ */
+const COMMAND = ['/bin/sh', path.resolve(__dirname, '../..', LAUNCHER)];
+const launchEnv = (home: string, env: NodeJS.ProcessEnv = {}) => ({ ...process.env, NODE: process.execPath, ...env, SORTER_HOME: home });
+
+/**
+ * The service run to its end, as it is deployed (through its launcher): for starts that must be
  * refused (exit 78 and one line) or that end by themselves. Killed after 15 s.
  */
 export function runServiceToEnd(home: string): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [...SERVICE_NODE_ARGS, MAIN], {
-    env: { ...process.env, ...SERVICE_ENV, SORTER_HOME: home },
+  return spawnSync(COMMAND[0]!, COMMAND.slice(1), {
+    env: launchEnv(home),
     encoding: 'utf8',
     timeout: 15000,
   });
@@ -41,13 +46,13 @@ export interface ServiceProcess {
 }
 
 /**
- * Spawn the service with SORTER_HOME=home, its output piped, with Node's options and environment
- * as `npm start` and the systemd units run it; killed at the end of the test file if it still runs then.
+ * Spawn the service with SORTER_HOME=home, its output piped, through its launcher as `npm start`
+ * and the systemd units run it; killed at the end of the test file if it still runs then.
  * `exited` resolves with its exit code (or signal) once its output has been read to the end.
  */
 export function spawnService(home: string, env: NodeJS.ProcessEnv = {}): { proc: ChildProcess; exited: Promise<number | string> } {
-  const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, MAIN], {
-    env: { ...process.env, ...SERVICE_ENV, ...env, SORTER_HOME: home },
+  const proc = spawn(COMMAND[0]!, COMMAND.slice(1), {
+    env: launchEnv(home, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   killAtFileEnd(proc);
