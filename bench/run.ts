@@ -42,7 +42,7 @@ import { type StepOptions, type StepResult, medianStep } from './step';
 
 const args = commandLine(
   'bench',
-  'npm run bench -- [options]   (docs/performance.md, "Reproduce", says what each does; e.g. --sync-stall 1000/10, --service-cpu 25)',
+  'npm run bench -- [options]   (docs/performance.md, "Reproduce", says what each does; e.g. --sync-stall 1000/10, --service-cpu 25; a value that starts with "-" after "=": --service-node-args="--single-threaded-gc")',
   {
     quick: { type: 'boolean', default: false },
     // For focused measurements (docs/performance.md): override parts of the plan.
