@@ -1,5 +1,5 @@
 // Which of V8's collectors the service runs with, said once at start: bin/sorter-integration chooses
-// it from the CPU the process may use (docs/operations.md, "CPU and memory") and says why in
+// it from the CPU the process may use (docs/operations.md, "V8's collector") and says why in
 // SORTER_COLLECTOR_WHY; the options Node was started with say which.
 
 /** The collector Node's options give: on the allocating thread, with helper threads, or V8's default pool. */
