@@ -80,12 +80,12 @@ onLinux('bin/sorter-integration', () => {
     try {
       const s = await launch(['/bin/sh', LAUNCHER], { SORTER_HOME: '' }, ['--default-home', home]);
       expect(s.exe).toBe(node);
-      expect(s.why).toMatch(new RegExp(`^auto: ${cpus} CPUs?, (no CPU quota|a CPU quota of \\d+\\.\\d\\d cores)$`));
-      // The rule for what it saw: two cores or more to use, helper threads; less, on the allocating thread.
+      expect(s.why).toMatch(new RegExp(`^auto: ${cpus} CPUs?, (no CPU quota|a CPU quota of \\d+\\.\\d\\d cores); helpers from 4$`));
+      // The rule for what it saw: four cores or more to use, a helper thread; less, on the allocating thread.
       const quota = /a CPU quota of ([\d.]+) cores/.exec(s.why)?.[1];
       const budget = Math.min(cpus, quota === undefined ? Infinity : Number(quota));
-      const options = budget >= 2 ? HELPERS : SINGLE;
-      expect(s).toMatchObject({ collector: budget >= 2 ? 'helpers' : 'single-threaded', nodeOptions: options });
+      const options = budget >= 4 ? HELPERS : SINGLE;
+      expect(s).toMatchObject({ collector: budget >= 4 ? 'helpers' : 'single-threaded', nodeOptions: options });
       expect(s.cmdline).toEqual([process.execPath, ...options, path.resolve(__dirname, '../../dist/lib/main.js'), '--default-home', home]);
       expect(s.environ.MALLOC_ARENA_MAX).toBe('2');
       expect(s.environ.SORTER_COLLECTOR_WHY).toBe(s.why);
@@ -103,6 +103,16 @@ onLinux('bin/sorter-integration', () => {
     },
   );
 
+  it('SORTER_HELPERS_FROM sets the cores from which auto chooses the helper thread', async () => {
+    const cpus = os.availableParallelism();
+    const s = await launch(['/bin/sh', LAUNCHER], { SORTER_HELPERS_FROM: '2' });
+    expect(s.why).toMatch(new RegExp(`^auto: ${cpus} CPUs?, .*; helpers from 2$`));
+    if (!s.why.includes('quota'))
+      expect(s).toMatchObject(cpus >= 2 ? { collector: 'helpers', nodeOptions: HELPERS } : { collector: 'single-threaded' });
+    const one = await launch(['/bin/sh', LAUNCHER], { SORTER_HELPERS_FROM: '1' });
+    if (!one.why.includes('quota')) expect(one).toMatchObject({ collector: 'helpers', nodeOptions: HELPERS });
+  });
+
   it('SORTER_COLLECTOR overrides the choice, SORTER_NODE_ARGS and MALLOC_ARENA_MAX add to it', async () => {
     const s = await launch(['/bin/sh', LAUNCHER], {
       SORTER_COLLECTOR: 'single-threaded',
@@ -116,16 +126,22 @@ onLinux('bin/sorter-integration', () => {
     expect(h).toMatchObject({ collector: 'helpers', nodeOptions: HELPERS });
   });
 
-  it('refuses a SORTER_COLLECTOR it does not know with one line and exit 78, before Node starts', () => {
-    const r = spawnSync('/bin/sh', [LAUNCHER], {
-      env: { ...process.env, NODE: process.execPath, SORTER_COLLECTOR: 'parallel' },
-      encoding: 'utf8',
-    });
-    expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({
+  it('refuses a SORTER_COLLECTOR or SORTER_HELPERS_FROM it does not know with one line and exit 78, before Node starts', () => {
+    const run = (env: NodeJS.ProcessEnv) => {
+      const r = spawnSync('/bin/sh', [LAUNCHER], { env: { ...process.env, NODE: process.execPath, ...env }, encoding: 'utf8' });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    expect(run({ SORTER_COLLECTOR: 'parallel' })).toEqual({
       status: 78,
       stdout: '',
       stderr: 'sorter-integration: SORTER_COLLECTOR is auto, helpers or single-threaded; got "parallel"\n',
     });
+    for (const from of ['1.5', '0', 'two', '-2'])
+      expect(run({ SORTER_HELPERS_FROM: from })).toEqual({
+        status: 78,
+        stdout: '',
+        stderr: `sorter-integration: SORTER_HELPERS_FROM is a whole number of cores, 1 or more; got "${from}"\n`,
+      });
   });
 });
 
@@ -133,22 +149,24 @@ describeWhen(missingCpuLimit(), 'the launcher in a cgroup')('bin/sorter-integrat
   const limits: CpuLimit[] = [];
   afterAll(() => limits.forEach((l) => l.remove()));
   /** The launcher started inside a new group limited to `pct`% of one core, from its first instruction. */
-  const inGroup = async (pct: number, name: string) => {
+  const inGroup = async (pct: number, name: string, env: NodeJS.ProcessEnv = {}) => {
     const limit = createCpuLimit(pct, `sorter-launcher-${process.pid}-${name}`);
     if (typeof limit === 'string') throw new Error(limit);
     limits.push(limit);
-    return launch(['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', limit.procs, '/bin/sh', LAUNCHER]);
+    return launch(['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', limit.procs, '/bin/sh', LAUNCHER], env);
   };
 
-  it('a quarter of a core: the single-threaded collector', async () => {
-    const s = await inGroup(25, 'quarter');
+  it('a quarter of a core: the single-threaded collector, even with helpers from one core', async () => {
+    const s = await inGroup(25, 'quarter', { SORTER_HELPERS_FROM: '1' });
     expect(s).toMatchObject({ collector: 'single-threaded', nodeOptions: SINGLE });
-    expect(s.why).toMatch(/^auto: \d+ CPUs?, a CPU quota of 0\.25 cores$/);
+    expect(s.why).toMatch(/^auto: \d+ CPUs?, a CPU quota of 0\.25 cores; helpers from 1$/);
   });
 
-  it('a quota of two cores where the machine has two or more: helper threads; on one CPU, the CPU decides', async () => {
+  it('a quota of two cores: single-threaded by default; with helpers from two, a helper thread where the machine has two CPUs', async () => {
     const s = await inGroup(200, 'two');
-    expect(s.why).toMatch(/^auto: \d+ CPUs?, a CPU quota of 2\.00 cores$/);
-    expect(s.collector).toBe(os.availableParallelism() >= 2 ? 'helpers' : 'single-threaded');
+    expect(s.why).toMatch(/^auto: \d+ CPUs?, a CPU quota of 2\.00 cores; helpers from 4$/);
+    expect(s.collector).toBe('single-threaded');
+    const h = await inGroup(200, 'two-from-2', { SORTER_HELPERS_FROM: '2' });
+    expect(h.collector).toBe(os.availableParallelism() >= 2 ? 'helpers' : 'single-threaded');
   });
 });
