@@ -270,9 +270,10 @@ function stallFields({ stall, stallOf }: Measured['storage']): Record<string, un
 function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportContext): Record<string, unknown> {
   const steps = [svc.at50, ...svc.ramp].filter((r) => r.throttling !== null);
   const sum = (f: (r: StepResult) => number) => (steps.length > 0 ? steps.reduce((s, r) => s + f(r), 0) : null);
+  const nodeArgs = c.serviceNodeArgs ?? svc.at50.nodeArgs ?? null;
   return {
-    service_node_args: (c.serviceNodeArgs ?? svc.at50.nodeArgs ?? null)?.join(' ') ?? null,
-    service_collector: (c.serviceNodeArgs ?? svc.at50.nodeArgs) ? collectorOf(c.serviceNodeArgs ?? svc.at50.nodeArgs ?? []) : null,
+    service_node_args: nodeArgs?.join(' ') ?? null,
+    service_collector: nodeArgs ? collectorOf(nodeArgs) : null,
     service_cpu_pct: c.serviceCpuPct ?? null,
     service_cpu_skipped: c.serviceCpuSkipped ?? null,
     service_cpu_periods: sum((r) => r.throttling?.periods ?? 0), // steps: those with throttling figures
