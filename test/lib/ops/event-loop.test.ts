@@ -1,7 +1,7 @@
 // The event loop's delay, sampled only while the service has work (lib/ops/event-loop.ts).
 import { EventLoopWatch, SAMPLE_AFTER_WORK_MS, SAMPLE_RESOLUTION_MS } from '../../../lib/ops/event-loop';
 
-/** Long enough for two samples or more. */
+/** Long enough for two samples when the timers are on time (under load: `firstDelay`). */
 const SAMPLES = SAMPLE_RESOLUTION_MS * 2.5;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
