@@ -358,7 +358,7 @@ function historyFields(history: Measured['history']) {
 }
 
 /** The `BENCH` line's `modes`: each target's own figures. */
-function modeFields(results: Measured['results']) {
+export function modeFields(results: Measured['results']) {
   return Object.fromEntries(
     Object.entries(results).map(([k, r]) => [
       k,
@@ -381,6 +381,12 @@ function modeFields(results: Measured['results']) {
         decision_p99_ms_runs_at_max: r.atMax?.runs?.decisionP99 ?? null,
         cpu_us_per_cycle_runs_at_50: r.at50.runs?.cpuUsPerCycle ?? null,
         cpu_us_per_cycle_runs_at_max: r.atMax?.runs?.cpuUsPerCycle ?? null,
+        late_runs_at_50: r.at50.runs?.late ?? null,
+        late_runs_at_max: r.atMax?.runs?.late ?? null,
+        passes_without_assignment_runs_at_50: r.at50.runs?.passesWithoutAssignment ?? null,
+        passes_without_assignment_runs_at_max: r.atMax?.runs?.passesWithoutAssignment ?? null,
+        rejected_runs_at_50: r.at50.runs?.rejected ?? null,
+        rejected_runs_at_max: r.atMax?.runs?.rejected ?? null,
       },
     ]),
   );

@@ -87,8 +87,21 @@ export interface StepResult {
   /** GET /status round trips during the run, p99 (ms), and the link's reconnects. */
   statusP99Ms: number | null;
   reconnects: number;
-  /** Over several runs (medianStep): each run's decision p99 (ms) and CPU per cycle (µs), in the order run. */
-  runs?: { decisionP99: Array<number | null>; cpuUsPerCycle: number[] };
+  /** Over several runs (medianStep): each run's figures, in the order run. */
+  runs?: RunFigures;
+}
+
+/**
+ * Each run's figures of a step run several times, in the order run: the decision p99 (ms), the CPU
+ * per cycle (µs), and the counts a run can hide in a median (late assignments, passes without
+ * assignment, items rejected).
+ */
+export interface RunFigures {
+  decisionP99: Array<number | null>;
+  cpuUsPerCycle: number[];
+  late: number[];
+  passesWithoutAssignment: number[];
+  rejected: number[];
 }
 
 /** How a step's storage is made worse: slower fsync, and an operator's write lock held for a while. */
@@ -409,9 +422,26 @@ export async function medianStep(
 ): Promise<StepResult> {
   const runs: StepResult[] = [];
   for (let i = 0; i < ctx.runs; i++) runs.push(await step(ctx, target, rate, seconds, options));
+  const r = combineRuns(rate, runs);
+  ctx.log(stepLine(label, r, runs.length));
+  return r;
+}
+
+/**
+ * One step's result from its runs: each figure the runs' median (the peak resident memory their
+ * highest; lost and duplicated their sums; the reconnects their most), sustained if most runs
+ * were, and with several runs each run's figures in `runs`.
+ */
+export function combineRuns(rate: number, runs: readonly StepResult[]): StepResult {
   const pick = (f: (r: StepResult) => number | null) => median(runs.map((r) => f(r) ?? Number.NaN));
-  const each = { decisionP99: runs.map((x) => x.decisionP99), cpuUsPerCycle: runs.map((x) => x.cpuUsPerCycle.target) };
-  const r: StepResult = {
+  const each: RunFigures = {
+    decisionP99: runs.map((x) => x.decisionP99),
+    cpuUsPerCycle: runs.map((x) => x.cpuUsPerCycle.target),
+    late: runs.map((x) => x.late),
+    passesWithoutAssignment: runs.map((x) => x.passesWithoutAssignment),
+    rejected: runs.map((x) => x.rejected),
+  };
+  return {
     rate,
     cyclesPerS: pick((x) => x.cyclesPerS),
     sustained: runs.filter((x) => x.sustained).length * 2 > runs.length,
@@ -454,8 +484,16 @@ export async function medianStep(
     reconnects: Math.max(...runs.map((x) => x.reconnects)),
     runs: each,
   };
-  ctx.log(
-    `  ${label.padEnd(40)} rate ${String(rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}${r.cpuUsPerCycleByThread ? ` (main ${r.cpuUsPerCycleByThread.main}, writer ${r.cpuUsPerCycleByThread.writer}, checkpoint ${r.cpuUsPerCycleByThread.checkpoint}, other ${r.cpuUsPerCycleByThread.other})` : ''}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  passes w/o assignment ${r.passesWithoutAssignment}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}${r.stalls ? `  stalls ${r.stalls}, decision max ${r.decisionMax} ms` : ''}${r.throttling ? `  cpu ${r.cpuPctOfCore}% of a core, throttled in ${r.throttling.throttled} of ${r.throttling.periods} periods` : ''}${runs.length > 1 ? `  over ${runs.length} runs: decision p99 ${spread(each.decisionP99)} ms, cpu µs/cycle ${spread(each.cpuUsPerCycle)}` : ''}`,
-  );
-  return r;
+}
+
+/**
+ * A step's line in the benchmark's log: the median run's figures, and over several runs the
+ * spread of the decision p99 and the CPU per cycle (min/median/max) and each run's late,
+ * without-assignment and rejected counts (`late 0,3,0`: a count in one run of three is a finding
+ * the median hides).
+ */
+export function stepLine(label: string, r: StepResult, runCount: number): string {
+  const each = r.runs;
+  const counts = (xs: readonly number[]) => xs.join(',');
+  return `  ${label.padEnd(40)} rate ${String(r.rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}${r.cpuUsPerCycleByThread ? ` (main ${r.cpuUsPerCycleByThread.main}, writer ${r.cpuUsPerCycleByThread.writer}, checkpoint ${r.cpuUsPerCycleByThread.checkpoint}, other ${r.cpuUsPerCycleByThread.other})` : ''}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  passes w/o assignment ${r.passesWithoutAssignment}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}${r.stalls ? `  stalls ${r.stalls}, decision max ${r.decisionMax} ms` : ''}${r.throttling ? `  cpu ${r.cpuPctOfCore}% of a core, throttled in ${r.throttling.throttled} of ${r.throttling.periods} periods` : ''}${runCount > 1 && each ? `  over ${runCount} runs: decision p99 ${spread(each.decisionP99)} ms, cpu µs/cycle ${spread(each.cpuUsPerCycle)}; each run late ${counts(each.late)}, passes w/o assignment ${counts(each.passesWithoutAssignment)}, rejected ${counts(each.rejected)}` : ''}`;
 }
