@@ -423,7 +423,7 @@ export async function medianStep(
   const runs: StepResult[] = [];
   for (let i = 0; i < ctx.runs; i++) runs.push(await step(ctx, target, rate, seconds, options));
   const r = combineRuns(rate, runs);
-  ctx.log(stepLine(label, r, runs.length));
+  ctx.log(stepLine(label, r));
   return r;
 }
 
@@ -492,8 +492,9 @@ export function combineRuns(rate: number, runs: readonly StepResult[]): StepResu
  * without-assignment and rejected counts (`late 0,3,0`: a count in one run of three is a finding
  * the median hides).
  */
-export function stepLine(label: string, r: StepResult, runCount: number): string {
+export function stepLine(label: string, r: StepResult): string {
   const each = r.runs;
+  const runCount = each?.late.length ?? 1;
   const counts = (xs: readonly number[]) => xs.join(',');
-  return `  ${label.padEnd(40)} rate ${String(r.rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}${r.cpuUsPerCycleByThread ? ` (main ${r.cpuUsPerCycleByThread.main}, writer ${r.cpuUsPerCycleByThread.writer}, checkpoint ${r.cpuUsPerCycleByThread.checkpoint}, other ${r.cpuUsPerCycleByThread.other})` : ''}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  passes w/o assignment ${r.passesWithoutAssignment}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}${r.stalls ? `  stalls ${r.stalls}, decision max ${r.decisionMax} ms` : ''}${r.throttling ? `  cpu ${r.cpuPctOfCore}% of a core, throttled in ${r.throttling.throttled} of ${r.throttling.periods} periods` : ''}${runCount > 1 && each ? `  over ${runCount} runs: decision p99 ${spread(each.decisionP99)} ms, cpu µs/cycle ${spread(each.cpuUsPerCycle)}; each run late ${counts(each.late)}, passes w/o assignment ${counts(each.passesWithoutAssignment)}, rejected ${counts(each.rejected)}` : ''}`;
+  return `  ${label.padEnd(40)} rate ${String(r.rate).padStart(5)}/s  cycles ${r.cyclesPerS.toFixed(0).padStart(5)}/s  ${r.sustained ? 'sustained' : 'BROKE DOWN'}  decision p99 ${r.decisionP99} ms  wake p99 ${r.wakeP99} ms  rss ${r.rssMb} MB  cpu µs/cycle ${r.cpuUsPerCycle.target}/${r.cpuUsPerCycle.emulator}/${r.cpuUsPerCycle.client}${r.cpuUsPerCycleByThread ? ` (main ${r.cpuUsPerCycleByThread.main}, writer ${r.cpuUsPerCycleByThread.writer}, checkpoint ${r.cpuUsPerCycleByThread.checkpoint}, other ${r.cpuUsPerCycleByThread.other})` : ''}  disk ${r.diskKbPerCycle} KB/cycle (device ${r.deviceKbPerCycle ?? '-'} KB, ${r.deviceWritesPerCycle ?? '-'} writes), ${r.syncsPerCycle ?? '-'} syncs/cycle  late ${r.late}  passes w/o assignment ${r.passesWithoutAssignment}  rejected ${r.rejected}  lost ${r.lost}  dup ${r.duplicated}${r.statusP99Ms !== null ? `  status p99 ${r.statusP99Ms} ms  reconnects ${r.reconnects}` : ''}${r.stalls ? `  stalls ${r.stalls}, decision max ${r.decisionMax} ms` : ''}${r.throttling ? `  cpu ${r.cpuPctOfCore}% of a core, throttled in ${r.throttling.throttled} of ${r.throttling.periods} periods` : ''}${each && runCount > 1 ? `  over ${runCount} runs: decision p99 ${spread(each.decisionP99)} ms, cpu µs/cycle ${spread(each.cpuUsPerCycle)}; each run late ${counts(each.late)}, passes w/o assignment ${counts(each.passesWithoutAssignment)}, rejected ${counts(each.rejected)}` : ''}`;
 }

@@ -50,13 +50,13 @@ it("the median run's counts stand in the step's figures; each run's count is kep
 
 it("the step line ends with the spread and each run's counts, so a run that went late is not hidden by the median", () => {
   const runs = [run(4.5, 3100, 0, 0, 0), run(900, 3300, 17, 40, 3), run(5.1, 3200, 0, 0, 0)];
-  const line = stepLine('service', combineRuns(50, runs), runs.length);
+  const line = stepLine('service', combineRuns(50, runs));
   expect(line).toContain('late 0  passes w/o assignment 0  rejected 0  lost 0  dup 0');
   expect(line).toMatch(
     /over 3 runs: decision p99 4\.5\/5\.1\/900 ms, cpu µs\/cycle 3100\/3200\/3300; each run late 0,17,0, passes w\/o assignment 0,40,0, rejected 0,3,0$/,
   );
   // One run: no spread to give.
-  expect(stepLine('service', combineRuns(50, runs.slice(1, 2)), 1)).toMatch(
+  expect(stepLine('service', combineRuns(50, runs.slice(1, 2)))).toMatch(
     /late 17 {2}passes w\/o assignment 40 {2}rejected 3 {2}lost 0 {2}dup 0$/,
   );
 });
