@@ -36,7 +36,7 @@ const run = (decisionP99: number, cpu: number, late: number, passes: number, rej
     ...extra,
   }) as StepResult;
 
-it("the median run's counts stand in the step's figures; each run's count is kept beside them, in the order run", () => {
+it("each count in the step's figures is the median of the runs' counts; each run's count is kept beside them, in the order run", () => {
   const r = combineRuns(50, [run(4.5, 3100, 0, 0, 0), run(900, 3300, 17, 40, 3, { lost: 1 }), run(5.1, 3200, 0, 0, 0, { duplicated: 2 })]);
   expect(r).toMatchObject({ decisionP99: 5.1, late: 0, passesWithoutAssignment: 0, rejected: 0, lost: 1, duplicated: 2, sustained: true });
   expect(r.runs).toEqual({
