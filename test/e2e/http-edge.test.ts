@@ -1,7 +1,7 @@
 // The HTTP edge against raw sockets, as clients that do not use our reference client send it:
 // chunked bodies over the limit get their 413 (not a reset).
 import net from 'node:net';
-import { removeHome, tempHome } from '../helpers/home';
+import { csv, removeHome, requestRow, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 
 /** Write `request` on a fresh connection; resolve with everything read until the server closes or `ms` passes. */
@@ -24,7 +24,7 @@ describe('HTTP edge, raw sockets', () => {
   let home: string;
   let svc: ServiceProcess;
   beforeAll(async () => {
-    home = tempHome({ 'config.json': { TestMode: true, Port: 0 } });
+    home = tempHome({ 'config.json': { TestMode: true, Port: 0 }, 'Service_PLC.csv': csv(requestRow('T1'), requestRow('T2')) });
     svc = await startServiceProcess(home);
   });
   afterAll(async () => {
@@ -75,11 +75,26 @@ describe('HTTP edge, raw sockets', () => {
       /Expect header "x" is not supported/,
     ],
     ['a request without Host', 'GET /status HTTP/1.1\r\n\r\n', 400, /not valid HTTP/],
+    ['a Host with a path in it', 'GET /status HTTP/1.1\r\nHost: x/b\r\n\r\n', 400, /Invalid host header/],
   ])('answers %s with a JSON error, not an empty reply', async (_what, raw, status, message) => {
     const res = await exchange(svc.port, (s) => s.write(raw));
     expect(res.text).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
     const body = JSON.parse(res.text.slice(res.text.indexOf('\r\n\r\n') + 4));
     expect(body).toMatchObject({ statusCode: status });
     expect(body.message).toMatch(message);
+  });
+
+  // hapi routes on the request line's path but builds request.url from the Host header and that
+  // path, so a Host with a '/', '?' or '#' in it shifts the URL's path and query. Such a request is
+  // refused before any route runs: a GET /status (all a proxy lets through, say) takes no message.
+  it('refuses a Host that would move the path: GET /status with Host "x/sortation?timeOut=0#" takes no message', async () => {
+    const depth = async () => ((await (await fetch(`${svc.base}/status`)).json()) as Record<string, number>)['Sortation Q'];
+    const before = await depth();
+    expect(before).toBeGreaterThan(0);
+    const res = await exchange(svc.port, (s) => s.write('GET /status HTTP/1.1\r\nHost: x/sortation?timeOut=0#\r\n\r\n'));
+    expect(res.text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(res.text).toMatch(/Invalid host header/);
+    expect(res.text).not.toMatch(/X-Message-Id/i);
+    expect(await depth()).toBe(before);
   });
 });
