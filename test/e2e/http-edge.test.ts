@@ -1,5 +1,6 @@
 // The HTTP edge against raw sockets, as clients that do not use our reference client send it:
-// chunked bodies over the limit get their 413 (not a reset).
+// chunked bodies over the limit get their 413 (not a reset), malformed requests a JSON error, and a
+// Host that is not a host and port a 400 before any route runs.
 import net from 'node:net';
 import { csv, removeHome, requestRow, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
