@@ -3,6 +3,7 @@
 // Host that is not a host and port a 400 before any route runs.
 import net from 'node:net';
 import { csv, removeHome, requestRow, tempHome } from '../helpers/home';
+import { call } from '../helpers/http';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 
 /** Write `request` on a fresh connection; resolve with everything read until the server closes or `ms` passes. */
@@ -89,7 +90,7 @@ describe('HTTP edge, raw sockets', () => {
   // path, so a Host with a '/', '?' or '#' in it shifts the URL's path and query. Such a request is
   // refused before any route runs: a GET /status (all a proxy lets through, say) takes no message.
   it('refuses a Host that would move the path: GET /status with Host "x/sortation?timeOut=0#" takes no message', async () => {
-    const depth = async () => ((await (await fetch(`${svc.base}/status`)).json()) as Record<string, number>)['Sortation Q'];
+    const depth = async () => (await call(svc.base, 'GET', '/status')).json['Sortation Q'];
     const before = await depth();
     expect(before).toBeGreaterThan(0);
     const res = await exchange(svc.port, (s) => s.write('GET /status HTTP/1.1\r\nHost: x/sortation?timeOut=0#\r\n\r\n'));
