@@ -290,7 +290,8 @@ export interface BenchEmulator {
 /**
  * Start the emulator inducting `rate` items/s for `seconds` from the moment a host connects (a
  * second after), then waiting up to `drainTimeoutS` for what it sent to be answered; speaking
- * `layout` (a shipped layout's name or a file).
+ * `layout` (a shipped layout's name or a file); with `decisionLog`, each decision sample into that
+ * CSV file (the emulator's `--decision-log`).
  */
 export async function startEmulator(
   rate: number,
@@ -298,6 +299,7 @@ export async function startEmulator(
   drainTimeoutS: number,
   measureAfterS = 0,
   layout = 'v1',
+  decisionLog?: string,
 ): Promise<BenchEmulator> {
   let line = '';
   const emu = await start(
@@ -321,6 +323,7 @@ export async function startEmulator(
       String(measureAfterS),
       '--layout',
       layout,
+      ...(decisionLog !== undefined ? ['--decision-log', decisionLog] : []),
     ],
     {},
     (l) => {

@@ -5,12 +5,14 @@
  * nothing was lost or duplicated. Prints a table and, last, one line `BENCH {json}`.
  * Here: the plan (quick or full, and the flags that override it), the steps in order, the report.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LayoutError, loadLayout } from '../lib/layout/load';
 import { layoutFile } from '../lib/layout/site-layout';
 import { commandLine, nonNegative } from '../lib/process/command-line';
 import { projectRoot } from '../lib/process/paths';
+import { errorMessage } from '../lib/process/errors';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 import { type CpuLimit, createCpuLimit, parseCpuPct } from './cpu-limit';
 import { type CpuPairs, PAIR_RATES, measureCpuPairs } from './cpu-pairs';
@@ -53,6 +55,7 @@ const args = commandLine(
     'no-scale': { type: 'boolean', default: false },
     'no-storage': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    'decision-log': { type: 'string' },
     'fsync-delay-ms': { type: 'string', default: '0' },
     'sync-stall': { type: 'string' },
     'service-cpu': { type: 'string' },
@@ -114,6 +117,8 @@ const idleStep = !args['no-idle'];
 const serviceRoot = path.resolve(args['service-root'] ?? projectRoot);
 /** Folder for `node --cpu-prof` profiles of the service (one per run), if asked for. */
 const cpuProfDir = args['cpu-prof'];
+/** Folder for each run's decision samples (the emulator's `--decision-log`, a CSV file a run), if asked for. */
+const decisionLogDir = args['decision-log'] !== undefined ? orExit('decision-log', decisionLogFolder(args['decision-log'])).dir : undefined;
 /** A site's items a second around the clock: the service also runs a step at it, and its storage's wear is projected. */
 const siteRate = args['site-rate'] !== undefined ? nonNegative('bench', 'site-rate', args['site-rate']) : null;
 if (siteRate === 0) {
@@ -167,6 +172,19 @@ function checkLayout(name: string): { file: string } | string {
 }
 
 /** A whole number of pairs, or the problem as one line and exit 2. */
+/** The folder of --decision-log, made if missing; else what is wrong (for orExit). */
+function decisionLogFolder(value: string): { dir: string } | string {
+  if (value.trim() === '') return 'takes a folder for each run\'s decision samples, e.g. /tmp/decisions; got ""';
+  const dir = path.resolve(value);
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.accessSync(dir, fs.constants.W_OK);
+    return { dir };
+  } catch (err) {
+    return `takes a folder it can write; ${dir}: ${errorMessage(err)}`;
+  }
+}
+
 function pairCount(value: string): number {
   const n = Number(value);
   if (value.trim() !== '' && Number.isInteger(n) && n >= 0) return n;
@@ -182,6 +200,7 @@ const ctx = {
   clientLoops: plan.clientLoops,
   serviceRoot,
   cpuProfDir,
+  decisionLogDir,
   serviceConfig,
   warmupS,
   log,
@@ -346,6 +365,7 @@ function logTheFlags(): void {
   if (layout !== 'v1') log(`the service targets and their emulator speak the ${layout} layout (--layout); the baseline speaks v1`);
   if (serviceConfig) log(`the service targets run with ${JSON.stringify(serviceConfig)} in their config.json (--service-config)`);
   if (serviceRoot !== projectRoot) log(`service from ${serviceRoot} (--service-root)`);
+  if (decisionLogDir) log(`each run's decision samples in ${decisionLogDir}, a CSV file a run: NNN-TARGET-RATE.csv (--decision-log)`);
   if (serviceNodeArgs)
     log(
       `the service targets run as node ${[...serviceNodeArgs, 'dist/lib/main.js'].join(' ')} (--service-node-args; the units run ${LAUNCHER}, which chooses V8's collector from the CPU)`,

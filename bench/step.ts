@@ -34,6 +34,8 @@ export interface StepContext extends TargetOptions {
   clientLoops: number;
   /** Seconds of traffic before the measurements start (0: from the target's start, warm-up included). */
   warmupS?: number;
+  /** A folder for each run's decision samples (`--decision-log`): NNN-TARGET-RATE.csv, NNN counting the runs from 001. */
+  decisionLogDir?: string;
   log(line: string): void;
 }
 
@@ -335,12 +337,18 @@ function stepResult(
   };
 }
 
+/** The runs started in this process: the number in a run's decision log's name. */
+let runsStarted = 0;
+
 /** One run: emulator at `rate` for the plan's seconds, the target, the reference client. */
 async function step(ctx: StepContext, target: Target, rate: number, seconds: number, options: StepOptions = {}): Promise<StepResult> {
   const warmupS = ctx.warmupS ?? 0;
   // The decision figures count the items of the measured window only, not the warm-up's (V8 still compiling).
   // The baseline speaks v1 only: with --layout it runs on v1, the service on the layout.
-  const emu = await startEmulator(rate, seconds + warmupS, 120, warmupS, isBaseline(target) ? 'v1' : ctx.layout);
+  const decisionLog = ctx.decisionLogDir
+    ? path.join(ctx.decisionLogDir, `${String(++runsStarted).padStart(3, '0')}-${target}-${rate}.csv`)
+    : undefined;
+  const emu = await startEmulator(rate, seconds + warmupS, 120, warmupS, isBaseline(target) ? 'v1' : ctx.layout, decisionLog);
   const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, {
     ...ctx,
     syncStall: options.syncStall,

@@ -1,11 +1,13 @@
 // `npm run emulator`: the emulated sorter PLC as a command, with its fault switches and its
 // EMULATOR {json} report.
+import fs from 'node:fs';
 import path from 'node:path';
 import { commandLine, nonNegative } from '../lib/process/command-line';
 import { LayoutError, loadLayout } from '../lib/layout/load';
 import { layoutFile } from '../lib/layout/site-layout';
 import { type TelegramWire, layoutWire } from '../lib/layout/wire';
 import { PlcLink } from './plc-link';
+import { errorMessage } from '../lib/process/errors';
 import { EmulatedSorter, defaultSorterOptions } from './sorter';
 import { HELPER_THREAD_NICE, lowerHelperThreadsAtStart } from '../lib/process/thread-priority';
 
@@ -41,6 +43,7 @@ const a = commandLine('emulator', 'npm run emulator -- [options]', {
   'drain-timeout': { type: 'string', default: '15' },
   'start-when-connected': { type: 'string', default: '' },
   'measure-after': { type: 'string', default: '0' },
+  'decision-log': { type: 'string' },
   layout: { type: 'string', default: 'v1' },
   verbose: { type: 'boolean', default: false },
 });
@@ -97,7 +100,23 @@ function startWhenConnected(link: PlcLink): Promise<void> {
   });
 }
 
+/**
+ * The file of --decision-log, made (empty) before anything starts: a path that cannot be written
+ * is one line and exit 2 now, not a run whose samples are lost at its end.
+ */
+function decisionLogFile(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  try {
+    fs.writeFileSync(file, '');
+    return file;
+  } catch (err) {
+    process.stderr.write(`emulator: --decision-log takes a file it can write; ${file}: ${errorMessage(err)}\n`);
+    process.exit(2);
+  }
+}
+
 async function main() {
+  const decisionLog = decisionLogFile(a['decision-log']);
   // A sorter's timing is the emulator's to keep: its own V8 compiling on a box shared with the
   // service and a WCS (the benchmark's) must not delay its telegrams, nor take the service's core.
   await lowerHelperThreadsAtStart(HELPER_THREAD_NICE);
@@ -114,6 +133,7 @@ async function main() {
     noReadRate: num('no-read-rate'),
     emptyAfterMs: num('empty-after-ms'),
     measureAfterMs: num('measure-after') * 1000,
+    keepDecisions: decisionLog !== undefined,
   });
   sorterRef.current = sorter;
   const port = await link.listen();
@@ -133,6 +153,7 @@ async function main() {
       while (Date.now() < until && (sorter.onSorter > 0 || link.unacknowledged > 0)) await new Promise((r) => setTimeout(r, 50));
     }
     sorter.stop();
+    if (decisionLog !== undefined) fs.writeFileSync(decisionLog, sorter.decisionLog() ?? '');
     const stats = {
       ...sorter.stats,
       ...sorter.decisionSummary(),

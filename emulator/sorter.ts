@@ -34,6 +34,8 @@ export interface SorterOptions {
    * ms of inducting: a benchmark's warm-up. Every other count covers the whole run.
    */
   measureAfterMs: number;
+  /** Keep every decision sample for `decisionLog()` (the emulator's `--decision-log`). */
+  keepDecisions?: boolean;
 }
 
 export const defaultSorterOptions: SorterOptions = {
@@ -124,6 +126,8 @@ export class EmulatedSorter {
   private readonly decisionMs = new LatencyWindow(100_000);
   /** The longest of them, over the whole run (the window keeps only the last 100,000). */
   private decisionMaxMs: number | null = null;
+  /** With `keepDecisions`: each sample, [REQUEST sent (ms since inducting began), decision ms, the pass's recirculations]. */
+  private readonly decisions: Array<[number, number, number]> | null;
   private readonly random: () => number;
   private readonly items = new Map<string, Item>();
   private readonly destinations: EmulatedDestinations;
@@ -140,6 +144,7 @@ export class EmulatedSorter {
     private readonly o: SorterOptions,
   ) {
     this.random = seededRandom(o.seed);
+    this.decisions = o.keepDecisions ? [] : null;
     this.wire = link.wire;
     const width = this.wire.layout.telegrams.get('REQU')?.fields.find((f) => f.maps === 'InductLocation')?.width ?? 5;
     this.inductName = width >= 5 ? 'IND01' : `IND${'1'.padStart(Math.max(1, width - 3), '0')}`.slice(0, width);
@@ -187,6 +192,17 @@ export class EmulatedSorter {
   stopInducting(): void {
     if (this.inductTimer) clearTimeout(this.inductTimer);
     this.inductTimer = null;
+  }
+
+  /**
+   * With `keepDecisions`: every sample of the decision figures as CSV, in the order the
+   * assignments came (`requested_s`: when its REQUEST was sent, seconds since inducting began;
+   * `decision_ms`; `recirculations`: 0 for an item's first pass). Null without.
+   */
+  decisionLog(): string | null {
+    if (this.decisions === null) return null;
+    const rows = this.decisions.map(([at, ms, pass]) => `${(at / 1000).toFixed(3)},${ms.toFixed(2)},${pass}`);
+    return ['requested_s,decision_ms,recirculations', ...rows].join('\n') + '\n';
   }
 
   /** Decision round trip percentiles and maximum (ms), as seen by the sorter. */
@@ -292,6 +308,7 @@ export class EmulatedSorter {
       const ms = performance.now() - item.requestedAt;
       this.decisionMs.add(ms);
       this.decisionMaxMs = Math.max(this.decisionMaxMs ?? 0, ms);
+      this.decisions?.push([item.requestedAt - this.startedAt, ms, item.recirculations]);
     }
     item.assigned = destination;
     item.everAssigned = true;

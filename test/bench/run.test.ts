@@ -104,6 +104,29 @@ describe('npm run bench, bad flags', () => {
     }
   });
 
+  it('--decision-log without a folder, or with one it cannot make: exit 2 and what it takes', () => {
+    const empty = bench('--decision-log=');
+    expect(empty.status).toBe(2);
+    expect(empty.stderr.trim()).toBe(`bench: --decision-log takes a folder for each run's decision samples, e.g. /tmp/decisions; got ""`);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-bench-flags-'));
+    try {
+      const file = path.join(dir, 'a-file');
+      fs.writeFileSync(file, '');
+      const under = bench('--decision-log', path.join(file, 'logs'));
+      expect(under.status).toBe(2);
+      expect(under.stderr.trim().split('\n')).toHaveLength(1);
+      expect(under.stderr).toMatch(/^bench: --decision-log takes a folder it can write; .*a-file\/logs: /);
+      expect(under.stdout).toBe('');
+      // A folder that does not exist yet is made.
+      const made = bench('--decision-log', path.join(dir, 'new', 'logs'), '--card-gb', 'big');
+      expect(made.status).toBe(2); // the bad --card-gb, read after it, stops the bench before anything runs
+      expect(made.stderr).toMatch(/^bench: --card-gb /);
+      expect(fs.statSync(path.join(dir, 'new', 'logs')).isDirectory()).toBe(true);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--help lists the new options', () => {
     const r = bench('--help');
     expect(r.status).toBe(0);
@@ -117,6 +140,7 @@ describe('npm run bench, bad flags', () => {
       '--memory-minutes <value>',
       '--cpu-pairs <value>',
       '--layout <value>',
+      '--decision-log <value>',
     ])
       expect(r.stdout).toContain(o);
   });

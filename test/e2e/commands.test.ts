@@ -2,6 +2,8 @@
 // option, a missing value or a value that is not a number is one line naming the problem, then
 // the usage, exit 2, never a stack trace.
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 const dist = (p: string) => path.resolve(__dirname, '../../dist', p);
@@ -75,5 +77,22 @@ describe('npm run bench -- --service-config', () => {
     expect(r.status).toBe(2);
     expect(r.stderr.split('\n')[0]).toMatch(/^bench: --service-config takes a JSON object of config.json settings/);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe('npm run emulator -- --decision-log', () => {
+  it('a file it cannot write is one line saying why, exit 2, before it listens', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-emulator-flags-'));
+    try {
+      const file = path.join(dir, 'a-file');
+      fs.writeFileSync(file, '');
+      const r = run('emulator/main.js', ['--port', '0', '--decision-log', path.join(file, 'decisions.csv')]);
+      expect(r.status).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/^emulator: --decision-log takes a file it can write; .*a-file\/decisions\.csv: /);
+      expect(r.stdout).toBe('');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
