@@ -171,7 +171,6 @@ function checkLayout(name: string): { file: string } | string {
   }
 }
 
-/** A whole number of pairs, or the problem as one line and exit 2. */
 /** The folder of --decision-log, made if missing; else what is wrong (for orExit). */
 function decisionLogFolder(value: string): { dir: string } | string {
   if (value.trim() === '') return 'takes a folder for each run\'s decision samples, e.g. /tmp/decisions; got ""';
@@ -185,6 +184,7 @@ function decisionLogFolder(value: string): { dir: string } | string {
   }
 }
 
+/** A whole number of pairs, or the problem as one line and exit 2. */
 function pairCount(value: string): number {
   const n = Number(value);
   if (value.trim() !== '' && Number.isInteger(n) && n >= 0) return n;
