@@ -7,15 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { medianStep } from '../../bench/step';
 import { projectRoot } from '../../lib/process/paths';
+import { decisionLogRows } from '../helpers/emulator';
 
 jest.setTimeout(90_000);
-
-/** A log's rows: [requested_s, decision_ms, recirculations]; its header checked. */
-function rowsOf(file: string): Array<[number, number, number]> {
-  const [header, ...lines] = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
-  expect(header).toBe('requested_s,decision_ms,recirculations');
-  return lines.map((line) => line.split(',').map(Number) as [number, number, number]);
-}
 
 describe('npm run bench -- --decision-log DIR', () => {
   let dir: string;
@@ -30,7 +24,7 @@ describe('npm run bench -- --decision-log DIR', () => {
     expect(r.lost).toBe(0);
     expect(r.duplicated).toBe(0);
     expect(fs.readdirSync(dir).sort()).toEqual(['001-service-10.csv', '002-service-10.csv']);
-    const runs = ['001-service-10.csv', '002-service-10.csv'].map((f) => rowsOf(path.join(dir, f)));
+    const runs = ['001-service-10.csv', '002-service-10.csv'].map((f) => decisionLogRows(fs.readFileSync(path.join(dir, f), 'utf8')));
     for (const rows of runs) {
       // Every item inducted got its decision on its first pass: one sample each, in the 2 s of inducting.
       expect(rows.length).toBeGreaterThanOrEqual(15);

@@ -3,6 +3,7 @@ import type { PlcLink } from '../../emulator/plc-link';
 import { EmulatedSorter, defaultSorterOptions, type SorterOptions } from '../../emulator/sorter';
 import { decodeData, type TelegramType } from '../../bench/v1-codec';
 import { defaultWire } from '../../lib/layout/wire';
+import { decisionLogRows } from '../helpers/emulator';
 
 /** Run an emulated sorter with no host for a moment; return the telegrams it produced. */
 async function produced(seed: number): Promise<Array<{ type: TelegramType; data: string }>> {
@@ -124,20 +125,11 @@ describe('EmulatedSorter measured window', () => {
 });
 
 describe('EmulatedSorter decision log (--decision-log)', () => {
-  /** The log's rows: when each REQUEST was sent (s), its decision (ms), its pass. */
-  const rowsOf = (csv: string) =>
-    csv
-      .trimEnd()
-      .split('\n')
-      .slice(1)
-      .map((line) => line.split(',').map(Number) as [number, number, number]);
-
   it('keeps every sample of the decision figures, each with when its REQUEST was sent: the slow ones where they were', async () => {
     // The REQUESTs of the first 60 ms answered 40 ms late, the rest at once.
     const sorter = await answeredSorter({ keepDecisions: true }, (t) => (t < 60 ? 40 : 0), 200);
     const csv = sorter.decisionLog()!;
-    expect(csv.split('\n')[0]).toBe('requested_s,decision_ms,recirculations');
-    const rows = rowsOf(csv);
+    const rows = decisionLogRows(csv);
     expect(rows.length).toBe(sorter.stats.assignments);
     expect(rows.length).toBeGreaterThan(50);
     // Their maximum is the summary's (rounded alike), and the slow ones are those sent first.
@@ -150,7 +142,7 @@ describe('EmulatedSorter decision log (--decision-log)', () => {
 
   it('leaves out what the figures leave out (--measure-after), and is not kept unless asked for', async () => {
     const measured = await answeredSorter({ keepDecisions: true, measureAfterMs: 100 }, (t) => (t < 60 ? 40 : 0), 200);
-    const rows = rowsOf(measured.decisionLog()!);
+    const rows = decisionLogRows(measured.decisionLog()!);
     expect(rows.length).toBeGreaterThan(20);
     expect(Math.min(...rows.map((r) => r[0]))).toBeGreaterThanOrEqual(0.1);
     expect((await answeredSorter({}, () => 0, 50)).decisionLog()).toBeNull();

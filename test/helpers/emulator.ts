@@ -46,3 +46,13 @@ export function startEmulator(args: string[]): Promise<EmulatorProcess> {
     });
   });
 }
+
+/**
+ * The rows of a decision log (`--decision-log`, EmulatedSorter.decisionLog()), its header checked:
+ * [requested_s, decision_ms, recirculations] each.
+ */
+export function decisionLogRows(csv: string): Array<[number, number, number]> {
+  const [header, ...lines] = csv.trimEnd().split('\n');
+  expect(header).toBe('requested_s,decision_ms,recirculations');
+  return lines.map((line) => line.split(',').map(Number) as [number, number, number]);
+}
