@@ -31,8 +31,12 @@ withCgroups('the bench on a slower CPU with a memory step', () => {
     expect(out).toMatch(/^memory over 0\.1 min at 50\/s from the start: RSS \(no reading a minute: under a minute\), peak \d+ MB/m);
     const line = JSON.parse(/^BENCH (.*)$/m.exec(out)?.[1] ?? '{}') as Record<string, unknown>;
     expect(line).toMatchObject({ service_cpu_pct: 50, memory_minutes: 0.1, memory_lost: 0, memory_duplicated: 0 });
-    // Its launcher saw the group's half core from its first instruction: the collector for less than two cores.
-    expect(line).toMatchObject({ service_collector: 'single-threaded', service_node_args: '--max-semi-space-size=2 --single-threaded-gc' });
+    // Its launcher saw the group's half core from its first instruction: the collector for less than four
+    // cores, and V8 without inlining below one.
+    expect(line).toMatchObject({
+      service_collector: 'single-threaded',
+      service_node_args: '--max-semi-space-size=2 --single-threaded-gc --no-turbo-inlining',
+    });
     expect(fs.existsSync(dir!)).toBe(false);
   });
 });

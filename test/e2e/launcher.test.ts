@@ -156,10 +156,22 @@ describeWhen(missingCpuLimit(), 'the launcher in a cgroup')('bin/sorter-integrat
     return launch(['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', limit.procs, '/bin/sh', LAUNCHER], env);
   };
 
-  it('a quarter of a core: the single-threaded collector, even with helpers from one core', async () => {
+  it('a quarter of a core: the single-threaded collector, even with helpers from one core, and no inlining', async () => {
     const s = await inGroup(25, 'quarter', { SORTER_HELPERS_FROM: '1' });
-    expect(s).toMatchObject({ collector: 'single-threaded', nodeOptions: SINGLE });
-    expect(s.why).toMatch(/^auto: \d+ CPUs?, a CPU quota of 0\.25 cores; helpers from 1$/);
+    expect(s).toMatchObject({ collector: 'single-threaded', nodeOptions: [...SINGLE, '--no-turbo-inlining'] });
+    expect(s.why).toMatch(/^auto: \d+ CPUs?, a CPU quota of 0\.25 cores; helpers from 1; under one core, no inlining$/);
+    // A site puts inlining back after the launcher's options: the later one wins in V8.
+    const back = await inGroup(25, 'quarter-inlining', { SORTER_NODE_ARGS: '--turbo-inlining' });
+    expect(back.nodeOptions).toEqual([...SINGLE, '--no-turbo-inlining', '--turbo-inlining']);
+  });
+
+  it('a forced helper thread under one core keeps no inlining; from one core, inlining as V8 has it', async () => {
+    const h = await inGroup(50, 'half-helpers', { SORTER_COLLECTOR: 'helpers' });
+    expect(h).toMatchObject({ collector: 'helpers', nodeOptions: [...HELPERS, '--no-turbo-inlining'] });
+    expect(h.why).toMatch(/^SORTER_COLLECTOR \(\d+ CPUs?, a CPU quota of 0\.50 cores\); under one core, no inlining$/);
+    const one = await inGroup(100, 'one');
+    expect(one).toMatchObject({ collector: 'single-threaded', nodeOptions: SINGLE });
+    expect(one.why).toMatch(/^auto: \d+ CPUs?, a CPU quota of 1\.00 cores; helpers from 4$/);
   });
 
   it('a quota of two cores: single-threaded by default; with helpers from two, a helper thread where the machine has two CPUs', async () => {
