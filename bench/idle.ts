@@ -1,6 +1,7 @@
 // The benchmark's idle probe: the service with its sorter connected and nothing to sort, and a WCS
 // waiting in long polls. What it costs then is what an edge box pays all night.
 import { runWcsClient } from '../examples/wcs-client';
+import type { Throttling } from './cpu-limit';
 import { type TargetOptions, cpuMs, disposeTarget, pidOf, rssMb, sleep, startEmulator, startTarget, threadCount } from './processes';
 
 /** What the idle service used: CPU as a percentage of one core, its threads and its memory. */
@@ -10,6 +11,10 @@ export interface IdleResult {
   threads: number;
   rssMb: number;
   peakRssMb: number;
+  /** The cgroup's periods and those it was held back in while measured (`--service-cpu`; null: unlimited). */
+  throttling: Throttling | null;
+  /** The options Node ran with (the launcher's choice, or `--service-node-args`). */
+  nodeArgs: string[] | null;
 }
 
 /**
@@ -24,7 +29,8 @@ const POLL_TIMEOUT_S = 30;
 /**
  * The service with the emulator connected at 0 items/s (the link's LIFE telegrams still flow both
  * ways) and the reference client's two loops (sortation and destination) in long polls, for
- * `seconds` after a settling time.
+ * `seconds` after a settling time. With `cpuLimit` (`--service-cpu`) the service idles in that cgroup,
+ * started through the launcher there, as a slow box runs it.
  */
 export async function idleProbe(options: TargetOptions, seconds: number): Promise<IdleResult> {
   const emu = await startEmulator(0, SETTLE_S + seconds + 30, 1, 0, options.layout);
@@ -36,9 +42,11 @@ export async function idleProbe(options: TargetOptions, seconds: number): Promis
     let peakRssMb = 0;
     const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, rssMb(pid))), 500);
     const cpu0 = cpuMs(pid);
+    const throttling0 = options.cpuLimit?.throttling();
     const t0 = performance.now();
     await sleep(seconds * 1000);
     const cpuPct = ((cpuMs(pid) - cpu0) / (performance.now() - t0)) * 100;
+    const throttling1 = options.cpuLimit?.throttling();
     clearInterval(sampler);
     const rss = rssMb(pid);
     return {
@@ -47,6 +55,11 @@ export async function idleProbe(options: TargetOptions, seconds: number): Promis
       threads: threadCount(pid),
       rssMb: Math.round(rss),
       peakRssMb: Math.round(Math.max(peakRssMb, rss)),
+      throttling:
+        throttling0 && throttling1
+          ? { periods: throttling1.periods - throttling0.periods, throttled: throttling1.throttled - throttling0.throttled }
+          : null,
+      nodeArgs: t.nodeArgs ?? null,
     };
   } finally {
     // The long polls end when the service does: stop the client first, or it would ask again.

@@ -189,7 +189,7 @@ export function printReport(m: Measured, c: ReportContext, started: number): voi
   printStorage(storage);
   if (m.idle)
     console.log(
-      `idle (sorter connected, 0 items/s, two long polls waiting, ${m.idle.seconds} s): ${m.idle.cpuPct}% of a core, ${m.idle.threads} threads, RSS ${m.idle.rssMb} MB (peak ${m.idle.peakRssMb})`,
+      `idle (sorter connected, 0 items/s, two long polls waiting, ${m.idle.seconds} s): ${m.idle.cpuPct}% of a core, ${m.idle.threads} threads, RSS ${m.idle.rssMb} MB (peak ${m.idle.peakRssMb})${m.idle.throttling && c.serviceCpuPct != null ? `; limited to ${c.serviceCpuPct}% of a core, throttled in ${m.idle.throttling.throttled} of ${m.idle.throttling.periods} periods` : ''}${m.idle.nodeArgs ? `; node ${m.idle.nodeArgs.join(' ')}` : ''}`,
     );
   const svc50 = results.service.at50;
   console.log(
@@ -289,6 +289,9 @@ function cpuFields(svc: TargetResult, idle: IdleResult | undefined, c: ReportCon
     idle_threads: idle?.threads ?? null,
     idle_rss_mb: idle?.rssMb ?? null,
     idle_peak_rss_mb: idle?.peakRssMb ?? null,
+    idle_cpu_periods: idle?.throttling?.periods ?? null, // --service-cpu: the idle service in the same cgroup
+    idle_cpu_throttled_periods: idle?.throttling?.throttled ?? null,
+    idle_node_args: idle?.nodeArgs?.join(' ') ?? null,
   };
 }
 

@@ -337,9 +337,13 @@ async function measureMemory(): Promise<StepResult | undefined> {
 async function measureIdle() {
   if (!idleStep) return undefined;
   log('idle:');
-  const idle = await idleProbe({ serviceRoot, serviceConfig, layout: layoutPath, nodeArgs: serviceNodeArgs }, quick ? 15 : 20);
+  // On a slower CPU (--service-cpu) it idles in the same cgroup: the launcher chooses its options there.
+  const idle = await idleProbe({ serviceRoot, serviceConfig, layout: layoutPath, nodeArgs: serviceNodeArgs, cpuLimit }, quick ? 15 : 20);
+  const held = idle.throttling
+    ? `, in the cgroup of --service-cpu: throttled in ${idle.throttling.throttled} of ${idle.throttling.periods} periods`
+    : '';
   log(
-    `  service idle, sorter connected, two long polls waiting, ${idle.seconds} s: ${idle.cpuPct}% of a core, ${idle.threads} threads, RSS ${idle.rssMb} MB`,
+    `  service idle, sorter connected, two long polls waiting, ${idle.seconds} s: ${idle.cpuPct}% of a core, ${idle.threads} threads, RSS ${idle.rssMb} MB${held}`,
   );
   return idle;
 }
