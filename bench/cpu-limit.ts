@@ -15,6 +15,11 @@ export interface Throttling {
   throttled: number;
 }
 
+/** What the group's counters moved between two readings (null: no group, so no readings). */
+export function throttlingBetween(before: Throttling | undefined, after: Throttling | undefined): Throttling | null {
+  return before && after ? { periods: after.periods - before.periods, throttled: after.throttled - before.throttled } : null;
+}
+
 /** A cgroup that limits the CPU of what is moved into it; `remove()` once they have exited. */
 export interface CpuLimit {
   readonly pct: number;

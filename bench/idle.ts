@@ -1,7 +1,7 @@
 // The benchmark's idle probe: the service with its sorter connected and nothing to sort, and a WCS
 // waiting in long polls. What it costs then is what an edge box pays all night.
 import { runWcsClient } from '../examples/wcs-client';
-import type { Throttling } from './cpu-limit';
+import { type Throttling, throttlingBetween } from './cpu-limit';
 import { type TargetOptions, cpuMs, disposeTarget, pidOf, rssMb, sleep, startEmulator, startTarget, threadCount } from './processes';
 
 /** What the idle service used: CPU as a percentage of one core, its threads and its memory. */
@@ -55,10 +55,7 @@ export async function idleProbe(options: TargetOptions, seconds: number): Promis
       threads: threadCount(pid),
       rssMb: Math.round(rss),
       peakRssMb: Math.round(Math.max(peakRssMb, rss)),
-      throttling:
-        throttling0 && throttling1
-          ? { periods: throttling1.periods - throttling0.periods, throttled: throttling1.throttled - throttling0.throttled }
-          : null,
+      throttling: throttlingBetween(throttling0, throttling1),
       nodeArgs: t.nodeArgs ?? null,
     };
   } finally {

@@ -3,7 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { type WcsStats, runWcsClient } from '../examples/wcs-client';
-import type { CpuLimit, Throttling } from './cpu-limit';
+import { type CpuLimit, type Throttling, throttlingBetween } from './cpu-limit';
 import type { SyncStall } from './slow-disk';
 import {
   type BenchEmulator,
@@ -259,10 +259,7 @@ function meters(
         rssSeries,
         lateSeries,
         wallMs: performance.now() - t0,
-        throttling:
-          throttling && throttling1
-            ? { periods: throttling1.periods - throttling.periods, throttled: throttling1.throttled - throttling.throttled }
-            : null,
+        throttling: throttlingBetween(throttling, throttling1),
       };
     },
   };
