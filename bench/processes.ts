@@ -424,20 +424,45 @@ export function threadCpuMs(pid: number): ThreadCpuMs | null {
   for (const tid of tids) {
     try {
       const { name, ms } = readStat(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
-      const key =
-        Number(tid) === pid
-          ? 'main'
-          : name === THREAD_NAMES.writer
-            ? 'writer'
-            : name === THREAD_NAMES.checkpointer
-              ? 'checkpoint'
-              : 'other';
-      out[key] += ms;
+      out[threadGroup(pid, Number(tid), name)] += ms;
     } catch {
       // the thread ended between the listing and the read
     }
   }
   return out;
+}
+
+/**
+ * The time each thread group has run so far (ms, to the microsecond: `/proc/<pid>/task/<tid>/schedstat`,
+ * where `stat` counts in ticks of 10 ms, too coarse for windows of a few hundred ms); null if the
+ * process cannot be read. A thread that has ended no longer counts.
+ */
+export function threadRunMs(pid: number): ThreadCpuMs | null {
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return null;
+  }
+  const out: ThreadCpuMs = { main: 0, writer: 0, checkpoint: 0, other: 0 };
+  for (const tid of tids) {
+    try {
+      const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const ns = Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      out[threadGroup(pid, Number(tid), name)] += ns / 1e6;
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/** The group a thread counts in: the process's main thread, the service's writer and checkpoint threads (by name), the rest. */
+function threadGroup(pid: number, tid: number, name: string): keyof ThreadCpuMs {
+  if (tid === pid) return 'main';
+  if (name === THREAD_NAMES.writer) return 'writer';
+  if (name === THREAD_NAMES.checkpointer) return 'checkpoint';
+  return 'other';
 }
 
 /** The CPU each thread group spent between two readings (null if either is missing). */

@@ -56,6 +56,7 @@ const args = commandLine(
     'no-storage': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     'decision-log': { type: 'string' },
+    'thread-timeline': { type: 'string' },
     'fsync-delay-ms': { type: 'string', default: '0' },
     'sync-stall': { type: 'string' },
     'service-cpu': { type: 'string' },
@@ -118,7 +119,15 @@ const serviceRoot = path.resolve(args['service-root'] ?? projectRoot);
 /** Folder for `node --cpu-prof` profiles of the service (one per run), if asked for. */
 const cpuProfDir = args['cpu-prof'];
 /** Folder for each run's decision samples (the emulator's `--decision-log`, a CSV file a run), if asked for. */
-const decisionLogDir = args['decision-log'] !== undefined ? orExit('decision-log', decisionLogFolder(args['decision-log'])).dir : undefined;
+const decisionLogDir =
+  args['decision-log'] !== undefined
+    ? orExit('decision-log', runFilesFolder(args['decision-log'], "each run's decision samples")).dir
+    : undefined;
+/** Folder for each run's CPU thread by thread in windows of 250 ms from its first item (bench/thread-timeline.ts, a CSV file a run), if asked for. */
+const threadTimelineDir =
+  args['thread-timeline'] !== undefined
+    ? orExit('thread-timeline', runFilesFolder(args['thread-timeline'], "each run's CPU thread by thread")).dir
+    : undefined;
 /** A site's items a second around the clock: the service also runs a step at it, and its storage's wear is projected. */
 const siteRate = args['site-rate'] !== undefined ? nonNegative('bench', 'site-rate', args['site-rate']) : null;
 if (siteRate === 0) {
@@ -171,9 +180,9 @@ function checkLayout(name: string): { file: string } | string {
   }
 }
 
-/** The folder of --decision-log, made if missing; else what is wrong (for orExit). */
-function decisionLogFolder(value: string): { dir: string } | string {
-  if (value.trim() === '') return 'takes a folder for each run\'s decision samples, e.g. /tmp/decisions; got ""';
+/** The folder of --decision-log or --thread-timeline (a file a run of `what`), made if missing; else what is wrong (for orExit). */
+function runFilesFolder(value: string, what: string): { dir: string } | string {
+  if (value.trim() === '') return `takes a folder for ${what} (a file a run), e.g. /tmp/runs; got ""`;
   const dir = path.resolve(value);
   try {
     fs.mkdirSync(dir, { recursive: true });
@@ -201,6 +210,7 @@ const ctx = {
   serviceRoot,
   cpuProfDir,
   decisionLogDir,
+  threadTimelineDir,
   serviceConfig,
   warmupS,
   log,
@@ -370,6 +380,10 @@ function logTheFlags(): void {
   if (serviceConfig) log(`the service targets run with ${JSON.stringify(serviceConfig)} in their config.json (--service-config)`);
   if (serviceRoot !== projectRoot) log(`service from ${serviceRoot} (--service-root)`);
   if (decisionLogDir) log(`each run's decision samples in ${decisionLogDir}, a CSV file a run: NNN-TARGET-RATE.csv (--decision-log)`);
+  if (threadTimelineDir)
+    log(
+      `each run's CPU thread by thread, in windows of 250 ms from its first item, in ${threadTimelineDir}, a CSV file a run: NNN-TARGET-RATE-threads.csv (--thread-timeline)`,
+    );
   if (serviceNodeArgs)
     log(
       `the service targets run as node ${[...serviceNodeArgs, 'dist/lib/main.js'].join(' ')} (--service-node-args; the units run ${LAUNCHER}, which chooses V8's collector from the CPU)`,

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { type WcsStats, runWcsClient } from '../examples/wcs-client';
 import { type CpuLimit, type Throttling, throttlingBetween } from './cpu-limit';
 import type { SyncStall } from './slow-disk';
+import { startThreadTimeline } from './thread-timeline';
 import {
   type BenchEmulator,
   type Target,
@@ -36,6 +37,8 @@ export interface StepContext extends TargetOptions {
   warmupS?: number;
   /** A folder for each run's decision samples (`--decision-log`): NNN-TARGET-RATE.csv, NNN counting the runs from 001. */
   decisionLogDir?: string;
+  /** A folder for each run's CPU thread by thread in windows of 250 ms from its first item (`--thread-timeline`): NNN-TARGET-RATE-threads.csv. */
+  threadTimelineDir?: string;
   log(line: string): void;
 }
 
@@ -342,9 +345,8 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   const warmupS = ctx.warmupS ?? 0;
   // The decision figures count the items of the measured window only, not the warm-up's (V8 still compiling).
   // The baseline speaks v1 only: with --layout it runs on v1, the service on the layout.
-  const decisionLog = ctx.decisionLogDir
-    ? path.join(ctx.decisionLogDir, `${String(++runsStarted).padStart(3, '0')}-${target}-${rate}.csv`)
-    : undefined;
+  const run = `${String(++runsStarted).padStart(3, '0')}-${target}-${rate}`;
+  const decisionLog = ctx.decisionLogDir ? path.join(ctx.decisionLogDir, `${run}.csv`) : undefined;
   const emu = await startEmulator(rate, seconds + warmupS, 120, warmupS, isBaseline(target) ? 'v1' : ctx.layout, decisionLog);
   const t = await startTarget(target, emu.port, options.fsyncDelayMs ?? 0, {
     ...ctx,
@@ -355,6 +357,10 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
   // A target that ends before the step does (a crash) fails the step at once, instead of the
   // emulator's whole duration and drain later.
   const failEarly = endedEarly(t.proc, describeTarget[target]);
+  // From the first REQUEST the client is handed: the first item's work, not the start's.
+  const timeline = ctx.threadTimelineDir
+    ? startThreadTimeline(pidOf(t.proc), () => client.stats.requests > 0, path.join(ctx.threadTimelineDir, `${run}-threads.csv`))
+    : null;
   let measuring: ReturnType<typeof meters> | undefined;
   try {
     // The emulator inducts from when the link is up: the warm-up counts from its first item, so that `seconds` of items remain.
@@ -375,6 +381,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
     const status = (await (await fetch(`${t.base}/status`)).json()) as { WakeLatency: { P50Ms: number | null; P99Ms: number | null } };
     const wcs = await client.stop();
     const readings = measuring.stop();
+    timeline?.stop();
     failEarly.cancel();
     t.proc.kill('SIGTERM');
     await new Promise((r) => t.proc.once('exit', r));
@@ -387,6 +394,7 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
     // Nothing of a failed step stays running (the bench's own exit would end them too: processes.ts).
     failEarly.cancel();
     measuring?.stop();
+    timeline?.stop();
     await client.stop().catch(() => undefined);
     emu.proc.kill('SIGKILL');
     if (t.proc.exitCode === null && t.proc.signalCode === null) {

@@ -104,10 +104,17 @@ describe('npm run bench, bad flags', () => {
     }
   });
 
-  it('--decision-log without a folder, or with one it cannot make: exit 2 and what it takes', () => {
+  it('--decision-log and --thread-timeline without a folder, or with one they cannot make: exit 2 and what they take', () => {
     const empty = bench('--decision-log=');
     expect(empty.status).toBe(2);
-    expect(empty.stderr.trim()).toBe(`bench: --decision-log takes a folder for each run's decision samples, e.g. /tmp/decisions; got ""`);
+    expect(empty.stderr.trim()).toBe(
+      `bench: --decision-log takes a folder for each run's decision samples (a file a run), e.g. /tmp/runs; got ""`,
+    );
+    const noTimeline = bench('--thread-timeline=');
+    expect(noTimeline.status).toBe(2);
+    expect(noTimeline.stderr.trim()).toBe(
+      `bench: --thread-timeline takes a folder for each run's CPU thread by thread (a file a run), e.g. /tmp/runs; got ""`,
+    );
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-bench-flags-'));
     try {
       const file = path.join(dir, 'a-file');
@@ -117,6 +124,9 @@ describe('npm run bench, bad flags', () => {
       expect(under.stderr.trim().split('\n')).toHaveLength(1);
       expect(under.stderr).toMatch(/^bench: --decision-log takes a folder it can write; .*a-file\/logs: /);
       expect(under.stdout).toBe('');
+      const timelineUnder = bench('--thread-timeline', path.join(file, 'threads'));
+      expect(timelineUnder.status).toBe(2);
+      expect(timelineUnder.stderr).toMatch(/^bench: --thread-timeline takes a folder it can write; .*a-file\/threads: /);
       // A folder that does not exist yet is made.
       const made = bench('--decision-log', path.join(dir, 'new', 'logs'), '--card-gb', 'big');
       expect(made.status).toBe(2); // the bad --card-gb, read after it, stops the bench before anything runs

@@ -3,6 +3,9 @@
 // cgroup as the main plan's, which the bench removes only once the last is done. Root and a cgroup
 // file system only.
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TIMELINE_HEADER } from '../../bench/thread-timeline';
 import { runBench } from '../helpers/bench-run';
 import { describeWhen, missingCpuLimit } from '../helpers/tools';
 
@@ -13,8 +16,24 @@ const withCgroups = describeWhen(missingCpuLimit(), 'the bench with --service-cp
 withCgroups('the bench on a slower CPU with a memory step', () => {
   it('runs the idle probe and the memory step in the cgroup of --service-cpu, then removes the group', async () => {
     const plan = ['--quick', '--targets', 'baseline,service', '--rates', '30', '--runs', '1', '--seconds', '2'];
-    const { code, out } = await runBench([...plan, '--no-scale', '--no-storage', '--service-cpu', '50', '--memory-minutes', '0.1']);
+    const timelines = fs.mkdtempSync(path.join(os.tmpdir(), 'sorter-bench-threads-'));
+    const { code, out } = await runBench([
+      ...plan,
+      '--no-scale',
+      '--no-storage',
+      '--service-cpu',
+      '50',
+      '--memory-minutes',
+      '0.1',
+      '--thread-timeline',
+      timelines,
+    ]);
     expect({ code, tail: code === 0 ? '' : out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    try {
+      expectWithinQuota(timelines, 0.5);
+    } finally {
+      fs.rmSync(timelines, { recursive: true, force: true });
+    }
     const dir = /limited to 50% of one core \(cgroup v\d (\S+), --service-cpu\)/.exec(out)?.[1];
     expect(dir).toBeDefined();
     // The memory step's line reports the group's throttling: its service ran in the group.
@@ -39,3 +58,29 @@ withCgroups('the bench on a slower CPU with a memory step', () => {
     expect(fs.existsSync(dir!)).toBe(false);
   });
 });
+
+/**
+ * Each service run's CPU thread by thread (`--thread-timeline`) fits in the group's share of each
+ * window: the threads together never ran longer than `share` of it allows, give or take the
+ * kernel's period at the window's edges and the readings' own timing.
+ */
+function expectWithinQuota(dir: string, share: number): void {
+  const files = fs.readdirSync(dir).sort();
+  expect(files).toEqual(expect.arrayContaining([expect.stringMatching(/^\d{3}-baseline-30-threads\.csv$/)]));
+  const service = files.filter((f) => /^\d{3}-service-\d+-threads\.csv$/.test(f));
+  expect(service.length).toBeGreaterThanOrEqual(2); // the main plan's step and the memory step
+  for (const file of service) {
+    const [header, ...rows] = fs.readFileSync(path.join(dir, file), 'utf8').trim().split('\n');
+    expect(header).toBe(TIMELINE_HEADER);
+    expect(rows.length).toBeGreaterThanOrEqual(4);
+    for (const row of rows) {
+      const [, windowMs, main, writer, checkpoint, other] = row.split(',').map(Number) as [number, number, number, number, number, number];
+      expect(main).toBeGreaterThanOrEqual(0);
+      expect({ file, row, within: main + writer + checkpoint + other <= share * windowMs + 15 }).toEqual({ file, row, within: true });
+    }
+    // The service's item runs on its main thread and its writer: both show in the run.
+    const sums = rows.map((r) => r.split(',').map(Number)).reduce((a, r) => [a[0]! + r[2]!, a[1]! + r[3]!], [0, 0]);
+    expect(sums[0]).toBeGreaterThan(0);
+    expect(sums[1]).toBeGreaterThan(0);
+  }
+}
