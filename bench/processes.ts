@@ -414,22 +414,7 @@ export const byThread = (f: (group: keyof ThreadCpuMs) => number): ThreadCpuMs =
 
 /** CPU time so far by thread (`/proc/<pid>/task/<tid>/stat`); null if the process cannot be read. A thread that has ended no longer counts. */
 export function threadCpuMs(pid: number): ThreadCpuMs | null {
-  let tids: string[];
-  try {
-    tids = fs.readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return null;
-  }
-  const out: ThreadCpuMs = { main: 0, writer: 0, checkpoint: 0, other: 0 };
-  for (const tid of tids) {
-    try {
-      const { name, ms } = readStat(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
-      out[threadGroup(pid, Number(tid), name)] += ms;
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return out;
+  return sumByThread(pid, (dir) => readStat(fs.readFileSync(`${dir}/stat`, 'utf8')));
 }
 
 /**
@@ -438,6 +423,18 @@ export function threadCpuMs(pid: number): ThreadCpuMs | null {
  * process cannot be read. A thread that has ended no longer counts.
  */
 export function threadRunMs(pid: number): ThreadCpuMs | null {
+  return sumByThread(pid, (dir) => ({
+    name: fs.readFileSync(`${dir}/comm`, 'utf8').trim(),
+    ms: Number(fs.readFileSync(`${dir}/schedstat`, 'utf8').split(' ')[0]) / 1e6,
+  }));
+}
+
+/**
+ * `read` of each of `pid`'s threads (given its /proc folder), summed by the group the thread counts
+ * in: the process's main thread, the service's writer and checkpoint threads (by the names it gives
+ * them), the rest. Null if the process cannot be read.
+ */
+function sumByThread(pid: number, read: (dir: string) => { name: string; ms: number }): ThreadCpuMs | null {
   let tids: string[];
   try {
     tids = fs.readdirSync(`/proc/${pid}/task`);
@@ -447,22 +444,21 @@ export function threadRunMs(pid: number): ThreadCpuMs | null {
   const out: ThreadCpuMs = { main: 0, writer: 0, checkpoint: 0, other: 0 };
   for (const tid of tids) {
     try {
-      const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      const ns = Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-      out[threadGroup(pid, Number(tid), name)] += ns / 1e6;
+      const { name, ms } = read(`/proc/${pid}/task/${tid}`);
+      const group =
+        Number(tid) === pid
+          ? 'main'
+          : name === THREAD_NAMES.writer
+            ? 'writer'
+            : name === THREAD_NAMES.checkpointer
+              ? 'checkpoint'
+              : 'other';
+      out[group] += ms;
     } catch {
       // the thread ended between the listing and the read
     }
   }
   return out;
-}
-
-/** The group a thread counts in: the process's main thread, the service's writer and checkpoint threads (by name), the rest. */
-function threadGroup(pid: number, tid: number, name: string): keyof ThreadCpuMs {
-  if (tid === pid) return 'main';
-  if (name === THREAD_NAMES.writer) return 'writer';
-  if (name === THREAD_NAMES.checkpointer) return 'checkpoint';
-  return 'other';
 }
 
 /** The CPU each thread group spent between two readings (null if either is missing). */
