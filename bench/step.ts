@@ -394,7 +394,12 @@ async function step(ctx: StepContext, target: Target, rate: number, seconds: num
     // Nothing of a failed step stays running (the bench's own exit would end them too: processes.ts).
     failEarly.cancel();
     measuring?.stop();
-    timeline?.stop();
+    // What it has read so far, if it can be written: the step's own error is the one to report.
+    try {
+      timeline?.stop();
+    } catch {
+      // the folder went away meanwhile
+    }
     await client.stop().catch(() => undefined);
     emu.proc.kill('SIGKILL');
     if (t.proc.exitCode === null && t.proc.signalCode === null) {
