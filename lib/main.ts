@@ -80,15 +80,20 @@ async function main(argv: string[]): Promise<void> {
   const service = await createService({ home, config, log, version, layout, lastStopClean: instanceLock.lastStopClean });
   const server = await createServer(service, { manifest });
   await server.start();
-  // Before the sorter connects: the first parcels do not wait for V8 to compile what they run.
-  log.debug(await warmUp(server, config.ApiKeys), 'warm-up');
-  service.startLink();
-  const stopSchedules = startSchedules(manifest, service.deps);
-  const address = `http://${config.Host.includes(':') ? `[${config.Host}]` : config.Host}:${server.info.port}`;
-  const mode = config.TestMode ? 'test mode' : 'live mode';
   // Under systemd (deploy/, Type=notify): ready once listening, and the watchdog fed from there on.
   const systemd = SystemdNotifier.fromEnv(process.env, log);
-  stopOnSignals({ log, systemd, stopSchedules, service, server, output: out.output });
+  // From here a client can reach the port (the warm-up below asks it about a hundred requests), so a
+  // stop must find its handler from here on; the schedules it stops start after the warm-up.
+  const schedules = { stop: () => {} };
+  const stopping = stopOnSignals({ log, systemd, stopSchedules: () => schedules.stop(), service, server, output: out.output });
+  // Before the sorter connects: the first parcels do not wait for V8 to compile what they run.
+  log.debug(await warmUp(server, config.ApiKeys), 'warm-up');
+  // A stop during the warm-up: the shutdown under way closes the service; nothing more starts.
+  if (stopping()) return;
+  service.startLink();
+  schedules.stop = startSchedules(manifest, service.deps);
+  const address = `http://${config.Host.includes(':') ? `[${config.Host}]` : config.Host}:${server.info.port}`;
+  const mode = config.TestMode ? 'test mode' : 'live mode';
   log.info(
     { url: server.info.uri, address, home, testMode: config.TestMode, replay: service.deps.replay },
     `listening on ${address} (${mode}); Swagger UI at /`,
@@ -105,9 +110,10 @@ async function main(argv: string[]): Promise<void> {
 /**
  * A clean stop on SIGTERM or SIGINT: the schedules, the waiting polls answered, the responses
  * finished, the database closed, the lock released. Whatever hangs (a client, the disk), the
- * process ends within SHUTDOWN_LIMIT_MS: a supervisor's stop must work. Installed before anybody
- * is told that the service listens: a stop sent the moment it is ready (a supervisor, a test)
- * must find the handler, or the signal's default ends the process uncleanly.
+ * process ends within SHUTDOWN_LIMIT_MS: a supervisor's stop must work. Installed as soon as the
+ * server listens, before its warm-up and before anybody is told that it listens: a stop sent while
+ * it starts or the moment it is ready (a supervisor, a test) must find the handler, or the
+ * signal's default ends the process uncleanly. Returns whether a stop has begun.
  */
 function stopOnSignals(p: {
   log: Logger;
@@ -116,9 +122,11 @@ function stopOnSignals(p: {
   service: Service;
   server: Hapi.Server;
   output: { dropped(): number; flush(ms: number): Promise<unknown> };
-}): void {
+}): () => boolean {
   const { log, systemd, service, server, output } = p;
+  let began = false;
   const shutdown = onceOnly(async (signal: string) => {
+    began = true;
     setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
     log.info({ signal }, 'shutting down: answering waiting polls, finishing responses, closing the database');
     systemd?.stopping(`stopping (${signal})`);
@@ -136,6 +144,7 @@ function stopOnSignals(p: {
   // itself) is ignored, not Node's default that ends the process mid-stop.
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  return () => began;
 }
 
 /** `f` on its first call; later calls do nothing (a second signal while stopping). */

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { call } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
 import { spawnService, startServiceProcess } from '../helpers/process';
+import { freePort } from '../helpers/net';
 import { until } from '../helpers/until';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -107,5 +108,32 @@ describe('stopping the service', () => {
       expect(fs.existsSync(path.join(home, 'data/instance.pid'))).toBe(false);
     }
     removeHome(home);
+  });
+
+  it('a SIGTERM sent once it answers HTTP, before it says it listens (its warm-up), is a clean stop too', async () => {
+    // As an operator's curl or a health check would: the first answer, then the stop. The port is
+    // known beforehand, so the first answer can come before the start-up line does.
+    let inWarmUp = 0;
+    for (let i = 0; i < 3; i++) {
+      const port = await freePort();
+      const home = tempHome({ 'config.json': JSON.stringify({ TestMode: true, Port: port }) });
+      const { proc, exited } = spawnService(home);
+      let out = '';
+      proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      const answers = () =>
+        fetch(`http://127.0.0.1:${port}/status`)
+          .then((r) => r.status === 200)
+          .catch(() => false);
+      await until(answers, 20_000, 'the service answering /status', 2);
+      proc.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(out).toContain('"msg":"stopped"');
+      expect(fs.existsSync(path.join(home, 'data/instance.pid'))).toBe(false);
+      // Stopped before its start-up line: the stop came during the warm-up, and nothing started after it.
+      if (!out.includes('"msg":"listening on')) inWarmUp += 1;
+      removeHome(home);
+    }
+    // The warm-up's hundred requests take longer than a poll every 2 ms: at least one stop falls in it.
+    expect(inWarmUp).toBeGreaterThan(0);
   });
 });
