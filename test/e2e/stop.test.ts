@@ -117,21 +117,24 @@ describe('stopping the service', () => {
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
       const home = tempHome({ 'config.json': JSON.stringify({ TestMode: true, Port: port }) });
-      const { proc, exited } = spawnService(home);
-      let out = '';
-      proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-      const answers = () =>
-        fetch(`http://127.0.0.1:${port}/status`)
-          .then((r) => r.status === 200)
-          .catch(() => false);
-      await until(answers, 20_000, 'the service answering /status', 2);
-      proc.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      expect(out).toContain('"msg":"stopped"');
-      expect(fs.existsSync(path.join(home, 'data/instance.pid'))).toBe(false);
-      // Stopped before its start-up line: the stop came during the warm-up, and nothing started after it.
-      if (!out.includes('"msg":"listening on')) inWarmUp += 1;
-      removeHome(home);
+      try {
+        const { proc, exited } = spawnService(home);
+        let out = '';
+        proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        const answers = () =>
+          fetch(`http://127.0.0.1:${port}/status`)
+            .then((r) => r.status === 200)
+            .catch(() => false);
+        await until(answers, 20_000, 'the service answering /status', 2);
+        proc.kill('SIGTERM');
+        expect(await exited).toBe(0);
+        expect(out).toContain('"msg":"stopped"');
+        expect(fs.existsSync(path.join(home, 'data/instance.pid'))).toBe(false);
+        // Stopped before its start-up line: the stop came during the warm-up, and nothing started after it.
+        if (!out.includes('"msg":"listening on')) inWarmUp += 1;
+      } finally {
+        removeHome(home);
+      }
     }
     // The warm-up's hundred requests take longer than a poll every 2 ms: at least one stop falls in it.
     expect(inWarmUp).toBeGreaterThan(0);
