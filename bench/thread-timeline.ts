@@ -4,7 +4,7 @@
 // CPU, whether the first half second of traffic used the whole of a cgroup's quota (a backlog the
 // first decisions wait behind) and which thread spent it.
 import fs from 'node:fs';
-import { type ThreadCpuMs, byThread, threadRunMs } from './processes';
+import { type ThreadCpuMs, byThread, threadCpuSince, threadRunMs } from './processes';
 
 /** The window: short enough to show the first half second's work, long enough for a quota's periods (10 ms) to average out. */
 export const TIMELINE_WINDOW_MS = 250;
@@ -40,11 +40,12 @@ export function startThreadTimeline(
   const window = () => {
     const now = read();
     const before = last;
-    if (!now || !before || !first) return;
+    const spent = threadCpuSince(before?.cpu ?? null, now?.cpu ?? null);
+    if (!now || !before || !spent || !first) return;
     rows.push({
       fromS: Math.round(before.at - first.at) / 1000,
       windowMs: Math.round((now.at - before.at) * 10) / 10,
-      cpu: byThread((g) => Math.round((now.cpu[g] - before.cpu[g]) * 10) / 10),
+      cpu: byThread((g) => Math.round(spent[g] * 10) / 10),
     });
     last = now;
   };
