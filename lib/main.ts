@@ -1,5 +1,5 @@
 // The process entry point: config, service, server, schedules, and a clean shutdown on
-// SIGTERM/SIGINT.
+// SIGTERM/SIGINT/SIGHUP.
 import './process/v8-heap'; // first: V8's heap growing factor, before any module loads
 import type Hapi from '@hapi/hapi';
 import fs from 'node:fs';
@@ -10,6 +10,7 @@ import { commandLine } from './process/command-line';
 import { type Config, ConfigError, configAdvice, databaseFile, loadConfig, resolveHome } from './process/config';
 import { type InstanceLock, InstanceLockedError, lockInstance } from './process/instance-lock';
 import { type Logger, createLogger, stdoutDestination } from './process/logger';
+import { closeHungUpTerminalAtExit } from './process/terminal';
 import { loadManifest } from './functions/manifest';
 import { projectRoot, version } from './process/paths';
 import { startSchedules } from './functions/schedule';
@@ -35,10 +36,11 @@ function orExit<T>(run: () => T, errors: Array<new (...a: never[]) => Error>, co
 
 /**
  * Process entry: read config.json from the service home, open the queues, listen, run the
- * schedules, and shut down cleanly on SIGTERM/SIGINT. `--default-home DIR` names the home used
- * when SORTER_HOME is not set (npm start uses seeds/, the sample replay).
+ * schedules, and shut down cleanly on SIGTERM/SIGINT/SIGHUP. `--default-home DIR` names the home
+ * used when SORTER_HOME is not set (npm start uses seeds/, the sample replay).
  */
 async function main(argv: string[]): Promise<void> {
+  closeHungUpTerminalAtExit();
   // The home comes from SORTER_HOME: an option that is not ours (--home, say) must not pass
   // unnoticed while the service opens another home's database.
   const args = commandLine(
@@ -108,7 +110,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 /**
- * A clean stop on SIGTERM or SIGINT: the schedules, the waiting polls answered, the responses
+ * A clean stop on SIGTERM, SIGINT or SIGHUP: the schedules, the waiting polls answered, the responses
  * finished, the database closed, the lock released. Whatever hangs (a client, the disk), the
  * process ends within SHUTDOWN_LIMIT_MS: a supervisor's stop must work. Installed as soon as the
  * server listens, before its warm-up and before anybody is told that it listens: a stop sent while
@@ -144,6 +146,9 @@ function stopOnSignals(p: {
   // itself) is ignored, not Node's default that ends the process mid-stop.
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // The terminal it runs in has gone (an operator's ssh session dropped, its window closed): the
+  // process ends either way (Node undoes nohup's ignoring of SIGHUP at start), so it ends clean.
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
   return () => began;
 }
 

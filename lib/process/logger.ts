@@ -1,4 +1,5 @@
 // The structured logger (pino): JSON lines on stdout, written without ever blocking the service.
+import fs from 'node:fs';
 import pino from 'pino';
 
 /** Structured JSON-lines logger (pino): one object a line, easy to grep and to ship. */
@@ -30,6 +31,7 @@ export function stdoutDestination(): { stream: pino.DestinationStream; output: L
   stream.on('drop', () => (dropped += 1));
   // EPIPE (the reader closed) and the like: nothing useful can be done with a log line any more.
   stream.on('error', () => {});
+  boundFinalFlush(stream, () => (dropped += 1));
   const output: LogOutput = {
     dropped: () => dropped,
     flush: (ms) =>
@@ -51,6 +53,38 @@ export function stdoutDestination(): { stream: pino.DestinationStream; output: L
       }),
   };
   return { stream, output };
+}
+
+/**
+ * pino flushes its destination synchronously as the process exits (its exit hook: a clean stop's
+ * last lines, a crash's). sonic-boom retries a write that fails there every 100 ms for as long as
+ * it fails, whatever the error: on a terminal that hung up (EIO) or a full disk (ENOSPC) the
+ * process would never end, and a stop would hang until a supervisor killed it. Here that final
+ * flush gives up on the first write that fails: what is left of the log is dropped (counted), and
+ * the process ends.
+ */
+function boundFinalFlush(stream: pino.DestinationStream, onDrop: () => void): void {
+  const target = stream as pino.DestinationStream & { flushSync?: () => void };
+  const flushSync = target.flushSync?.bind(target);
+  if (!flushSync) return;
+  const files = fs as { writeSync: typeof fs.writeSync };
+  target.flushSync = () => {
+    const writeSync = files.writeSync;
+    // Only for the length of this synchronous call: sonic-boom writes through fs.writeSync.
+    files.writeSync = ((fd: number, buffer: string | NodeJS.ArrayBufferView, ...rest: unknown[]) => {
+      try {
+        return (writeSync as (...a: unknown[]) => number)(fd, buffer, ...rest);
+      } catch {
+        onDrop();
+        return typeof buffer === 'string' ? Buffer.byteLength(buffer, 'utf8') : buffer.byteLength;
+      }
+    }) as typeof fs.writeSync;
+    try {
+      flushSync();
+    } finally {
+      files.writeSync = writeSync;
+    }
+  };
 }
 
 /** The service's logger at a level; writes to `destination` (default: stdout, as above). */

@@ -1,11 +1,15 @@
 // Stopping the real process: SIGTERM ends it whatever happened to its log destination, and a log
 // reader that stalls never stalls the service (a log shipper that stopped reading, a full pipe).
+// The terminal it was started from hanging up (SIGHUP) ends it clean too.
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { call } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
-import { spawnService, startServiceProcess } from '../helpers/process';
+import { LAUNCHER_PATH, spawnService, startServiceProcess } from '../helpers/process';
+import { itWhen, missingCommands } from '../helpers/tools';
+import { killAtFileEnd } from '../helpers/children';
 import { freePort } from '../helpers/net';
 import { until } from '../helpers/until';
 
@@ -139,4 +143,55 @@ describe('stopping the service', () => {
     // The warm-up's hundred requests take longer than a poll every 2 ms: at least one stop falls in it.
     expect(inWarmUp).toBeGreaterThan(0);
   });
+
+  it('stops on SIGTERM within seconds when its stdout is a file on a full disk (every log write fails: ENOSPC)', async () => {
+    // /dev/full: every write fails with ENOSPC, as a log file on a disk that ran full does. The
+    // last lines are flushed as the process exits; a write that fails there must not be retried for ever.
+    const port = await freePort();
+    const home = tempHome({ 'config.json': JSON.stringify({ TestMode: true, Port: port }) });
+    const full = fs.openSync('/dev/full', 'w');
+    try {
+      const proc = spawn('/bin/sh', [LAUNCHER_PATH], {
+        env: { ...process.env, NODE: process.execPath, SORTER_HOME: home },
+        stdio: ['ignore', full, 'pipe'],
+      });
+      killAtFileEnd(proc);
+      const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+      const answers = () =>
+        fetch(`http://127.0.0.1:${port}/status`)
+          .then((r) => r.status === 200)
+          .catch(() => false);
+      await until(answers, 20_000, 'the service answering /status', 20);
+      const t0 = Date.now();
+      proc.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(fs.existsSync(path.join(home, 'data/instance.pid'))).toBe(false);
+    } finally {
+      fs.closeSync(full);
+      removeHome(home);
+    }
+  });
+
+  itWhen(missingCommands({ python3: 'apt-get install python3' }), 'a terminal that hangs up')(
+    'started from a terminal that then hangs up (an ssh session dropped): a clean stop, exit 0, instance.pid removed',
+    () => {
+      // npm start in an operator's terminal: the service's log on the terminal, and the terminal
+      // gone once the service listens. The kernel sends SIGHUP; the log can no longer be written.
+      const home = tempHome({ 'config.json': JSON.stringify({ TestMode: true, Port: 0 }) });
+      try {
+        const run = spawnSync(
+          'python3',
+          [path.resolve(__dirname, '../fixtures/terminal-hangup.py'), '"msg":"listening on', '30', '/bin/sh', LAUNCHER_PATH],
+          { env: { ...process.env, NODE: process.execPath, SORTER_HOME: home }, encoding: 'utf8', timeout: 70_000 },
+        );
+        const ended = JSON.parse(run.stdout) as { marker: boolean; exit: number | null; signal: number | null; hung: boolean };
+        expect(ended.marker).toBe(true);
+        expect({ exit: ended.exit, signal: ended.signal, hung: ended.hung }).toEqual({ exit: 0, signal: null, hung: false });
+        expect(fs.existsSync(path.join(home, 'data/instance.pid'))).toBe(false);
+      } finally {
+        removeHome(home);
+      }
+    },
+  );
 });

@@ -10,7 +10,8 @@ import { LAUNCHER } from '../../bench/processes';
  * The service as `npm start` and the systemd units start it: its launcher chooses Node's options
  * (V8's collector from the CPU it may use) and replaces itself with this Node, at the same pid.
  */
-const COMMAND = ['/bin/sh', path.resolve(__dirname, '../..', LAUNCHER)];
+export const LAUNCHER_PATH = path.resolve(__dirname, '../..', LAUNCHER);
+const COMMAND = ['/bin/sh', LAUNCHER_PATH];
 const launchEnv = (home: string, env: NodeJS.ProcessEnv = {}) => ({ ...process.env, NODE: process.execPath, ...env, SORTER_HOME: home });
 
 /**
