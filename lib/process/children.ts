@@ -4,6 +4,7 @@
 // its children went on running, a service still listening on its port. The service itself starts
 // no child process.
 import type { ChildProcess } from 'node:child_process';
+import { closeHungUpTerminalAtExit } from './terminal';
 
 const running = new Set<ChildProcess>();
 
@@ -28,6 +29,8 @@ const ENDING_SIGNALS = [
  * that import a command's modules keep their own signal handling.
  */
 export function endChildrenWithThisProcess(cleanUp: () => void = () => {}): void {
+  // Run from a terminal that hangs up (SIGHUP): the exit code below, not Node's abort at exit.
+  closeHungUpTerminalAtExit();
   process.once('exit', () => {
     for (const proc of running) proc.kill('SIGKILL');
     cleanUp();

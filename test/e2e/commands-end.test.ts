@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../lib/process/paths';
+import { hasCommand } from '../helpers/tools';
 import { until } from '../helpers/until';
 
 jest.setTimeout(60_000);
@@ -146,6 +147,50 @@ describe('npm run bench ends with its children', () => {
     await until(() => !alive(run.emulator) && !alive(run.service), 5000, 'the emulator and the service ended');
     gone(run.home, run.syncCounter);
   });
+
+  const withPython = hasCommand('python3') ? onLinux : it.skip;
+  if (!hasCommand('python3')) console.log('commands-end: python3 missing (apt-get install python3): the terminal hang-up test is skipped');
+  withPython(
+    'run from a terminal that hangs up (SIGHUP, an ssh session dropped): exits 129, its emulator and service gone, the home removed',
+    async () => {
+      // The bench on a terminal of its own, hung up 8 s after its service step began: items flow by then.
+      const hangup = spawn(
+        'python3',
+        [
+          path.join(projectRoot, 'test/fixtures/terminal-hangup.py'),
+          'service, FULL',
+          '60',
+          process.execPath,
+          path.join(projectRoot, 'dist/bench/run.js'),
+          ...['--quick', '--targets', 'service,baseline', '--rates', '30', '--runs', '1', '--seconds', '120'],
+          ...['--no-scale', '--no-storage', '--no-idle'],
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HANGUP_DELAY_S: '8' } },
+      );
+      started.push(hangup);
+      let report = '';
+      hangup.stdout.on('data', (d) => (report += d));
+      const bench = () => childrenOf(hangup.pid!).find((c) => commandOf(c).includes('dist/bench/run.js'));
+      const find = (what: string) => {
+        const b = bench();
+        return b === undefined ? undefined : childrenOf(b).find((c) => commandOf(c).includes(what));
+      };
+      await until(
+        () => find('dist/emulator/main.js') !== undefined && find('dist/lib/main.js') !== undefined,
+        30_000,
+        'the emulator and the service of the bench on a terminal',
+      );
+      const emulator = find('dist/emulator/main.js')!;
+      const service = find('dist/lib/main.js')!;
+      seen.push(emulator, service);
+      const { home, syncCounter } = scratchOf(service);
+      expect(await exited(hangup)).toEqual({ code: 0, signal: null });
+      const ended = JSON.parse(report) as { marker: boolean; exit: number | null; signal: number | null; hung: boolean };
+      expect(ended).toMatchObject({ marker: true, exit: 129, signal: null, hung: false });
+      await until(() => !alive(emulator) && !alive(service), 5000, 'the emulator and the service ended');
+      gone(home, syncCounter);
+    },
+  );
 
   onLinux('failing mid-step (its service killed): exits 1 saying why, its emulator gone', async () => {
     const run = await benchRunning();
