@@ -110,11 +110,11 @@ async function main(argv: string[]): Promise<void> {
 }
 
 /**
- * A clean stop on SIGTERM, SIGINT or SIGHUP: the schedules, the waiting polls answered, the responses
- * finished, the database closed, the lock released. Whatever hangs (a client, the disk), the
- * process ends within SHUTDOWN_LIMIT_MS: a supervisor's stop must work. Installed as soon as the
- * server listens, before its warm-up and before anybody is told that it listens: a stop sent while
- * it starts or the moment it is ready (a supervisor, a test) must find the handler, or the
+ * A clean stop on SIGTERM, SIGINT or SIGHUP: the schedules, the waiting polls answered, the
+ * responses finished, the database closed, the lock released. Whatever hangs (a client, the disk),
+ * the process ends within SHUTDOWN_LIMIT_MS: a supervisor's stop must work. Installed as soon as
+ * the server listens, before its warm-up and before anybody is told that it listens: a stop sent
+ * while it starts or the moment it is ready (a supervisor, a test) must find the handler, or the
  * signal's default ends the process uncleanly. Returns whether a stop has begun.
  */
 function stopOnSignals(p: {
