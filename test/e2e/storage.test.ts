@@ -11,6 +11,7 @@ import { removeHome, tempHome } from '../helpers/home';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process';
 import { itWhen, missingCommands, missingImmutable } from '../helpers/tools';
 import { killAtFileEnd } from '../helpers/children';
+import { until } from '../helpers/until';
 import type { Json } from '../helpers/http';
 
 jest.setTimeout(120_000);
@@ -136,6 +137,43 @@ describe('slow, locked and read-only storage', () => {
       expect(r.emu.passes_without_assignment).toBeGreaterThan(0);
       expect(lastMissed).toBeLessThan(lockUntil + 5000);
       expect(r.status.Storage.State).toBe('Ok');
+    },
+  );
+
+  itWhen(missingCommands({ sqlite3: 'apt-get install sqlite3' }), "a stop during an operator's lock")(
+    "SIGTERM while an operator holds the write lock: ends at the stop's 20 s limit, instance.pid left, and the next start reports the unclean stop",
+    async () => {
+      home = tempHome({ 'config.json': { TestMode: false, Port: 0, Host: '127.0.0.1', Sorter: { Port: 1 } } });
+      const svc = await startServiceProcess(home);
+      const sqlite: ChildProcess = spawn('sqlite3', [path.join(home, 'data/sorter.db')], { stdio: ['pipe', 'ignore', 'inherit'] });
+      killAtFileEnd(sqlite);
+      try {
+        sqlite.stdin!.write('.timeout 2000\nBEGIN IMMEDIATE;\nSELECT 1;\n');
+        // A write that waits for the lock (the link is down: the entry is committed before its 200).
+        const post = call(svc.base, 'POST', '/sortation', { TrackID: '1', Destination: 'D1' });
+        await until(
+          async () => (await call(svc.base, 'GET', '/status')).json.Storage.WaitingFor === 'Lock',
+          10_000,
+          'the writer waiting for the lock',
+        );
+        expect((await post).status).toBe(503); // CommitTimeoutMs: nothing written
+        const t0 = Date.now();
+        // Not a clean stop. Exit 1 is what the limit means; today the process aborts instead (SIGABRT):
+        // better-sqlite3 cannot raise SQLite's busy error in the writer thread as the process ends
+        // (docs/operations.md, a known defect). Either way nothing acknowledged is lost.
+        expect([1, 'SIGABRT']).toContain(await svc.stop('SIGTERM'));
+        // The stop's limit (SHUTDOWN_LIMIT_MS), and the writer's wait for the lock (SQLite's busy timeout) to end.
+        expect(Date.now() - t0).toBeGreaterThanOrEqual(19_000);
+        expect(Date.now() - t0).toBeLessThan(40_000);
+        expect(fs.existsSync(path.join(home, 'data/instance.pid'))).toBe(true);
+      } finally {
+        sqlite.stdin!.end('ROLLBACK;\n.quit\n');
+        await new Promise((resolve) => sqlite.once('exit', resolve));
+      }
+      const next = await startServiceProcess(home);
+      const active = (await call(next.base, 'GET', '/alarms')).json.Active as Array<{ Code: string }>;
+      expect(active.map((a) => a.Code)).toContain('RESTART_AFTER_CRASH');
+      expect(await next.stop()).toBe(0);
     },
   );
 
