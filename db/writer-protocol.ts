@@ -60,8 +60,10 @@ export const enum Field {
   SyncSince = 6,
   /** Sorter telegrams answered before their sync ended (AckUnsyncedAfterMs). */
   AnsweredBeforeSync = 7,
+  /** Set by the main thread as the process ends with writes still waiting (the stop's time limit): stop waiting for the write lock. */
+  GiveUp = 8,
 }
-export const STATUS_FIELDS = 8;
+export const STATUS_FIELDS = 9;
 
 /** The writer thread's side of the shared status fields: it writes them, the main thread reads them (db/storage-status.ts). */
 export class StatusFields {

@@ -278,10 +278,17 @@ export class WriterThread {
     this.committed(written, started);
   }
 
-  /** BEGIN IMMEDIATE, waiting as long as another connection (an operator's sqlite3) holds the write lock. */
+  /**
+   * BEGIN IMMEDIATE, waiting as long as another connection (an operator's sqlite3) holds the write
+   * lock, unless the process is ending (Field.GiveUp, the stop's time limit): then the transaction
+   * fails at once, and the thread is out of SQLite's wait before it is stopped. A worker stopped
+   * inside that wait aborts the whole process: better-sqlite3 cannot raise SQLite's busy error in
+   * a thread that is being stopped.
+   */
   private beginTransaction(): void {
     this.status.phase(Phase.Lock);
     for (;;) {
+      if (this.status.get(Field.GiveUp) !== 0n) throw new Error('the process is ending: the write lock was not had in time');
       try {
         this.db.exec('BEGIN IMMEDIATE');
         return;

@@ -19,6 +19,8 @@ import {
   type WriterData,
   Cancel,
   FLAGS_PER_SLAB,
+  Field,
+  Phase,
   STATUS_FIELDS,
 } from './writer-protocol';
 
@@ -478,6 +480,9 @@ export const gatheringOf = (options: Pick<WriterOptions, 'timing' | 'postGroupMs
   telegrams: options.timing?.maxWrites ?? WINDOW_MAX_WRITES,
 });
 
+/** How long Writer.giveUp waits for the thread to leave SQLite's wait for the lock: the busy timeout (db/connection.ts) and a margin. */
+const GIVE_UP_MS = 6000;
+
 /** The compiled worker entry (the writer runs compiled code, also when the caller is a ts-jest test). */
 const WORKER = path.join(projectRoot, 'dist', 'db', 'writer-worker.js');
 
@@ -498,7 +503,7 @@ export class Writer {
 
   private constructor(
     private readonly worker: Worker,
-    status64: BigInt64Array,
+    private readonly status64: BigInt64Array,
     readOnly: boolean,
     private readonly options: WriterOptions,
   ) {
@@ -587,6 +592,20 @@ export class Writer {
       this.queue.flush();
       this.worker.postMessage({ type: 'close' } satisfies ToWriter);
     });
+  }
+
+  /**
+   * The process is about to end with writes still waiting (the stop's time limit, an operator's
+   * lock): the writer thread stops waiting for the write lock, and this resolves once it is out of
+   * SQLite's wait (its busy timeout, 5 s, at most) or after `maxMs`. Exiting while it waits there
+   * would abort the process instead of ending it with its exit code (beginTransaction in
+   * db/writer-thread.ts). What waited fails; nothing of it was written.
+   */
+  async giveUp(maxMs = GIVE_UP_MS): Promise<void> {
+    Atomics.store(this.status64, Field.GiveUp, 1n);
+    const until = Date.now() + maxMs;
+    while (!this.gone && Number(Atomics.load(this.status64, Field.Phase)) === Phase.Lock && Date.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 20));
   }
 
   private onMessage(m: FromWriter): void {

@@ -127,15 +127,22 @@ function stopOnSignals(p: {
 }): () => boolean {
   const { log, systemd, service, server, output } = p;
   let began = false;
+  // Past the limit the stop is given up: not a clean stop (instance.pid stays: the next start marks
+  // what comes again), and the writer is first brought out of a wait for the write lock.
+  let givenUp = false;
   const shutdown = onceOnly(async (signal: string) => {
     began = true;
-    setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
+    setTimeout(() => {
+      givenUp = true;
+      void service.writer.giveUp().finally(() => process.exit(1));
+    }, SHUTDOWN_LIMIT_MS).unref();
     log.info({ signal }, 'shutting down: answering waiting polls, finishing responses, closing the database');
     systemd?.stopping(`stopping (${signal})`);
     p.stopSchedules();
     service.drain();
     await server.stop({ timeout: 10_000 });
     await service.close();
+    if (givenUp) return; // exit 1 follows
     log.info({ droppedLogLines: output.dropped() }, 'stopped');
     await output.flush(1000);
     instanceLock?.release(true);
