@@ -9,11 +9,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../lib/process/paths';
-import { hasCommand } from '../helpers/tools';
+import { itWhen, missingCommands } from '../helpers/tools';
 import { until } from '../helpers/until';
 
 jest.setTimeout(60_000);
-const onLinux = fs.existsSync('/proc/self/stat') ? it : it.skip;
+const linux = fs.existsSync('/proc/self/stat');
+const onLinux = linux ? it : it.skip;
 
 /** The pids whose parent is `ppid` (field 4 of /proc/PID/stat), not counting zombies. */
 function childrenOf(ppid: number): number[] {
@@ -148,8 +149,7 @@ describe('npm run bench ends with its children', () => {
     gone(run.home, run.syncCounter);
   });
 
-  const withPython = hasCommand('python3') ? onLinux : it.skip;
-  if (!hasCommand('python3')) console.log('commands-end: python3 missing (apt-get install python3): the terminal hang-up test is skipped');
+  const withPython = linux ? itWhen(missingCommands({ python3: 'apt-get install python3' }), 'a terminal that hangs up') : it.skip;
   withPython(
     'run from a terminal that hangs up (SIGHUP, an ssh session dropped): exits 129, its emulator and service gone, the home removed',
     async () => {

@@ -1,15 +1,14 @@
 // Stopping the real process: SIGTERM ends it whatever happened to its log destination, and a log
 // reader that stalls never stalls the service (a log shipper that stopped reading, a full pipe).
 // The terminal it was started from hanging up (SIGHUP) ends it clean too.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { call } from '../helpers/http';
 import { removeHome, tempHome } from '../helpers/home';
-import { LAUNCHER_PATH, spawnService, startServiceProcess } from '../helpers/process';
+import { LAUNCHER_PATH, launchEnv, spawnService, startServiceProcess } from '../helpers/process';
 import { itWhen, missingCommands } from '../helpers/tools';
-import { killAtFileEnd } from '../helpers/children';
 import { freePort } from '../helpers/net';
 import { until } from '../helpers/until';
 
@@ -40,6 +39,12 @@ function garbageSorter(): Promise<{ port: number; close(): void }> {
     ),
   );
 }
+
+/** The service on `port` answers GET /status (false while it cannot be reached). */
+const answersStatus = (port: number) => () =>
+  fetch(`http://127.0.0.1:${port}/status`)
+    .then((r) => r.status === 200)
+    .catch(() => false);
 
 async function timed<T>(p: Promise<T>): Promise<number> {
   const t0 = Date.now();
@@ -125,11 +130,7 @@ describe('stopping the service', () => {
         const { proc, exited } = spawnService(home);
         let out = '';
         proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        const answers = () =>
-          fetch(`http://127.0.0.1:${port}/status`)
-            .then((r) => r.status === 200)
-            .catch(() => false);
-        await until(answers, 20_000, 'the service answering /status', 2);
+        await until(answersStatus(port), 20_000, 'the service answering /status', 2);
         proc.kill('SIGTERM');
         expect(await exited).toBe(0);
         expect(out).toContain('"msg":"stopped"');
@@ -151,17 +152,8 @@ describe('stopping the service', () => {
     const home = tempHome({ 'config.json': JSON.stringify({ TestMode: true, Port: port }) });
     const full = fs.openSync('/dev/full', 'w');
     try {
-      const proc = spawn('/bin/sh', [LAUNCHER_PATH], {
-        env: { ...process.env, NODE: process.execPath, SORTER_HOME: home },
-        stdio: ['ignore', full, 'pipe'],
-      });
-      killAtFileEnd(proc);
-      const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-      const answers = () =>
-        fetch(`http://127.0.0.1:${port}/status`)
-          .then((r) => r.status === 200)
-          .catch(() => false);
-      await until(answers, 20_000, 'the service answering /status', 20);
+      const { proc, exited } = spawnService(home, {}, full);
+      await until(answersStatus(port), 20_000, 'the service answering /status', 20);
       const t0 = Date.now();
       proc.kill('SIGTERM');
       expect(await exited).toBe(0);
@@ -183,7 +175,7 @@ describe('stopping the service', () => {
         const run = spawnSync(
           'python3',
           [path.resolve(__dirname, '../fixtures/terminal-hangup.py'), '"msg":"listening on', '30', '/bin/sh', LAUNCHER_PATH],
-          { env: { ...process.env, NODE: process.execPath, SORTER_HOME: home }, encoding: 'utf8', timeout: 70_000 },
+          { env: launchEnv(home), encoding: 'utf8', timeout: 70_000 },
         );
         const ended = JSON.parse(run.stdout) as { marker: boolean; exit: number | null; signal: number | null; hung: boolean };
         expect(ended.marker).toBe(true);

@@ -12,7 +12,13 @@ import { LAUNCHER } from '../../bench/processes';
  */
 export const LAUNCHER_PATH = path.resolve(__dirname, '../..', LAUNCHER);
 const COMMAND = ['/bin/sh', LAUNCHER_PATH];
-const launchEnv = (home: string, env: NodeJS.ProcessEnv = {}) => ({ ...process.env, NODE: process.execPath, ...env, SORTER_HOME: home });
+/** The launcher's environment for the service in `home` (the Node running the tests, `env` on top). */
+export const launchEnv = (home: string, env: NodeJS.ProcessEnv = {}) => ({
+  ...process.env,
+  NODE: process.execPath,
+  ...env,
+  SORTER_HOME: home,
+});
 
 /**
  * The service run to its end, as it is deployed (through its launcher): for starts that must be
@@ -47,14 +53,19 @@ export interface ServiceProcess {
 }
 
 /**
- * Spawn the service with SORTER_HOME=home, its output piped, through its launcher as `npm start`
- * and the systemd units run it; killed at the end of the test file if it still runs then.
- * `exited` resolves with its exit code (or signal) once its output has been read to the end.
+ * Spawn the service with SORTER_HOME=home, its output piped (or its stdout to the descriptor
+ * `stdout`), through its launcher as `npm start` and the systemd units run it; killed at the end
+ * of the test file if it still runs then. `exited` resolves with its exit code (or signal) once
+ * its output has been read to the end.
  */
-export function spawnService(home: string, env: NodeJS.ProcessEnv = {}): { proc: ChildProcess; exited: Promise<number | string> } {
+export function spawnService(
+  home: string,
+  env: NodeJS.ProcessEnv = {},
+  stdout: 'pipe' | number = 'pipe',
+): { proc: ChildProcess; exited: Promise<number | string> } {
   const proc = spawn(COMMAND[0]!, COMMAND.slice(1), {
     env: launchEnv(home, env),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', stdout, 'pipe'],
   });
   killAtFileEnd(proc);
   const exited = new Promise<number | string>((resolve) => {
